@@ -2061,15 +2061,15 @@ def _nan_free(query) -> bool:
     `!=` alone (`_same` otherwise: SQL takes NaN equal to NaN). Conservative:
     each output is a column of a non-float type, a constant, COUNT, an exact
     (fixed-point) SUM or AVG, or MIN/MAX of such a column."""
-    kinds: dict[str, set[str]] = {}
+    kinds: dict[str, set[str | None]] = {}
     for atom in query.atoms:
-        rel = query.relation(atom.relation)
+        types = query.relation(atom.relation).types
         for c, v in enumerate(atom.variables):
             if v is not None:
-                kinds.setdefault(v, set()).add(rel.types[c])
+                kinds.setdefault(v, set()).add(types[c] if c < len(types) else None)
 
-    def column(name: str) -> bool:
-        return bool(kinds.get(name)) and "float" not in kinds[name]
+    def column(name: str) -> bool:  # an unknown type (None) may be a float
+        return bool(kinds.get(name)) and kinds[name] <= {"int", "bool", "str", "date"}
 
     def exact(channel: int) -> bool:
         return channel == 0 or query.channels[channel - 1].scale is not None
