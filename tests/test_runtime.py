@@ -683,6 +683,29 @@ def test_not_in_with_nulls(r_rows, s_rows):
     assert Counter(view.rows()) == Counter(expected)
 
 
+def test_not_in_turning_empty_or_not_rechecks_null_keys():
+    """A subquery turning non-empty keeps every outer row whose key it does
+    not hold, except those with a NULL key (NULL NOT IN (empty) is TRUE,
+    NULL NOT IN (5) is NULL); turning empty again brings them back."""
+    sql = "SELECT r.a, r.b FROM r WHERE r.b NOT IN (SELECT s.b FROM s)"
+    view = dynyan.load(NULL_SCHEMA + sql).View()
+    live = {"r": Counter(), "s": Counter()}
+    steps = [
+        ("r", [(1, None, 0), (2, 5, 0), (3, 6, 0)], 1),
+        ("s", [(9, 5, 0)], 1),  # non-empty: the NULL key and b = 5 go
+        ("s", [(8, 7, 0)], 1),
+        ("s", [(9, 5, 0), (8, 7, 0)], -1),  # empty again: both come back
+        ("s", [(8, None, 0)], 1),  # a NULL in the subquery: nothing is kept
+        ("s", [(8, None, 0)], -1),
+    ]
+    for rel, rows, m in steps:
+        view.update(rel, rows, [m] * len(rows))
+        live[rel].update({row: m for row in rows})
+        live[rel] = +live[rel]
+        expected = Counter(_duck(live).execute(sql).fetchall())
+        assert Counter(view.rows()) == expected, (rel, rows, m)
+
+
 @pytest.mark.parametrize("sql", [NULL_QUERIES["not_in"], NULL_QUERIES["not_in_join"]])
 def test_tested_rows_are_counted_in_the_tests_index(sql):
     """A relation whose rows a NOT IN test re-reads keeps them by the

@@ -211,6 +211,7 @@ def _test_state(test: InnerTest, relation: str) -> str:
         rows += ": a change at a key re-checks that key's rows"
         if test.kind == "not_in":
             rows += (
-                " (all rows when it turns empty or non-empty, or a NULL comes or goes)"
+                " (all rows when a NULL comes or goes; the rows with a NULL key"
+                " too when it turns empty or non-empty)"
             )
     return f"{state}, and {rows}"
