@@ -1551,7 +1551,7 @@ def render_module(
         emit["residual"] = " and ".join(
             expressions.condition(c, layout.var_local) for c in query.residual
         )
-    subviews, forwards = _subviews(plan, names, source)
+    subviews, forwards = _subviews(plan, names, source, trust_input)
     tests = _inner_tests(plan, names, expressions)
     virtual = {name for name, _ in plan.subplans} - set(tests)
     base = [r for r in query.relations if r.name not in virtual]
@@ -1584,11 +1584,16 @@ def render_module(
         if count is None:
             count = _count_from_tests(test_indexes)
         # Trusting the input drops the copy of whole rows, except where
-        # subquery plumbing (inner views, tests on them) re-reads rows.
+        # subquery plumbing (tests on inner views) re-reads rows, or several
+        # inner views would each check the row their own way. A relation
+        # read by one inner view passes its rows there first: that view
+        # checks, and refuses, before this one changes.
+        feeds = forwards.get(rel.name, [])
+        forward_first = trust_input and bool(leaves) and len(feeds) == 1
         trusted = (
             trust_input
             and rel.name not in virtual
-            and not forwards.get(rel.name)
+            and (not feeds or forward_first)
             and not test_indexes
         )
         for leaf in leaves:
@@ -1617,7 +1622,8 @@ def render_module(
                 "virtual": rel.name in virtual,
                 "type_check": type_check,
                 "null_check": null_check,
-                "forwards": forwards.get(rel.name, []),
+                "forwards": feeds,
+                "forward_first": trusted and forward_first,
                 "test_indexes": test_indexes,
                 "locals": sorted(
                     {
@@ -1734,7 +1740,10 @@ def render_module(
             }
             for f in r["forwards"]
         ]
-        if not r["leaves"]:  # read by subqueries only: they validate
+        # Read by subqueries only: they validate, unless several trusting
+        # views would each check their own projection (one may refuse a row
+        # another has taken); then whole rows are checked first, here.
+        if not r["leaves"] and (not trust_input or len(r["forwards"]) < 2):
             r["store"] = None
             r["batch"] = None
     leaves = {leaf["atom"]: leaf for r in relations for leaf in r["leaves"]}
@@ -1927,9 +1936,11 @@ def _inner_relations(plan: Plan) -> list:
     return out
 
 
-def _subviews(plan: Plan, names: Names, source: str):
+def _subviews(plan: Plan, names: Names, source: str, trust_input: bool):
     """Inner views nested in the module, and per base relation the inner views
-    an update must be forwarded to (with the virtual relation they feed)."""
+    an update must be forwarded to (with the virtual relation they feed).
+    A subquery's view trusts the input when its outer view does (it sees the
+    same rows); the views of a set operation's sides check whole rows."""
     subviews, forwards = [], {}
     for name, sub in plan.subplans:
         attr = names.new(f"sub_{name}")
@@ -1943,13 +1954,22 @@ def _subviews(plan: Plan, names: Names, source: str):
                 "source": (
                     render_set_view(sub, where)
                     if isinstance(sub, SetPlan)
-                    else render_module(sub, source=where, inner=True)
+                    else render_module(
+                        sub, source=where, inner=True, trust_input=trust_input
+                    )
                 ),
             }
         )
         reads = {r.name for r in base_relations(sub.query)}
         for rel in sorted(reads):
-            forwards.setdefault(rel, []).append({"attr": attr, "relation": name})
+            forwards.setdefault(rel, []).append(
+                # a subquery's view has pending deltas when it changed
+                {
+                    "attr": attr,
+                    "relation": name,
+                    "pending": not isinstance(sub, SetPlan),
+                }
+            )
     return subviews, forwards
 
 
