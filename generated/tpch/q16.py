@@ -443,8 +443,11 @@ def _make_in_1():
             changes = []
             for row, change in pending.items():
                 (v_s_suppkey,) = row
-                p = self._lookup(v_s_suppkey)
-                new = 0 if p is None else p
+                new = 0
+                _m1 = self.supplier_root.get(v_s_suppkey)
+                if _m1 is not None:
+                    p = _m1
+                    new = p
                 old = new - change
                 if old == 0 and new > 0:
                     changes.append((row, 1))
@@ -896,9 +899,10 @@ class View:
         # the subquery behind relation in_1 reads this relation
         sub = self.sub_in_1
         sub._appliers["supplier"](row, d)
-        sub._flush()
-        if sub._changes:
-            self._on_in_1(sub._changes)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            if sub._changes:
+                self._on_in_1(sub._changes)
 
     def _batch_part(self, rows, mults):
         """Apply a batch of part rows (row i changes by mults[i]) at once:
@@ -1121,15 +1125,19 @@ class View:
         state = self.in_1_result
         index = self.partsupp_by_in_1
         keys = dict.fromkeys(sub_row[0] for sub_row, change in changes)
-        # NOT IN: the subquery turning empty or non-empty, or a NULL coming or
-        # going, changes the test of every row
-        size = len(state)
-        for key in keys:
-            was = key in state
-            left = sum(change for sub_row, change in changes if sub_row[0] == key)
-            size += bool(state.get(key, 0) + left) - was
-        if None in keys or (size == 0) != (not state):
+        # NOT IN: a NULL coming into the subquery or leaving it changes the
+        # test of every row; the subquery turning empty or non-empty changes
+        # it for the rows with a NULL key too (NULL NOT IN (empty) is TRUE)
+        if None in keys:
             keys = index
+        else:
+            size = len(state)
+            for key in keys:
+                was = key in state
+                left = sum(change for sub_row, change in changes if sub_row[0] == key)
+                size += bool(state.get(key, 0) + left) - was
+            if (size == 0) != (not state):
+                keys[None] = None
         rows = [(row, c) for key in keys for row, c in index.get(key, _EMPTY).items()]
         for row, c in rows:
             self._rows_of_partsupp(row, -c)

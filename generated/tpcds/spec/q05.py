@@ -3802,9 +3802,10 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["date_dim"](row, d)
-                                sub._flush()
-                                for sub_row, change in sub._changes:
-                                    self._apply_derived1(sub_row, change)
+                                if sub._pending:  # else its result is unchanged
+                                    sub._flush()
+                                    for sub_row, change in sub._changes:
+                                        self._apply_derived1(sub_row, change)
 
                             def _apply_store(self, row, d):
                                 """Apply multiplicity change `d` of one row: every atom of the
@@ -3816,9 +3817,10 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["store"](row, d)
-                                sub._flush()
-                                for sub_row, change in sub._changes:
-                                    self._apply_derived1(sub_row, change)
+                                if sub._pending:  # else its result is unchanged
+                                    sub._flush()
+                                    for sub_row, change in sub._changes:
+                                        self._apply_derived1(sub_row, change)
 
                             def _apply_store_sales(self, row, d):
                                 """Apply multiplicity change `d` of one row: every atom of the
@@ -3832,9 +3834,10 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["store_sales"](row, d)
-                                sub._flush()
-                                for sub_row, change in sub._changes:
-                                    self._apply_derived1(sub_row, change)
+                                if sub._pending:  # else its result is unchanged
+                                    sub._flush()
+                                    for sub_row, change in sub._changes:
+                                        self._apply_derived1(sub_row, change)
 
                             def _apply_store_returns(self, row, d):
                                 """Apply multiplicity change `d` of one row: every atom of the
@@ -3848,9 +3851,10 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["store_returns"](row, d)
-                                sub._flush()
-                                for sub_row, change in sub._changes:
-                                    self._apply_derived1(sub_row, change)
+                                if sub._pending:  # else its result is unchanged
+                                    sub._flush()
+                                    for sub_row, change in sub._changes:
+                                        self._apply_derived1(sub_row, change)
 
                             def _lookup(
                                 self,
@@ -7481,9 +7485,10 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["date_dim"](row, d)
-                                sub._flush()
-                                for sub_row, change in sub._changes:
-                                    self._apply_derived1(sub_row, change)
+                                if sub._pending:  # else its result is unchanged
+                                    sub._flush()
+                                    for sub_row, change in sub._changes:
+                                        self._apply_derived1(sub_row, change)
 
                             def _apply_catalog_page(self, row, d):
                                 """Apply multiplicity change `d` of one row: every atom of the
@@ -7497,9 +7502,10 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["catalog_page"](row, d)
-                                sub._flush()
-                                for sub_row, change in sub._changes:
-                                    self._apply_derived1(sub_row, change)
+                                if sub._pending:  # else its result is unchanged
+                                    sub._flush()
+                                    for sub_row, change in sub._changes:
+                                        self._apply_derived1(sub_row, change)
 
                             def _apply_catalog_sales(self, row, d):
                                 """Apply multiplicity change `d` of one row: every atom of the
@@ -7513,9 +7519,10 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["catalog_sales"](row, d)
-                                sub._flush()
-                                for sub_row, change in sub._changes:
-                                    self._apply_derived1(sub_row, change)
+                                if sub._pending:  # else its result is unchanged
+                                    sub._flush()
+                                    for sub_row, change in sub._changes:
+                                        self._apply_derived1(sub_row, change)
 
                             def _apply_catalog_returns(self, row, d):
                                 """Apply multiplicity change `d` of one row: every atom of the
@@ -7529,9 +7536,10 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["catalog_returns"](row, d)
-                                sub._flush()
-                                for sub_row, change in sub._changes:
-                                    self._apply_derived1(sub_row, change)
+                                if sub._pending:  # else its result is unchanged
+                                    sub._flush()
+                                    for sub_row, change in sub._changes:
+                                        self._apply_derived1(sub_row, change)
 
                             def _lookup(
                                 self,
@@ -10678,11 +10686,16 @@ def _make_derived1():
                                                             v_ws_item_sk,
                                                             v_ws_order_number,
                                                         ) = row
-                                                        p = self._lookup(
-                                                            v_ws_item_sk,
-                                                            v_ws_order_number,
+                                                        new = 0
+                                                        _m1 = self.web_sales_root.get(
+                                                            (
+                                                                v_ws_item_sk,
+                                                                v_ws_order_number,
+                                                            )
                                                         )
-                                                        new = 0 if p is None else p
+                                                        if _m1 is not None:
+                                                            p = _m1
+                                                            new = p
                                                         old = new - change
                                                         if old == 0 and new > 0:
                                                             changes.append((row, 1))
@@ -11186,9 +11199,12 @@ def _make_derived1():
                                                 # the subquery behind relation exists_1 reads this relation
                                                 sub = self.sub_exists_1
                                                 sub._appliers["web_sales"](row, d)
-                                                sub._flush()
-                                                if sub._changes:
-                                                    self._on_exists_1(sub._changes)
+                                                if (
+                                                    sub._pending
+                                                ):  # else its result is unchanged
+                                                    sub._flush()
+                                                    if sub._changes:
+                                                        self._on_exists_1(sub._changes)
 
                                             def _rows_of_web_returns(self, row, d):
                                                 """Apply `d` copies of `row` to atom web_returns alone (its relation's
@@ -14029,9 +14045,10 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_web_site(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -14043,9 +14060,10 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["web_site"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_web_sales(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -14057,9 +14075,10 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["web_sales"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_web_returns(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -14071,9 +14090,10 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["web_returns"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _lookup(
                             self,
@@ -18669,9 +18689,10 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["date_dim"](row, d)
-                                sub._flush()
-                                for sub_row, change in sub._changes:
-                                    self._apply_derived1(sub_row, change)
+                                if sub._pending:  # else its result is unchanged
+                                    sub._flush()
+                                    for sub_row, change in sub._changes:
+                                        self._apply_derived1(sub_row, change)
 
                             def _apply_store(self, row, d):
                                 """Apply multiplicity change `d` of one row: every atom of the
@@ -18683,9 +18704,10 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["store"](row, d)
-                                sub._flush()
-                                for sub_row, change in sub._changes:
-                                    self._apply_derived1(sub_row, change)
+                                if sub._pending:  # else its result is unchanged
+                                    sub._flush()
+                                    for sub_row, change in sub._changes:
+                                        self._apply_derived1(sub_row, change)
 
                             def _apply_store_sales(self, row, d):
                                 """Apply multiplicity change `d` of one row: every atom of the
@@ -18699,9 +18721,10 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["store_sales"](row, d)
-                                sub._flush()
-                                for sub_row, change in sub._changes:
-                                    self._apply_derived1(sub_row, change)
+                                if sub._pending:  # else its result is unchanged
+                                    sub._flush()
+                                    for sub_row, change in sub._changes:
+                                        self._apply_derived1(sub_row, change)
 
                             def _apply_store_returns(self, row, d):
                                 """Apply multiplicity change `d` of one row: every atom of the
@@ -18715,9 +18738,10 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["store_returns"](row, d)
-                                sub._flush()
-                                for sub_row, change in sub._changes:
-                                    self._apply_derived1(sub_row, change)
+                                if sub._pending:  # else its result is unchanged
+                                    sub._flush()
+                                    for sub_row, change in sub._changes:
+                                        self._apply_derived1(sub_row, change)
 
                             def _lookup(
                                 self,
@@ -22348,9 +22372,10 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["date_dim"](row, d)
-                                sub._flush()
-                                for sub_row, change in sub._changes:
-                                    self._apply_derived1(sub_row, change)
+                                if sub._pending:  # else its result is unchanged
+                                    sub._flush()
+                                    for sub_row, change in sub._changes:
+                                        self._apply_derived1(sub_row, change)
 
                             def _apply_catalog_page(self, row, d):
                                 """Apply multiplicity change `d` of one row: every atom of the
@@ -22364,9 +22389,10 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["catalog_page"](row, d)
-                                sub._flush()
-                                for sub_row, change in sub._changes:
-                                    self._apply_derived1(sub_row, change)
+                                if sub._pending:  # else its result is unchanged
+                                    sub._flush()
+                                    for sub_row, change in sub._changes:
+                                        self._apply_derived1(sub_row, change)
 
                             def _apply_catalog_sales(self, row, d):
                                 """Apply multiplicity change `d` of one row: every atom of the
@@ -22380,9 +22406,10 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["catalog_sales"](row, d)
-                                sub._flush()
-                                for sub_row, change in sub._changes:
-                                    self._apply_derived1(sub_row, change)
+                                if sub._pending:  # else its result is unchanged
+                                    sub._flush()
+                                    for sub_row, change in sub._changes:
+                                        self._apply_derived1(sub_row, change)
 
                             def _apply_catalog_returns(self, row, d):
                                 """Apply multiplicity change `d` of one row: every atom of the
@@ -22396,9 +22423,10 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["catalog_returns"](row, d)
-                                sub._flush()
-                                for sub_row, change in sub._changes:
-                                    self._apply_derived1(sub_row, change)
+                                if sub._pending:  # else its result is unchanged
+                                    sub._flush()
+                                    for sub_row, change in sub._changes:
+                                        self._apply_derived1(sub_row, change)
 
                             def _lookup(
                                 self,
@@ -25545,11 +25573,16 @@ def _make_derived1():
                                                             v_ws_item_sk,
                                                             v_ws_order_number,
                                                         ) = row
-                                                        p = self._lookup(
-                                                            v_ws_item_sk,
-                                                            v_ws_order_number,
+                                                        new = 0
+                                                        _m1 = self.web_sales_root.get(
+                                                            (
+                                                                v_ws_item_sk,
+                                                                v_ws_order_number,
+                                                            )
                                                         )
-                                                        new = 0 if p is None else p
+                                                        if _m1 is not None:
+                                                            p = _m1
+                                                            new = p
                                                         old = new - change
                                                         if old == 0 and new > 0:
                                                             changes.append((row, 1))
@@ -26053,9 +26086,12 @@ def _make_derived1():
                                                 # the subquery behind relation exists_1 reads this relation
                                                 sub = self.sub_exists_1
                                                 sub._appliers["web_sales"](row, d)
-                                                sub._flush()
-                                                if sub._changes:
-                                                    self._on_exists_1(sub._changes)
+                                                if (
+                                                    sub._pending
+                                                ):  # else its result is unchanged
+                                                    sub._flush()
+                                                    if sub._changes:
+                                                        self._on_exists_1(sub._changes)
 
                                             def _rows_of_web_returns(self, row, d):
                                                 """Apply `d` copies of `row` to atom web_returns alone (its relation's
@@ -28896,9 +28932,10 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_web_site(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -28910,9 +28947,10 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["web_site"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_web_sales(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -28924,9 +28962,10 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["web_sales"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_web_returns(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -28938,9 +28977,10 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["web_returns"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _lookup(
                             self,
@@ -33494,9 +33534,10 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_store(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -33508,9 +33549,10 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["store"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_store_sales(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -33522,9 +33564,10 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["store_sales"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_store_returns(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -33538,9 +33581,10 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["store_returns"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _lookup(
                             self,
@@ -37025,9 +37069,10 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_catalog_page(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -37039,9 +37084,10 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["catalog_page"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_catalog_sales(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -37055,9 +37101,10 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["catalog_sales"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_catalog_returns(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -37071,9 +37118,10 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["catalog_returns"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _lookup(
                             self,
@@ -40097,10 +40145,16 @@ def _make_derived1():
                                                     v_ws_item_sk, v_ws_order_number = (
                                                         row
                                                     )
-                                                    p = self._lookup(
-                                                        v_ws_item_sk, v_ws_order_number
+                                                    new = 0
+                                                    _m1 = self.web_sales_root.get(
+                                                        (
+                                                            v_ws_item_sk,
+                                                            v_ws_order_number,
+                                                        )
                                                     )
-                                                    new = 0 if p is None else p
+                                                    if _m1 is not None:
+                                                        p = _m1
+                                                        new = p
                                                     old = new - change
                                                     if old == 0 and new > 0:
                                                         changes.append((row, 1))
@@ -40584,9 +40638,12 @@ def _make_derived1():
                                             # the subquery behind relation exists_1 reads this relation
                                             sub = self.sub_exists_1
                                             sub._appliers["web_sales"](row, d)
-                                            sub._flush()
-                                            if sub._changes:
-                                                self._on_exists_1(sub._changes)
+                                            if (
+                                                sub._pending
+                                            ):  # else its result is unchanged
+                                                sub._flush()
+                                                if sub._changes:
+                                                    self._on_exists_1(sub._changes)
 
                                         def _rows_of_web_returns(self, row, d):
                                             """Apply `d` copies of `row` to atom web_returns alone (its relation's
@@ -43284,9 +43341,10 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["date_dim"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _apply_web_site(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -43298,9 +43356,10 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["web_site"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _apply_web_sales(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -43312,9 +43371,10 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["web_sales"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _apply_web_returns(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -43326,9 +43386,10 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["web_returns"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _lookup(
                         self, v_web_site_id, v_sales, v_returns, v_profit, v_profit_loss

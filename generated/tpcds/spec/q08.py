@@ -2992,9 +2992,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["customer_address"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_customer(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -3006,9 +3007,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["customer"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_ca_zip):
                     """The payload of one output tuple, in O(1); None if absent."""
@@ -4449,9 +4451,10 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["customer_address"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_customer(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -4463,9 +4466,10 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["customer"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
 
     def _batch_store_sales(self, rows, mults):
         """Apply a batch of store_sales rows (row i changes by mults[i]) at once:

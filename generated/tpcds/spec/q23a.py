@@ -3117,9 +3117,10 @@ def _make_derived1():
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
                             sub._appliers["store_sales"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_customer(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -3131,9 +3132,10 @@ def _make_derived1():
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
                             sub._appliers["customer"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_date_dim(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -3145,9 +3147,10 @@ def _make_derived1():
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _lookup(self, v_csales):
                             """The payload of one output tuple, in O(1); None if absent."""
@@ -3651,15 +3654,17 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["store_sales"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived1(sub_row, change)
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["store_sales"](row, d)
-                        sub._flush()
-                        if sub._changes:
-                            self._on_scalar_2(sub._changes)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            if sub._changes:
+                                self._on_scalar_2(sub._changes)
 
                     def _apply_customer(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -3673,15 +3678,17 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["customer"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived1(sub_row, change)
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["customer"](row, d)
-                        sub._flush()
-                        if sub._changes:
-                            self._on_scalar_2(sub._changes)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            if sub._changes:
+                                self._on_scalar_2(sub._changes)
 
                     def _apply_date_dim(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -3693,9 +3700,10 @@ def _make_derived1():
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["date_dim"](row, d)
-                        sub._flush()
-                        if sub._changes:
-                            self._on_scalar_2(sub._changes)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            if sub._changes:
+                                self._on_scalar_2(sub._changes)
 
                     def _rows_of_having(self, row, d):
                         """Apply `d` copies of `row` to atom having alone (its relation's
@@ -4185,9 +4193,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_customer(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -4199,9 +4208,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["customer"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -4213,9 +4223,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_c_customer_sk):
                     """The payload of one output tuple, in O(1); None if absent."""
@@ -4272,8 +4283,11 @@ def _make_derived1():
                     changes = []
                     for row, change in pending.items():
                         (v_c_customer_sk,) = row
-                        p = self._lookup(v_c_customer_sk)
-                        new = 0 if p is None else p
+                        new = 0
+                        _m1 = self.best_ss_customer_root.get(v_c_customer_sk)
+                        if _m1 is not None:
+                            p = _m1
+                            new = p
                         old = new - change
                         if old == 0 and new > 0:
                             changes.append((row, 1))
@@ -6256,9 +6270,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -6270,9 +6285,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_item(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -6284,9 +6300,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["item"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_item_sk):
                     """The payload of one output tuple, in O(1); None if absent."""
@@ -6343,8 +6360,11 @@ def _make_derived1():
                     changes = []
                     for row, change in pending.items():
                         (v_item_sk,) = row
-                        p = self._lookup(v_item_sk)
-                        new = 0 if p is None else p
+                        new = 0
+                        _m1 = self.frequent_ss_items_root.get(v_item_sk)
+                        if _m1 is not None:
+                            p = _m1
+                            new = p
                         old = new - change
                         if old == 0 and new > 0:
                             changes.append((row, 1))
@@ -7349,15 +7369,17 @@ def _make_derived1():
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
                 sub._appliers["date_dim"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_in_1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_in_1(sub_row, change)
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["date_dim"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_in_2(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_in_2(sub_row, change)
 
             def _apply_store_sales(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -7371,15 +7393,17 @@ def _make_derived1():
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
                 sub._appliers["store_sales"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_in_1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_in_1(sub_row, change)
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["store_sales"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_in_2(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_in_2(sub_row, change)
 
             def _apply_customer(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -7391,9 +7415,10 @@ def _make_derived1():
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
                 sub._appliers["customer"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_in_1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_in_1(sub_row, change)
 
             def _apply_item(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -7405,9 +7430,10 @@ def _make_derived1():
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["item"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_in_2(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_in_2(sub_row, change)
 
             def _batch_catalog_sales(self, rows, mults):
                 """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
@@ -10758,9 +10784,10 @@ def _make_derived1():
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
                             sub._appliers["store_sales"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_customer(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -10772,9 +10799,10 @@ def _make_derived1():
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
                             sub._appliers["customer"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_date_dim(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -10786,9 +10814,10 @@ def _make_derived1():
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _lookup(self, v_csales):
                             """The payload of one output tuple, in O(1); None if absent."""
@@ -11292,15 +11321,17 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["store_sales"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived1(sub_row, change)
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["store_sales"](row, d)
-                        sub._flush()
-                        if sub._changes:
-                            self._on_scalar_2(sub._changes)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            if sub._changes:
+                                self._on_scalar_2(sub._changes)
 
                     def _apply_customer(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -11314,15 +11345,17 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["customer"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived1(sub_row, change)
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["customer"](row, d)
-                        sub._flush()
-                        if sub._changes:
-                            self._on_scalar_2(sub._changes)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            if sub._changes:
+                                self._on_scalar_2(sub._changes)
 
                     def _apply_date_dim(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -11334,9 +11367,10 @@ def _make_derived1():
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["date_dim"](row, d)
-                        sub._flush()
-                        if sub._changes:
-                            self._on_scalar_2(sub._changes)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            if sub._changes:
+                                self._on_scalar_2(sub._changes)
 
                     def _rows_of_having(self, row, d):
                         """Apply `d` copies of `row` to atom having alone (its relation's
@@ -11826,9 +11860,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_customer(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -11840,9 +11875,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["customer"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -11854,9 +11890,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_c_customer_sk):
                     """The payload of one output tuple, in O(1); None if absent."""
@@ -11913,8 +11950,11 @@ def _make_derived1():
                     changes = []
                     for row, change in pending.items():
                         (v_c_customer_sk,) = row
-                        p = self._lookup(v_c_customer_sk)
-                        new = 0 if p is None else p
+                        new = 0
+                        _m1 = self.best_ss_customer_root.get(v_c_customer_sk)
+                        if _m1 is not None:
+                            p = _m1
+                            new = p
                         old = new - change
                         if old == 0 and new > 0:
                             changes.append((row, 1))
@@ -13897,9 +13937,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -13911,9 +13952,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_item(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -13925,9 +13967,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["item"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_item_sk):
                     """The payload of one output tuple, in O(1); None if absent."""
@@ -13984,8 +14027,11 @@ def _make_derived1():
                     changes = []
                     for row, change in pending.items():
                         (v_item_sk,) = row
-                        p = self._lookup(v_item_sk)
-                        new = 0 if p is None else p
+                        new = 0
+                        _m1 = self.frequent_ss_items_root.get(v_item_sk)
+                        if _m1 is not None:
+                            p = _m1
+                            new = p
                         old = new - change
                         if old == 0 and new > 0:
                             changes.append((row, 1))
@@ -14990,15 +15036,17 @@ def _make_derived1():
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
                 sub._appliers["date_dim"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_in_1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_in_1(sub_row, change)
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["date_dim"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_in_2(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_in_2(sub_row, change)
 
             def _apply_store_sales(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -15012,15 +15060,17 @@ def _make_derived1():
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
                 sub._appliers["store_sales"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_in_1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_in_1(sub_row, change)
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["store_sales"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_in_2(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_in_2(sub_row, change)
 
             def _apply_customer(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -15032,9 +15082,10 @@ def _make_derived1():
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
                 sub._appliers["customer"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_in_1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_in_1(sub_row, change)
 
             def _apply_item(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -15046,9 +15097,10 @@ def _make_derived1():
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["item"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_in_2(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_in_2(sub_row, change)
 
             def _batch_web_sales(self, rows, mults):
                 """Apply a batch of web_sales rows (row i changes by mults[i]) at once:

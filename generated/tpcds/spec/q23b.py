@@ -3090,9 +3090,10 @@ def _make_derived1():
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
                             sub._appliers["store_sales"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_customer(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -3104,9 +3105,10 @@ def _make_derived1():
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
                             sub._appliers["customer"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_date_dim(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -3118,9 +3120,10 @@ def _make_derived1():
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _lookup(self, v_csales):
                             """The payload of one output tuple, in O(1); None if absent."""
@@ -3624,15 +3627,17 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["store_sales"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived1(sub_row, change)
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["store_sales"](row, d)
-                        sub._flush()
-                        if sub._changes:
-                            self._on_scalar_2(sub._changes)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            if sub._changes:
+                                self._on_scalar_2(sub._changes)
 
                     def _apply_customer(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -3646,15 +3651,17 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["customer"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived1(sub_row, change)
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["customer"](row, d)
-                        sub._flush()
-                        if sub._changes:
-                            self._on_scalar_2(sub._changes)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            if sub._changes:
+                                self._on_scalar_2(sub._changes)
 
                     def _apply_date_dim(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -3666,9 +3673,10 @@ def _make_derived1():
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["date_dim"](row, d)
-                        sub._flush()
-                        if sub._changes:
-                            self._on_scalar_2(sub._changes)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            if sub._changes:
+                                self._on_scalar_2(sub._changes)
 
                     def _rows_of_having(self, row, d):
                         """Apply `d` copies of `row` to atom having alone (its relation's
@@ -4158,9 +4166,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_customer(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -4172,9 +4181,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["customer"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -4186,9 +4196,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_c_customer_sk):
                     """The payload of one output tuple, in O(1); None if absent."""
@@ -4245,8 +4256,11 @@ def _make_derived1():
                     changes = []
                     for row, change in pending.items():
                         (v_c_customer_sk,) = row
-                        p = self._lookup(v_c_customer_sk)
-                        new = 0 if p is None else p
+                        new = 0
+                        _m1 = self.best_ss_customer_root.get(v_c_customer_sk)
+                        if _m1 is not None:
+                            p = _m1
+                            new = p
                         old = new - change
                         if old == 0 and new > 0:
                             changes.append((row, 1))
@@ -6229,9 +6243,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -6243,9 +6258,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_item(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -6257,9 +6273,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["item"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_item_sk):
                     """The payload of one output tuple, in O(1); None if absent."""
@@ -6316,8 +6333,11 @@ def _make_derived1():
                     changes = []
                     for row, change in pending.items():
                         (v_item_sk,) = row
-                        p = self._lookup(v_item_sk)
-                        new = 0 if p is None else p
+                        new = 0
+                        _m1 = self.frequent_ss_items_root.get(v_item_sk)
+                        if _m1 is not None:
+                            p = _m1
+                            new = p
                         old = new - change
                         if old == 0 and new > 0:
                             changes.append((row, 1))
@@ -7279,9 +7299,10 @@ def _make_derived1():
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
                 sub._appliers["customer"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_in_1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_in_1(sub_row, change)
 
             def _apply_date_dim(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -7497,15 +7518,17 @@ def _make_derived1():
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
                 sub._appliers["date_dim"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_in_1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_in_1(sub_row, change)
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["date_dim"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_in_2(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_in_2(sub_row, change)
 
             def _apply_store_sales(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -7519,15 +7542,17 @@ def _make_derived1():
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
                 sub._appliers["store_sales"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_in_1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_in_1(sub_row, change)
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["store_sales"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_in_2(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_in_2(sub_row, change)
 
             def _apply_item(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -7539,9 +7564,10 @@ def _make_derived1():
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["item"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_in_2(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_in_2(sub_row, change)
 
             def _batch_catalog_sales(self, rows, mults):
                 """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
@@ -10925,9 +10951,10 @@ def _make_derived1():
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
                             sub._appliers["store_sales"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_customer(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -10939,9 +10966,10 @@ def _make_derived1():
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
                             sub._appliers["customer"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_date_dim(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -10953,9 +10981,10 @@ def _make_derived1():
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _lookup(self, v_csales):
                             """The payload of one output tuple, in O(1); None if absent."""
@@ -11459,15 +11488,17 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["store_sales"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived1(sub_row, change)
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["store_sales"](row, d)
-                        sub._flush()
-                        if sub._changes:
-                            self._on_scalar_2(sub._changes)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            if sub._changes:
+                                self._on_scalar_2(sub._changes)
 
                     def _apply_customer(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -11481,15 +11512,17 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["customer"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived1(sub_row, change)
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["customer"](row, d)
-                        sub._flush()
-                        if sub._changes:
-                            self._on_scalar_2(sub._changes)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            if sub._changes:
+                                self._on_scalar_2(sub._changes)
 
                     def _apply_date_dim(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -11501,9 +11534,10 @@ def _make_derived1():
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["date_dim"](row, d)
-                        sub._flush()
-                        if sub._changes:
-                            self._on_scalar_2(sub._changes)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            if sub._changes:
+                                self._on_scalar_2(sub._changes)
 
                     def _rows_of_having(self, row, d):
                         """Apply `d` copies of `row` to atom having alone (its relation's
@@ -11993,9 +12027,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_customer(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -12007,9 +12042,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["customer"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -12021,9 +12057,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_c_customer_sk):
                     """The payload of one output tuple, in O(1); None if absent."""
@@ -12080,8 +12117,11 @@ def _make_derived1():
                     changes = []
                     for row, change in pending.items():
                         (v_c_customer_sk,) = row
-                        p = self._lookup(v_c_customer_sk)
-                        new = 0 if p is None else p
+                        new = 0
+                        _m1 = self.best_ss_customer_root.get(v_c_customer_sk)
+                        if _m1 is not None:
+                            p = _m1
+                            new = p
                         old = new - change
                         if old == 0 and new > 0:
                             changes.append((row, 1))
@@ -14064,9 +14104,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -14078,9 +14119,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_item(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -14092,9 +14134,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["item"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_item_sk):
                     """The payload of one output tuple, in O(1); None if absent."""
@@ -14151,8 +14194,11 @@ def _make_derived1():
                     changes = []
                     for row, change in pending.items():
                         (v_item_sk,) = row
-                        p = self._lookup(v_item_sk)
-                        new = 0 if p is None else p
+                        new = 0
+                        _m1 = self.frequent_ss_items_root.get(v_item_sk)
+                        if _m1 is not None:
+                            p = _m1
+                            new = p
                         old = new - change
                         if old == 0 and new > 0:
                             changes.append((row, 1))
@@ -15111,9 +15157,10 @@ def _make_derived1():
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
                 sub._appliers["customer"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_in_1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_in_1(sub_row, change)
 
             def _apply_date_dim(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -15331,15 +15378,17 @@ def _make_derived1():
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
                 sub._appliers["date_dim"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_in_1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_in_1(sub_row, change)
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["date_dim"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_in_2(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_in_2(sub_row, change)
 
             def _apply_store_sales(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -15353,15 +15402,17 @@ def _make_derived1():
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
                 sub._appliers["store_sales"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_in_1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_in_1(sub_row, change)
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["store_sales"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_in_2(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_in_2(sub_row, change)
 
             def _apply_item(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -15373,9 +15424,10 @@ def _make_derived1():
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["item"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_in_2(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_in_2(sub_row, change)
 
             def _batch_web_sales(self, rows, mults):
                 """Apply a batch of web_sales rows (row i changes by mults[i]) at once:

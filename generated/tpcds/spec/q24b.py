@@ -3935,9 +3935,10 @@ def _make_derived1():
                 # the subquery behind relation derived1 reads this relation
                 sub = self.sub_derived1
                 sub._appliers["store_sales"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_store(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -3949,9 +3950,10 @@ def _make_derived1():
                 # the subquery behind relation derived1 reads this relation
                 sub = self.sub_derived1
                 sub._appliers["store"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_customer(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -3963,9 +3965,10 @@ def _make_derived1():
                 # the subquery behind relation derived2 reads this relation
                 sub = self.sub_derived2
                 sub._appliers["customer"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived2(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived2(sub_row, change)
 
             def _apply_customer_address(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -3977,9 +3980,10 @@ def _make_derived1():
                 # the subquery behind relation derived2 reads this relation
                 sub = self.sub_derived2
                 sub._appliers["customer_address"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived2(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived2(sub_row, change)
 
             def _batch_store_returns(self, rows, mults):
                 """Apply a batch of store_returns rows (row i changes by mults[i]) at once:
@@ -5275,9 +5279,10 @@ def _make_derived1():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["store_returns"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_item(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -5289,9 +5294,10 @@ def _make_derived1():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["item"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_store_sales(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -5303,9 +5309,10 @@ def _make_derived1():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["store_sales"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_store(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -5317,9 +5324,10 @@ def _make_derived1():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["store"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_customer(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -5331,9 +5339,10 @@ def _make_derived1():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["customer"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_customer_address(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -5345,9 +5354,10 @@ def _make_derived1():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["customer_address"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived1(sub_row, change)
 
         def _lookup(self, v_c_last_name, v_c_first_name, v_s_store_name):
             """The payload of one output tuple, in O(1); None if absent."""
@@ -9301,9 +9311,10 @@ def _make_scalar_2():
                 # the subquery behind relation derived1_ reads this relation
                 sub = self.sub_derived1
                 sub._appliers["store_sales"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_store(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -9315,9 +9326,10 @@ def _make_scalar_2():
                 # the subquery behind relation derived1_ reads this relation
                 sub = self.sub_derived1
                 sub._appliers["store"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_customer(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -9329,9 +9341,10 @@ def _make_scalar_2():
                 # the subquery behind relation derived2 reads this relation
                 sub = self.sub_derived2
                 sub._appliers["customer"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived2(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived2(sub_row, change)
 
             def _apply_customer_address(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -9343,9 +9356,10 @@ def _make_scalar_2():
                 # the subquery behind relation derived2 reads this relation
                 sub = self.sub_derived2
                 sub._appliers["customer_address"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived2(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived2(sub_row, change)
 
             def _batch_store_returns(self, rows, mults):
                 """Apply a batch of store_returns rows (row i changes by mults[i]) at once:
@@ -10632,9 +10646,10 @@ def _make_scalar_2():
             # the subquery behind relation derived1_ reads this relation
             sub = self.sub_derived1
             sub._appliers["store_returns"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_item(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -10646,9 +10661,10 @@ def _make_scalar_2():
             # the subquery behind relation derived1_ reads this relation
             sub = self.sub_derived1
             sub._appliers["item"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_store_sales(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -10660,9 +10676,10 @@ def _make_scalar_2():
             # the subquery behind relation derived1_ reads this relation
             sub = self.sub_derived1
             sub._appliers["store_sales"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_store(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -10674,9 +10691,10 @@ def _make_scalar_2():
             # the subquery behind relation derived1_ reads this relation
             sub = self.sub_derived1
             sub._appliers["store"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_customer(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -10688,9 +10706,10 @@ def _make_scalar_2():
             # the subquery behind relation derived1_ reads this relation
             sub = self.sub_derived1
             sub._appliers["customer"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_customer_address(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -10702,9 +10721,10 @@ def _make_scalar_2():
             # the subquery behind relation derived1_ reads this relation
             sub = self.sub_derived1
             sub._appliers["customer_address"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived1(sub_row, change)
 
         def _lookup(self):
             """The payload of one output tuple, in O(1); None if absent."""
@@ -11205,15 +11225,17 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store_returns"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["store_returns"](row, d)
-        sub._flush()
-        if sub._changes:
-            self._on_scalar_2(sub._changes)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            if sub._changes:
+                self._on_scalar_2(sub._changes)
 
     def _apply_item(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -11227,15 +11249,17 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["item"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["item"](row, d)
-        sub._flush()
-        if sub._changes:
-            self._on_scalar_2(sub._changes)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            if sub._changes:
+                self._on_scalar_2(sub._changes)
 
     def _apply_store_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -11251,15 +11275,17 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["store_sales"](row, d)
-        sub._flush()
-        if sub._changes:
-            self._on_scalar_2(sub._changes)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            if sub._changes:
+                self._on_scalar_2(sub._changes)
 
     def _apply_store(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -11273,15 +11299,17 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["store"](row, d)
-        sub._flush()
-        if sub._changes:
-            self._on_scalar_2(sub._changes)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            if sub._changes:
+                self._on_scalar_2(sub._changes)
 
     def _apply_customer(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -11301,15 +11329,17 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["customer"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["customer"](row, d)
-        sub._flush()
-        if sub._changes:
-            self._on_scalar_2(sub._changes)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            if sub._changes:
+                self._on_scalar_2(sub._changes)
 
     def _apply_customer_address(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -11329,15 +11359,17 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["customer_address"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["customer_address"](row, d)
-        sub._flush()
-        if sub._changes:
-            self._on_scalar_2(sub._changes)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            if sub._changes:
+                self._on_scalar_2(sub._changes)
 
     def _rows_of_having(self, row, d):
         """Apply `d` copies of `row` to atom having alone (its relation's

@@ -11768,21 +11768,24 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["store_sales"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived2(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["store_sales"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived3(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived3(sub_row, change)
 
     def _apply_date_dim(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -11796,39 +11799,45 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["date_dim"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived2(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["date_dim"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived3(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived3(sub_row, change)
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["date_dim"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived4(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived4(sub_row, change)
         # the subquery behind relation derived5 reads this relation
         sub = self.sub_derived5
         sub._appliers["date_dim"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived5(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived5(sub_row, change)
         # the subquery behind relation derived6 reads this relation
         sub = self.sub_derived6
         sub._appliers["date_dim"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived6(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived6(sub_row, change)
 
     def _apply_customer_address(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -11842,39 +11851,45 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["customer_address"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["customer_address"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived2(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["customer_address"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived3(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived3(sub_row, change)
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["customer_address"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived4(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived4(sub_row, change)
         # the subquery behind relation derived5 reads this relation
         sub = self.sub_derived5
         sub._appliers["customer_address"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived5(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived5(sub_row, change)
         # the subquery behind relation derived6 reads this relation
         sub = self.sub_derived6
         sub._appliers["customer_address"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived6(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived6(sub_row, change)
 
     def _apply_web_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -11886,21 +11901,24 @@ class View:
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["web_sales"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived4(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived4(sub_row, change)
         # the subquery behind relation derived5 reads this relation
         sub = self.sub_derived5
         sub._appliers["web_sales"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived5(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived5(sub_row, change)
         # the subquery behind relation derived6 reads this relation
         sub = self.sub_derived6
         sub._appliers["web_sales"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived6(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived6(sub_row, change)
 
     def _lookup(
         self,

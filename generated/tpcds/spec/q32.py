@@ -1419,9 +1419,10 @@ class View:
         # the subquery behind relation scalar_1 reads this relation
         sub = self.sub_scalar_1
         sub._appliers["catalog_sales"](row, d)
-        sub._flush()
-        if sub._changes:
-            self._on_scalar_1(sub._changes)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            if sub._changes:
+                self._on_scalar_1(sub._changes)
 
     def _apply_item(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -1559,9 +1560,10 @@ class View:
         # the subquery behind relation scalar_1 reads this relation
         sub = self.sub_scalar_1
         sub._appliers["date_dim"](row, d)
-        sub._flush()
-        if sub._changes:
-            self._on_scalar_1(sub._changes)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            if sub._changes:
+                self._on_scalar_1(sub._changes)
 
     def _batch_item(self, rows, mults):
         """Apply a batch of item rows (row i changes by mults[i]) at once:

@@ -727,8 +727,11 @@ def _make_derived1():
                             changes = []
                             for row, change in pending.items():
                                 (v_i_manufact_id,) = row
-                                p = self._lookup(v_i_manufact_id)
-                                new = 0 if p is None else p
+                                new = 0
+                                _m1 = self.item_root.get(v_i_manufact_id)
+                                if _m1 is not None:
+                                    p = _m1
+                                    new = p
                                 old = new - change
                                 if old == 0 and new > 0:
                                     changes.append((row, 1))
@@ -1879,9 +1882,10 @@ def _make_derived1():
                         # the subquery behind relation in_1 reads this relation
                         sub = self.sub_in_1
                         sub._appliers["item"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_in_1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_in_1(sub_row, change)
 
                     def _batch_store_sales(self, rows, mults):
                         """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
@@ -3068,9 +3072,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -3082,9 +3087,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_customer_address(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -3096,9 +3102,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["customer_address"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_item(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -3110,9 +3117,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["item"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_i_manufact_id, v_total_sales):
                     """The payload of one output tuple, in O(1); None if absent."""
@@ -3743,8 +3751,11 @@ def _make_derived1():
                             changes = []
                             for row, change in pending.items():
                                 (v_i_manufact_id,) = row
-                                p = self._lookup(v_i_manufact_id)
-                                new = 0 if p is None else p
+                                new = 0
+                                _m1 = self.item_root.get(v_i_manufact_id)
+                                if _m1 is not None:
+                                    p = _m1
+                                    new = p
                                 old = new - change
                                 if old == 0 and new > 0:
                                     changes.append((row, 1))
@@ -4927,9 +4938,10 @@ def _make_derived1():
                         # the subquery behind relation in_1 reads this relation
                         sub = self.sub_in_1
                         sub._appliers["item"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_in_1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_in_1(sub_row, change)
 
                     def _batch_catalog_sales(self, rows, mults):
                         """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
@@ -6155,9 +6167,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["catalog_sales"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -6169,9 +6182,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_customer_address(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -6183,9 +6197,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["customer_address"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_item(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -6197,9 +6212,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["item"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_i_manufact_id, v_total_sales):
                     """The payload of one output tuple, in O(1); None if absent."""
@@ -6886,8 +6902,11 @@ def _make_derived1():
                         changes = []
                         for row, change in pending.items():
                             (v_i_manufact_id,) = row
-                            p = self._lookup(v_i_manufact_id)
-                            new = 0 if p is None else p
+                            new = 0
+                            _m1 = self.item_root.get(v_i_manufact_id)
+                            if _m1 is not None:
+                                p = _m1
+                                new = p
                             old = new - change
                             if old == 0 and new > 0:
                                 changes.append((row, 1))
@@ -8007,9 +8026,10 @@ def _make_derived1():
                     # the subquery behind relation in_1 reads this relation
                     sub = self.sub_in_1
                     sub._appliers["item"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_in_1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_in_1(sub_row, change)
 
                 def _batch_web_sales(self, rows, mults):
                     """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
@@ -9170,9 +9190,10 @@ def _make_derived1():
                 # the subquery behind relation derived1 reads this relation
                 sub = self.sub_derived1
                 sub._appliers["web_sales"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_date_dim(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -9184,9 +9205,10 @@ def _make_derived1():
                 # the subquery behind relation derived1 reads this relation
                 sub = self.sub_derived1
                 sub._appliers["date_dim"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_customer_address(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -9198,9 +9220,10 @@ def _make_derived1():
                 # the subquery behind relation derived1 reads this relation
                 sub = self.sub_derived1
                 sub._appliers["customer_address"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_item(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -9212,9 +9235,10 @@ def _make_derived1():
                 # the subquery behind relation derived1 reads this relation
                 sub = self.sub_derived1
                 sub._appliers["item"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived1(sub_row, change)
 
             def _lookup(self, v_i_manufact_id, v_total_sales):
                 """The payload of one output tuple, in O(1); None if absent."""

@@ -2228,8 +2228,11 @@ def _make_in_1():
             changes = []
             for row, change in pending.items():
                 (v_k,) = row
-                p = self._lookup(v_k)
-                new = 0 if p is None else p
+                new = 0
+                _m1 = self.or__root.get(v_k)
+                if _m1 is not None:
+                    p = _m1
+                    new = p
                 old = new - change
                 if old == 0 and new > 0:
                     changes.append((row, 1))
@@ -2960,8 +2963,11 @@ def _make_exists_2():
             changes = []
             for row, change in pending.items():
                 (v_ss_customer_sk,) = row
-                p = self._lookup(v_ss_customer_sk)
-                new = 0 if p is None else p
+                new = 0
+                _m1 = self.n0_root.get(v_ss_customer_sk)
+                if _m1 is not None:
+                    p = _m1
+                    new = p
                 old = new - change
                 if old == 0 and new > 0:
                     changes.append((row, 1))
@@ -4942,9 +4948,10 @@ class View:
         # the subquery behind relation in_1 reads this relation
         sub = self.sub_in_1
         sub._appliers["web_sales"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_in_1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_in_1(sub_row, change)
 
     def _apply_date_dim(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -4958,15 +4965,17 @@ class View:
         # the subquery behind relation in_1 reads this relation
         sub = self.sub_in_1
         sub._appliers["date_dim"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_in_1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_in_1(sub_row, change)
         # the subquery behind relation exists_2 reads this relation
         sub = self.sub_exists_2
         sub._appliers["date_dim"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_exists_2(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_exists_2(sub_row, change)
 
     def _apply_catalog_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -4978,9 +4987,10 @@ class View:
         # the subquery behind relation in_1 reads this relation
         sub = self.sub_in_1
         sub._appliers["catalog_sales"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_in_1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_in_1(sub_row, change)
 
     def _apply_store_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -4992,9 +5002,10 @@ class View:
         # the subquery behind relation exists_2 reads this relation
         sub = self.sub_exists_2
         sub._appliers["store_sales"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_exists_2(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_exists_2(sub_row, change)
 
     def _batch_customer(self, rows, mults):
         """Apply a batch of customer rows (row i changes by mults[i]) at once:

@@ -1698,8 +1698,13 @@ def _make_derived1():
                     changes = []
                     for row, change in pending.items():
                         v_cr_order_number, v_cr_item_sk = row
-                        p = self._lookup(v_cr_order_number, v_cr_item_sk)
-                        new = 0 if p is None else p
+                        new = 0
+                        _m1 = self.catalog_returns_root.get(
+                            (v_cr_item_sk, v_cr_order_number)
+                        )
+                        if _m1 is not None:
+                            p = _m1
+                            new = p
                         old = new - change
                         if old == 0 and new > 0:
                             changes.append((row, 1))
@@ -2077,9 +2082,10 @@ def _make_derived1():
                 # the subquery behind relation exists_1 reads this relation
                 sub = self.sub_exists_1
                 sub._appliers["catalog_returns"](row, d)
-                sub._flush()
-                if sub._changes:
-                    self._on_exists_1(sub._changes)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    if sub._changes:
+                        self._on_exists_1(sub._changes)
 
             def _rows_of_catalog_sales(self, row, d):
                 """Apply `d` copies of `row` to atom catalog_sales alone (its relation's

@@ -981,9 +981,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["item"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_i_item_id):
                     """The payload of one output tuple, in O(1); None if absent."""
@@ -2662,9 +2663,10 @@ def _make_derived1():
                 # the subquery behind relation derived1 reads this relation
                 sub = self.sub_derived1
                 sub._appliers["item"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived1(sub_row, change)
 
             def _batch_web_sales(self, rows, mults):
                 """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
@@ -4728,9 +4730,10 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["item"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _lookup(self, v_i_item_id):
                         """The payload of one output tuple, in O(1); None if absent."""
@@ -5086,9 +5089,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["item"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v___k):
                     """The payload of one output tuple, in O(1); None if absent."""
@@ -5145,8 +5149,11 @@ def _make_derived1():
                     changes = []
                     for row, change in pending.items():
                         (v___k,) = row
-                        p = self._lookup(v___k)
-                        new = 0 if p is None else p
+                        new = 0
+                        _m1 = self.in1_root.get(v___k)
+                        if _m1 is not None:
+                            p = _m1
+                            new = p
                         old = new - change
                         if old == 0 and new > 0:
                             changes.append((row, 1))
@@ -6357,9 +6364,10 @@ def _make_derived1():
                 # the subquery behind relation exists_1 reads this relation
                 sub = self.sub_exists_1
                 sub._appliers["item"](row, d)
-                sub._flush()
-                if sub._changes:
-                    self._on_exists_1(sub._changes)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    if sub._changes:
+                        self._on_exists_1(sub._changes)
 
             def _batch_web_sales(self, rows, mults):
                 """Apply a batch of web_sales rows (row i changes by mults[i]) at once:

@@ -5552,9 +5552,10 @@ def _make_derived1():
                 # the subquery behind relation derived1_ reads this relation
                 sub = self.sub_derived1
                 sub._appliers["item"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_store_sales(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -5566,9 +5567,10 @@ def _make_derived1():
                 # the subquery behind relation derived1_ reads this relation
                 sub = self.sub_derived1
                 sub._appliers["store_sales"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_date_dim(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -5580,9 +5582,10 @@ def _make_derived1():
                 # the subquery behind relation derived1_ reads this relation
                 sub = self.sub_derived1
                 sub._appliers["date_dim"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_store(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -5594,9 +5597,10 @@ def _make_derived1():
                 # the subquery behind relation derived1_ reads this relation
                 sub = self.sub_derived1
                 sub._appliers["store"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived1(sub_row, change)
 
             def _lookup(self, v___c1):
                 """The payload of one output tuple, in O(1); None if absent."""
@@ -6174,15 +6178,17 @@ def _make_derived1():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["item"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived1(sub_row, change)
             # the subquery behind relation derived2 reads this relation
             sub = self.sub_derived2
             sub._appliers["item"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived2(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived2(sub_row, change)
 
         def _apply_store_sales(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -6196,15 +6202,17 @@ def _make_derived1():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["store_sales"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived1(sub_row, change)
             # the subquery behind relation derived2 reads this relation
             sub = self.sub_derived2
             sub._appliers["store_sales"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived2(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived2(sub_row, change)
 
         def _apply_date_dim(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -6218,15 +6226,17 @@ def _make_derived1():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["date_dim"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived1(sub_row, change)
             # the subquery behind relation derived2 reads this relation
             sub = self.sub_derived2
             sub._appliers["date_dim"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived2(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived2(sub_row, change)
 
         def _apply_store(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -6240,15 +6250,17 @@ def _make_derived1():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["store"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived1(sub_row, change)
             # the subquery behind relation derived2 reads this relation
             sub = self.sub_derived2
             sub._appliers["store"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived2(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived2(sub_row, change)
 
         def _lookup(self, v___c1, v___c2, v___w1):
             """The payload of one output tuple, in O(1); None if absent."""
@@ -6736,9 +6748,10 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["item"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_store_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -6750,9 +6763,10 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_date_dim(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -6764,9 +6778,10 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_store(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -6778,9 +6793,10 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
 
     def _lookup(self, v_i_manufact_id, v_sum_sales, v_avg_quarterly_sales):
         """The payload of one output tuple, in O(1); None if absent."""

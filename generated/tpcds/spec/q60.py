@@ -743,8 +743,11 @@ def _make_derived1():
                             changes = []
                             for row, change in pending.items():
                                 (v_i_item_id,) = row
-                                p = self._lookup(v_i_item_id)
-                                new = 0 if p is None else p
+                                new = 0
+                                _m1 = self.item_root.get(v_i_item_id)
+                                if _m1 is not None:
+                                    p = _m1
+                                    new = p
                                 old = new - change
                                 if old == 0 and new > 0:
                                     changes.append((row, 1))
@@ -1867,9 +1870,10 @@ def _make_derived1():
                         # the subquery behind relation in_1 reads this relation
                         sub = self.sub_in_1
                         sub._appliers["item"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_in_1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_in_1(sub_row, change)
 
                     def _batch_store_sales(self, rows, mults):
                         """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
@@ -3036,9 +3040,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -3050,9 +3055,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_customer_address(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -3064,9 +3070,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["customer_address"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_item(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -3078,9 +3085,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["item"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_i_item_id, v_total_sales):
                     """The payload of one output tuple, in O(1); None if absent."""
@@ -3727,8 +3735,11 @@ def _make_derived1():
                             changes = []
                             for row, change in pending.items():
                                 (v_i_item_id,) = row
-                                p = self._lookup(v_i_item_id)
-                                new = 0 if p is None else p
+                                new = 0
+                                _m1 = self.item_root.get(v_i_item_id)
+                                if _m1 is not None:
+                                    p = _m1
+                                    new = p
                                 old = new - change
                                 if old == 0 and new > 0:
                                     changes.append((row, 1))
@@ -4883,9 +4894,10 @@ def _make_derived1():
                         # the subquery behind relation in_1 reads this relation
                         sub = self.sub_in_1
                         sub._appliers["item"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_in_1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_in_1(sub_row, change)
 
                     def _batch_catalog_sales(self, rows, mults):
                         """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
@@ -6091,9 +6103,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["catalog_sales"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -6105,9 +6118,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_customer_address(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -6119,9 +6133,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["customer_address"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_item(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -6133,9 +6148,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["item"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_i_item_id, v_total_sales):
                     """The payload of one output tuple, in O(1); None if absent."""
@@ -6838,8 +6854,11 @@ def _make_derived1():
                         changes = []
                         for row, change in pending.items():
                             (v_i_item_id,) = row
-                            p = self._lookup(v_i_item_id)
-                            new = 0 if p is None else p
+                            new = 0
+                            _m1 = self.item_root.get(v_i_item_id)
+                            if _m1 is not None:
+                                p = _m1
+                                new = p
                             old = new - change
                             if old == 0 and new > 0:
                                 changes.append((row, 1))
@@ -7909,9 +7928,10 @@ def _make_derived1():
                     # the subquery behind relation in_1 reads this relation
                     sub = self.sub_in_1
                     sub._appliers["item"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_in_1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_in_1(sub_row, change)
 
                 def _batch_web_sales(self, rows, mults):
                     """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
@@ -9040,9 +9060,10 @@ def _make_derived1():
                 # the subquery behind relation derived1 reads this relation
                 sub = self.sub_derived1
                 sub._appliers["web_sales"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_date_dim(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -9054,9 +9075,10 @@ def _make_derived1():
                 # the subquery behind relation derived1 reads this relation
                 sub = self.sub_derived1
                 sub._appliers["date_dim"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_customer_address(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -9068,9 +9090,10 @@ def _make_derived1():
                 # the subquery behind relation derived1 reads this relation
                 sub = self.sub_derived1
                 sub._appliers["customer_address"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_item(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -9082,9 +9105,10 @@ def _make_derived1():
                 # the subquery behind relation derived1 reads this relation
                 sub = self.sub_derived1
                 sub._appliers["item"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived1(sub_row, change)
 
             def _lookup(self, v_i_item_id, v_total_sales):
                 """The payload of one output tuple, in O(1); None if absent."""

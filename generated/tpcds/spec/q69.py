@@ -857,8 +857,11 @@ def _make_exists_1():
             changes = []
             for row, change in pending.items():
                 (v_ss_customer_sk,) = row
-                p = self._lookup(v_ss_customer_sk)
-                new = 0 if p is None else p
+                new = 0
+                _m1 = self.n0_root.get(v_ss_customer_sk)
+                if _m1 is not None:
+                    p = _m1
+                    new = p
                 old = new - change
                 if old == 0 and new > 0:
                     changes.append((row, 1))
@@ -1607,8 +1610,11 @@ def _make_exists_2():
             changes = []
             for row, change in pending.items():
                 (v_ws_bill_customer_sk,) = row
-                p = self._lookup(v_ws_bill_customer_sk)
-                new = 0 if p is None else p
+                new = 0
+                _m1 = self.n0_root.get(v_ws_bill_customer_sk)
+                if _m1 is not None:
+                    p = _m1
+                    new = p
                 old = new - change
                 if old == 0 and new > 0:
                     changes.append((row, 1))
@@ -2357,8 +2363,11 @@ def _make_exists_3():
             changes = []
             for row, change in pending.items():
                 (v_cs_ship_customer_sk,) = row
-                p = self._lookup(v_cs_ship_customer_sk)
-                new = 0 if p is None else p
+                new = 0
+                _m1 = self.n0_root.get(v_cs_ship_customer_sk)
+                if _m1 is not None:
+                    p = _m1
+                    new = p
                 old = new - change
                 if old == 0 and new > 0:
                     changes.append((row, 1))
@@ -3360,9 +3369,10 @@ class View:
         # the subquery behind relation exists_1 reads this relation
         sub = self.sub_exists_1
         sub._appliers["store_sales"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_exists_1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_exists_1(sub_row, change)
 
     def _apply_date_dim(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -3376,21 +3386,24 @@ class View:
         # the subquery behind relation exists_1 reads this relation
         sub = self.sub_exists_1
         sub._appliers["date_dim"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_exists_1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_exists_1(sub_row, change)
         # the subquery behind relation exists_2 reads this relation
         sub = self.sub_exists_2
         sub._appliers["date_dim"](row, d)
-        sub._flush()
-        if sub._changes:
-            self._on_exists_2(sub._changes)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            if sub._changes:
+                self._on_exists_2(sub._changes)
         # the subquery behind relation exists_3 reads this relation
         sub = self.sub_exists_3
         sub._appliers["date_dim"](row, d)
-        sub._flush()
-        if sub._changes:
-            self._on_exists_3(sub._changes)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            if sub._changes:
+                self._on_exists_3(sub._changes)
 
     def _apply_web_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -3402,9 +3415,10 @@ class View:
         # the subquery behind relation exists_2 reads this relation
         sub = self.sub_exists_2
         sub._appliers["web_sales"](row, d)
-        sub._flush()
-        if sub._changes:
-            self._on_exists_2(sub._changes)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            if sub._changes:
+                self._on_exists_2(sub._changes)
 
     def _apply_catalog_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -3416,9 +3430,10 @@ class View:
         # the subquery behind relation exists_3 reads this relation
         sub = self.sub_exists_3
         sub._appliers["catalog_sales"](row, d)
-        sub._flush()
-        if sub._changes:
-            self._on_exists_3(sub._changes)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            if sub._changes:
+                self._on_exists_3(sub._changes)
 
     def _batch_customer_address(self, rows, mults):
         """Apply a batch of customer_address rows (row i changes by mults[i]) at once:

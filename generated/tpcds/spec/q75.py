@@ -4292,10 +4292,13 @@ def _make_derived1():
                                     changes = []
                                     for row, change in pending.items():
                                         v_cr_order_number, v_cr_item_sk = row
-                                        p = self._lookup(
-                                            v_cr_order_number, v_cr_item_sk
+                                        new = 0
+                                        _m1 = self.catalog_returns_root.get(
+                                            (v_cr_item_sk, v_cr_order_number)
                                         )
-                                        new = 0 if p is None else p
+                                        if _m1 is not None:
+                                            p = _m1
+                                            new = p
                                         old = new - change
                                         if old == 0 and new > 0:
                                             changes.append((row, 1))
@@ -5401,9 +5404,10 @@ def _make_derived1():
                                 # the subquery behind relation exists_1 reads this relation
                                 sub = self.sub_exists_1
                                 sub._appliers["catalog_returns"](row, d)
-                                sub._flush()
-                                if sub._changes:
-                                    self._on_exists_1(sub._changes)
+                                if sub._pending:  # else its result is unchanged
+                                    sub._flush()
+                                    if sub._changes:
+                                        self._on_exists_1(sub._changes)
 
                             def _batch_item(self, rows, mults):
                                 """Apply a batch of item rows (row i changes by mults[i]) at once:
@@ -10990,10 +10994,13 @@ def _make_derived1():
                                     changes = []
                                     for row, change in pending.items():
                                         v_sr_ticket_number, v_sr_item_sk = row
-                                        p = self._lookup(
-                                            v_sr_ticket_number, v_sr_item_sk
+                                        new = 0
+                                        _m1 = self.store_returns_root.get(
+                                            (v_sr_item_sk, v_sr_ticket_number)
                                         )
-                                        new = 0 if p is None else p
+                                        if _m1 is not None:
+                                            p = _m1
+                                            new = p
                                         old = new - change
                                         if old == 0 and new > 0:
                                             changes.append((row, 1))
@@ -12076,9 +12083,10 @@ def _make_derived1():
                                 # the subquery behind relation exists_1 reads this relation
                                 sub = self.sub_exists_1
                                 sub._appliers["store_returns"](row, d)
-                                sub._flush()
-                                if sub._changes:
-                                    self._on_exists_1(sub._changes)
+                                if sub._pending:  # else its result is unchanged
+                                    sub._flush()
+                                    if sub._changes:
+                                        self._on_exists_1(sub._changes)
 
                             def _batch_item(self, rows, mults):
                                 """Apply a batch of item rows (row i changes by mults[i]) at once:
@@ -17551,8 +17559,13 @@ def _make_derived1():
                                 changes = []
                                 for row, change in pending.items():
                                     v_wr_order_number, v_wr_item_sk = row
-                                    p = self._lookup(v_wr_order_number, v_wr_item_sk)
-                                    new = 0 if p is None else p
+                                    new = 0
+                                    _m1 = self.web_returns_root.get(
+                                        (v_wr_item_sk, v_wr_order_number)
+                                    )
+                                    if _m1 is not None:
+                                        p = _m1
+                                        new = p
                                     old = new - change
                                     if old == 0 and new > 0:
                                         changes.append((row, 1))
@@ -18592,9 +18605,10 @@ def _make_derived1():
                             # the subquery behind relation exists_1 reads this relation
                             sub = self.sub_exists_1
                             sub._appliers["web_returns"](row, d)
-                            sub._flush()
-                            if sub._changes:
-                                self._on_exists_1(sub._changes)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                if sub._changes:
+                                    self._on_exists_1(sub._changes)
 
                         def _batch_item(self, rows, mults):
                             """Apply a batch of item rows (row i changes by mults[i]) at once:
@@ -25195,10 +25209,13 @@ def _make_derived2():
                                     changes = []
                                     for row, change in pending.items():
                                         v_cr_order_number, v_cr_item_sk = row
-                                        p = self._lookup(
-                                            v_cr_order_number, v_cr_item_sk
+                                        new = 0
+                                        _m1 = self.catalog_returns_root.get(
+                                            (v_cr_item_sk, v_cr_order_number)
                                         )
-                                        new = 0 if p is None else p
+                                        if _m1 is not None:
+                                            p = _m1
+                                            new = p
                                         old = new - change
                                         if old == 0 and new > 0:
                                             changes.append((row, 1))
@@ -26304,9 +26321,10 @@ def _make_derived2():
                                 # the subquery behind relation exists_1 reads this relation
                                 sub = self.sub_exists_1
                                 sub._appliers["catalog_returns"](row, d)
-                                sub._flush()
-                                if sub._changes:
-                                    self._on_exists_1(sub._changes)
+                                if sub._pending:  # else its result is unchanged
+                                    sub._flush()
+                                    if sub._changes:
+                                        self._on_exists_1(sub._changes)
 
                             def _batch_item(self, rows, mults):
                                 """Apply a batch of item rows (row i changes by mults[i]) at once:
@@ -31893,10 +31911,13 @@ def _make_derived2():
                                     changes = []
                                     for row, change in pending.items():
                                         v_sr_ticket_number, v_sr_item_sk = row
-                                        p = self._lookup(
-                                            v_sr_ticket_number, v_sr_item_sk
+                                        new = 0
+                                        _m1 = self.store_returns_root.get(
+                                            (v_sr_item_sk, v_sr_ticket_number)
                                         )
-                                        new = 0 if p is None else p
+                                        if _m1 is not None:
+                                            p = _m1
+                                            new = p
                                         old = new - change
                                         if old == 0 and new > 0:
                                             changes.append((row, 1))
@@ -32979,9 +33000,10 @@ def _make_derived2():
                                 # the subquery behind relation exists_1 reads this relation
                                 sub = self.sub_exists_1
                                 sub._appliers["store_returns"](row, d)
-                                sub._flush()
-                                if sub._changes:
-                                    self._on_exists_1(sub._changes)
+                                if sub._pending:  # else its result is unchanged
+                                    sub._flush()
+                                    if sub._changes:
+                                        self._on_exists_1(sub._changes)
 
                             def _batch_item(self, rows, mults):
                                 """Apply a batch of item rows (row i changes by mults[i]) at once:
@@ -38454,8 +38476,13 @@ def _make_derived2():
                                 changes = []
                                 for row, change in pending.items():
                                     v_wr_order_number, v_wr_item_sk = row
-                                    p = self._lookup(v_wr_order_number, v_wr_item_sk)
-                                    new = 0 if p is None else p
+                                    new = 0
+                                    _m1 = self.web_returns_root.get(
+                                        (v_wr_item_sk, v_wr_order_number)
+                                    )
+                                    if _m1 is not None:
+                                        p = _m1
+                                        new = p
                                     old = new - change
                                     if old == 0 and new > 0:
                                         changes.append((row, 1))
@@ -39495,9 +39522,10 @@ def _make_derived2():
                             # the subquery behind relation exists_1 reads this relation
                             sub = self.sub_exists_1
                             sub._appliers["web_returns"](row, d)
-                            sub._flush()
-                            if sub._changes:
-                                self._on_exists_1(sub._changes)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                if sub._changes:
+                                    self._on_exists_1(sub._changes)
 
                         def _batch_item(self, rows, mults):
                             """Apply a batch of item rows (row i changes by mults[i]) at once:
@@ -42825,15 +42853,17 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["catalog_sales"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["catalog_sales"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived2(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived2(sub_row, change)
 
     def _apply_item(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -42847,15 +42877,17 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["item"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["item"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived2(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived2(sub_row, change)
 
     def _apply_date_dim(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -42869,15 +42901,17 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["date_dim"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived2(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived2(sub_row, change)
 
     def _apply_catalog_returns(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -42893,15 +42927,17 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["catalog_returns"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["catalog_returns"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived2(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived2(sub_row, change)
 
     def _apply_store_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -42917,15 +42953,17 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["store_sales"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived2(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived2(sub_row, change)
 
     def _apply_store_returns(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -42941,15 +42979,17 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store_returns"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["store_returns"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived2(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived2(sub_row, change)
 
     def _apply_web_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -42965,15 +43005,17 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["web_sales"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["web_sales"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived2(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived2(sub_row, change)
 
     def _apply_web_returns(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -42989,15 +43031,17 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["web_returns"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["web_returns"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived2(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived2(sub_row, change)
 
     def _lookup(
         self,

@@ -2302,10 +2302,13 @@ def _make_derived1():
                                         changes = []
                                         for row, change in pending.items():
                                             v_sr_ticket_number, v_sr_item_sk = row
-                                            p = self._lookup(
-                                                v_sr_ticket_number, v_sr_item_sk
+                                            new = 0
+                                            _m1 = self.store_returns_root.get(
+                                                (v_sr_item_sk, v_sr_ticket_number)
                                             )
-                                            new = 0 if p is None else p
+                                            if _m1 is not None:
+                                                p = _m1
+                                                new = p
                                             old = new - change
                                             if old == 0 and new > 0:
                                                 changes.append((row, 1))
@@ -2741,9 +2744,10 @@ def _make_derived1():
                                     # the subquery behind relation exists_1 reads this relation
                                     sub = self.sub_exists_1
                                     sub._appliers["store_returns"](row, d)
-                                    sub._flush()
-                                    if sub._changes:
-                                        self._on_exists_1(sub._changes)
+                                    if sub._pending:  # else its result is unchanged
+                                        sub._flush()
+                                        if sub._changes:
+                                            self._on_exists_1(sub._changes)
 
                                 def _rows_of_store_sales(self, row, d):
                                     """Apply `d` copies of `row` to atom store_sales alone (its relation's
@@ -6074,10 +6078,13 @@ def _make_derived1():
                                         changes = []
                                         for row, change in pending.items():
                                             v_wr_order_number, v_wr_item_sk = row
-                                            p = self._lookup(
-                                                v_wr_order_number, v_wr_item_sk
+                                            new = 0
+                                            _m1 = self.web_returns_root.get(
+                                                (v_wr_item_sk, v_wr_order_number)
                                             )
-                                            new = 0 if p is None else p
+                                            if _m1 is not None:
+                                                p = _m1
+                                                new = p
                                             old = new - change
                                             if old == 0 and new > 0:
                                                 changes.append((row, 1))
@@ -6520,9 +6527,10 @@ def _make_derived1():
                                     # the subquery behind relation exists_1 reads this relation
                                     sub = self.sub_exists_1
                                     sub._appliers["web_returns"](row, d)
-                                    sub._flush()
-                                    if sub._changes:
-                                        self._on_exists_1(sub._changes)
+                                    if sub._pending:  # else its result is unchanged
+                                        sub._flush()
+                                        if sub._changes:
+                                            self._on_exists_1(sub._changes)
 
                                 def _rows_of_web_sales(self, row, d):
                                     """Apply `d` copies of `row` to atom web_sales alone (its relation's
@@ -8730,15 +8738,17 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["date_dim"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived1(sub_row, change)
                         # the subquery behind relation derived2 reads this relation
                         sub = self.sub_derived2
                         sub._appliers["date_dim"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived2(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived2(sub_row, change)
 
                     def _apply_store_sales(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -8750,9 +8760,10 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["store_sales"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _apply_store_returns(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -8764,9 +8775,10 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["store_returns"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _apply_web_sales(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -8778,9 +8790,10 @@ def _make_derived1():
                         # the subquery behind relation derived2 reads this relation
                         sub = self.sub_derived2
                         sub._appliers["web_sales"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived2(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived2(sub_row, change)
 
                     def _apply_web_returns(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -8792,9 +8805,10 @@ def _make_derived1():
                         # the subquery behind relation derived2 reads this relation
                         sub = self.sub_derived2
                         sub._appliers["web_returns"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived2(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived2(sub_row, change)
 
                     def _lookup(
                         self,
@@ -10912,10 +10926,13 @@ def _make_derived1():
                                         changes = []
                                         for row, change in pending.items():
                                             v_sr_ticket_number, v_sr_item_sk = row
-                                            p = self._lookup(
-                                                v_sr_ticket_number, v_sr_item_sk
+                                            new = 0
+                                            _m1 = self.store_returns_root.get(
+                                                (v_sr_item_sk, v_sr_ticket_number)
                                             )
-                                            new = 0 if p is None else p
+                                            if _m1 is not None:
+                                                p = _m1
+                                                new = p
                                             old = new - change
                                             if old == 0 and new > 0:
                                                 changes.append((row, 1))
@@ -11351,9 +11368,10 @@ def _make_derived1():
                                     # the subquery behind relation exists_1 reads this relation
                                     sub = self.sub_exists_1
                                     sub._appliers["store_returns"](row, d)
-                                    sub._flush()
-                                    if sub._changes:
-                                        self._on_exists_1(sub._changes)
+                                    if sub._pending:  # else its result is unchanged
+                                        sub._flush()
+                                        if sub._changes:
+                                            self._on_exists_1(sub._changes)
 
                                 def _rows_of_store_sales(self, row, d):
                                     """Apply `d` copies of `row` to atom store_sales alone (its relation's
@@ -14806,10 +14824,13 @@ def _make_derived1():
                                             changes = []
                                             for row, change in pending.items():
                                                 v_wr_order_number, v_wr_item_sk = row
-                                                p = self._lookup(
-                                                    v_wr_order_number, v_wr_item_sk
+                                                new = 0
+                                                _m1 = self.web_returns_root.get(
+                                                    (v_wr_item_sk, v_wr_order_number)
                                                 )
-                                                new = 0 if p is None else p
+                                                if _m1 is not None:
+                                                    p = _m1
+                                                    new = p
                                                 old = new - change
                                                 if old == 0 and new > 0:
                                                     changes.append((row, 1))
@@ -15284,9 +15305,10 @@ def _make_derived1():
                                         # the subquery behind relation exists_1 reads this relation
                                         sub = self.sub_exists_1
                                         sub._appliers["web_returns"](row, d)
-                                        sub._flush()
-                                        if sub._changes:
-                                            self._on_exists_1(sub._changes)
+                                        if sub._pending:  # else its result is unchanged
+                                            sub._flush()
+                                            if sub._changes:
+                                                self._on_exists_1(sub._changes)
 
                                     def _rows_of_web_sales(self, row, d):
                                         """Apply `d` copies of `row` to atom web_sales alone (its relation's
@@ -17228,9 +17250,10 @@ def _make_derived1():
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_web_sales(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -17242,9 +17265,10 @@ def _make_derived1():
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
                             sub._appliers["web_sales"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_web_returns(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -17256,9 +17280,10 @@ def _make_derived1():
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
                             sub._appliers["web_returns"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _lookup(
                             self, v_ws_customer_sk, v_ws_sold_year, v_ws_item_sk
@@ -17330,10 +17355,13 @@ def _make_derived1():
                             changes = []
                             for row, change in pending.items():
                                 v_ws_customer_sk, v_ws_sold_year, v_ws_item_sk = row
-                                p = self._lookup(
-                                    v_ws_customer_sk, v_ws_sold_year, v_ws_item_sk
+                                new = 0
+                                _m1 = self.ws_root.get(
+                                    (v_ws_sold_year, v_ws_item_sk, v_ws_customer_sk)
                                 )
-                                new = 0 if p is None else p
+                                if _m1 is not None:
+                                    p = _m1
+                                    new = p
                                 old = new - change
                                 if old == 0 and new > 0:
                                     changes.append((row, 1))
@@ -17835,15 +17863,17 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["date_dim"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived1(sub_row, change)
                         # the subquery behind relation exists_2 reads this relation
                         sub = self.sub_exists_2
                         sub._appliers["date_dim"](row, d)
-                        sub._flush()
-                        if sub._changes:
-                            self._on_exists_2(sub._changes)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            if sub._changes:
+                                self._on_exists_2(sub._changes)
 
                     def _apply_store_sales(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -17855,9 +17885,10 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["store_sales"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _apply_store_returns(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -17869,9 +17900,10 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["store_returns"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _apply_web_sales(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -17883,9 +17915,10 @@ def _make_derived1():
                         # the subquery behind relation exists_2 reads this relation
                         sub = self.sub_exists_2
                         sub._appliers["web_sales"](row, d)
-                        sub._flush()
-                        if sub._changes:
-                            self._on_exists_2(sub._changes)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            if sub._changes:
+                                self._on_exists_2(sub._changes)
 
                     def _apply_web_returns(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -17897,9 +17930,10 @@ def _make_derived1():
                         # the subquery behind relation exists_2 reads this relation
                         sub = self.sub_exists_2
                         sub._appliers["web_returns"](row, d)
-                        sub._flush()
-                        if sub._changes:
-                            self._on_exists_2(sub._changes)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            if sub._changes:
+                                self._on_exists_2(sub._changes)
 
                     def _rows_of_ss(self, row, d):
                         """Apply `d` copies of `row` to atom ss alone (its relation's
@@ -19910,8 +19944,13 @@ def _make_derived1():
                                 changes = []
                                 for row, change in pending.items():
                                     v_cr_order_number, v_cr_item_sk = row
-                                    p = self._lookup(v_cr_order_number, v_cr_item_sk)
-                                    new = 0 if p is None else p
+                                    new = 0
+                                    _m1 = self.catalog_returns_root.get(
+                                        (v_cr_item_sk, v_cr_order_number)
+                                    )
+                                    if _m1 is not None:
+                                        p = _m1
+                                        new = p
                                     old = new - change
                                     if old == 0 and new > 0:
                                         changes.append((row, 1))
@@ -20334,9 +20373,10 @@ def _make_derived1():
                             # the subquery behind relation exists_1 reads this relation
                             sub = self.sub_exists_1
                             sub._appliers["catalog_returns"](row, d)
-                            sub._flush()
-                            if sub._changes:
-                                self._on_exists_1(sub._changes)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                if sub._changes:
+                                    self._on_exists_1(sub._changes)
 
                         def _rows_of_catalog_sales(self, row, d):
                             """Apply `d` copies of `row` to atom catalog_sales alone (its relation's
@@ -22591,9 +22631,10 @@ def _make_derived1():
                 # the subquery behind relation derived2 reads this relation
                 sub = self.sub_derived2
                 sub._appliers["date_dim"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived2(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived2(sub_row, change)
 
             def _apply_store_sales(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -22661,9 +22702,10 @@ def _make_derived1():
                 # the subquery behind relation derived2 reads this relation
                 sub = self.sub_derived2
                 sub._appliers["catalog_sales"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived2(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived2(sub_row, change)
 
             def _apply_catalog_returns(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -22675,9 +22717,10 @@ def _make_derived1():
                 # the subquery behind relation derived2 reads this relation
                 sub = self.sub_derived2
                 sub._appliers["catalog_returns"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived2(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived2(sub_row, change)
 
             def _lookup(
                 self,
@@ -24938,10 +24981,13 @@ def _make_derived1():
                                         changes = []
                                         for row, change in pending.items():
                                             v_sr_ticket_number, v_sr_item_sk = row
-                                            p = self._lookup(
-                                                v_sr_ticket_number, v_sr_item_sk
+                                            new = 0
+                                            _m1 = self.store_returns_root.get(
+                                                (v_sr_item_sk, v_sr_ticket_number)
                                             )
-                                            new = 0 if p is None else p
+                                            if _m1 is not None:
+                                                p = _m1
+                                                new = p
                                             old = new - change
                                             if old == 0 and new > 0:
                                                 changes.append((row, 1))
@@ -25377,9 +25423,10 @@ def _make_derived1():
                                     # the subquery behind relation exists_1 reads this relation
                                     sub = self.sub_exists_1
                                     sub._appliers["store_returns"](row, d)
-                                    sub._flush()
-                                    if sub._changes:
-                                        self._on_exists_1(sub._changes)
+                                    if sub._pending:  # else its result is unchanged
+                                        sub._flush()
+                                        if sub._changes:
+                                            self._on_exists_1(sub._changes)
 
                                 def _rows_of_store_sales(self, row, d):
                                     """Apply `d` copies of `row` to atom store_sales alone (its relation's
@@ -28710,10 +28757,13 @@ def _make_derived1():
                                         changes = []
                                         for row, change in pending.items():
                                             v_wr_order_number, v_wr_item_sk = row
-                                            p = self._lookup(
-                                                v_wr_order_number, v_wr_item_sk
+                                            new = 0
+                                            _m1 = self.web_returns_root.get(
+                                                (v_wr_item_sk, v_wr_order_number)
                                             )
-                                            new = 0 if p is None else p
+                                            if _m1 is not None:
+                                                p = _m1
+                                                new = p
                                             old = new - change
                                             if old == 0 and new > 0:
                                                 changes.append((row, 1))
@@ -29156,9 +29206,10 @@ def _make_derived1():
                                     # the subquery behind relation exists_1 reads this relation
                                     sub = self.sub_exists_1
                                     sub._appliers["web_returns"](row, d)
-                                    sub._flush()
-                                    if sub._changes:
-                                        self._on_exists_1(sub._changes)
+                                    if sub._pending:  # else its result is unchanged
+                                        sub._flush()
+                                        if sub._changes:
+                                            self._on_exists_1(sub._changes)
 
                                 def _rows_of_web_sales(self, row, d):
                                     """Apply `d` copies of `row` to atom web_sales alone (its relation's
@@ -31366,15 +31417,17 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["date_dim"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived1(sub_row, change)
                         # the subquery behind relation derived2 reads this relation
                         sub = self.sub_derived2
                         sub._appliers["date_dim"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived2(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived2(sub_row, change)
 
                     def _apply_store_sales(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -31386,9 +31439,10 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["store_sales"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _apply_store_returns(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -31400,9 +31454,10 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["store_returns"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _apply_web_sales(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -31414,9 +31469,10 @@ def _make_derived1():
                         # the subquery behind relation derived2 reads this relation
                         sub = self.sub_derived2
                         sub._appliers["web_sales"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived2(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived2(sub_row, change)
 
                     def _apply_web_returns(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -31428,9 +31484,10 @@ def _make_derived1():
                         # the subquery behind relation derived2 reads this relation
                         sub = self.sub_derived2
                         sub._appliers["web_returns"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived2(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived2(sub_row, change)
 
                     def _lookup(
                         self,
@@ -33548,10 +33605,13 @@ def _make_derived1():
                                         changes = []
                                         for row, change in pending.items():
                                             v_sr_ticket_number, v_sr_item_sk = row
-                                            p = self._lookup(
-                                                v_sr_ticket_number, v_sr_item_sk
+                                            new = 0
+                                            _m1 = self.store_returns_root.get(
+                                                (v_sr_item_sk, v_sr_ticket_number)
                                             )
-                                            new = 0 if p is None else p
+                                            if _m1 is not None:
+                                                p = _m1
+                                                new = p
                                             old = new - change
                                             if old == 0 and new > 0:
                                                 changes.append((row, 1))
@@ -33987,9 +34047,10 @@ def _make_derived1():
                                     # the subquery behind relation exists_1 reads this relation
                                     sub = self.sub_exists_1
                                     sub._appliers["store_returns"](row, d)
-                                    sub._flush()
-                                    if sub._changes:
-                                        self._on_exists_1(sub._changes)
+                                    if sub._pending:  # else its result is unchanged
+                                        sub._flush()
+                                        if sub._changes:
+                                            self._on_exists_1(sub._changes)
 
                                 def _rows_of_store_sales(self, row, d):
                                     """Apply `d` copies of `row` to atom store_sales alone (its relation's
@@ -37442,10 +37503,13 @@ def _make_derived1():
                                             changes = []
                                             for row, change in pending.items():
                                                 v_wr_order_number, v_wr_item_sk = row
-                                                p = self._lookup(
-                                                    v_wr_order_number, v_wr_item_sk
+                                                new = 0
+                                                _m1 = self.web_returns_root.get(
+                                                    (v_wr_item_sk, v_wr_order_number)
                                                 )
-                                                new = 0 if p is None else p
+                                                if _m1 is not None:
+                                                    p = _m1
+                                                    new = p
                                                 old = new - change
                                                 if old == 0 and new > 0:
                                                     changes.append((row, 1))
@@ -37920,9 +37984,10 @@ def _make_derived1():
                                         # the subquery behind relation exists_1 reads this relation
                                         sub = self.sub_exists_1
                                         sub._appliers["web_returns"](row, d)
-                                        sub._flush()
-                                        if sub._changes:
-                                            self._on_exists_1(sub._changes)
+                                        if sub._pending:  # else its result is unchanged
+                                            sub._flush()
+                                            if sub._changes:
+                                                self._on_exists_1(sub._changes)
 
                                     def _rows_of_web_sales(self, row, d):
                                         """Apply `d` copies of `row` to atom web_sales alone (its relation's
@@ -39864,9 +39929,10 @@ def _make_derived1():
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_web_sales(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -39878,9 +39944,10 @@ def _make_derived1():
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
                             sub._appliers["web_sales"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_web_returns(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -39892,9 +39959,10 @@ def _make_derived1():
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
                             sub._appliers["web_returns"](row, d)
-                            sub._flush()
-                            for sub_row, change in sub._changes:
-                                self._apply_derived1(sub_row, change)
+                            if sub._pending:  # else its result is unchanged
+                                sub._flush()
+                                for sub_row, change in sub._changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _lookup(
                             self, v_ws_customer_sk, v_ws_sold_year, v_ws_item_sk
@@ -39966,10 +40034,13 @@ def _make_derived1():
                             changes = []
                             for row, change in pending.items():
                                 v_ws_customer_sk, v_ws_sold_year, v_ws_item_sk = row
-                                p = self._lookup(
-                                    v_ws_customer_sk, v_ws_sold_year, v_ws_item_sk
+                                new = 0
+                                _m1 = self.ws_root.get(
+                                    (v_ws_sold_year, v_ws_item_sk, v_ws_customer_sk)
                                 )
-                                new = 0 if p is None else p
+                                if _m1 is not None:
+                                    p = _m1
+                                    new = p
                                 old = new - change
                                 if old == 0 and new > 0:
                                     changes.append((row, 1))
@@ -40471,15 +40542,17 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["date_dim"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived1(sub_row, change)
                         # the subquery behind relation exists_2 reads this relation
                         sub = self.sub_exists_2
                         sub._appliers["date_dim"](row, d)
-                        sub._flush()
-                        if sub._changes:
-                            self._on_exists_2(sub._changes)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            if sub._changes:
+                                self._on_exists_2(sub._changes)
 
                     def _apply_store_sales(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -40491,9 +40564,10 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["store_sales"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _apply_store_returns(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -40505,9 +40579,10 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["store_returns"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _apply_web_sales(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -40519,9 +40594,10 @@ def _make_derived1():
                         # the subquery behind relation exists_2 reads this relation
                         sub = self.sub_exists_2
                         sub._appliers["web_sales"](row, d)
-                        sub._flush()
-                        if sub._changes:
-                            self._on_exists_2(sub._changes)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            if sub._changes:
+                                self._on_exists_2(sub._changes)
 
                     def _apply_web_returns(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -40533,9 +40609,10 @@ def _make_derived1():
                         # the subquery behind relation exists_2 reads this relation
                         sub = self.sub_exists_2
                         sub._appliers["web_returns"](row, d)
-                        sub._flush()
-                        if sub._changes:
-                            self._on_exists_2(sub._changes)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            if sub._changes:
+                                self._on_exists_2(sub._changes)
 
                     def _rows_of_ss(self, row, d):
                         """Apply `d` copies of `row` to atom ss alone (its relation's
@@ -42674,10 +42751,13 @@ def _make_derived1():
                                     changes = []
                                     for row, change in pending.items():
                                         v_cr_order_number, v_cr_item_sk = row
-                                        p = self._lookup(
-                                            v_cr_order_number, v_cr_item_sk
+                                        new = 0
+                                        _m1 = self.catalog_returns_root.get(
+                                            (v_cr_item_sk, v_cr_order_number)
                                         )
-                                        new = 0 if p is None else p
+                                        if _m1 is not None:
+                                            p = _m1
+                                            new = p
                                         old = new - change
                                         if old == 0 and new > 0:
                                             changes.append((row, 1))
@@ -43116,9 +43196,10 @@ def _make_derived1():
                                 # the subquery behind relation exists_1 reads this relation
                                 sub = self.sub_exists_1
                                 sub._appliers["catalog_returns"](row, d)
-                                sub._flush()
-                                if sub._changes:
-                                    self._on_exists_1(sub._changes)
+                                if sub._pending:  # else its result is unchanged
+                                    sub._flush()
+                                    if sub._changes:
+                                        self._on_exists_1(sub._changes)
 
                             def _rows_of_catalog_sales(self, row, d):
                                 """Apply `d` copies of `row` to atom catalog_sales alone (its relation's
@@ -44968,9 +45049,10 @@ def _make_derived1():
                     # the subquery behind relation derived1_ reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_catalog_sales(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -44982,9 +45064,10 @@ def _make_derived1():
                     # the subquery behind relation derived1_ reads this relation
                     sub = self.sub_derived1
                     sub._appliers["catalog_sales"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_catalog_returns(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -44996,9 +45079,10 @@ def _make_derived1():
                     # the subquery behind relation derived1_ reads this relation
                     sub = self.sub_derived1
                     sub._appliers["catalog_returns"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_cs_customer_sk, v_cs_sold_year, v_cs_item_sk):
                     """The payload of one output tuple, in O(1); None if absent."""
@@ -45061,8 +45145,13 @@ def _make_derived1():
                     changes = []
                     for row, change in pending.items():
                         v_cs_customer_sk, v_cs_sold_year, v_cs_item_sk = row
-                        p = self._lookup(v_cs_customer_sk, v_cs_sold_year, v_cs_item_sk)
-                        new = 0 if p is None else p
+                        new = 0
+                        _m1 = self.cs_root.get(
+                            (v_cs_sold_year, v_cs_item_sk, v_cs_customer_sk)
+                        )
+                        if _m1 is not None:
+                            p = _m1
+                            new = p
                         old = new - change
                         if old == 0 and new > 0:
                             changes.append((row, 1))
@@ -45619,9 +45708,10 @@ def _make_derived1():
                 # the subquery behind relation exists_2 reads this relation
                 sub = self.sub_exists_2
                 sub._appliers["date_dim"](row, d)
-                sub._flush()
-                if sub._changes:
-                    self._on_exists_2(sub._changes)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    if sub._changes:
+                        self._on_exists_2(sub._changes)
 
             def _apply_store_sales(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -45689,9 +45779,10 @@ def _make_derived1():
                 # the subquery behind relation exists_2 reads this relation
                 sub = self.sub_exists_2
                 sub._appliers["catalog_sales"](row, d)
-                sub._flush()
-                if sub._changes:
-                    self._on_exists_2(sub._changes)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    if sub._changes:
+                        self._on_exists_2(sub._changes)
 
             def _apply_catalog_returns(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -45703,9 +45794,10 @@ def _make_derived1():
                 # the subquery behind relation exists_2 reads this relation
                 sub = self.sub_exists_2
                 sub._appliers["catalog_returns"](row, d)
-                sub._flush()
-                if sub._changes:
-                    self._on_exists_2(sub._changes)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    if sub._changes:
+                        self._on_exists_2(sub._changes)
 
             def _rows_of_oj1(self, row, d):
                 """Apply `d` copies of `row` to atom oj1 alone (its relation's

@@ -3713,9 +3713,10 @@ def _make_scalar_2():
             # the subquery behind relation derived1_ reads this relation
             sub = self.sub_derived1
             sub._appliers["catalog_returns"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_date_dim(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -3727,9 +3728,10 @@ def _make_scalar_2():
             # the subquery behind relation derived1_ reads this relation
             sub = self.sub_derived1
             sub._appliers["date_dim"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_customer_address(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -3741,9 +3743,10 @@ def _make_scalar_2():
             # the subquery behind relation derived1_ reads this relation
             sub = self.sub_derived1
             sub._appliers["customer_address"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived1(sub_row, change)
 
         def _lookup(self, v_ctr_state):
             """The payload of one output tuple, in O(1); None if absent."""
@@ -4574,15 +4577,17 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["customer_address"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["customer_address"](row, d)
-        sub._flush()
-        if sub._changes:
-            self._on_scalar_2(sub._changes)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            if sub._changes:
+                self._on_scalar_2(sub._changes)
 
     def _apply_customer(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -4824,15 +4829,17 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["catalog_returns"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["catalog_returns"](row, d)
-        sub._flush()
-        if sub._changes:
-            self._on_scalar_2(sub._changes)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            if sub._changes:
+                self._on_scalar_2(sub._changes)
 
     def _apply_date_dim(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -4846,15 +4853,17 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["date_dim"](row, d)
-        sub._flush()
-        if sub._changes:
-            self._on_scalar_2(sub._changes)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            if sub._changes:
+                self._on_scalar_2(sub._changes)
 
     def _batch_customer(self, rows, mults):
         """Apply a batch of customer rows (row i changes by mults[i]) at once:

@@ -721,8 +721,11 @@ def _make_derived1():
                     changes = []
                     for row, change in pending.items():
                         (v_d_week_seq,) = row
-                        p = self._lookup(v_d_week_seq)
-                        new = 0 if p is None else p
+                        new = 0
+                        _m1 = self.date_dim_root.get(v_d_week_seq)
+                        if _m1 is not None:
+                            p = _m1
+                            new = p
                         old = new - change
                         if old == 0 and new > 0:
                             changes.append((row, 1))
@@ -1101,9 +1104,10 @@ def _make_derived1():
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
                 sub._appliers["date_dim"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_in_1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_in_1(sub_row, change)
 
             def _lookup(self, v_d_date):
                 """The payload of one output tuple, in O(1); None if absent."""
@@ -1160,8 +1164,11 @@ def _make_derived1():
                 changes = []
                 for row, change in pending.items():
                     (v_d_date,) = row
-                    p = self._lookup(v_d_date)
-                    new = 0 if p is None else p
+                    new = 0
+                    _m1 = self.n0_root.get(v_d_date)
+                    if _m1 is not None:
+                        p = _m1
+                        new = p
                     old = new - change
                     if old == 0 and new > 0:
                         changes.append((row, 1))
@@ -1935,9 +1942,10 @@ def _make_derived1():
             # the subquery behind relation in_1 reads this relation
             sub = self.sub_in_1
             sub._appliers["date_dim"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_in_1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_in_1(sub_row, change)
 
         def _batch_store_returns(self, rows, mults):
             """Apply a batch of store_returns rows (row i changes by mults[i]) at once:
@@ -2864,8 +2872,11 @@ def _make_derived2():
                     changes = []
                     for row, change in pending.items():
                         (v_d_week_seq,) = row
-                        p = self._lookup(v_d_week_seq)
-                        new = 0 if p is None else p
+                        new = 0
+                        _m1 = self.date_dim_root.get(v_d_week_seq)
+                        if _m1 is not None:
+                            p = _m1
+                            new = p
                         old = new - change
                         if old == 0 and new > 0:
                             changes.append((row, 1))
@@ -3244,9 +3255,10 @@ def _make_derived2():
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
                 sub._appliers["date_dim"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_in_1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_in_1(sub_row, change)
 
             def _lookup(self, v_d_date):
                 """The payload of one output tuple, in O(1); None if absent."""
@@ -3303,8 +3315,11 @@ def _make_derived2():
                 changes = []
                 for row, change in pending.items():
                     (v_d_date,) = row
-                    p = self._lookup(v_d_date)
-                    new = 0 if p is None else p
+                    new = 0
+                    _m1 = self.n0_root.get(v_d_date)
+                    if _m1 is not None:
+                        p = _m1
+                        new = p
                     old = new - change
                     if old == 0 and new > 0:
                         changes.append((row, 1))
@@ -4085,9 +4100,10 @@ def _make_derived2():
             # the subquery behind relation in_1 reads this relation
             sub = self.sub_in_1
             sub._appliers["date_dim"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_in_1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_in_1(sub_row, change)
 
         def _batch_catalog_returns(self, rows, mults):
             """Apply a batch of catalog_returns rows (row i changes by mults[i]) at once:
@@ -5014,8 +5030,11 @@ def _make_derived3():
                     changes = []
                     for row, change in pending.items():
                         (v_d_week_seq,) = row
-                        p = self._lookup(v_d_week_seq)
-                        new = 0 if p is None else p
+                        new = 0
+                        _m1 = self.date_dim_root.get(v_d_week_seq)
+                        if _m1 is not None:
+                            p = _m1
+                            new = p
                         old = new - change
                         if old == 0 and new > 0:
                             changes.append((row, 1))
@@ -5394,9 +5413,10 @@ def _make_derived3():
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
                 sub._appliers["date_dim"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_in_1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_in_1(sub_row, change)
 
             def _lookup(self, v_d_date):
                 """The payload of one output tuple, in O(1); None if absent."""
@@ -5453,8 +5473,11 @@ def _make_derived3():
                 changes = []
                 for row, change in pending.items():
                     (v_d_date,) = row
-                    p = self._lookup(v_d_date)
-                    new = 0 if p is None else p
+                    new = 0
+                    _m1 = self.n0_root.get(v_d_date)
+                    if _m1 is not None:
+                        p = _m1
+                        new = p
                     old = new - change
                     if old == 0 and new > 0:
                         changes.append((row, 1))
@@ -6232,9 +6255,10 @@ def _make_derived3():
             # the subquery behind relation in_1 reads this relation
             sub = self.sub_in_1
             sub._appliers["date_dim"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_in_1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_in_1(sub_row, change)
 
         def _batch_web_returns(self, rows, mults):
             """Apply a batch of web_returns rows (row i changes by mults[i]) at once:
@@ -7991,9 +8015,10 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store_returns"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_item(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -8007,21 +8032,24 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["item"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["item"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived2(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["item"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived3(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived3(sub_row, change)
 
     def _apply_date_dim(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -8035,21 +8063,24 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["date_dim"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived2(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["date_dim"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived3(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived3(sub_row, change)
 
     def _apply_catalog_returns(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -8061,9 +8092,10 @@ class View:
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["catalog_returns"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived2(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived2(sub_row, change)
 
     def _apply_web_returns(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -8075,9 +8107,10 @@ class View:
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["web_returns"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived3(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived3(sub_row, change)
 
     def _lookup(self, v_item_id, v_sr_item_qty, v_cr_item_qty, v_wr_item_qty):
         """The payload of one output tuple, in O(1); None if absent."""

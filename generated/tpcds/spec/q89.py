@@ -6513,9 +6513,10 @@ def _make_derived1():
                 # the subquery behind relation derived1_ reads this relation
                 sub = self.sub_derived1
                 sub._appliers["item"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_store_sales(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -6527,9 +6528,10 @@ def _make_derived1():
                 # the subquery behind relation derived1_ reads this relation
                 sub = self.sub_derived1
                 sub._appliers["store_sales"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_date_dim(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -6541,9 +6543,10 @@ def _make_derived1():
                 # the subquery behind relation derived1_ reads this relation
                 sub = self.sub_derived1
                 sub._appliers["date_dim"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_store(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -6555,9 +6558,10 @@ def _make_derived1():
                 # the subquery behind relation derived1_ reads this relation
                 sub = self.sub_derived1
                 sub._appliers["store"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived1(sub_row, change)
 
             def _lookup(self, v___c1, v___c3, v___c4, v___c5):
                 """The payload of one output tuple, in O(1); None if absent."""
@@ -7217,15 +7221,17 @@ def _make_derived1():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["item"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived1(sub_row, change)
             # the subquery behind relation derived2 reads this relation
             sub = self.sub_derived2
             sub._appliers["item"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived2(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived2(sub_row, change)
 
         def _apply_store_sales(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -7239,15 +7245,17 @@ def _make_derived1():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["store_sales"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived1(sub_row, change)
             # the subquery behind relation derived2 reads this relation
             sub = self.sub_derived2
             sub._appliers["store_sales"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived2(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived2(sub_row, change)
 
         def _apply_date_dim(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -7261,15 +7269,17 @@ def _make_derived1():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["date_dim"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived1(sub_row, change)
             # the subquery behind relation derived2 reads this relation
             sub = self.sub_derived2
             sub._appliers["date_dim"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived2(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived2(sub_row, change)
 
         def _apply_store(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -7283,15 +7293,17 @@ def _make_derived1():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["store"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived1(sub_row, change)
             # the subquery behind relation derived2 reads this relation
             sub = self.sub_derived2
             sub._appliers["store"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived2(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived2(sub_row, change)
 
         def _lookup(
             self, v___c1, v___c2, v___c3, v___c4, v___c5, v___c6, v___c7, v___w1
@@ -7837,9 +7849,10 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["item"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_store_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -7851,9 +7864,10 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_date_dim(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -7865,9 +7879,10 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_store(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -7879,9 +7894,10 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
 
     def _lookup(
         self,

@@ -3485,15 +3485,17 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["web_sales"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["web_sales"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived2(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived2(sub_row, change)
 
     def _apply_household_demographics(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -3507,15 +3509,17 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["household_demographics"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["household_demographics"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived2(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived2(sub_row, change)
 
     def _apply_time_dim(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -3529,15 +3533,17 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["time_dim"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["time_dim"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived2(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived2(sub_row, change)
 
     def _apply_web_page(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -3551,15 +3557,17 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["web_page"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["web_page"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived2(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived2(sub_row, change)
 
     def _lookup(self, v_amc, v_pmc):
         """The payload of one output tuple, in O(1); None if absent."""

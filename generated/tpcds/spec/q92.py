@@ -1414,9 +1414,10 @@ class View:
         # the subquery behind relation scalar_1 reads this relation
         sub = self.sub_scalar_1
         sub._appliers["web_sales"](row, d)
-        sub._flush()
-        if sub._changes:
-            self._on_scalar_1(sub._changes)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            if sub._changes:
+                self._on_scalar_1(sub._changes)
 
     def _apply_item(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -1554,9 +1555,10 @@ class View:
         # the subquery behind relation scalar_1 reads this relation
         sub = self.sub_scalar_1
         sub._appliers["date_dim"](row, d)
-        sub._flush()
-        if sub._changes:
-            self._on_scalar_1(sub._changes)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            if sub._changes:
+                self._on_scalar_1(sub._changes)
 
     def _batch_item(self, rows, mults):
         """Apply a batch of item rows (row i changes by mults[i]) at once:

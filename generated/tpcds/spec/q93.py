@@ -1836,8 +1836,13 @@ def _make_derived1():
                         changes = []
                         for row, change in pending.items():
                             v_sr_item_sk, v_sr_ticket_number = row
-                            p = self._lookup(v_sr_item_sk, v_sr_ticket_number)
-                            new = 0 if p is None else p
+                            new = 0
+                            _m1 = self.store_returns_root.get(
+                                (v_sr_item_sk, v_sr_ticket_number)
+                            )
+                            if _m1 is not None:
+                                p = _m1
+                                new = p
                             old = new - change
                             if old == 0 and new > 0:
                                 changes.append((row, 1))
@@ -2207,9 +2212,10 @@ def _make_derived1():
                     # the subquery behind relation exists_1 reads this relation
                     sub = self.sub_exists_1
                     sub._appliers["store_returns"](row, d)
-                    sub._flush()
-                    if sub._changes:
-                        self._on_exists_1(sub._changes)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        if sub._changes:
+                            self._on_exists_1(sub._changes)
 
                 def _rows_of_store_sales(self, row, d):
                     """Apply `d` copies of `row` to atom store_sales alone (its relation's
@@ -3614,9 +3620,10 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["reason"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_store_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -3628,9 +3635,10 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_store_returns(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -3642,9 +3650,10 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store_returns"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
 
     def _lookup(self, v_ss_customer_sk):
         """The payload of one output tuple, in O(1); None if absent."""

@@ -561,8 +561,11 @@ def _make_exists_1():
             changes = []
             for row, change in pending.items():
                 v_ws_order_number, v_ws_warehouse_sk = row
-                p = self._lookup(v_ws_order_number, v_ws_warehouse_sk)
-                new = 0 if p is None else p
+                new = 0
+                _m1 = self.ws2_root.get((v_ws_warehouse_sk, v_ws_order_number))
+                if _m1 is not None:
+                    p = _m1
+                    new = p
                 old = new - change
                 if old == 0 and new > 0:
                     changes.append((row, 1))
@@ -974,8 +977,11 @@ def _make_exists_2():
             changes = []
             for row, change in pending.items():
                 (v_wr_order_number,) = row
-                p = self._lookup(v_wr_order_number)
-                new = 0 if p is None else p
+                new = 0
+                _m1 = self.wr1_root.get(v_wr_order_number)
+                if _m1 is not None:
+                    p = _m1
+                    new = p
                 old = new - change
                 if old == 0 and new > 0:
                     changes.append((row, 1))
@@ -1691,9 +1697,10 @@ class View:
         # the subquery behind relation exists_1 reads this relation
         sub = self.sub_exists_1
         sub._appliers["web_sales"](row, d)
-        sub._flush()
-        if sub._changes:
-            self._on_exists_1(sub._changes)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            if sub._changes:
+                self._on_exists_1(sub._changes)
 
     def _apply_date_dim(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -2181,9 +2188,10 @@ class View:
         # the subquery behind relation exists_2 reads this relation
         sub = self.sub_exists_2
         sub._appliers["web_returns"](row, d)
-        sub._flush()
-        if sub._changes:
-            self._on_exists_2(sub._changes)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            if sub._changes:
+                self._on_exists_2(sub._changes)
 
     def _batch_date_dim(self, rows, mults):
         """Apply a batch of date_dim rows (row i changes by mults[i]) at once:

@@ -1519,9 +1519,10 @@ def _make_in_1():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["web_sales"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived1(sub_row, change)
 
         def _batch_web_returns(self, rows, mults):
             """Apply a batch of web_returns rows (row i changes by mults[i]) at once:
@@ -1657,8 +1658,11 @@ def _make_in_1():
             changes = []
             for row, change in pending.items():
                 (v_wr_order_number,) = row
-                p = self._lookup(v_wr_order_number)
-                new = 0 if p is None else p
+                new = 0
+                _m1 = self.n0_root.get(v_wr_order_number)
+                if _m1 is not None:
+                    p = _m1
+                    new = p
                 old = new - change
                 if old == 0 and new > 0:
                     changes.append((row, 1))
@@ -2914,9 +2918,10 @@ def _make_in_2():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["web_sales"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived1(sub_row, change)
 
         def _lookup(self, v_ws_order_number):
             """The payload of one output tuple, in O(1); None if absent."""
@@ -2973,8 +2978,11 @@ def _make_in_2():
             changes = []
             for row, change in pending.items():
                 (v_ws_order_number,) = row
-                p = self._lookup(v_ws_order_number)
-                new = 0 if p is None else p
+                new = 0
+                _m1 = self.ws_wh_root.get(v_ws_order_number)
+                if _m1 is not None:
+                    p = _m1
+                    new = p
                 old = new - change
                 if old == 0 and new > 0:
                     changes.append((row, 1))
@@ -3891,15 +3899,17 @@ class View:
         # the subquery behind relation in_1 reads this relation
         sub = self.sub_in_1
         sub._appliers["web_sales"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_in_1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_in_1(sub_row, change)
         # the subquery behind relation in_2 reads this relation
         sub = self.sub_in_2
         sub._appliers["web_sales"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_in_2(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_in_2(sub_row, change)
 
     def _apply_date_dim(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -4551,9 +4561,10 @@ class View:
         # the subquery behind relation in_1 reads this relation
         sub = self.sub_in_1
         sub._appliers["web_returns"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_in_1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_in_1(sub_row, change)
 
     def _batch_date_dim(self, rows, mults):
         """Apply a batch of date_dim rows (row i changes by mults[i]) at once:

@@ -2411,9 +2411,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -2427,15 +2428,17 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
                     # the subquery behind relation derived2 reads this relation
                     sub = self.sub_derived2
                     sub._appliers["date_dim"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived2(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived2(sub_row, change)
 
                 def _apply_catalog_sales(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -2447,9 +2450,10 @@ def _make_derived1():
                     # the subquery behind relation derived2 reads this relation
                     sub = self.sub_derived2
                     sub._appliers["catalog_sales"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived2(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived2(sub_row, change)
 
                 def _lookup(self, v_customer_sk):
                     """The payload of one output tuple, in O(1); None if absent."""
@@ -4729,9 +4733,10 @@ def _make_derived1():
                         # the subquery behind relation derived1_ reads this relation
                         sub = self.sub_derived1
                         sub._appliers["catalog_sales"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _apply_date_dim(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -4743,9 +4748,10 @@ def _make_derived1():
                         # the subquery behind relation derived1_ reads this relation
                         sub = self.sub_derived1
                         sub._appliers["date_dim"](row, d)
-                        sub._flush()
-                        for sub_row, change in sub._changes:
-                            self._apply_derived1(sub_row, change)
+                        if sub._pending:  # else its result is unchanged
+                            sub._flush()
+                            for sub_row, change in sub._changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _lookup(self, v_customer_sk, v_item_sk):
                         """The payload of one output tuple, in O(1); None if absent."""
@@ -4802,8 +4808,11 @@ def _make_derived1():
                         changes = []
                         for row, change in pending.items():
                             v_customer_sk, v_item_sk = row
-                            p = self._lookup(v_customer_sk, v_item_sk)
-                            new = 0 if p is None else p
+                            new = 0
+                            _m1 = self.csci_root.get((v_customer_sk, v_item_sk))
+                            if _m1 is not None:
+                                p = _m1
+                                new = p
                             old = new - change
                             if old == 0 and new > 0:
                                 changes.append((row, 1))
@@ -5192,9 +5201,10 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -5208,15 +5218,17 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
                     # the subquery behind relation exists_2 reads this relation
                     sub = self.sub_exists_2
                     sub._appliers["date_dim"](row, d)
-                    sub._flush()
-                    if sub._changes:
-                        self._on_exists_2(sub._changes)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        if sub._changes:
+                            self._on_exists_2(sub._changes)
 
                 def _apply_catalog_sales(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -5228,9 +5240,10 @@ def _make_derived1():
                     # the subquery behind relation exists_2 reads this relation
                     sub = self.sub_exists_2
                     sub._appliers["catalog_sales"](row, d)
-                    sub._flush()
-                    if sub._changes:
-                        self._on_exists_2(sub._changes)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        if sub._changes:
+                            self._on_exists_2(sub._changes)
 
                 def _rows_of_ssci(self, row, d):
                     """Apply `d` copies of `row` to atom ssci alone (its relation's
@@ -7550,9 +7563,10 @@ def _make_derived1():
                     # the subquery behind relation derived1_ reads this relation
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -7564,9 +7578,10 @@ def _make_derived1():
                     # the subquery behind relation derived1_ reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
-                    sub._flush()
-                    for sub_row, change in sub._changes:
-                        self._apply_derived1(sub_row, change)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        for sub_row, change in sub._changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_customer_sk, v_item_sk):
                     """The payload of one output tuple, in O(1); None if absent."""
@@ -7623,8 +7638,11 @@ def _make_derived1():
                     changes = []
                     for row, change in pending.items():
                         v_customer_sk, v_item_sk = row
-                        p = self._lookup(v_customer_sk, v_item_sk)
-                        new = 0 if p is None else p
+                        new = 0
+                        _m1 = self.ssci_root.get((v_customer_sk, v_item_sk))
+                        if _m1 is not None:
+                            p = _m1
+                            new = p
                         old = new - change
                         if old == 0 and new > 0:
                             changes.append((row, 1))
@@ -8001,9 +8019,10 @@ def _make_derived1():
                 # the subquery behind relation derived1 reads this relation
                 sub = self.sub_derived1
                 sub._appliers["catalog_sales"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_date_dim(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -8017,15 +8036,17 @@ def _make_derived1():
                 # the subquery behind relation derived1 reads this relation
                 sub = self.sub_derived1
                 sub._appliers["date_dim"](row, d)
-                sub._flush()
-                for sub_row, change in sub._changes:
-                    self._apply_derived1(sub_row, change)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    for sub_row, change in sub._changes:
+                        self._apply_derived1(sub_row, change)
                 # the subquery behind relation exists_2 reads this relation
                 sub = self.sub_exists_2
                 sub._appliers["date_dim"](row, d)
-                sub._flush()
-                if sub._changes:
-                    self._on_exists_2(sub._changes)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    if sub._changes:
+                        self._on_exists_2(sub._changes)
 
             def _apply_store_sales(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -8037,9 +8058,10 @@ def _make_derived1():
                 # the subquery behind relation exists_2 reads this relation
                 sub = self.sub_exists_2
                 sub._appliers["store_sales"](row, d)
-                sub._flush()
-                if sub._changes:
-                    self._on_exists_2(sub._changes)
+                if sub._pending:  # else its result is unchanged
+                    sub._flush()
+                    if sub._changes:
+                        self._on_exists_2(sub._changes)
 
             def _rows_of_csci(self, row, d):
                 """Apply `d` copies of `row` to atom csci alone (its relation's

@@ -1322,8 +1322,11 @@ def _make_derived1():
                         changes = []
                         for row, change in pending.items():
                             (v_o_custkey,) = row
-                            p = self._lookup(v_o_custkey)
-                            new = 0 if p is None else p
+                            new = 0
+                            _m1 = self.orders_root.get(v_o_custkey)
+                            if _m1 is not None:
+                                p = _m1
+                                new = p
                             old = new - change
                             if old == 0 and new > 0:
                                 changes.append((row, 1))
@@ -1634,9 +1637,10 @@ def _make_derived1():
                     # the subquery behind relation exists_1 reads this relation
                     sub = self.sub_exists_1
                     sub._appliers["orders"](row, d)
-                    sub._flush()
-                    if sub._changes:
-                        self._on_exists_1(sub._changes)
+                    if sub._pending:  # else its result is unchanged
+                        sub._flush()
+                        if sub._changes:
+                            self._on_exists_1(sub._changes)
 
                 def _rows_of_customer(self, row, d):
                     """Apply `d` copies of `row` to atom customer alone (its relation's
@@ -2451,9 +2455,10 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["customer"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_orders(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -2465,9 +2470,10 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["orders"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
 
     def _lookup(self, v_c_count):
         """The payload of one output tuple, in O(1); None if absent."""

@@ -1411,9 +1411,10 @@ def _make_scalar_2():
             # the subquery behind relation derived1_ reads this relation
             sub = self.sub_derived1
             sub._appliers["lineitem"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_derived1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_derived1(sub_row, change)
 
         def _lookup(self, v_total_revenue):
             """The payload of one output tuple, in O(1); None if absent."""
@@ -2015,15 +2016,17 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["lineitem"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_derived1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["lineitem"](row, d)
-        sub._flush()
-        if sub._changes:
-            self._on_scalar_2(sub._changes)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            if sub._changes:
+                self._on_scalar_2(sub._changes)
 
     def _batch_supplier(self, rows, mults):
         """Apply a batch of supplier rows (row i changes by mults[i]) at once:

@@ -821,9 +821,10 @@ class View:
         # the subquery behind relation scalar_1 reads this relation
         sub = self.sub_scalar_1
         sub._appliers["lineitem"](row, d)
-        sub._flush()
-        if sub._changes:
-            self._on_scalar_1(sub._changes)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            if sub._changes:
+                self._on_scalar_1(sub._changes)
 
     def _apply_part(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the

@@ -1373,9 +1373,10 @@ class View:
         # the subquery behind relation in_1 reads this relation
         sub = self.sub_in_1
         sub._appliers["lineitem"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_in_1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_in_1(sub_row, change)
 
     def _batch_customer(self, rows, mults):
         """Apply a batch of customer rows (row i changes by mults[i]) at once:

@@ -2285,9 +2285,10 @@ class View:
         # the subquery behind relation scalar_1 reads this relation
         sub = self.sub_scalar_1
         sub._appliers["supplier"](row, d)
-        sub._flush()
-        if sub._changes:
-            self._on_scalar_1(sub._changes)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            if sub._changes:
+                self._on_scalar_1(sub._changes)
 
     def _apply_partsupp(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -2554,9 +2555,10 @@ class View:
         # the subquery behind relation scalar_1 reads this relation
         sub = self.sub_scalar_1
         sub._appliers["partsupp"](row, d)
-        sub._flush()
-        if sub._changes:
-            self._on_scalar_1(sub._changes)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            if sub._changes:
+                self._on_scalar_1(sub._changes)
 
     def _apply_nation(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -2731,9 +2733,10 @@ class View:
         # the subquery behind relation scalar_1 reads this relation
         sub = self.sub_scalar_1
         sub._appliers["nation"](row, d)
-        sub._flush()
-        if sub._changes:
-            self._on_scalar_1(sub._changes)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            if sub._changes:
+                self._on_scalar_1(sub._changes)
 
     def _apply_region(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -2898,9 +2901,10 @@ class View:
         # the subquery behind relation scalar_1 reads this relation
         sub = self.sub_scalar_1
         sub._appliers["region"](row, d)
-        sub._flush()
-        if sub._changes:
-            self._on_scalar_1(sub._changes)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            if sub._changes:
+                self._on_scalar_1(sub._changes)
 
     def _batch_part(self, rows, mults):
         """Apply a batch of part rows (row i changes by mults[i]) at once:

@@ -540,8 +540,11 @@ def _make_in_1():
                 changes = []
                 for row, change in pending.items():
                     (v_p_partkey,) = row
-                    p = self._lookup(v_p_partkey)
-                    new = 0 if p is None else p
+                    new = 0
+                    _m1 = self.part_root.get(v_p_partkey)
+                    if _m1 is not None:
+                        p = _m1
+                        new = p
                     old = new - change
                     if old == 0 and new > 0:
                         changes.append((row, 1))
@@ -1499,9 +1502,10 @@ def _make_in_1():
             # the subquery behind relation in_1 reads this relation
             sub = self.sub_in_1
             sub._appliers["part"](row, d)
-            sub._flush()
-            for sub_row, change in sub._changes:
-                self._apply_in_1(sub_row, change)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                for sub_row, change in sub._changes:
+                    self._apply_in_1(sub_row, change)
 
         def _apply_lineitem(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -1513,9 +1517,10 @@ def _make_in_1():
             # the subquery behind relation scalar_2 reads this relation
             sub = self.sub_scalar_2
             sub._appliers["lineitem"](row, d)
-            sub._flush()
-            if sub._changes:
-                self._on_scalar_2(sub._changes)
+            if sub._pending:  # else its result is unchanged
+                sub._flush()
+                if sub._changes:
+                    self._on_scalar_2(sub._changes)
 
         def _rows_of_partsupp(self, row, d):
             """Apply `d` copies of `row` to atom partsupp alone (its relation's
@@ -1690,8 +1695,11 @@ def _make_in_1():
             changes = []
             for row, change in pending.items():
                 (v_ps_suppkey,) = row
-                p = self._lookup(v_ps_suppkey)
-                new = 0 if p is None else p
+                new = 0
+                _m1 = self.n0_root.get(v_ps_suppkey)
+                if _m1 is not None:
+                    p = _m1
+                    new = p
                 old = new - change
                 if old == 0 and new > 0:
                     changes.append((row, 1))
@@ -2269,9 +2277,10 @@ class View:
         # the subquery behind relation in_1 reads this relation
         sub = self.sub_in_1
         sub._appliers["partsupp"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_in_1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_in_1(sub_row, change)
 
     def _apply_part(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -2283,9 +2292,10 @@ class View:
         # the subquery behind relation in_1 reads this relation
         sub = self.sub_in_1
         sub._appliers["part"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_in_1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_in_1(sub_row, change)
 
     def _apply_lineitem(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -2297,9 +2307,10 @@ class View:
         # the subquery behind relation in_1 reads this relation
         sub = self.sub_in_1
         sub._appliers["lineitem"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_in_1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_in_1(sub_row, change)
 
     def _batch_supplier(self, rows, mults):
         """Apply a batch of supplier rows (row i changes by mults[i]) at once:

@@ -567,8 +567,11 @@ def _make_exists_1():
             changes = []
             for row, change in pending.items():
                 v_l_orderkey, v_l_suppkey = row
-                p = self._lookup(v_l_orderkey, v_l_suppkey)
-                new = 0 if p is None else p
+                new = 0
+                _m1 = self.l2_root.get((v_l_orderkey, v_l_suppkey))
+                if _m1 is not None:
+                    p = _m1
+                    new = p
                 old = new - change
                 if old == 0 and new > 0:
                     changes.append((row, 1))
@@ -1016,8 +1019,11 @@ def _make_exists_2():
             changes = []
             for row, change in pending.items():
                 v_l_orderkey, v_l_suppkey = row
-                p = self._lookup(v_l_orderkey, v_l_suppkey)
-                new = 0 if p is None else p
+                new = 0
+                _m1 = self.l3_root.get((v_l_orderkey, v_l_suppkey))
+                if _m1 is not None:
+                    p = _m1
+                    new = p
                 old = new - change
                 if old == 0 and new > 0:
                     changes.append((row, 1))
@@ -1604,15 +1610,17 @@ class View:
         # the subquery behind relation exists_1 reads this relation
         sub = self.sub_exists_1
         sub._appliers["lineitem"](row, d)
-        sub._flush()
-        if sub._changes:
-            self._on_exists_1(sub._changes)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            if sub._changes:
+                self._on_exists_1(sub._changes)
         # the subquery behind relation exists_2 reads this relation
         sub = self.sub_exists_2
         sub._appliers["lineitem"](row, d)
-        sub._flush()
-        if sub._changes:
-            self._on_exists_2(sub._changes)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            if sub._changes:
+                self._on_exists_2(sub._changes)
 
     def _apply_orders(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the

@@ -507,8 +507,11 @@ def _make_exists_1():
             changes = []
             for row, change in pending.items():
                 (v_l_orderkey,) = row
-                p = self._lookup(v_l_orderkey)
-                new = 0 if p is None else p
+                new = 0
+                _m1 = self.lineitem_root.get(v_l_orderkey)
+                if _m1 is not None:
+                    p = _m1
+                    new = p
                 old = new - change
                 if old == 0 and new > 0:
                     changes.append((row, 1))
@@ -902,9 +905,10 @@ class View:
         # the subquery behind relation exists_1 reads this relation
         sub = self.sub_exists_1
         sub._appliers["lineitem"](row, d)
-        sub._flush()
-        for sub_row, change in sub._changes:
-            self._apply_exists_1(sub_row, change)
+        if sub._pending:  # else its result is unchanged
+            sub._flush()
+            for sub_row, change in sub._changes:
+                self._apply_exists_1(sub_row, change)
 
     def _batch_orders(self, rows, mults):
         """Apply a batch of orders rows (row i changes by mults[i]) at once:
