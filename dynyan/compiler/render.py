@@ -1963,11 +1963,13 @@ def _subviews(plan: Plan, names: Names, source: str, trust_input: bool):
         reads = {r.name for r in base_relations(sub.query)}
         for rel in sorted(reads):
             forwards.setdefault(rel, []).append(
-                # a subquery's view has pending deltas when it changed
+                # "pending": a subquery's view without ORDER BY, whose changes
+                # are read from its pending deltas (else its _flush makes them)
                 {
                     "attr": attr,
                     "relation": name,
-                    "pending": not isinstance(sub, SetPlan),
+                    "pending": not isinstance(sub, SetPlan)
+                    and sub.query.ordering is None,
                 }
             )
     return subviews, forwards
