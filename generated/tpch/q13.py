@@ -900,8 +900,11 @@ class View:
         sub = self.sub_derived1
         sub._appliers["customer"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
     def _apply_orders(self, row, d):
@@ -915,8 +918,11 @@ class View:
         sub = self.sub_derived1
         sub._appliers["orders"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
     def _lookup(self, v_c_count):

@@ -900,9 +900,12 @@ class View:
         sub = self.sub_in_1
         sub._appliers["supplier"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_in_1(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_in_1(changes)
 
     def _batch_part(self, rows, mults):
         """Apply a batch of part rows (row i changes by mults[i]) at once:

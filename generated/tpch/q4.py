@@ -862,8 +862,11 @@ class View:
         sub = self.sub_exists_1
         sub._appliers["lineitem"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_exists_1(sub_row, change)
 
     def _batch_orders(self, rows, mults):

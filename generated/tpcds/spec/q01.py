@@ -2195,8 +2195,11 @@ def _make_scalar_2():
             sub = self.sub_derived1
             sub._appliers["store_returns"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_date_dim(self, row, d):
@@ -2210,8 +2213,11 @@ def _make_scalar_2():
             sub = self.sub_derived1
             sub._appliers["date_dim"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _lookup(self, v_ctr_store_sk):
@@ -2930,16 +2936,22 @@ class View:
         sub = self.sub_derived1
         sub._appliers["store_returns"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["store_returns"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_scalar_2(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_scalar_2(changes)
 
     def _apply_date_dim(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -2954,16 +2966,22 @@ class View:
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["date_dim"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_scalar_2(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_scalar_2(changes)
 
     def _batch_store(self, rows, mults):
         """Apply a batch of store rows (row i changes by mults[i]) at once:

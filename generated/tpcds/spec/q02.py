@@ -1674,7 +1674,8 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["web_sales"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _apply_catalog_sales(self, row, d):
@@ -1688,7 +1689,8 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["catalog_sales"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_sold_date_sk, v_sales_price):
@@ -2284,8 +2286,11 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["web_sales"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
             def _apply_catalog_sales(self, row, d):
@@ -2299,8 +2304,11 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["catalog_sales"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
             def _batch_date_dim(self, rows, mults):
@@ -3313,8 +3321,11 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["date_dim"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_web_sales(self, row, d):
@@ -3328,8 +3339,11 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["web_sales"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_catalog_sales(self, row, d):
@@ -3343,8 +3357,11 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["catalog_sales"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _lookup(
@@ -5025,7 +5042,8 @@ def _make_derived2():
                     sub = self.sub_derived1
                     sub._appliers["web_sales"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _apply_catalog_sales(self, row, d):
@@ -5039,7 +5057,8 @@ def _make_derived2():
                     sub = self.sub_derived1
                     sub._appliers["catalog_sales"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_sold_date_sk, v_sales_price):
@@ -5637,8 +5656,11 @@ def _make_derived2():
                 sub = self.sub_derived1
                 sub._appliers["web_sales"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
             def _apply_catalog_sales(self, row, d):
@@ -5652,8 +5674,11 @@ def _make_derived2():
                 sub = self.sub_derived1
                 sub._appliers["catalog_sales"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
             def _batch_date_dim(self, rows, mults):
@@ -6666,8 +6691,11 @@ def _make_derived2():
             sub = self.sub_derived1
             sub._appliers["date_dim"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_web_sales(self, row, d):
@@ -6681,8 +6709,11 @@ def _make_derived2():
             sub = self.sub_derived1
             sub._appliers["web_sales"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_catalog_sales(self, row, d):
@@ -6696,8 +6727,11 @@ def _make_derived2():
             sub = self.sub_derived1
             sub._appliers["catalog_sales"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _lookup(
@@ -7433,15 +7467,21 @@ class View:
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["date_dim"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
     def _apply_web_sales(self, row, d):
@@ -7455,15 +7495,21 @@ class View:
         sub = self.sub_derived1
         sub._appliers["web_sales"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["web_sales"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
     def _apply_catalog_sales(self, row, d):
@@ -7477,15 +7523,21 @@ class View:
         sub = self.sub_derived1
         sub._appliers["catalog_sales"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["catalog_sales"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
     def _lookup(

@@ -43976,37 +43976,43 @@ class View:
         sub = self.sub_derived1
         sub._appliers["customer"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["customer"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["customer"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived3(sub_row, change)
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["customer"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived4(sub_row, change)
         # the subquery behind relation derived5 reads this relation
         sub = self.sub_derived5
         sub._appliers["customer"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived5(sub_row, change)
         # the subquery behind relation derived6 reads this relation
         sub = self.sub_derived6
         sub._appliers["customer"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived6(sub_row, change)
 
     def _apply_store_sales(self, row, d):
@@ -44036,37 +44042,43 @@ class View:
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["store_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["store_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived3(sub_row, change)
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["store_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived4(sub_row, change)
         # the subquery behind relation derived5 reads this relation
         sub = self.sub_derived5
         sub._appliers["store_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived5(sub_row, change)
         # the subquery behind relation derived6 reads this relation
         sub = self.sub_derived6
         sub._appliers["store_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived6(sub_row, change)
 
     def _apply_date_dim(self, row, d):
@@ -44082,37 +44094,43 @@ class View:
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["date_dim"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["date_dim"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived3(sub_row, change)
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["date_dim"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived4(sub_row, change)
         # the subquery behind relation derived5 reads this relation
         sub = self.sub_derived5
         sub._appliers["date_dim"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived5(sub_row, change)
         # the subquery behind relation derived6 reads this relation
         sub = self.sub_derived6
         sub._appliers["date_dim"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived6(sub_row, change)
 
     def _apply_catalog_sales(self, row, d):
@@ -44142,37 +44160,43 @@ class View:
         sub = self.sub_derived1
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived3(sub_row, change)
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived4(sub_row, change)
         # the subquery behind relation derived5 reads this relation
         sub = self.sub_derived5
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived5(sub_row, change)
         # the subquery behind relation derived6 reads this relation
         sub = self.sub_derived6
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived6(sub_row, change)
 
     def _apply_web_sales(self, row, d):
@@ -44202,37 +44226,43 @@ class View:
         sub = self.sub_derived1
         sub._appliers["web_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["web_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["web_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived3(sub_row, change)
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["web_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived4(sub_row, change)
         # the subquery behind relation derived5 reads this relation
         sub = self.sub_derived5
         sub._appliers["web_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived5(sub_row, change)
         # the subquery behind relation derived6 reads this relation
         sub = self.sub_derived6
         sub._appliers["web_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived6(sub_row, change)
 
     def _lookup(

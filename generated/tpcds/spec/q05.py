@@ -2792,7 +2792,8 @@ def _make_derived1():
                                     sub = self.sub_derived1
                                     sub._appliers["store_sales"](row, d)
                                     sub._flush()
-                                    for sub_row, change in sub._changes:
+                                    changes = sub._changes
+                                    for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
                                 def _apply_store_returns(self, row, d):
@@ -2808,7 +2809,8 @@ def _make_derived1():
                                     sub = self.sub_derived1
                                     sub._appliers["store_returns"](row, d)
                                     sub._flush()
-                                    for sub_row, change in sub._changes:
+                                    changes = sub._changes
+                                    for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
                                 def _batch_date_dim(self, rows, mults):
@@ -3803,8 +3805,11 @@ def _make_derived1():
                                 sub = self.sub_derived1
                                 sub._appliers["date_dim"](row, d)
                                 if sub._pending:  # else its result is unchanged
-                                    sub._flush()
-                                    for sub_row, change in sub._changes:
+                                    try:
+                                        changes = sub._changes_of(sub._pending)
+                                    finally:
+                                        sub._pending.clear()
+                                    for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
                             def _apply_store(self, row, d):
@@ -3818,8 +3823,11 @@ def _make_derived1():
                                 sub = self.sub_derived1
                                 sub._appliers["store"](row, d)
                                 if sub._pending:  # else its result is unchanged
-                                    sub._flush()
-                                    for sub_row, change in sub._changes:
+                                    try:
+                                        changes = sub._changes_of(sub._pending)
+                                    finally:
+                                        sub._pending.clear()
+                                    for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
                             def _apply_store_sales(self, row, d):
@@ -3835,8 +3843,11 @@ def _make_derived1():
                                 sub = self.sub_derived1
                                 sub._appliers["store_sales"](row, d)
                                 if sub._pending:  # else its result is unchanged
-                                    sub._flush()
-                                    for sub_row, change in sub._changes:
+                                    try:
+                                        changes = sub._changes_of(sub._pending)
+                                    finally:
+                                        sub._pending.clear()
+                                    for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
                             def _apply_store_returns(self, row, d):
@@ -3852,8 +3863,11 @@ def _make_derived1():
                                 sub = self.sub_derived1
                                 sub._appliers["store_returns"](row, d)
                                 if sub._pending:  # else its result is unchanged
-                                    sub._flush()
-                                    for sub_row, change in sub._changes:
+                                    try:
+                                        changes = sub._changes_of(sub._pending)
+                                    finally:
+                                        sub._pending.clear()
+                                    for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
                             def _lookup(
@@ -6451,7 +6465,8 @@ def _make_derived1():
                                     sub = self.sub_derived1
                                     sub._appliers["catalog_sales"](row, d)
                                     sub._flush()
-                                    for sub_row, change in sub._changes:
+                                    changes = sub._changes
+                                    for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
                                 def _apply_catalog_returns(self, row, d):
@@ -6467,7 +6482,8 @@ def _make_derived1():
                                     sub = self.sub_derived1
                                     sub._appliers["catalog_returns"](row, d)
                                     sub._flush()
-                                    for sub_row, change in sub._changes:
+                                    changes = sub._changes
+                                    for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
                                 def _batch_date_dim(self, rows, mults):
@@ -7486,8 +7502,11 @@ def _make_derived1():
                                 sub = self.sub_derived1
                                 sub._appliers["date_dim"](row, d)
                                 if sub._pending:  # else its result is unchanged
-                                    sub._flush()
-                                    for sub_row, change in sub._changes:
+                                    try:
+                                        changes = sub._changes_of(sub._pending)
+                                    finally:
+                                        sub._pending.clear()
+                                    for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
                             def _apply_catalog_page(self, row, d):
@@ -7503,8 +7522,11 @@ def _make_derived1():
                                 sub = self.sub_derived1
                                 sub._appliers["catalog_page"](row, d)
                                 if sub._pending:  # else its result is unchanged
-                                    sub._flush()
-                                    for sub_row, change in sub._changes:
+                                    try:
+                                        changes = sub._changes_of(sub._pending)
+                                    finally:
+                                        sub._pending.clear()
+                                    for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
                             def _apply_catalog_sales(self, row, d):
@@ -7520,8 +7542,11 @@ def _make_derived1():
                                 sub = self.sub_derived1
                                 sub._appliers["catalog_sales"](row, d)
                                 if sub._pending:  # else its result is unchanged
-                                    sub._flush()
-                                    for sub_row, change in sub._changes:
+                                    try:
+                                        changes = sub._changes_of(sub._pending)
+                                    finally:
+                                        sub._pending.clear()
+                                    for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
                             def _apply_catalog_returns(self, row, d):
@@ -7537,8 +7562,11 @@ def _make_derived1():
                                 sub = self.sub_derived1
                                 sub._appliers["catalog_returns"](row, d)
                                 if sub._pending:  # else its result is unchanged
-                                    sub._flush()
-                                    for sub_row, change in sub._changes:
+                                    try:
+                                        changes = sub._changes_of(sub._pending)
+                                    finally:
+                                        sub._pending.clear()
+                                    for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
                             def _lookup(
@@ -11202,9 +11230,14 @@ def _make_derived1():
                                                 if (
                                                     sub._pending
                                                 ):  # else its result is unchanged
-                                                    sub._flush()
-                                                    if sub._changes:
-                                                        self._on_exists_1(sub._changes)
+                                                    try:
+                                                        changes = sub._changes_of(
+                                                            sub._pending
+                                                        )
+                                                    finally:
+                                                        sub._pending.clear()
+                                                    if changes:
+                                                        self._on_exists_1(changes)
 
                                             def _rows_of_web_returns(self, row, d):
                                                 """Apply `d` copies of `row` to atom web_returns alone (its relation's
@@ -11898,7 +11931,8 @@ def _make_derived1():
                                         sub = self.sub_derived1
                                         sub._appliers["web_returns"](row, d)
                                         sub._flush()
-                                        for sub_row, change in sub._changes:
+                                        changes = sub._changes
+                                        for sub_row, change in changes:
                                             self._apply_derived1(sub_row, change)
 
                                     def _apply_web_sales(self, row, d):
@@ -11914,7 +11948,8 @@ def _make_derived1():
                                         sub = self.sub_derived1
                                         sub._appliers["web_sales"](row, d)
                                         sub._flush()
-                                        for sub_row, change in sub._changes:
+                                        changes = sub._changes
+                                        for sub_row, change in changes:
                                             self._apply_derived1(sub_row, change)
 
                                     def _lookup(
@@ -13050,7 +13085,8 @@ def _make_derived1():
                                 sub = self.sub_derived1
                                 sub._appliers["web_sales"](row, d)
                                 sub._flush()
-                                for sub_row, change in sub._changes:
+                                changes = sub._changes
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                             def _apply_web_returns(self, row, d):
@@ -13066,7 +13102,8 @@ def _make_derived1():
                                 sub = self.sub_derived1
                                 sub._appliers["web_returns"](row, d)
                                 sub._flush()
-                                for sub_row, change in sub._changes:
+                                changes = sub._changes
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                             def _batch_date_dim(self, rows, mults):
@@ -14046,8 +14083,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _apply_web_site(self, row, d):
@@ -14061,8 +14101,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["web_site"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _apply_web_sales(self, row, d):
@@ -14076,8 +14119,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["web_sales"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _apply_web_returns(self, row, d):
@@ -14091,8 +14137,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["web_returns"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _lookup(
@@ -14872,7 +14921,8 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _apply_store(self, row, d):
@@ -14886,7 +14936,8 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["store"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _apply_store_sales(self, row, d):
@@ -14900,7 +14951,8 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _apply_store_returns(self, row, d):
@@ -14914,7 +14966,8 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["store_returns"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _apply_catalog_page(self, row, d):
@@ -14928,7 +14981,8 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["catalog_page"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _apply_catalog_sales(self, row, d):
@@ -14942,7 +14996,8 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["catalog_sales"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _apply_catalog_returns(self, row, d):
@@ -14956,7 +15011,8 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["catalog_returns"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _apply_web_site(self, row, d):
@@ -14970,7 +15026,8 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["web_site"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _apply_web_sales(self, row, d):
@@ -14984,7 +15041,8 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["web_sales"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _apply_web_returns(self, row, d):
@@ -14998,7 +15056,8 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["web_returns"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_channel, v_id):
@@ -17679,7 +17738,8 @@ def _make_derived1():
                                     sub = self.sub_derived1
                                     sub._appliers["store_sales"](row, d)
                                     sub._flush()
-                                    for sub_row, change in sub._changes:
+                                    changes = sub._changes
+                                    for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
                                 def _apply_store_returns(self, row, d):
@@ -17695,7 +17755,8 @@ def _make_derived1():
                                     sub = self.sub_derived1
                                     sub._appliers["store_returns"](row, d)
                                     sub._flush()
-                                    for sub_row, change in sub._changes:
+                                    changes = sub._changes
+                                    for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
                                 def _batch_date_dim(self, rows, mults):
@@ -18690,8 +18751,11 @@ def _make_derived1():
                                 sub = self.sub_derived1
                                 sub._appliers["date_dim"](row, d)
                                 if sub._pending:  # else its result is unchanged
-                                    sub._flush()
-                                    for sub_row, change in sub._changes:
+                                    try:
+                                        changes = sub._changes_of(sub._pending)
+                                    finally:
+                                        sub._pending.clear()
+                                    for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
                             def _apply_store(self, row, d):
@@ -18705,8 +18769,11 @@ def _make_derived1():
                                 sub = self.sub_derived1
                                 sub._appliers["store"](row, d)
                                 if sub._pending:  # else its result is unchanged
-                                    sub._flush()
-                                    for sub_row, change in sub._changes:
+                                    try:
+                                        changes = sub._changes_of(sub._pending)
+                                    finally:
+                                        sub._pending.clear()
+                                    for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
                             def _apply_store_sales(self, row, d):
@@ -18722,8 +18789,11 @@ def _make_derived1():
                                 sub = self.sub_derived1
                                 sub._appliers["store_sales"](row, d)
                                 if sub._pending:  # else its result is unchanged
-                                    sub._flush()
-                                    for sub_row, change in sub._changes:
+                                    try:
+                                        changes = sub._changes_of(sub._pending)
+                                    finally:
+                                        sub._pending.clear()
+                                    for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
                             def _apply_store_returns(self, row, d):
@@ -18739,8 +18809,11 @@ def _make_derived1():
                                 sub = self.sub_derived1
                                 sub._appliers["store_returns"](row, d)
                                 if sub._pending:  # else its result is unchanged
-                                    sub._flush()
-                                    for sub_row, change in sub._changes:
+                                    try:
+                                        changes = sub._changes_of(sub._pending)
+                                    finally:
+                                        sub._pending.clear()
+                                    for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
                             def _lookup(
@@ -21338,7 +21411,8 @@ def _make_derived1():
                                     sub = self.sub_derived1
                                     sub._appliers["catalog_sales"](row, d)
                                     sub._flush()
-                                    for sub_row, change in sub._changes:
+                                    changes = sub._changes
+                                    for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
                                 def _apply_catalog_returns(self, row, d):
@@ -21354,7 +21428,8 @@ def _make_derived1():
                                     sub = self.sub_derived1
                                     sub._appliers["catalog_returns"](row, d)
                                     sub._flush()
-                                    for sub_row, change in sub._changes:
+                                    changes = sub._changes
+                                    for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
                                 def _batch_date_dim(self, rows, mults):
@@ -22373,8 +22448,11 @@ def _make_derived1():
                                 sub = self.sub_derived1
                                 sub._appliers["date_dim"](row, d)
                                 if sub._pending:  # else its result is unchanged
-                                    sub._flush()
-                                    for sub_row, change in sub._changes:
+                                    try:
+                                        changes = sub._changes_of(sub._pending)
+                                    finally:
+                                        sub._pending.clear()
+                                    for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
                             def _apply_catalog_page(self, row, d):
@@ -22390,8 +22468,11 @@ def _make_derived1():
                                 sub = self.sub_derived1
                                 sub._appliers["catalog_page"](row, d)
                                 if sub._pending:  # else its result is unchanged
-                                    sub._flush()
-                                    for sub_row, change in sub._changes:
+                                    try:
+                                        changes = sub._changes_of(sub._pending)
+                                    finally:
+                                        sub._pending.clear()
+                                    for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
                             def _apply_catalog_sales(self, row, d):
@@ -22407,8 +22488,11 @@ def _make_derived1():
                                 sub = self.sub_derived1
                                 sub._appliers["catalog_sales"](row, d)
                                 if sub._pending:  # else its result is unchanged
-                                    sub._flush()
-                                    for sub_row, change in sub._changes:
+                                    try:
+                                        changes = sub._changes_of(sub._pending)
+                                    finally:
+                                        sub._pending.clear()
+                                    for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
                             def _apply_catalog_returns(self, row, d):
@@ -22424,8 +22508,11 @@ def _make_derived1():
                                 sub = self.sub_derived1
                                 sub._appliers["catalog_returns"](row, d)
                                 if sub._pending:  # else its result is unchanged
-                                    sub._flush()
-                                    for sub_row, change in sub._changes:
+                                    try:
+                                        changes = sub._changes_of(sub._pending)
+                                    finally:
+                                        sub._pending.clear()
+                                    for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
                             def _lookup(
@@ -26089,9 +26176,14 @@ def _make_derived1():
                                                 if (
                                                     sub._pending
                                                 ):  # else its result is unchanged
-                                                    sub._flush()
-                                                    if sub._changes:
-                                                        self._on_exists_1(sub._changes)
+                                                    try:
+                                                        changes = sub._changes_of(
+                                                            sub._pending
+                                                        )
+                                                    finally:
+                                                        sub._pending.clear()
+                                                    if changes:
+                                                        self._on_exists_1(changes)
 
                                             def _rows_of_web_returns(self, row, d):
                                                 """Apply `d` copies of `row` to atom web_returns alone (its relation's
@@ -26785,7 +26877,8 @@ def _make_derived1():
                                         sub = self.sub_derived1
                                         sub._appliers["web_returns"](row, d)
                                         sub._flush()
-                                        for sub_row, change in sub._changes:
+                                        changes = sub._changes
+                                        for sub_row, change in changes:
                                             self._apply_derived1(sub_row, change)
 
                                     def _apply_web_sales(self, row, d):
@@ -26801,7 +26894,8 @@ def _make_derived1():
                                         sub = self.sub_derived1
                                         sub._appliers["web_sales"](row, d)
                                         sub._flush()
-                                        for sub_row, change in sub._changes:
+                                        changes = sub._changes
+                                        for sub_row, change in changes:
                                             self._apply_derived1(sub_row, change)
 
                                     def _lookup(
@@ -27937,7 +28031,8 @@ def _make_derived1():
                                 sub = self.sub_derived1
                                 sub._appliers["web_sales"](row, d)
                                 sub._flush()
-                                for sub_row, change in sub._changes:
+                                changes = sub._changes
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                             def _apply_web_returns(self, row, d):
@@ -27953,7 +28048,8 @@ def _make_derived1():
                                 sub = self.sub_derived1
                                 sub._appliers["web_returns"](row, d)
                                 sub._flush()
-                                for sub_row, change in sub._changes:
+                                changes = sub._changes
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                             def _batch_date_dim(self, rows, mults):
@@ -28933,8 +29029,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _apply_web_site(self, row, d):
@@ -28948,8 +29047,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["web_site"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _apply_web_sales(self, row, d):
@@ -28963,8 +29065,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["web_sales"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _apply_web_returns(self, row, d):
@@ -28978,8 +29083,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["web_returns"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _lookup(
@@ -29758,7 +29866,8 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _apply_store(self, row, d):
@@ -29772,7 +29881,8 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["store"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _apply_store_sales(self, row, d):
@@ -29786,7 +29896,8 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _apply_store_returns(self, row, d):
@@ -29800,7 +29911,8 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["store_returns"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _apply_catalog_page(self, row, d):
@@ -29814,7 +29926,8 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["catalog_page"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _apply_catalog_sales(self, row, d):
@@ -29828,7 +29941,8 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["catalog_sales"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _apply_catalog_returns(self, row, d):
@@ -29842,7 +29956,8 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["catalog_returns"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _apply_web_site(self, row, d):
@@ -29856,7 +29971,8 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["web_site"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _apply_web_sales(self, row, d):
@@ -29870,7 +29986,8 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["web_sales"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _apply_web_returns(self, row, d):
@@ -29884,7 +30001,8 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["web_returns"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_channel):
@@ -32569,7 +32687,8 @@ def _make_derived1():
                                 sub = self.sub_derived1
                                 sub._appliers["store_sales"](row, d)
                                 sub._flush()
-                                for sub_row, change in sub._changes:
+                                changes = sub._changes
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                             def _apply_store_returns(self, row, d):
@@ -32585,7 +32704,8 @@ def _make_derived1():
                                 sub = self.sub_derived1
                                 sub._appliers["store_returns"](row, d)
                                 sub._flush()
-                                for sub_row, change in sub._changes:
+                                changes = sub._changes
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                             def _batch_date_dim(self, rows, mults):
@@ -33535,8 +33655,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _apply_store(self, row, d):
@@ -33550,8 +33673,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["store"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _apply_store_sales(self, row, d):
@@ -33565,8 +33691,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["store_sales"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _apply_store_returns(self, row, d):
@@ -33582,8 +33711,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["store_returns"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _lookup(
@@ -36085,7 +36217,8 @@ def _make_derived1():
                                 sub = self.sub_derived1
                                 sub._appliers["catalog_sales"](row, d)
                                 sub._flush()
-                                for sub_row, change in sub._changes:
+                                changes = sub._changes
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                             def _apply_catalog_returns(self, row, d):
@@ -36101,7 +36234,8 @@ def _make_derived1():
                                 sub = self.sub_derived1
                                 sub._appliers["catalog_returns"](row, d)
                                 sub._flush()
-                                for sub_row, change in sub._changes:
+                                changes = sub._changes
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                             def _batch_date_dim(self, rows, mults):
@@ -37070,8 +37204,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _apply_catalog_page(self, row, d):
@@ -37085,8 +37222,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["catalog_page"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _apply_catalog_sales(self, row, d):
@@ -37102,8 +37242,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["catalog_sales"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _apply_catalog_returns(self, row, d):
@@ -37119,8 +37262,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["catalog_returns"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _lookup(
@@ -40641,9 +40787,14 @@ def _make_derived1():
                                             if (
                                                 sub._pending
                                             ):  # else its result is unchanged
-                                                sub._flush()
-                                                if sub._changes:
-                                                    self._on_exists_1(sub._changes)
+                                                try:
+                                                    changes = sub._changes_of(
+                                                        sub._pending
+                                                    )
+                                                finally:
+                                                    sub._pending.clear()
+                                                if changes:
+                                                    self._on_exists_1(changes)
 
                                         def _rows_of_web_returns(self, row, d):
                                             """Apply `d` copies of `row` to atom web_returns alone (its relation's
@@ -41299,7 +41450,8 @@ def _make_derived1():
                                     sub = self.sub_derived1
                                     sub._appliers["web_returns"](row, d)
                                     sub._flush()
-                                    for sub_row, change in sub._changes:
+                                    changes = sub._changes
+                                    for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
                                 def _apply_web_sales(self, row, d):
@@ -41315,7 +41467,8 @@ def _make_derived1():
                                     sub = self.sub_derived1
                                     sub._appliers["web_sales"](row, d)
                                     sub._flush()
-                                    for sub_row, change in sub._changes:
+                                    changes = sub._changes
+                                    for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
                                 def _lookup(
@@ -42401,7 +42554,8 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["web_sales"](row, d)
                             sub._flush()
-                            for sub_row, change in sub._changes:
+                            changes = sub._changes
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                         def _apply_web_returns(self, row, d):
@@ -42415,7 +42569,8 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["web_returns"](row, d)
                             sub._flush()
-                            for sub_row, change in sub._changes:
+                            changes = sub._changes
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                         def _batch_date_dim(self, rows, mults):
@@ -43342,8 +43497,11 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["date_dim"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                     def _apply_web_site(self, row, d):
@@ -43357,8 +43515,11 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["web_site"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                     def _apply_web_sales(self, row, d):
@@ -43372,8 +43533,11 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["web_sales"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                     def _apply_web_returns(self, row, d):
@@ -43387,8 +43551,11 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["web_returns"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                     def _lookup(
@@ -44154,7 +44321,8 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["date_dim"](row, d)
                 sub._flush()
-                for sub_row, change in sub._changes:
+                changes = sub._changes
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
             def _apply_store(self, row, d):
@@ -44168,7 +44336,8 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["store"](row, d)
                 sub._flush()
-                for sub_row, change in sub._changes:
+                changes = sub._changes
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
             def _apply_store_sales(self, row, d):
@@ -44182,7 +44351,8 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["store_sales"](row, d)
                 sub._flush()
-                for sub_row, change in sub._changes:
+                changes = sub._changes
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
             def _apply_store_returns(self, row, d):
@@ -44196,7 +44366,8 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["store_returns"](row, d)
                 sub._flush()
-                for sub_row, change in sub._changes:
+                changes = sub._changes
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
             def _apply_catalog_page(self, row, d):
@@ -44210,7 +44381,8 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["catalog_page"](row, d)
                 sub._flush()
-                for sub_row, change in sub._changes:
+                changes = sub._changes
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
             def _apply_catalog_sales(self, row, d):
@@ -44224,7 +44396,8 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["catalog_sales"](row, d)
                 sub._flush()
-                for sub_row, change in sub._changes:
+                changes = sub._changes
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
             def _apply_catalog_returns(self, row, d):
@@ -44238,7 +44411,8 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["catalog_returns"](row, d)
                 sub._flush()
-                for sub_row, change in sub._changes:
+                changes = sub._changes
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
             def _apply_web_site(self, row, d):
@@ -44252,7 +44426,8 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["web_site"](row, d)
                 sub._flush()
-                for sub_row, change in sub._changes:
+                changes = sub._changes
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
             def _apply_web_sales(self, row, d):
@@ -44266,7 +44441,8 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["web_sales"](row, d)
                 sub._flush()
-                for sub_row, change in sub._changes:
+                changes = sub._changes
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
             def _apply_web_returns(self, row, d):
@@ -44280,7 +44456,8 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["web_returns"](row, d)
                 sub._flush()
-                for sub_row, change in sub._changes:
+                changes = sub._changes
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
             def _lookup(self):
@@ -44999,7 +45176,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_store(self, row, d):
@@ -45013,7 +45191,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["store"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_store_sales(self, row, d):
@@ -45027,7 +45206,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_store_returns(self, row, d):
@@ -45041,7 +45221,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["store_returns"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_catalog_page(self, row, d):
@@ -45055,7 +45236,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["catalog_page"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_catalog_sales(self, row, d):
@@ -45069,7 +45251,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_catalog_returns(self, row, d):
@@ -45083,7 +45266,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["catalog_returns"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_web_site(self, row, d):
@@ -45097,7 +45281,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["web_site"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_web_sales(self, row, d):
@@ -45111,7 +45296,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["web_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_web_returns(self, row, d):
@@ -45125,7 +45311,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["web_returns"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _lookup(self, v_channel, v_id, v_sales, v_returns, v_profit):

@@ -2993,8 +2993,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["customer_address"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _apply_customer(self, row, d):
@@ -3008,8 +3011,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["customer"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_ca_zip):
@@ -3429,7 +3435,8 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["customer_address"](row, d)
             sub._flush()
-            for sub_row, change in sub._changes:
+            changes = sub._changes
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
         def _apply_customer(self, row, d):
@@ -3443,7 +3450,8 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["customer"](row, d)
             sub._flush()
-            for sub_row, change in sub._changes:
+            changes = sub._changes
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
         def _lookup(self, v_ca_zip):
@@ -4452,8 +4460,11 @@ class View:
         sub = self.sub_derived1
         sub._appliers["customer_address"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
     def _apply_customer(self, row, d):
@@ -4467,8 +4478,11 @@ class View:
         sub = self.sub_derived1
         sub._appliers["customer"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
     def _batch_store_sales(self, rows, mults):

@@ -1729,9 +1729,12 @@ class View:
         sub = self.sub_exists_1
         sub._appliers["catalog_sales"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_exists_1(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_exists_1(changes)
 
     def _apply_date_dim(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -2235,9 +2238,12 @@ class View:
         sub = self.sub_exists_2
         sub._appliers["catalog_returns"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_exists_2(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_exists_2(changes)
 
     def _batch_date_dim(self, rows, mults):
         """Apply a batch of date_dim rows (row i changes by mults[i]) at once:

@@ -41105,7 +41105,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_customer_demographics(self, row, d):
@@ -41119,7 +41120,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["customer_demographics"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_customer(self, row, d):
@@ -41133,7 +41135,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["customer"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_customer_address(self, row, d):
@@ -41147,7 +41150,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["customer_address"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_date_dim(self, row, d):
@@ -41161,7 +41165,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_item(self, row, d):
@@ -41175,7 +41180,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["item"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _lookup(

@@ -3118,8 +3118,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["store_sales"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _apply_customer(self, row, d):
@@ -3133,8 +3136,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["customer"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _apply_date_dim(self, row, d):
@@ -3148,8 +3154,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _lookup(self, v_csales):
@@ -3655,16 +3664,22 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["store_sales"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["store_sales"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            if sub._changes:
-                                self._on_scalar_2(sub._changes)
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            if changes:
+                                self._on_scalar_2(changes)
 
                     def _apply_customer(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -3679,16 +3694,22 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["customer"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["customer"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            if sub._changes:
-                                self._on_scalar_2(sub._changes)
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            if changes:
+                                self._on_scalar_2(changes)
 
                     def _apply_date_dim(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -3701,9 +3722,12 @@ def _make_derived1():
                         sub = self.sub_scalar_2
                         sub._appliers["date_dim"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            if sub._changes:
-                                self._on_scalar_2(sub._changes)
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            if changes:
+                                self._on_scalar_2(changes)
 
                     def _rows_of_having(self, row, d):
                         """Apply `d` copies of `row` to atom having alone (its relation's
@@ -4194,8 +4218,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _apply_customer(self, row, d):
@@ -4209,8 +4236,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["customer"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
@@ -4224,8 +4254,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_c_customer_sk):
@@ -6271,8 +6304,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
@@ -6286,8 +6322,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _apply_item(self, row, d):
@@ -6301,8 +6340,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["item"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_item_sk):
@@ -7370,15 +7412,21 @@ def _make_derived1():
                 sub = self.sub_in_1
                 sub._appliers["date_dim"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_in_1(sub_row, change)
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["date_dim"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_in_2(sub_row, change)
 
             def _apply_store_sales(self, row, d):
@@ -7394,15 +7442,21 @@ def _make_derived1():
                 sub = self.sub_in_1
                 sub._appliers["store_sales"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_in_1(sub_row, change)
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["store_sales"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_in_2(sub_row, change)
 
             def _apply_customer(self, row, d):
@@ -7416,8 +7470,11 @@ def _make_derived1():
                 sub = self.sub_in_1
                 sub._appliers["customer"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_in_1(sub_row, change)
 
             def _apply_item(self, row, d):
@@ -7431,8 +7488,11 @@ def _make_derived1():
                 sub = self.sub_in_2
                 sub._appliers["item"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_in_2(sub_row, change)
 
             def _batch_catalog_sales(self, rows, mults):
@@ -10785,8 +10845,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["store_sales"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _apply_customer(self, row, d):
@@ -10800,8 +10863,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["customer"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _apply_date_dim(self, row, d):
@@ -10815,8 +10881,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _lookup(self, v_csales):
@@ -11322,16 +11391,22 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["store_sales"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["store_sales"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            if sub._changes:
-                                self._on_scalar_2(sub._changes)
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            if changes:
+                                self._on_scalar_2(changes)
 
                     def _apply_customer(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -11346,16 +11421,22 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["customer"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["customer"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            if sub._changes:
-                                self._on_scalar_2(sub._changes)
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            if changes:
+                                self._on_scalar_2(changes)
 
                     def _apply_date_dim(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -11368,9 +11449,12 @@ def _make_derived1():
                         sub = self.sub_scalar_2
                         sub._appliers["date_dim"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            if sub._changes:
-                                self._on_scalar_2(sub._changes)
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            if changes:
+                                self._on_scalar_2(changes)
 
                     def _rows_of_having(self, row, d):
                         """Apply `d` copies of `row` to atom having alone (its relation's
@@ -11861,8 +11945,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _apply_customer(self, row, d):
@@ -11876,8 +11963,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["customer"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
@@ -11891,8 +11981,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_c_customer_sk):
@@ -13938,8 +14031,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
@@ -13953,8 +14049,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _apply_item(self, row, d):
@@ -13968,8 +14067,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["item"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_item_sk):
@@ -15037,15 +15139,21 @@ def _make_derived1():
                 sub = self.sub_in_1
                 sub._appliers["date_dim"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_in_1(sub_row, change)
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["date_dim"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_in_2(sub_row, change)
 
             def _apply_store_sales(self, row, d):
@@ -15061,15 +15169,21 @@ def _make_derived1():
                 sub = self.sub_in_1
                 sub._appliers["store_sales"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_in_1(sub_row, change)
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["store_sales"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_in_2(sub_row, change)
 
             def _apply_customer(self, row, d):
@@ -15083,8 +15197,11 @@ def _make_derived1():
                 sub = self.sub_in_1
                 sub._appliers["customer"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_in_1(sub_row, change)
 
             def _apply_item(self, row, d):
@@ -15098,8 +15215,11 @@ def _make_derived1():
                 sub = self.sub_in_2
                 sub._appliers["item"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_in_2(sub_row, change)
 
             def _batch_web_sales(self, rows, mults):
@@ -15983,7 +16103,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_date_dim(self, row, d):
@@ -15997,7 +16118,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_store_sales(self, row, d):
@@ -16011,7 +16133,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_customer(self, row, d):
@@ -16025,7 +16148,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["customer"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_item(self, row, d):
@@ -16039,7 +16163,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["item"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_web_sales(self, row, d):
@@ -16053,7 +16178,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["web_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _lookup(self):

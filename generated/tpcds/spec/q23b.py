@@ -3091,8 +3091,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["store_sales"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _apply_customer(self, row, d):
@@ -3106,8 +3109,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["customer"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _apply_date_dim(self, row, d):
@@ -3121,8 +3127,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _lookup(self, v_csales):
@@ -3628,16 +3637,22 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["store_sales"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["store_sales"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            if sub._changes:
-                                self._on_scalar_2(sub._changes)
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            if changes:
+                                self._on_scalar_2(changes)
 
                     def _apply_customer(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -3652,16 +3667,22 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["customer"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["customer"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            if sub._changes:
-                                self._on_scalar_2(sub._changes)
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            if changes:
+                                self._on_scalar_2(changes)
 
                     def _apply_date_dim(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -3674,9 +3695,12 @@ def _make_derived1():
                         sub = self.sub_scalar_2
                         sub._appliers["date_dim"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            if sub._changes:
-                                self._on_scalar_2(sub._changes)
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            if changes:
+                                self._on_scalar_2(changes)
 
                     def _rows_of_having(self, row, d):
                         """Apply `d` copies of `row` to atom having alone (its relation's
@@ -4167,8 +4191,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _apply_customer(self, row, d):
@@ -4182,8 +4209,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["customer"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
@@ -4197,8 +4227,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_c_customer_sk):
@@ -6244,8 +6277,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
@@ -6259,8 +6295,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _apply_item(self, row, d):
@@ -6274,8 +6313,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["item"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_item_sk):
@@ -7300,8 +7342,11 @@ def _make_derived1():
                 sub = self.sub_in_1
                 sub._appliers["customer"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_in_1(sub_row, change)
 
             def _apply_date_dim(self, row, d):
@@ -7519,15 +7564,21 @@ def _make_derived1():
                 sub = self.sub_in_1
                 sub._appliers["date_dim"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_in_1(sub_row, change)
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["date_dim"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_in_2(sub_row, change)
 
             def _apply_store_sales(self, row, d):
@@ -7543,15 +7594,21 @@ def _make_derived1():
                 sub = self.sub_in_1
                 sub._appliers["store_sales"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_in_1(sub_row, change)
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["store_sales"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_in_2(sub_row, change)
 
             def _apply_item(self, row, d):
@@ -7565,8 +7622,11 @@ def _make_derived1():
                 sub = self.sub_in_2
                 sub._appliers["item"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_in_2(sub_row, change)
 
             def _batch_catalog_sales(self, rows, mults):
@@ -10952,8 +11012,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["store_sales"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _apply_customer(self, row, d):
@@ -10967,8 +11030,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["customer"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _apply_date_dim(self, row, d):
@@ -10982,8 +11048,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _lookup(self, v_csales):
@@ -11489,16 +11558,22 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["store_sales"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["store_sales"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            if sub._changes:
-                                self._on_scalar_2(sub._changes)
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            if changes:
+                                self._on_scalar_2(changes)
 
                     def _apply_customer(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -11513,16 +11588,22 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["customer"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["customer"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            if sub._changes:
-                                self._on_scalar_2(sub._changes)
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            if changes:
+                                self._on_scalar_2(changes)
 
                     def _apply_date_dim(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -11535,9 +11616,12 @@ def _make_derived1():
                         sub = self.sub_scalar_2
                         sub._appliers["date_dim"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            if sub._changes:
-                                self._on_scalar_2(sub._changes)
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            if changes:
+                                self._on_scalar_2(changes)
 
                     def _rows_of_having(self, row, d):
                         """Apply `d` copies of `row` to atom having alone (its relation's
@@ -12028,8 +12112,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _apply_customer(self, row, d):
@@ -12043,8 +12130,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["customer"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
@@ -12058,8 +12148,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_c_customer_sk):
@@ -14105,8 +14198,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
@@ -14120,8 +14216,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _apply_item(self, row, d):
@@ -14135,8 +14234,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["item"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_item_sk):
@@ -15158,8 +15260,11 @@ def _make_derived1():
                 sub = self.sub_in_1
                 sub._appliers["customer"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_in_1(sub_row, change)
 
             def _apply_date_dim(self, row, d):
@@ -15379,15 +15484,21 @@ def _make_derived1():
                 sub = self.sub_in_1
                 sub._appliers["date_dim"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_in_1(sub_row, change)
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["date_dim"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_in_2(sub_row, change)
 
             def _apply_store_sales(self, row, d):
@@ -15403,15 +15514,21 @@ def _make_derived1():
                 sub = self.sub_in_1
                 sub._appliers["store_sales"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_in_1(sub_row, change)
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["store_sales"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_in_2(sub_row, change)
 
             def _apply_item(self, row, d):
@@ -15425,8 +15542,11 @@ def _make_derived1():
                 sub = self.sub_in_2
                 sub._appliers["item"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_in_2(sub_row, change)
 
             def _batch_web_sales(self, rows, mults):
@@ -16320,7 +16440,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_customer(self, row, d):
@@ -16334,7 +16455,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["customer"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_date_dim(self, row, d):
@@ -16348,7 +16470,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_store_sales(self, row, d):
@@ -16362,7 +16485,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_item(self, row, d):
@@ -16376,7 +16500,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["item"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_web_sales(self, row, d):
@@ -16390,7 +16515,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["web_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _lookup(self, v_c_last_name, v_c_first_name, v_sales):

@@ -3936,8 +3936,11 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["store_sales"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
             def _apply_store(self, row, d):
@@ -3951,8 +3954,11 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["store"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
             def _apply_customer(self, row, d):
@@ -3966,8 +3972,11 @@ def _make_derived1():
                 sub = self.sub_derived2
                 sub._appliers["customer"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived2(sub_row, change)
 
             def _apply_customer_address(self, row, d):
@@ -3981,8 +3990,11 @@ def _make_derived1():
                 sub = self.sub_derived2
                 sub._appliers["customer_address"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived2(sub_row, change)
 
             def _batch_store_returns(self, rows, mults):
@@ -5278,8 +5290,11 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["store_returns"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_item(self, row, d):
@@ -5293,8 +5308,11 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["item"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_store_sales(self, row, d):
@@ -5308,8 +5326,11 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["store_sales"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_store(self, row, d):
@@ -5323,8 +5344,11 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["store"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_customer(self, row, d):
@@ -5338,8 +5362,11 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["customer"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_customer_address(self, row, d):
@@ -5353,8 +5380,11 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["customer_address"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _lookup(self, v_c_last_name, v_c_first_name, v_s_store_name):
@@ -9310,8 +9340,11 @@ def _make_scalar_2():
                 sub = self.sub_derived1
                 sub._appliers["store_sales"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
             def _apply_store(self, row, d):
@@ -9325,8 +9358,11 @@ def _make_scalar_2():
                 sub = self.sub_derived1
                 sub._appliers["store"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
             def _apply_customer(self, row, d):
@@ -9340,8 +9376,11 @@ def _make_scalar_2():
                 sub = self.sub_derived2
                 sub._appliers["customer"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived2(sub_row, change)
 
             def _apply_customer_address(self, row, d):
@@ -9355,8 +9394,11 @@ def _make_scalar_2():
                 sub = self.sub_derived2
                 sub._appliers["customer_address"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived2(sub_row, change)
 
             def _batch_store_returns(self, rows, mults):
@@ -10645,8 +10687,11 @@ def _make_scalar_2():
             sub = self.sub_derived1
             sub._appliers["store_returns"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_item(self, row, d):
@@ -10660,8 +10705,11 @@ def _make_scalar_2():
             sub = self.sub_derived1
             sub._appliers["item"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_store_sales(self, row, d):
@@ -10675,8 +10723,11 @@ def _make_scalar_2():
             sub = self.sub_derived1
             sub._appliers["store_sales"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_store(self, row, d):
@@ -10690,8 +10741,11 @@ def _make_scalar_2():
             sub = self.sub_derived1
             sub._appliers["store"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_customer(self, row, d):
@@ -10705,8 +10759,11 @@ def _make_scalar_2():
             sub = self.sub_derived1
             sub._appliers["customer"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_customer_address(self, row, d):
@@ -10720,8 +10777,11 @@ def _make_scalar_2():
             sub = self.sub_derived1
             sub._appliers["customer_address"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _lookup(self):
@@ -11224,16 +11284,22 @@ class View:
         sub = self.sub_derived1
         sub._appliers["store_returns"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["store_returns"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_scalar_2(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_scalar_2(changes)
 
     def _apply_item(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -11248,16 +11314,22 @@ class View:
         sub = self.sub_derived1
         sub._appliers["item"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["item"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_scalar_2(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_scalar_2(changes)
 
     def _apply_store_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -11274,16 +11346,22 @@ class View:
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["store_sales"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_scalar_2(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_scalar_2(changes)
 
     def _apply_store(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -11298,16 +11376,22 @@ class View:
         sub = self.sub_derived1
         sub._appliers["store"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["store"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_scalar_2(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_scalar_2(changes)
 
     def _apply_customer(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -11328,16 +11412,22 @@ class View:
         sub = self.sub_derived1
         sub._appliers["customer"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["customer"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_scalar_2(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_scalar_2(changes)
 
     def _apply_customer_address(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -11358,16 +11448,22 @@ class View:
         sub = self.sub_derived1
         sub._appliers["customer_address"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["customer_address"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_scalar_2(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_scalar_2(changes)
 
     def _rows_of_having(self, row, d):
         """Apply `d` copies of `row` to atom having alone (its relation's

@@ -3936,8 +3936,11 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["store_sales"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
             def _apply_store(self, row, d):
@@ -3951,8 +3954,11 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["store"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
             def _apply_customer(self, row, d):
@@ -3966,8 +3972,11 @@ def _make_derived1():
                 sub = self.sub_derived2
                 sub._appliers["customer"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived2(sub_row, change)
 
             def _apply_customer_address(self, row, d):
@@ -3981,8 +3990,11 @@ def _make_derived1():
                 sub = self.sub_derived2
                 sub._appliers["customer_address"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived2(sub_row, change)
 
             def _batch_store_returns(self, rows, mults):
@@ -5280,8 +5292,11 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["store_returns"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_item(self, row, d):
@@ -5295,8 +5310,11 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["item"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_store_sales(self, row, d):
@@ -5310,8 +5328,11 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["store_sales"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_store(self, row, d):
@@ -5325,8 +5346,11 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["store"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_customer(self, row, d):
@@ -5340,8 +5364,11 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["customer"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_customer_address(self, row, d):
@@ -5355,8 +5382,11 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["customer_address"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _lookup(self, v_c_last_name, v_c_first_name, v_s_store_name):
@@ -9312,8 +9342,11 @@ def _make_scalar_2():
                 sub = self.sub_derived1
                 sub._appliers["store_sales"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
             def _apply_store(self, row, d):
@@ -9327,8 +9360,11 @@ def _make_scalar_2():
                 sub = self.sub_derived1
                 sub._appliers["store"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
             def _apply_customer(self, row, d):
@@ -9342,8 +9378,11 @@ def _make_scalar_2():
                 sub = self.sub_derived2
                 sub._appliers["customer"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived2(sub_row, change)
 
             def _apply_customer_address(self, row, d):
@@ -9357,8 +9396,11 @@ def _make_scalar_2():
                 sub = self.sub_derived2
                 sub._appliers["customer_address"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived2(sub_row, change)
 
             def _batch_store_returns(self, rows, mults):
@@ -10647,8 +10689,11 @@ def _make_scalar_2():
             sub = self.sub_derived1
             sub._appliers["store_returns"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_item(self, row, d):
@@ -10662,8 +10707,11 @@ def _make_scalar_2():
             sub = self.sub_derived1
             sub._appliers["item"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_store_sales(self, row, d):
@@ -10677,8 +10725,11 @@ def _make_scalar_2():
             sub = self.sub_derived1
             sub._appliers["store_sales"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_store(self, row, d):
@@ -10692,8 +10743,11 @@ def _make_scalar_2():
             sub = self.sub_derived1
             sub._appliers["store"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_customer(self, row, d):
@@ -10707,8 +10761,11 @@ def _make_scalar_2():
             sub = self.sub_derived1
             sub._appliers["customer"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_customer_address(self, row, d):
@@ -10722,8 +10779,11 @@ def _make_scalar_2():
             sub = self.sub_derived1
             sub._appliers["customer_address"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _lookup(self):
@@ -11226,16 +11286,22 @@ class View:
         sub = self.sub_derived1
         sub._appliers["store_returns"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["store_returns"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_scalar_2(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_scalar_2(changes)
 
     def _apply_item(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -11250,16 +11316,22 @@ class View:
         sub = self.sub_derived1
         sub._appliers["item"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["item"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_scalar_2(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_scalar_2(changes)
 
     def _apply_store_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -11276,16 +11348,22 @@ class View:
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["store_sales"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_scalar_2(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_scalar_2(changes)
 
     def _apply_store(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -11300,16 +11378,22 @@ class View:
         sub = self.sub_derived1
         sub._appliers["store"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["store"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_scalar_2(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_scalar_2(changes)
 
     def _apply_customer(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -11330,16 +11414,22 @@ class View:
         sub = self.sub_derived1
         sub._appliers["customer"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["customer"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_scalar_2(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_scalar_2(changes)
 
     def _apply_customer_address(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -11360,16 +11450,22 @@ class View:
         sub = self.sub_derived1
         sub._appliers["customer_address"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["customer_address"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_scalar_2(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_scalar_2(changes)
 
     def _rows_of_having(self, row, d):
         """Apply `d` copies of `row` to atom having alone (its relation's

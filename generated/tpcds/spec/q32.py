@@ -1420,9 +1420,12 @@ class View:
         sub = self.sub_scalar_1
         sub._appliers["catalog_sales"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_scalar_1(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_scalar_1(changes)
 
     def _apply_item(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -1561,9 +1564,12 @@ class View:
         sub = self.sub_scalar_1
         sub._appliers["date_dim"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_scalar_1(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_scalar_1(changes)
 
     def _batch_item(self, rows, mults):
         """Apply a batch of item rows (row i changes by mults[i]) at once:

@@ -2142,7 +2142,8 @@ def _make_in_1():
             sub = self.sub_derived1
             sub._appliers["web_sales"](row, d)
             sub._flush()
-            for sub_row, change in sub._changes:
+            changes = sub._changes
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
         def _apply_date_dim(self, row, d):
@@ -2156,7 +2157,8 @@ def _make_in_1():
             sub = self.sub_derived1
             sub._appliers["date_dim"](row, d)
             sub._flush()
-            for sub_row, change in sub._changes:
+            changes = sub._changes
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
         def _apply_catalog_sales(self, row, d):
@@ -2170,7 +2172,8 @@ def _make_in_1():
             sub = self.sub_derived1
             sub._appliers["catalog_sales"](row, d)
             sub._flush()
-            for sub_row, change in sub._changes:
+            changes = sub._changes
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
         def _lookup(self, v_k):
@@ -4949,8 +4952,11 @@ class View:
         sub = self.sub_in_1
         sub._appliers["web_sales"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_in_1(sub_row, change)
 
     def _apply_date_dim(self, row, d):
@@ -4966,15 +4972,21 @@ class View:
         sub = self.sub_in_1
         sub._appliers["date_dim"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_in_1(sub_row, change)
         # the subquery behind relation exists_2 reads this relation
         sub = self.sub_exists_2
         sub._appliers["date_dim"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_exists_2(sub_row, change)
 
     def _apply_catalog_sales(self, row, d):
@@ -4988,8 +5000,11 @@ class View:
         sub = self.sub_in_1
         sub._appliers["catalog_sales"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_in_1(sub_row, change)
 
     def _apply_store_sales(self, row, d):
@@ -5003,8 +5018,11 @@ class View:
         sub = self.sub_exists_2
         sub._appliers["store_sales"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_exists_2(sub_row, change)
 
     def _batch_customer(self, rows, mults):

@@ -3722,8 +3722,11 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["inventory"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_item(self, row, d):
@@ -3737,8 +3740,11 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["item"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_warehouse(self, row, d):
@@ -3752,8 +3758,11 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["warehouse"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_date_dim(self, row, d):
@@ -3767,8 +3776,11 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["date_dim"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _lookup(
@@ -7466,8 +7478,11 @@ def _make_derived2():
             sub = self.sub_derived1
             sub._appliers["inventory"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_item(self, row, d):
@@ -7481,8 +7496,11 @@ def _make_derived2():
             sub = self.sub_derived1
             sub._appliers["item"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_warehouse(self, row, d):
@@ -7496,8 +7514,11 @@ def _make_derived2():
             sub = self.sub_derived1
             sub._appliers["warehouse"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_date_dim(self, row, d):
@@ -7511,8 +7532,11 @@ def _make_derived2():
             sub = self.sub_derived1
             sub._appliers["date_dim"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _lookup(
@@ -8167,15 +8191,21 @@ class View:
         sub = self.sub_derived1
         sub._appliers["inventory"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["inventory"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
     def _apply_item(self, row, d):
@@ -8191,15 +8221,21 @@ class View:
         sub = self.sub_derived1
         sub._appliers["item"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["item"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
     def _apply_warehouse(self, row, d):
@@ -8215,15 +8251,21 @@ class View:
         sub = self.sub_derived1
         sub._appliers["warehouse"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["warehouse"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
     def _apply_date_dim(self, row, d):
@@ -8239,15 +8281,21 @@ class View:
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["date_dim"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
     def _lookup(

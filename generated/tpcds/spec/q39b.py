@@ -3723,8 +3723,11 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["inventory"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_item(self, row, d):
@@ -3738,8 +3741,11 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["item"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_warehouse(self, row, d):
@@ -3753,8 +3759,11 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["warehouse"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_date_dim(self, row, d):
@@ -3768,8 +3777,11 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["date_dim"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _lookup(
@@ -7467,8 +7479,11 @@ def _make_derived2():
             sub = self.sub_derived1
             sub._appliers["inventory"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_item(self, row, d):
@@ -7482,8 +7497,11 @@ def _make_derived2():
             sub = self.sub_derived1
             sub._appliers["item"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_warehouse(self, row, d):
@@ -7497,8 +7515,11 @@ def _make_derived2():
             sub = self.sub_derived1
             sub._appliers["warehouse"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_date_dim(self, row, d):
@@ -7512,8 +7533,11 @@ def _make_derived2():
             sub = self.sub_derived1
             sub._appliers["date_dim"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _lookup(
@@ -8173,15 +8197,21 @@ class View:
         sub = self.sub_derived1
         sub._appliers["inventory"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["inventory"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
     def _apply_item(self, row, d):
@@ -8197,15 +8227,21 @@ class View:
         sub = self.sub_derived1
         sub._appliers["item"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["item"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
     def _apply_warehouse(self, row, d):
@@ -8221,15 +8257,21 @@ class View:
         sub = self.sub_derived1
         sub._appliers["warehouse"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["warehouse"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
     def _apply_date_dim(self, row, d):
@@ -8245,15 +8287,21 @@ class View:
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["date_dim"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
     def _lookup(

@@ -2083,9 +2083,12 @@ def _make_derived1():
                 sub = self.sub_exists_1
                 sub._appliers["catalog_returns"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    if sub._changes:
-                        self._on_exists_1(sub._changes)
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    if changes:
+                        self._on_exists_1(changes)
 
             def _rows_of_catalog_sales(self, row, d):
                 """Apply `d` copies of `row` to atom catalog_sales alone (its relation's
@@ -3904,7 +3907,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_catalog_returns(self, row, d):
@@ -3918,7 +3922,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["catalog_returns"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _batch_warehouse(self, rows, mults):

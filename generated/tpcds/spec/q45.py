@@ -982,8 +982,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["item"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_i_item_id):
@@ -2664,8 +2667,11 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["item"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
             def _batch_web_sales(self, rows, mults):
@@ -4731,8 +4737,11 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["item"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                     def _lookup(self, v_i_item_id):
@@ -5090,8 +5099,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["item"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v___k):
@@ -6365,9 +6377,12 @@ def _make_derived1():
                 sub = self.sub_exists_1
                 sub._appliers["item"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    if sub._changes:
-                        self._on_exists_1(sub._changes)
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    if changes:
+                        self._on_exists_1(changes)
 
             def _batch_web_sales(self, rows, mults):
                 """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
@@ -8083,7 +8098,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["web_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_customer(self, row, d):
@@ -8097,7 +8113,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["customer"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_customer_address(self, row, d):
@@ -8111,7 +8128,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["customer_address"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_date_dim(self, row, d):
@@ -8125,7 +8143,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_item(self, row, d):
@@ -8139,7 +8158,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["item"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _lookup(self, v_customer_address__ca_zip, v_customer_address__ca_city):

@@ -1871,8 +1871,11 @@ def _make_derived1():
                         sub = self.sub_in_1
                         sub._appliers["item"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_in_1(sub_row, change)
 
                     def _batch_store_sales(self, rows, mults):
@@ -3041,8 +3044,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
@@ -3056,8 +3062,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _apply_customer_address(self, row, d):
@@ -3071,8 +3080,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["customer_address"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _apply_item(self, row, d):
@@ -3086,8 +3098,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["item"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_i_item_id, v_total_sales):
@@ -4895,8 +4910,11 @@ def _make_derived1():
                         sub = self.sub_in_1
                         sub._appliers["item"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_in_1(sub_row, change)
 
                     def _batch_catalog_sales(self, rows, mults):
@@ -6104,8 +6122,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["catalog_sales"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
@@ -6119,8 +6140,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _apply_customer_address(self, row, d):
@@ -6134,8 +6158,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["customer_address"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _apply_item(self, row, d):
@@ -6149,8 +6176,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["item"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_i_item_id, v_total_sales):
@@ -7929,8 +7959,11 @@ def _make_derived1():
                     sub = self.sub_in_1
                     sub._appliers["item"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_in_1(sub_row, change)
 
                 def _batch_web_sales(self, rows, mults):
@@ -9061,8 +9094,11 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["web_sales"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
             def _apply_date_dim(self, row, d):
@@ -9076,8 +9112,11 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["date_dim"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
             def _apply_customer_address(self, row, d):
@@ -9091,8 +9130,11 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["customer_address"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
             def _apply_item(self, row, d):
@@ -9106,8 +9148,11 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["item"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
             def _lookup(self, v_i_item_id, v_total_sales):
@@ -9664,7 +9709,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_date_dim(self, row, d):
@@ -9678,7 +9724,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_customer_address(self, row, d):
@@ -9692,7 +9739,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["customer_address"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_item(self, row, d):
@@ -9706,7 +9754,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["item"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_catalog_sales(self, row, d):
@@ -9720,7 +9769,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_web_sales(self, row, d):
@@ -9734,7 +9784,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["web_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _lookup(self, v_i_item_id):

@@ -3370,8 +3370,11 @@ class View:
         sub = self.sub_exists_1
         sub._appliers["store_sales"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_exists_1(sub_row, change)
 
     def _apply_date_dim(self, row, d):
@@ -3387,23 +3390,32 @@ class View:
         sub = self.sub_exists_1
         sub._appliers["date_dim"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_exists_1(sub_row, change)
         # the subquery behind relation exists_2 reads this relation
         sub = self.sub_exists_2
         sub._appliers["date_dim"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_exists_2(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_exists_2(changes)
         # the subquery behind relation exists_3 reads this relation
         sub = self.sub_exists_3
         sub._appliers["date_dim"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_exists_3(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_exists_3(changes)
 
     def _apply_web_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -3416,9 +3428,12 @@ class View:
         sub = self.sub_exists_2
         sub._appliers["web_sales"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_exists_2(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_exists_2(changes)
 
     def _apply_catalog_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -3431,9 +3446,12 @@ class View:
         sub = self.sub_exists_3
         sub._appliers["catalog_sales"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_exists_3(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_exists_3(changes)
 
     def _batch_customer_address(self, rows, mults):
         """Apply a batch of customer_address rows (row i changes by mults[i]) at once:

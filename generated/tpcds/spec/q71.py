@@ -3775,7 +3775,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["web_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_date_dim(self, row, d):
@@ -3789,7 +3790,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_catalog_sales(self, row, d):
@@ -3803,7 +3805,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_store_sales(self, row, d):
@@ -3817,7 +3820,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _batch_item(self, rows, mults):

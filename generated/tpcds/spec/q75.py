@@ -5405,9 +5405,12 @@ def _make_derived1():
                                 sub = self.sub_exists_1
                                 sub._appliers["catalog_returns"](row, d)
                                 if sub._pending:  # else its result is unchanged
-                                    sub._flush()
-                                    if sub._changes:
-                                        self._on_exists_1(sub._changes)
+                                    try:
+                                        changes = sub._changes_of(sub._pending)
+                                    finally:
+                                        sub._pending.clear()
+                                    if changes:
+                                        self._on_exists_1(changes)
 
                             def _batch_item(self, rows, mults):
                                 """Apply a batch of item rows (row i changes by mults[i]) at once:
@@ -6871,7 +6874,8 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["catalog_sales"](row, d)
                         sub._flush()
-                        for sub_row, change in sub._changes:
+                        changes = sub._changes
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                     def _apply_item(self, row, d):
@@ -6885,7 +6889,8 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["item"](row, d)
                         sub._flush()
-                        for sub_row, change in sub._changes:
+                        changes = sub._changes
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                     def _apply_date_dim(self, row, d):
@@ -6899,7 +6904,8 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["date_dim"](row, d)
                         sub._flush()
-                        for sub_row, change in sub._changes:
+                        changes = sub._changes
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                     def _apply_catalog_returns(self, row, d):
@@ -6913,7 +6919,8 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["catalog_returns"](row, d)
                         sub._flush()
-                        for sub_row, change in sub._changes:
+                        changes = sub._changes
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                     def _lookup(
@@ -12084,9 +12091,12 @@ def _make_derived1():
                                 sub = self.sub_exists_1
                                 sub._appliers["store_returns"](row, d)
                                 if sub._pending:  # else its result is unchanged
-                                    sub._flush()
-                                    if sub._changes:
-                                        self._on_exists_1(sub._changes)
+                                    try:
+                                        changes = sub._changes_of(sub._pending)
+                                    finally:
+                                        sub._pending.clear()
+                                    if changes:
+                                        self._on_exists_1(changes)
 
                             def _batch_item(self, rows, mults):
                                 """Apply a batch of item rows (row i changes by mults[i]) at once:
@@ -13532,7 +13542,8 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["store_sales"](row, d)
                         sub._flush()
-                        for sub_row, change in sub._changes:
+                        changes = sub._changes
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                     def _apply_item(self, row, d):
@@ -13546,7 +13557,8 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["item"](row, d)
                         sub._flush()
-                        for sub_row, change in sub._changes:
+                        changes = sub._changes
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                     def _apply_date_dim(self, row, d):
@@ -13560,7 +13572,8 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["date_dim"](row, d)
                         sub._flush()
-                        for sub_row, change in sub._changes:
+                        changes = sub._changes
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                     def _apply_store_returns(self, row, d):
@@ -13574,7 +13587,8 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["store_returns"](row, d)
                         sub._flush()
-                        for sub_row, change in sub._changes:
+                        changes = sub._changes
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                     def _lookup(
@@ -18606,9 +18620,12 @@ def _make_derived1():
                             sub = self.sub_exists_1
                             sub._appliers["web_returns"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                if sub._changes:
-                                    self._on_exists_1(sub._changes)
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                if changes:
+                                    self._on_exists_1(changes)
 
                         def _batch_item(self, rows, mults):
                             """Apply a batch of item rows (row i changes by mults[i]) at once:
@@ -20015,7 +20032,8 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["web_sales"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _apply_item(self, row, d):
@@ -20029,7 +20047,8 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["item"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
@@ -20043,7 +20062,8 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _apply_web_returns(self, row, d):
@@ -20057,7 +20077,8 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["web_returns"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _lookup(
@@ -20831,7 +20852,8 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["catalog_sales"](row, d)
             sub._flush()
-            for sub_row, change in sub._changes:
+            changes = sub._changes
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
         def _apply_item(self, row, d):
@@ -20845,7 +20867,8 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["item"](row, d)
             sub._flush()
-            for sub_row, change in sub._changes:
+            changes = sub._changes
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
         def _apply_date_dim(self, row, d):
@@ -20859,7 +20882,8 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["date_dim"](row, d)
             sub._flush()
-            for sub_row, change in sub._changes:
+            changes = sub._changes
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
         def _apply_catalog_returns(self, row, d):
@@ -20873,7 +20897,8 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["catalog_returns"](row, d)
             sub._flush()
-            for sub_row, change in sub._changes:
+            changes = sub._changes
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
         def _apply_store_sales(self, row, d):
@@ -20887,7 +20912,8 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["store_sales"](row, d)
             sub._flush()
-            for sub_row, change in sub._changes:
+            changes = sub._changes
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
         def _apply_store_returns(self, row, d):
@@ -20901,7 +20927,8 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["store_returns"](row, d)
             sub._flush()
-            for sub_row, change in sub._changes:
+            changes = sub._changes
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
         def _apply_web_sales(self, row, d):
@@ -20915,7 +20942,8 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["web_sales"](row, d)
             sub._flush()
-            for sub_row, change in sub._changes:
+            changes = sub._changes
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
         def _apply_web_returns(self, row, d):
@@ -20929,7 +20957,8 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["web_returns"](row, d)
             sub._flush()
-            for sub_row, change in sub._changes:
+            changes = sub._changes
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
         def _lookup(
@@ -26322,9 +26351,12 @@ def _make_derived2():
                                 sub = self.sub_exists_1
                                 sub._appliers["catalog_returns"](row, d)
                                 if sub._pending:  # else its result is unchanged
-                                    sub._flush()
-                                    if sub._changes:
-                                        self._on_exists_1(sub._changes)
+                                    try:
+                                        changes = sub._changes_of(sub._pending)
+                                    finally:
+                                        sub._pending.clear()
+                                    if changes:
+                                        self._on_exists_1(changes)
 
                             def _batch_item(self, rows, mults):
                                 """Apply a batch of item rows (row i changes by mults[i]) at once:
@@ -27788,7 +27820,8 @@ def _make_derived2():
                         sub = self.sub_derived1
                         sub._appliers["catalog_sales"](row, d)
                         sub._flush()
-                        for sub_row, change in sub._changes:
+                        changes = sub._changes
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                     def _apply_item(self, row, d):
@@ -27802,7 +27835,8 @@ def _make_derived2():
                         sub = self.sub_derived1
                         sub._appliers["item"](row, d)
                         sub._flush()
-                        for sub_row, change in sub._changes:
+                        changes = sub._changes
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                     def _apply_date_dim(self, row, d):
@@ -27816,7 +27850,8 @@ def _make_derived2():
                         sub = self.sub_derived1
                         sub._appliers["date_dim"](row, d)
                         sub._flush()
-                        for sub_row, change in sub._changes:
+                        changes = sub._changes
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                     def _apply_catalog_returns(self, row, d):
@@ -27830,7 +27865,8 @@ def _make_derived2():
                         sub = self.sub_derived1
                         sub._appliers["catalog_returns"](row, d)
                         sub._flush()
-                        for sub_row, change in sub._changes:
+                        changes = sub._changes
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                     def _lookup(
@@ -33001,9 +33037,12 @@ def _make_derived2():
                                 sub = self.sub_exists_1
                                 sub._appliers["store_returns"](row, d)
                                 if sub._pending:  # else its result is unchanged
-                                    sub._flush()
-                                    if sub._changes:
-                                        self._on_exists_1(sub._changes)
+                                    try:
+                                        changes = sub._changes_of(sub._pending)
+                                    finally:
+                                        sub._pending.clear()
+                                    if changes:
+                                        self._on_exists_1(changes)
 
                             def _batch_item(self, rows, mults):
                                 """Apply a batch of item rows (row i changes by mults[i]) at once:
@@ -34449,7 +34488,8 @@ def _make_derived2():
                         sub = self.sub_derived1
                         sub._appliers["store_sales"](row, d)
                         sub._flush()
-                        for sub_row, change in sub._changes:
+                        changes = sub._changes
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                     def _apply_item(self, row, d):
@@ -34463,7 +34503,8 @@ def _make_derived2():
                         sub = self.sub_derived1
                         sub._appliers["item"](row, d)
                         sub._flush()
-                        for sub_row, change in sub._changes:
+                        changes = sub._changes
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                     def _apply_date_dim(self, row, d):
@@ -34477,7 +34518,8 @@ def _make_derived2():
                         sub = self.sub_derived1
                         sub._appliers["date_dim"](row, d)
                         sub._flush()
-                        for sub_row, change in sub._changes:
+                        changes = sub._changes
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                     def _apply_store_returns(self, row, d):
@@ -34491,7 +34533,8 @@ def _make_derived2():
                         sub = self.sub_derived1
                         sub._appliers["store_returns"](row, d)
                         sub._flush()
-                        for sub_row, change in sub._changes:
+                        changes = sub._changes
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                     def _lookup(
@@ -39523,9 +39566,12 @@ def _make_derived2():
                             sub = self.sub_exists_1
                             sub._appliers["web_returns"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                if sub._changes:
-                                    self._on_exists_1(sub._changes)
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                if changes:
+                                    self._on_exists_1(changes)
 
                         def _batch_item(self, rows, mults):
                             """Apply a batch of item rows (row i changes by mults[i]) at once:
@@ -40932,7 +40978,8 @@ def _make_derived2():
                     sub = self.sub_derived1
                     sub._appliers["web_sales"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _apply_item(self, row, d):
@@ -40946,7 +40993,8 @@ def _make_derived2():
                     sub = self.sub_derived1
                     sub._appliers["item"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
@@ -40960,7 +41008,8 @@ def _make_derived2():
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _apply_web_returns(self, row, d):
@@ -40974,7 +41023,8 @@ def _make_derived2():
                     sub = self.sub_derived1
                     sub._appliers["web_returns"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _lookup(
@@ -41748,7 +41798,8 @@ def _make_derived2():
             sub = self.sub_derived1
             sub._appliers["catalog_sales"](row, d)
             sub._flush()
-            for sub_row, change in sub._changes:
+            changes = sub._changes
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
         def _apply_item(self, row, d):
@@ -41762,7 +41813,8 @@ def _make_derived2():
             sub = self.sub_derived1
             sub._appliers["item"](row, d)
             sub._flush()
-            for sub_row, change in sub._changes:
+            changes = sub._changes
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
         def _apply_date_dim(self, row, d):
@@ -41776,7 +41828,8 @@ def _make_derived2():
             sub = self.sub_derived1
             sub._appliers["date_dim"](row, d)
             sub._flush()
-            for sub_row, change in sub._changes:
+            changes = sub._changes
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
         def _apply_catalog_returns(self, row, d):
@@ -41790,7 +41843,8 @@ def _make_derived2():
             sub = self.sub_derived1
             sub._appliers["catalog_returns"](row, d)
             sub._flush()
-            for sub_row, change in sub._changes:
+            changes = sub._changes
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
         def _apply_store_sales(self, row, d):
@@ -41804,7 +41858,8 @@ def _make_derived2():
             sub = self.sub_derived1
             sub._appliers["store_sales"](row, d)
             sub._flush()
-            for sub_row, change in sub._changes:
+            changes = sub._changes
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
         def _apply_store_returns(self, row, d):
@@ -41818,7 +41873,8 @@ def _make_derived2():
             sub = self.sub_derived1
             sub._appliers["store_returns"](row, d)
             sub._flush()
-            for sub_row, change in sub._changes:
+            changes = sub._changes
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
         def _apply_web_sales(self, row, d):
@@ -41832,7 +41888,8 @@ def _make_derived2():
             sub = self.sub_derived1
             sub._appliers["web_sales"](row, d)
             sub._flush()
-            for sub_row, change in sub._changes:
+            changes = sub._changes
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
         def _apply_web_returns(self, row, d):
@@ -41846,7 +41903,8 @@ def _make_derived2():
             sub = self.sub_derived1
             sub._appliers["web_returns"](row, d)
             sub._flush()
-            for sub_row, change in sub._changes:
+            changes = sub._changes
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
         def _lookup(
@@ -42854,15 +42912,21 @@ class View:
         sub = self.sub_derived1
         sub._appliers["catalog_sales"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["catalog_sales"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
     def _apply_item(self, row, d):
@@ -42878,15 +42942,21 @@ class View:
         sub = self.sub_derived1
         sub._appliers["item"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["item"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
     def _apply_date_dim(self, row, d):
@@ -42902,15 +42972,21 @@ class View:
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["date_dim"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
     def _apply_catalog_returns(self, row, d):
@@ -42928,15 +43004,21 @@ class View:
         sub = self.sub_derived1
         sub._appliers["catalog_returns"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["catalog_returns"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
     def _apply_store_sales(self, row, d):
@@ -42954,15 +43036,21 @@ class View:
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["store_sales"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
     def _apply_store_returns(self, row, d):
@@ -42980,15 +43068,21 @@ class View:
         sub = self.sub_derived1
         sub._appliers["store_returns"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["store_returns"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
     def _apply_web_sales(self, row, d):
@@ -43006,15 +43100,21 @@ class View:
         sub = self.sub_derived1
         sub._appliers["web_sales"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["web_sales"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
     def _apply_web_returns(self, row, d):
@@ -43032,15 +43132,21 @@ class View:
         sub = self.sub_derived1
         sub._appliers["web_returns"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["web_returns"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
     def _lookup(

@@ -5563,7 +5563,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_item(self, row, d):
@@ -5577,7 +5578,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["item"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_date_dim(self, row, d):
@@ -5591,7 +5593,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_web_sales(self, row, d):
@@ -5605,7 +5608,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["web_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_catalog_sales(self, row, d):
@@ -5619,7 +5623,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _lookup(self, v_channel, v_col_name, v_d_year, v_d_qoy, v_i_category):

@@ -2745,9 +2745,12 @@ def _make_derived1():
                                     sub = self.sub_exists_1
                                     sub._appliers["store_returns"](row, d)
                                     if sub._pending:  # else its result is unchanged
-                                        sub._flush()
-                                        if sub._changes:
-                                            self._on_exists_1(sub._changes)
+                                        try:
+                                            changes = sub._changes_of(sub._pending)
+                                        finally:
+                                            sub._pending.clear()
+                                        if changes:
+                                            self._on_exists_1(changes)
 
                                 def _rows_of_store_sales(self, row, d):
                                     """Apply `d` copies of `row` to atom store_sales alone (its relation's
@@ -3784,7 +3787,8 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["store_sales"](row, d)
                             sub._flush()
-                            for sub_row, change in sub._changes:
+                            changes = sub._changes
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                         def _apply_store_returns(self, row, d):
@@ -3800,7 +3804,8 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["store_returns"](row, d)
                             sub._flush()
-                            for sub_row, change in sub._changes:
+                            changes = sub._changes
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                         def _batch_date_dim(self, rows, mults):
@@ -6528,9 +6533,12 @@ def _make_derived1():
                                     sub = self.sub_exists_1
                                     sub._appliers["web_returns"](row, d)
                                     if sub._pending:  # else its result is unchanged
-                                        sub._flush()
-                                        if sub._changes:
-                                            self._on_exists_1(sub._changes)
+                                        try:
+                                            changes = sub._changes_of(sub._pending)
+                                        finally:
+                                            sub._pending.clear()
+                                        if changes:
+                                            self._on_exists_1(changes)
 
                                 def _rows_of_web_sales(self, row, d):
                                     """Apply `d` copies of `row` to atom web_sales alone (its relation's
@@ -7577,7 +7585,8 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["web_sales"](row, d)
                             sub._flush()
-                            for sub_row, change in sub._changes:
+                            changes = sub._changes
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                         def _apply_web_returns(self, row, d):
@@ -7591,7 +7600,8 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["web_returns"](row, d)
                             sub._flush()
-                            for sub_row, change in sub._changes:
+                            changes = sub._changes
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                         def _batch_date_dim(self, rows, mults):
@@ -8739,15 +8749,21 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["date_dim"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
                         # the subquery behind relation derived2 reads this relation
                         sub = self.sub_derived2
                         sub._appliers["date_dim"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived2(sub_row, change)
 
                     def _apply_store_sales(self, row, d):
@@ -8761,8 +8777,11 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["store_sales"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                     def _apply_store_returns(self, row, d):
@@ -8776,8 +8795,11 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["store_returns"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                     def _apply_web_sales(self, row, d):
@@ -8791,8 +8813,11 @@ def _make_derived1():
                         sub = self.sub_derived2
                         sub._appliers["web_sales"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived2(sub_row, change)
 
                     def _apply_web_returns(self, row, d):
@@ -8806,8 +8831,11 @@ def _make_derived1():
                         sub = self.sub_derived2
                         sub._appliers["web_returns"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived2(sub_row, change)
 
                     def _lookup(
@@ -11369,9 +11397,12 @@ def _make_derived1():
                                     sub = self.sub_exists_1
                                     sub._appliers["store_returns"](row, d)
                                     if sub._pending:  # else its result is unchanged
-                                        sub._flush()
-                                        if sub._changes:
-                                            self._on_exists_1(sub._changes)
+                                        try:
+                                            changes = sub._changes_of(sub._pending)
+                                        finally:
+                                            sub._pending.clear()
+                                        if changes:
+                                            self._on_exists_1(changes)
 
                                 def _rows_of_store_sales(self, row, d):
                                     """Apply `d` copies of `row` to atom store_sales alone (its relation's
@@ -12408,7 +12439,8 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["store_sales"](row, d)
                             sub._flush()
-                            for sub_row, change in sub._changes:
+                            changes = sub._changes
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                         def _apply_store_returns(self, row, d):
@@ -12424,7 +12456,8 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["store_returns"](row, d)
                             sub._flush()
-                            for sub_row, change in sub._changes:
+                            changes = sub._changes
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                         def _batch_date_dim(self, rows, mults):
@@ -15306,9 +15339,12 @@ def _make_derived1():
                                         sub = self.sub_exists_1
                                         sub._appliers["web_returns"](row, d)
                                         if sub._pending:  # else its result is unchanged
-                                            sub._flush()
-                                            if sub._changes:
-                                                self._on_exists_1(sub._changes)
+                                            try:
+                                                changes = sub._changes_of(sub._pending)
+                                            finally:
+                                                sub._pending.clear()
+                                            if changes:
+                                                self._on_exists_1(changes)
 
                                     def _rows_of_web_sales(self, row, d):
                                         """Apply `d` copies of `row` to atom web_sales alone (its relation's
@@ -16394,7 +16430,8 @@ def _make_derived1():
                                 sub = self.sub_derived1
                                 sub._appliers["web_sales"](row, d)
                                 sub._flush()
-                                for sub_row, change in sub._changes:
+                                changes = sub._changes
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                             def _apply_web_returns(self, row, d):
@@ -16410,7 +16447,8 @@ def _make_derived1():
                                 sub = self.sub_derived1
                                 sub._appliers["web_returns"](row, d)
                                 sub._flush()
-                                for sub_row, change in sub._changes:
+                                changes = sub._changes
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                             def _batch_date_dim(self, rows, mults):
@@ -17251,8 +17289,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _apply_web_sales(self, row, d):
@@ -17266,8 +17307,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["web_sales"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _apply_web_returns(self, row, d):
@@ -17281,8 +17325,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["web_returns"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _lookup(
@@ -17864,16 +17911,22 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["date_dim"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
                         # the subquery behind relation exists_2 reads this relation
                         sub = self.sub_exists_2
                         sub._appliers["date_dim"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            if sub._changes:
-                                self._on_exists_2(sub._changes)
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            if changes:
+                                self._on_exists_2(changes)
 
                     def _apply_store_sales(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -17886,8 +17939,11 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["store_sales"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                     def _apply_store_returns(self, row, d):
@@ -17901,8 +17957,11 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["store_returns"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                     def _apply_web_sales(self, row, d):
@@ -17916,9 +17975,12 @@ def _make_derived1():
                         sub = self.sub_exists_2
                         sub._appliers["web_sales"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            if sub._changes:
-                                self._on_exists_2(sub._changes)
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            if changes:
+                                self._on_exists_2(changes)
 
                     def _apply_web_returns(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -17931,9 +17993,12 @@ def _make_derived1():
                         sub = self.sub_exists_2
                         sub._appliers["web_returns"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            if sub._changes:
-                                self._on_exists_2(sub._changes)
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            if changes:
+                                self._on_exists_2(changes)
 
                     def _rows_of_ss(self, row, d):
                         """Apply `d` copies of `row` to atom ss alone (its relation's
@@ -20374,9 +20439,12 @@ def _make_derived1():
                             sub = self.sub_exists_1
                             sub._appliers["catalog_returns"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                if sub._changes:
-                                    self._on_exists_1(sub._changes)
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                if changes:
+                                    self._on_exists_1(changes)
 
                         def _rows_of_catalog_sales(self, row, d):
                             """Apply `d` copies of `row` to atom catalog_sales alone (its relation's
@@ -21394,7 +21462,8 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["catalog_sales"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _apply_catalog_returns(self, row, d):
@@ -21408,7 +21477,8 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["catalog_returns"](row, d)
                     sub._flush()
-                    for sub_row, change in sub._changes:
+                    changes = sub._changes
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
                 def _batch_date_dim(self, rows, mults):
@@ -22626,14 +22696,18 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["date_dim"](row, d)
                 sub._flush()
-                for sub_row, change in sub._changes:
+                changes = sub._changes
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
                 # the subquery behind relation derived2 reads this relation
                 sub = self.sub_derived2
                 sub._appliers["date_dim"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived2(sub_row, change)
 
             def _apply_store_sales(self, row, d):
@@ -22647,7 +22721,8 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["store_sales"](row, d)
                 sub._flush()
-                for sub_row, change in sub._changes:
+                changes = sub._changes
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
             def _apply_store_returns(self, row, d):
@@ -22661,7 +22736,8 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["store_returns"](row, d)
                 sub._flush()
-                for sub_row, change in sub._changes:
+                changes = sub._changes
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
             def _apply_web_sales(self, row, d):
@@ -22675,7 +22751,8 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["web_sales"](row, d)
                 sub._flush()
-                for sub_row, change in sub._changes:
+                changes = sub._changes
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
             def _apply_web_returns(self, row, d):
@@ -22689,7 +22766,8 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["web_returns"](row, d)
                 sub._flush()
-                for sub_row, change in sub._changes:
+                changes = sub._changes
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
             def _apply_catalog_sales(self, row, d):
@@ -22703,8 +22781,11 @@ def _make_derived1():
                 sub = self.sub_derived2
                 sub._appliers["catalog_sales"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived2(sub_row, change)
 
             def _apply_catalog_returns(self, row, d):
@@ -22718,8 +22799,11 @@ def _make_derived1():
                 sub = self.sub_derived2
                 sub._appliers["catalog_returns"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived2(sub_row, change)
 
             def _lookup(
@@ -25424,9 +25508,12 @@ def _make_derived1():
                                     sub = self.sub_exists_1
                                     sub._appliers["store_returns"](row, d)
                                     if sub._pending:  # else its result is unchanged
-                                        sub._flush()
-                                        if sub._changes:
-                                            self._on_exists_1(sub._changes)
+                                        try:
+                                            changes = sub._changes_of(sub._pending)
+                                        finally:
+                                            sub._pending.clear()
+                                        if changes:
+                                            self._on_exists_1(changes)
 
                                 def _rows_of_store_sales(self, row, d):
                                     """Apply `d` copies of `row` to atom store_sales alone (its relation's
@@ -26463,7 +26550,8 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["store_sales"](row, d)
                             sub._flush()
-                            for sub_row, change in sub._changes:
+                            changes = sub._changes
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                         def _apply_store_returns(self, row, d):
@@ -26479,7 +26567,8 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["store_returns"](row, d)
                             sub._flush()
-                            for sub_row, change in sub._changes:
+                            changes = sub._changes
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                         def _batch_date_dim(self, rows, mults):
@@ -29207,9 +29296,12 @@ def _make_derived1():
                                     sub = self.sub_exists_1
                                     sub._appliers["web_returns"](row, d)
                                     if sub._pending:  # else its result is unchanged
-                                        sub._flush()
-                                        if sub._changes:
-                                            self._on_exists_1(sub._changes)
+                                        try:
+                                            changes = sub._changes_of(sub._pending)
+                                        finally:
+                                            sub._pending.clear()
+                                        if changes:
+                                            self._on_exists_1(changes)
 
                                 def _rows_of_web_sales(self, row, d):
                                     """Apply `d` copies of `row` to atom web_sales alone (its relation's
@@ -30256,7 +30348,8 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["web_sales"](row, d)
                             sub._flush()
-                            for sub_row, change in sub._changes:
+                            changes = sub._changes
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                         def _apply_web_returns(self, row, d):
@@ -30270,7 +30363,8 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["web_returns"](row, d)
                             sub._flush()
-                            for sub_row, change in sub._changes:
+                            changes = sub._changes
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                         def _batch_date_dim(self, rows, mults):
@@ -31418,15 +31512,21 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["date_dim"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
                         # the subquery behind relation derived2 reads this relation
                         sub = self.sub_derived2
                         sub._appliers["date_dim"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived2(sub_row, change)
 
                     def _apply_store_sales(self, row, d):
@@ -31440,8 +31540,11 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["store_sales"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                     def _apply_store_returns(self, row, d):
@@ -31455,8 +31558,11 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["store_returns"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                     def _apply_web_sales(self, row, d):
@@ -31470,8 +31576,11 @@ def _make_derived1():
                         sub = self.sub_derived2
                         sub._appliers["web_sales"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived2(sub_row, change)
 
                     def _apply_web_returns(self, row, d):
@@ -31485,8 +31594,11 @@ def _make_derived1():
                         sub = self.sub_derived2
                         sub._appliers["web_returns"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived2(sub_row, change)
 
                     def _lookup(
@@ -34048,9 +34160,12 @@ def _make_derived1():
                                     sub = self.sub_exists_1
                                     sub._appliers["store_returns"](row, d)
                                     if sub._pending:  # else its result is unchanged
-                                        sub._flush()
-                                        if sub._changes:
-                                            self._on_exists_1(sub._changes)
+                                        try:
+                                            changes = sub._changes_of(sub._pending)
+                                        finally:
+                                            sub._pending.clear()
+                                        if changes:
+                                            self._on_exists_1(changes)
 
                                 def _rows_of_store_sales(self, row, d):
                                     """Apply `d` copies of `row` to atom store_sales alone (its relation's
@@ -35087,7 +35202,8 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["store_sales"](row, d)
                             sub._flush()
-                            for sub_row, change in sub._changes:
+                            changes = sub._changes
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                         def _apply_store_returns(self, row, d):
@@ -35103,7 +35219,8 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["store_returns"](row, d)
                             sub._flush()
-                            for sub_row, change in sub._changes:
+                            changes = sub._changes
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                         def _batch_date_dim(self, rows, mults):
@@ -37985,9 +38102,12 @@ def _make_derived1():
                                         sub = self.sub_exists_1
                                         sub._appliers["web_returns"](row, d)
                                         if sub._pending:  # else its result is unchanged
-                                            sub._flush()
-                                            if sub._changes:
-                                                self._on_exists_1(sub._changes)
+                                            try:
+                                                changes = sub._changes_of(sub._pending)
+                                            finally:
+                                                sub._pending.clear()
+                                            if changes:
+                                                self._on_exists_1(changes)
 
                                     def _rows_of_web_sales(self, row, d):
                                         """Apply `d` copies of `row` to atom web_sales alone (its relation's
@@ -39073,7 +39193,8 @@ def _make_derived1():
                                 sub = self.sub_derived1
                                 sub._appliers["web_sales"](row, d)
                                 sub._flush()
-                                for sub_row, change in sub._changes:
+                                changes = sub._changes
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                             def _apply_web_returns(self, row, d):
@@ -39089,7 +39210,8 @@ def _make_derived1():
                                 sub = self.sub_derived1
                                 sub._appliers["web_returns"](row, d)
                                 sub._flush()
-                                for sub_row, change in sub._changes:
+                                changes = sub._changes
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                             def _batch_date_dim(self, rows, mults):
@@ -39930,8 +40052,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _apply_web_sales(self, row, d):
@@ -39945,8 +40070,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["web_sales"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _apply_web_returns(self, row, d):
@@ -39960,8 +40088,11 @@ def _make_derived1():
                             sub = self.sub_derived1
                             sub._appliers["web_returns"](row, d)
                             if sub._pending:  # else its result is unchanged
-                                sub._flush()
-                                for sub_row, change in sub._changes:
+                                try:
+                                    changes = sub._changes_of(sub._pending)
+                                finally:
+                                    sub._pending.clear()
+                                for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
                         def _lookup(
@@ -40543,16 +40674,22 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["date_dim"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
                         # the subquery behind relation exists_2 reads this relation
                         sub = self.sub_exists_2
                         sub._appliers["date_dim"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            if sub._changes:
-                                self._on_exists_2(sub._changes)
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            if changes:
+                                self._on_exists_2(changes)
 
                     def _apply_store_sales(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -40565,8 +40702,11 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["store_sales"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                     def _apply_store_returns(self, row, d):
@@ -40580,8 +40720,11 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["store_returns"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                     def _apply_web_sales(self, row, d):
@@ -40595,9 +40738,12 @@ def _make_derived1():
                         sub = self.sub_exists_2
                         sub._appliers["web_sales"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            if sub._changes:
-                                self._on_exists_2(sub._changes)
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            if changes:
+                                self._on_exists_2(changes)
 
                     def _apply_web_returns(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -40610,9 +40756,12 @@ def _make_derived1():
                         sub = self.sub_exists_2
                         sub._appliers["web_returns"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            if sub._changes:
-                                self._on_exists_2(sub._changes)
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            if changes:
+                                self._on_exists_2(changes)
 
                     def _rows_of_ss(self, row, d):
                         """Apply `d` copies of `row` to atom ss alone (its relation's
@@ -43197,9 +43346,12 @@ def _make_derived1():
                                 sub = self.sub_exists_1
                                 sub._appliers["catalog_returns"](row, d)
                                 if sub._pending:  # else its result is unchanged
-                                    sub._flush()
-                                    if sub._changes:
-                                        self._on_exists_1(sub._changes)
+                                    try:
+                                        changes = sub._changes_of(sub._pending)
+                                    finally:
+                                        sub._pending.clear()
+                                    if changes:
+                                        self._on_exists_1(changes)
 
                             def _rows_of_catalog_sales(self, row, d):
                                 """Apply `d` copies of `row` to atom catalog_sales alone (its relation's
@@ -44239,7 +44391,8 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["catalog_sales"](row, d)
                         sub._flush()
-                        for sub_row, change in sub._changes:
+                        changes = sub._changes
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                     def _apply_catalog_returns(self, row, d):
@@ -44253,7 +44406,8 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["catalog_returns"](row, d)
                         sub._flush()
-                        for sub_row, change in sub._changes:
+                        changes = sub._changes
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                     def _batch_date_dim(self, rows, mults):
@@ -45050,8 +45204,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _apply_catalog_sales(self, row, d):
@@ -45065,8 +45222,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["catalog_sales"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _apply_catalog_returns(self, row, d):
@@ -45080,8 +45240,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["catalog_returns"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_cs_customer_sk, v_cs_sold_year, v_cs_item_sk):
@@ -45703,15 +45866,19 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["date_dim"](row, d)
                 sub._flush()
-                for sub_row, change in sub._changes:
+                changes = sub._changes
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
                 # the subquery behind relation exists_2 reads this relation
                 sub = self.sub_exists_2
                 sub._appliers["date_dim"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    if sub._changes:
-                        self._on_exists_2(sub._changes)
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    if changes:
+                        self._on_exists_2(changes)
 
             def _apply_store_sales(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -45724,7 +45891,8 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["store_sales"](row, d)
                 sub._flush()
-                for sub_row, change in sub._changes:
+                changes = sub._changes
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
             def _apply_store_returns(self, row, d):
@@ -45738,7 +45906,8 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["store_returns"](row, d)
                 sub._flush()
-                for sub_row, change in sub._changes:
+                changes = sub._changes
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
             def _apply_web_sales(self, row, d):
@@ -45752,7 +45921,8 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["web_sales"](row, d)
                 sub._flush()
-                for sub_row, change in sub._changes:
+                changes = sub._changes
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
             def _apply_web_returns(self, row, d):
@@ -45766,7 +45936,8 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["web_returns"](row, d)
                 sub._flush()
-                for sub_row, change in sub._changes:
+                changes = sub._changes
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
             def _apply_catalog_sales(self, row, d):
@@ -45780,9 +45951,12 @@ def _make_derived1():
                 sub = self.sub_exists_2
                 sub._appliers["catalog_sales"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    if sub._changes:
-                        self._on_exists_2(sub._changes)
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    if changes:
+                        self._on_exists_2(changes)
 
             def _apply_catalog_returns(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -45795,9 +45969,12 @@ def _make_derived1():
                 sub = self.sub_exists_2
                 sub._appliers["catalog_returns"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    if sub._changes:
-                        self._on_exists_2(sub._changes)
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    if changes:
+                        self._on_exists_2(changes)
 
             def _rows_of_oj1(self, row, d):
                 """Apply `d` copies of `row` to atom oj1 alone (its relation's
@@ -46642,7 +46819,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_store_sales(self, row, d):
@@ -46656,7 +46834,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_store_returns(self, row, d):
@@ -46670,7 +46849,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["store_returns"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_web_sales(self, row, d):
@@ -46684,7 +46864,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["web_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_web_returns(self, row, d):
@@ -46698,7 +46879,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["web_returns"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_catalog_sales(self, row, d):
@@ -46712,7 +46894,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_catalog_returns(self, row, d):
@@ -46726,7 +46909,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["catalog_returns"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _lookup(

@@ -3714,8 +3714,11 @@ def _make_scalar_2():
             sub = self.sub_derived1
             sub._appliers["catalog_returns"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_date_dim(self, row, d):
@@ -3729,8 +3732,11 @@ def _make_scalar_2():
             sub = self.sub_derived1
             sub._appliers["date_dim"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _apply_customer_address(self, row, d):
@@ -3744,8 +3750,11 @@ def _make_scalar_2():
             sub = self.sub_derived1
             sub._appliers["customer_address"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _lookup(self, v_ctr_state):
@@ -4578,16 +4587,22 @@ class View:
         sub = self.sub_derived1
         sub._appliers["customer_address"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["customer_address"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_scalar_2(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_scalar_2(changes)
 
     def _apply_customer(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -4830,16 +4845,22 @@ class View:
         sub = self.sub_derived1
         sub._appliers["catalog_returns"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["catalog_returns"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_scalar_2(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_scalar_2(changes)
 
     def _apply_date_dim(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -4854,16 +4875,22 @@ class View:
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["date_dim"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_scalar_2(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_scalar_2(changes)
 
     def _batch_customer(self, rows, mults):
         """Apply a batch of customer rows (row i changes by mults[i]) at once:

@@ -6514,8 +6514,11 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["item"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
             def _apply_store_sales(self, row, d):
@@ -6529,8 +6532,11 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["store_sales"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
             def _apply_date_dim(self, row, d):
@@ -6544,8 +6550,11 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["date_dim"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
             def _apply_store(self, row, d):
@@ -6559,8 +6568,11 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["store"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
             def _lookup(self, v___c1, v___c3, v___c4, v___c5):
@@ -7222,15 +7234,21 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["item"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
             # the subquery behind relation derived2 reads this relation
             sub = self.sub_derived2
             sub._appliers["item"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived2(sub_row, change)
 
         def _apply_store_sales(self, row, d):
@@ -7246,15 +7264,21 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["store_sales"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
             # the subquery behind relation derived2 reads this relation
             sub = self.sub_derived2
             sub._appliers["store_sales"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived2(sub_row, change)
 
         def _apply_date_dim(self, row, d):
@@ -7270,15 +7294,21 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["date_dim"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
             # the subquery behind relation derived2 reads this relation
             sub = self.sub_derived2
             sub._appliers["date_dim"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived2(sub_row, change)
 
         def _apply_store(self, row, d):
@@ -7294,15 +7324,21 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["store"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
             # the subquery behind relation derived2 reads this relation
             sub = self.sub_derived2
             sub._appliers["store"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived2(sub_row, change)
 
         def _lookup(
@@ -7850,8 +7886,11 @@ class View:
         sub = self.sub_derived1
         sub._appliers["item"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
     def _apply_store_sales(self, row, d):
@@ -7865,8 +7904,11 @@ class View:
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
     def _apply_date_dim(self, row, d):
@@ -7880,8 +7922,11 @@ class View:
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
     def _apply_store(self, row, d):
@@ -7895,8 +7940,11 @@ class View:
         sub = self.sub_derived1
         sub._appliers["store"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
     def _lookup(

@@ -2213,9 +2213,12 @@ def _make_derived1():
                     sub = self.sub_exists_1
                     sub._appliers["store_returns"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        if sub._changes:
-                            self._on_exists_1(sub._changes)
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        if changes:
+                            self._on_exists_1(changes)
 
                 def _rows_of_store_sales(self, row, d):
                     """Apply `d` copies of `row` to atom store_sales alone (its relation's
@@ -3019,7 +3022,8 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["store_sales"](row, d)
             sub._flush()
-            for sub_row, change in sub._changes:
+            changes = sub._changes
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
         def _apply_store_returns(self, row, d):
@@ -3033,7 +3037,8 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["store_returns"](row, d)
             sub._flush()
-            for sub_row, change in sub._changes:
+            changes = sub._changes
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
         def _batch_reason(self, rows, mults):
@@ -3621,8 +3626,11 @@ class View:
         sub = self.sub_derived1
         sub._appliers["reason"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
     def _apply_store_sales(self, row, d):
@@ -3636,8 +3644,11 @@ class View:
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
     def _apply_store_returns(self, row, d):
@@ -3651,8 +3662,11 @@ class View:
         sub = self.sub_derived1
         sub._appliers["store_returns"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
     def _lookup(self, v_ss_customer_sk):

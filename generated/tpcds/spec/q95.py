@@ -1520,8 +1520,11 @@ def _make_in_1():
             sub = self.sub_derived1
             sub._appliers["web_sales"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _batch_web_returns(self, rows, mults):
@@ -2919,8 +2922,11 @@ def _make_in_2():
             sub = self.sub_derived1
             sub._appliers["web_sales"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
         def _lookup(self, v_ws_order_number):
@@ -3900,15 +3906,21 @@ class View:
         sub = self.sub_in_1
         sub._appliers["web_sales"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_in_1(sub_row, change)
         # the subquery behind relation in_2 reads this relation
         sub = self.sub_in_2
         sub._appliers["web_sales"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_in_2(sub_row, change)
 
     def _apply_date_dim(self, row, d):
@@ -4562,8 +4574,11 @@ class View:
         sub = self.sub_in_1
         sub._appliers["web_returns"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_in_1(sub_row, change)
 
     def _batch_date_dim(self, rows, mults):

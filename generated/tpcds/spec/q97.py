@@ -2412,8 +2412,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
@@ -2429,15 +2432,21 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
                     # the subquery behind relation derived2 reads this relation
                     sub = self.sub_derived2
                     sub._appliers["date_dim"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived2(sub_row, change)
 
                 def _apply_catalog_sales(self, row, d):
@@ -2451,8 +2460,11 @@ def _make_derived1():
                     sub = self.sub_derived2
                     sub._appliers["catalog_sales"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived2(sub_row, change)
 
                 def _lookup(self, v_customer_sk):
@@ -4734,8 +4746,11 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["catalog_sales"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                     def _apply_date_dim(self, row, d):
@@ -4749,8 +4764,11 @@ def _make_derived1():
                         sub = self.sub_derived1
                         sub._appliers["date_dim"](row, d)
                         if sub._pending:  # else its result is unchanged
-                            sub._flush()
-                            for sub_row, change in sub._changes:
+                            try:
+                                changes = sub._changes_of(sub._pending)
+                            finally:
+                                sub._pending.clear()
+                            for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
                     def _lookup(self, v_customer_sk, v_item_sk):
@@ -5202,8 +5220,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
@@ -5219,16 +5240,22 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
                     # the subquery behind relation exists_2 reads this relation
                     sub = self.sub_exists_2
                     sub._appliers["date_dim"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        if sub._changes:
-                            self._on_exists_2(sub._changes)
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        if changes:
+                            self._on_exists_2(changes)
 
                 def _apply_catalog_sales(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -5241,9 +5268,12 @@ def _make_derived1():
                     sub = self.sub_exists_2
                     sub._appliers["catalog_sales"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        if sub._changes:
-                            self._on_exists_2(sub._changes)
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        if changes:
+                            self._on_exists_2(changes)
 
                 def _rows_of_ssci(self, row, d):
                     """Apply `d` copies of `row` to atom ssci alone (its relation's
@@ -7564,8 +7594,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
@@ -7579,8 +7612,11 @@ def _make_derived1():
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        for sub_row, change in sub._changes:
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_customer_sk, v_item_sk):
@@ -8020,8 +8056,11 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["catalog_sales"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
             def _apply_date_dim(self, row, d):
@@ -8037,16 +8076,22 @@ def _make_derived1():
                 sub = self.sub_derived1
                 sub._appliers["date_dim"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    for sub_row, change in sub._changes:
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
                 # the subquery behind relation exists_2 reads this relation
                 sub = self.sub_exists_2
                 sub._appliers["date_dim"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    if sub._changes:
-                        self._on_exists_2(sub._changes)
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    if changes:
+                        self._on_exists_2(changes)
 
             def _apply_store_sales(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -8059,9 +8104,12 @@ def _make_derived1():
                 sub = self.sub_exists_2
                 sub._appliers["store_sales"](row, d)
                 if sub._pending:  # else its result is unchanged
-                    sub._flush()
-                    if sub._changes:
-                        self._on_exists_2(sub._changes)
+                    try:
+                        changes = sub._changes_of(sub._pending)
+                    finally:
+                        sub._pending.clear()
+                    if changes:
+                        self._on_exists_2(changes)
 
             def _rows_of_csci(self, row, d):
                 """Apply `d` copies of `row` to atom csci alone (its relation's
@@ -8647,7 +8695,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_date_dim(self, row, d):
@@ -8661,7 +8710,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _apply_catalog_sales(self, row, d):
@@ -8675,7 +8725,8 @@ class View:
         sub = self.sub_derived1
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
-        for sub_row, change in sub._changes:
+        changes = sub._changes
+        for sub_row, change in changes:
             self._apply_derived1(sub_row, change)
 
     def _lookup(self):

@@ -2360,16 +2360,22 @@ class View:
         sub = self.sub_derived1
         sub._appliers["partsupp"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["partsupp"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_scalar_2(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_scalar_2(changes)
 
     def _apply_supplier(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -2384,16 +2390,22 @@ class View:
         sub = self.sub_derived1
         sub._appliers["supplier"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["supplier"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_scalar_2(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_scalar_2(changes)
 
     def _apply_nation(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -2408,16 +2420,22 @@ class View:
         sub = self.sub_derived1
         sub._appliers["nation"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["nation"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_scalar_2(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_scalar_2(changes)
 
     def _rows_of_having(self, row, d):
         """Apply `d` copies of `row` to atom having alone (its relation's

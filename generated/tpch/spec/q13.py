@@ -1638,9 +1638,12 @@ def _make_derived1():
                     sub = self.sub_exists_1
                     sub._appliers["orders"](row, d)
                     if sub._pending:  # else its result is unchanged
-                        sub._flush()
-                        if sub._changes:
-                            self._on_exists_1(sub._changes)
+                        try:
+                            changes = sub._changes_of(sub._pending)
+                        finally:
+                            sub._pending.clear()
+                        if changes:
+                            self._on_exists_1(changes)
 
                 def _rows_of_customer(self, row, d):
                     """Apply `d` copies of `row` to atom customer alone (its relation's
@@ -2092,7 +2095,8 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["customer"](row, d)
             sub._flush()
-            for sub_row, change in sub._changes:
+            changes = sub._changes
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
         def _apply_orders(self, row, d):
@@ -2106,7 +2110,8 @@ def _make_derived1():
             sub = self.sub_derived1
             sub._appliers["orders"](row, d)
             sub._flush()
-            for sub_row, change in sub._changes:
+            changes = sub._changes
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
         def _lookup(self, v_customer__c_custkey):
@@ -2456,8 +2461,11 @@ class View:
         sub = self.sub_derived1
         sub._appliers["customer"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
     def _apply_orders(self, row, d):
@@ -2471,8 +2479,11 @@ class View:
         sub = self.sub_derived1
         sub._appliers["orders"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
     def _lookup(self, v_c_count):

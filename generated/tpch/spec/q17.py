@@ -822,9 +822,12 @@ class View:
         sub = self.sub_scalar_1
         sub._appliers["lineitem"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_scalar_1(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_scalar_1(changes)
 
     def _apply_part(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the

@@ -1374,8 +1374,11 @@ class View:
         sub = self.sub_in_1
         sub._appliers["lineitem"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_in_1(sub_row, change)
 
     def _batch_customer(self, rows, mults):

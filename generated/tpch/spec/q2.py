@@ -2286,9 +2286,12 @@ class View:
         sub = self.sub_scalar_1
         sub._appliers["supplier"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_scalar_1(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_scalar_1(changes)
 
     def _apply_partsupp(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -2556,9 +2559,12 @@ class View:
         sub = self.sub_scalar_1
         sub._appliers["partsupp"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_scalar_1(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_scalar_1(changes)
 
     def _apply_nation(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -2734,9 +2740,12 @@ class View:
         sub = self.sub_scalar_1
         sub._appliers["nation"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_scalar_1(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_scalar_1(changes)
 
     def _apply_region(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -2902,9 +2911,12 @@ class View:
         sub = self.sub_scalar_1
         sub._appliers["region"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_scalar_1(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_scalar_1(changes)
 
     def _batch_part(self, rows, mults):
         """Apply a batch of part rows (row i changes by mults[i]) at once:

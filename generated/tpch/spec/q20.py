@@ -1503,8 +1503,11 @@ def _make_in_1():
             sub = self.sub_in_1
             sub._appliers["part"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                for sub_row, change in sub._changes:
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                for sub_row, change in changes:
                     self._apply_in_1(sub_row, change)
 
         def _apply_lineitem(self, row, d):
@@ -1518,9 +1521,12 @@ def _make_in_1():
             sub = self.sub_scalar_2
             sub._appliers["lineitem"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                if sub._changes:
-                    self._on_scalar_2(sub._changes)
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                if changes:
+                    self._on_scalar_2(changes)
 
         def _rows_of_partsupp(self, row, d):
             """Apply `d` copies of `row` to atom partsupp alone (its relation's
@@ -2278,8 +2284,11 @@ class View:
         sub = self.sub_in_1
         sub._appliers["partsupp"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_in_1(sub_row, change)
 
     def _apply_part(self, row, d):
@@ -2293,8 +2302,11 @@ class View:
         sub = self.sub_in_1
         sub._appliers["part"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_in_1(sub_row, change)
 
     def _apply_lineitem(self, row, d):
@@ -2308,8 +2320,11 @@ class View:
         sub = self.sub_in_1
         sub._appliers["lineitem"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_in_1(sub_row, change)
 
     def _batch_supplier(self, rows, mults):

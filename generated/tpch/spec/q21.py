@@ -1611,16 +1611,22 @@ class View:
         sub = self.sub_exists_1
         sub._appliers["lineitem"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_exists_1(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_exists_1(changes)
         # the subquery behind relation exists_2 reads this relation
         sub = self.sub_exists_2
         sub._appliers["lineitem"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            if sub._changes:
-                self._on_exists_2(sub._changes)
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            if changes:
+                self._on_exists_2(changes)
 
     def _apply_orders(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the

@@ -1323,9 +1323,12 @@ def _make_derived1():
             sub = self.sub_scalar_2
             sub._appliers["customer"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                if sub._changes:
-                    self._on_scalar_2(sub._changes)
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                if changes:
+                    self._on_scalar_2(changes)
 
         def _apply_orders(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -1338,9 +1341,12 @@ def _make_derived1():
             sub = self.sub_exists_1
             sub._appliers["orders"](row, d)
             if sub._pending:  # else its result is unchanged
-                sub._flush()
-                if sub._changes:
-                    self._on_exists_1(sub._changes)
+                try:
+                    changes = sub._changes_of(sub._pending)
+                finally:
+                    sub._pending.clear()
+                if changes:
+                    self._on_exists_1(changes)
 
         def _rows_of_customer(self, row, d):
             """Apply `d` copies of `row` to atom customer alone (its relation's
@@ -1786,8 +1792,11 @@ class View:
         sub = self.sub_derived1
         sub._appliers["customer"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
     def _apply_orders(self, row, d):
@@ -1801,8 +1810,11 @@ class View:
         sub = self.sub_derived1
         sub._appliers["orders"](row, d)
         if sub._pending:  # else its result is unchanged
-            sub._flush()
-            for sub_row, change in sub._changes:
+            try:
+                changes = sub._changes_of(sub._pending)
+            finally:
+                sub._pending.clear()
+            for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
     def _lookup(self, v_cntrycode):
