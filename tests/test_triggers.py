@@ -162,3 +162,37 @@ def test_a_group_of_one_entry_is_kept_inline():
     view.delete("r", (6, 1))
     assert getattr(view, groups) == {}
     assert list(view.rows()) == []
+
+
+@pytest.mark.parametrize("trust_input", [False, True])
+def test_a_distinct_subquerys_view_returns_the_change_of_its_row(trust_input):
+    """The view of EXISTS over one table counts rows per key and its trigger
+    returns the key's change when the count reaches or leaves 0 (no queued
+    deltas); a relation the outer view keeps no rows of passes through it,
+    and the result follows the rows."""
+    from collections import Counter
+
+    from dynyan.compiler import load
+
+    sql = """CREATE TABLE r (a INTEGER, b INTEGER); CREATE TABLE s (b INTEGER, c INTEGER);
+        SELECT r.a, COUNT(*) FROM r
+        WHERE EXISTS (SELECT * FROM s WHERE s.b = r.b AND s.c > 0) GROUP BY r.a"""
+    source = compile_sql(sql, trust_input=trust_input)
+    assert "return (v_" in source and ", -1" in source
+    view = load(sql, trust_input=trust_input).View(on_delta=lambda row, m: None)
+    view.update("r", [(1, 7), (2, 7), (2, 8)])
+    view.insert("s", (7, 1))
+    view.insert("s", (7, 2))
+    view.insert("s", (8, 0))  # filtered out: no change
+    assert sorted(view.rows()) == [(1, 1), (2, 1)]
+    assert Counter(view.deltas()) == Counter()
+    view.delete("s", (7, 1))  # 7 still has a row
+    assert sorted(view.rows()) == [(1, 1), (2, 1)]
+    view.delete("s", (7, 2))  # 7 has none left
+    assert sorted(view.deltas()) == [((1, 1), -1), ((2, 1), -1)]
+    assert list(view.rows()) == []
+    with pytest.raises(Exception, match="cannot delete"):
+        view.delete("s", (7, 2))
+    assert list(view.rows()) == []
+    view.insert("s", (8, 3))
+    assert list(view.rows()) == [(2, 1)]

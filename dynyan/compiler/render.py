@@ -1177,6 +1177,40 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
     return blocks
 
 
+def _count_result_rows(query, relations: list[dict], ring: Ring) -> None:
+    """A subquery's view of SELECT DISTINCT over one relation (EXISTS, IN):
+    its one index counts the rows of each result row, so its trigger returns
+    the change of that row, (row, +1) or (row, -1), when the count leaves
+    or reaches 0, instead of queuing deltas for `_flush` (its outer view
+    applies the change at once). Left as it is in any other shape."""
+    if (
+        not query.distinct
+        or query.grouped
+        or query.ordering is not None
+        or ring.width != 1
+        or len(relations) != 1
+        or len(relations[0]["leaves"]) != 1
+    ):
+        return
+    leaf = relations[0]["leaves"][0]
+    lets = [s for s in leaf["steps"] if s["kind"] == "let"]
+    path = [s for s in leaf["steps"] if s["kind"] != "let"]
+    if [s["kind"] for s in path] != ["flat", "emit"]:
+        return
+    flat, emit = path
+    if flat["ranked"] or emit["loops"] or emit["residual"]:
+        return
+    counted = {
+        "kind": "counted",
+        "index": flat["index"],
+        "key": flat["key"],
+        "d": flat["d"],
+        "row": emit["key"],
+    }
+    leaf["steps"] = lets + [counted]
+    relations[0]["batch"] = None  # rows one by one: each returns its change
+
+
 def _count_from_index(
     info: NodeKeeps, whole_row: bool, layout: _Layout, ring: Ring
 ) -> str | None:
@@ -1583,6 +1617,8 @@ def render_module(
         test_indexes = [t for t in tests.values() if t["relation"] == rel.name]
         if count is None:
             count = _count_from_tests(test_indexes)
+        if rel.name in virtual:  # an inner view's changes: always valid
+            count = None
         # Trusting the input drops the copy of whole rows, except where
         # subquery plumbing (tests on inner views) re-reads rows, or several
         # inner views would each check the row their own way. A relation
@@ -1615,7 +1651,11 @@ def render_module(
                 "method": "_" + names.new(f"apply_{rel.name}"),
                 "batch": "_" + names.new(f"batch_{rel.name}") if batched else None,
                 # One atom holding whole rows in its index: that index is the store.
-                "store": None if count or trusted else names.new(f"{rel.name}_rows"),
+                "store": (
+                    None
+                    if count or trusted or rel.name in virtual
+                    else names.new(f"{rel.name}_rows")
+                ),
                 "count": count,
                 "leaves": leaves,
                 "reunpack": len(leaves) > 1,
@@ -1636,6 +1676,8 @@ def render_module(
             }
         )
 
+    if inner and not plan.subplans and not tests and not materialized:
+        _count_result_rows(query, relations, ring)
     if query.grouped and not materialized and key_locals != group_locals:
         # _changes_of reads a group's payload and row from one unpacked key
         raise AssertionError(f"group key {group_locals} is not N's {key_locals}")
