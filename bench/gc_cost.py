@@ -41,6 +41,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--stream", default=str(ROOT / "data/streams/tpch-sf1-all-insert-s1")
     )
+    p.add_argument(
+        "--trust-input",
+        action="store_true",
+        help="compile the view to trust its input (no copy of whole rows)",
+    )
     args = p.parse_args(argv)
 
     (query,) = bench.discover_queries(ROOT / "queries", [args.query])
@@ -49,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     gc.enable()
     gc.collect()
     gc.freeze()  # the stream is the harness's data, not the view's
-    view = load(query.sql, query.schema).View()
+    view = load(query.sql, query.schema, trust_input=args.trust_input).View()
 
     full = {"s": 0.0, "t0": 0.0}
 

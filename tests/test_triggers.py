@@ -196,3 +196,15 @@ def test_a_distinct_subquerys_view_returns_the_change_of_its_row(trust_input):
     assert list(view.rows()) == []
     view.insert("s", (8, 3))
     assert list(view.rows()) == [(2, 1)]
+
+
+def test_a_grouped_subquerys_view_returns_the_change_of_its_group():
+    """A derived table's GROUP BY view whose paths have no loops returns the
+    change of the one group an update reaches (its old and new rows), where
+    its outer view applies it; a path that loops still queues deltas."""
+    source = compile_sql(
+        (ROOT / "tests/fixtures/agg/28_derived_aggregate.sql").read_text()
+    )
+    for rel in ("customer", "orders"):
+        assert f'changes = sub._appliers["{rel}"](row, d)' in source
+    assert "_changes_of(sub._pending)" not in source

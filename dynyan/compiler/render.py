@@ -1177,38 +1177,51 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
     return blocks
 
 
-def _count_result_rows(query, relations: list[dict], ring: Ring) -> None:
-    """A subquery's view of SELECT DISTINCT over one relation (EXISTS, IN):
-    its one index counts the rows of each result row, so its trigger returns
-    the change of that row, (row, +1) or (row, -1), when the count leaves
-    or reaches 0, instead of queuing deltas for `_flush` (its outer view
-    applies the change at once). Left as it is in any other shape."""
-    if (
-        not query.distinct
-        or query.grouped
-        or query.ordering is not None
-        or ring.width != 1
-        or len(relations) != 1
-        or len(relations[0]["leaves"]) != 1
-    ):
+def _return_changes(query, relations: list[dict], ring: Ring) -> None:
+    """A subquery's view whose every update changes at most one row or group
+    of its result returns that change from its trigger, a list of (row,
+    change), instead of queuing deltas for `_flush`: its outer view applies
+    it at once. SELECT DISTINCT over one relation (EXISTS, IN, NOT IN): its
+    one index counts the rows of each result row, (row, +1) or (row, -1)
+    when the count leaves or reaches 0. GROUP BY: a path without loops ends
+    at one group, whose row is compared with the one reported. A relation
+    in any other shape keeps queuing deltas. Each relation's "returns" says
+    which: "row" (one change or None), "list", or None (queued)."""
+    if query.ordering is not None:
         return
-    leaf = relations[0]["leaves"][0]
-    lets = [s for s in leaf["steps"] if s["kind"] == "let"]
-    path = [s for s in leaf["steps"] if s["kind"] != "let"]
-    if [s["kind"] for s in path] != ["flat", "emit"]:
-        return
-    flat, emit = path
-    if flat["ranked"] or emit["loops"] or emit["residual"]:
-        return
-    counted = {
-        "kind": "counted",
-        "index": flat["index"],
-        "key": flat["key"],
-        "d": flat["d"],
-        "row": emit["key"],
-    }
-    leaf["steps"] = lets + [counted]
-    relations[0]["batch"] = None  # rows one by one: each returns its change
+    for rel in relations:
+        if len(rel["leaves"]) != 1:
+            continue
+        leaf = rel["leaves"][0]
+        lets = [s for s in leaf["steps"] if s["kind"] == "let"]
+        path = [s for s in leaf["steps"] if s["kind"] != "let"]
+        if not path or path[-1]["kind"] != "emit":
+            continue
+        emit = path[-1]
+        if emit["loops"] or emit["residual"]:
+            continue
+        if query.grouped and query.group_vars:
+            if any(s["kind"] == "loop" for s in path):
+                continue
+            leaf["steps"] = lets + path[:-1] + [{"kind": "report", "key": emit["key"]}]
+            rel["returns"] = "list"
+        elif query.distinct and ring.width == 1 and len(relations) == 1:
+            if [s["kind"] for s in path] != ["flat", "emit"] or path[0]["ranked"]:
+                continue
+            flat = path[0]
+            leaf["steps"] = lets + [
+                {
+                    "kind": "counted",
+                    "index": flat["index"],
+                    "key": flat["key"],
+                    "d": flat["d"],
+                    "row": emit["key"],
+                }
+            ]
+            rel["returns"] = "row"
+        else:
+            continue
+        rel["batch"] = None  # rows one by one: each returns its change
 
 
 def _count_from_index(
@@ -1528,12 +1541,15 @@ def render_module(
     inner: bool = False,
     formatted: bool = True,
     trust_input: bool = False,
+    returns: dict | None = None,
 ) -> str:
     """The module's source for `plan`, black-formatted and compile-checked
     (`inner`: raw text of a subquery's view, to be nested in its outer module;
     `formatted=False`: compile-checked but not black-formatted, for a verdict
     without black's cost; `trust_input`: keep no copy of whole input rows,
-    deletes are taken to be of present rows, see `_kept_count`)."""
+    deletes are taken to be of present rows, see `_kept_count`; `returns`:
+    filled with what each relation's trigger of a subquery's view returns,
+    see `_return_changes`)."""
     plan = replace(plan, query=split_nonfinite(plan.query))
     query = plan.query
     names = Names()
@@ -1677,7 +1693,9 @@ def render_module(
         )
 
     if inner and not plan.subplans and not tests and not materialized:
-        _count_result_rows(query, relations, ring)
+        _return_changes(query, relations, ring)
+    if returns is not None:
+        returns.update((r["name"], r.get("returns")) for r in relations)
     if query.grouped and not materialized and key_locals != group_locals:
         # _changes_of reads a group's payload and row from one unpacked key
         raise AssertionError(f"group key {group_locals} is not N's {key_locals}")
@@ -1985,6 +2003,7 @@ def _subviews(plan: Plan, names: Names, source: str, trust_input: bool):
     same rows); the views of a set operation's sides check whole rows."""
     subviews, forwards = [], {}
     for name, sub in plan.subplans:
+        returns: dict = {}
         attr = names.new(f"sub_{name}")
         where = f"{source} (subquery {name})"
         subviews.append(
@@ -1997,7 +2016,11 @@ def _subviews(plan: Plan, names: Names, source: str, trust_input: bool):
                     render_set_view(sub, where)
                     if isinstance(sub, SetPlan)
                     else render_module(
-                        sub, source=where, inner=True, trust_input=trust_input
+                        sub,
+                        source=where,
+                        inner=True,
+                        trust_input=trust_input,
+                        returns=returns,
                     )
                 ),
             }
@@ -2006,12 +2029,14 @@ def _subviews(plan: Plan, names: Names, source: str, trust_input: bool):
         for rel in sorted(reads):
             forwards.setdefault(rel, []).append(
                 # "pending": a subquery's view without ORDER BY, whose changes
-                # are read from its pending deltas (else its _flush makes them)
+                # are read from its pending deltas (else its _flush makes
+                # them); "returns": what its trigger returns (_return_changes)
                 {
                     "attr": attr,
                     "relation": name,
                     "pending": not isinstance(sub, SetPlan)
                     and sub.query.ordering is None,
+                    "returns": returns.get(rel),
                 }
             )
     return subviews, forwards
