@@ -177,10 +177,7 @@ def _make_derived1():
                 "customer": self._apply_customer,
                 "orders": self._apply_orders,
             }
-            self._batchers = {  # update() of several rows: summed per key first
-                "customer": self._batch_customer,
-                "orders": self._batch_orders,
-            }
+            self._batchers = {}  # update() of several rows: summed per key first
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._reported = {}  # push mode: group key -> the row last reported
@@ -333,11 +330,25 @@ def _make_derived1():
                         n0_root[v_c_custkey] = _n
                     else:
                         del n0_root[v_c_custkey]
-                if pending is not None:
-                    _k = (v_c_custkey,)
-                    _v = _d2
-                    _o = pending.get(_k)
-                    pending[_k] = _v if _o is None else _o + _v
+                key = (v_c_custkey,)
+                reported = self._reported
+                changes = []
+                new = None
+                _m1 = self.n0_root.get(v_c_custkey)
+                if _m1 is not None:
+                    p = _m1
+                    _a0 = p
+                    new = (v_c_custkey, _a0)
+                old = reported.get(key)
+                if old != new:  # no output can be NaN: equal rows are the same
+                    if old is not None:
+                        changes.append((old, -1))
+                    if new is not None:
+                        changes.append((new, 1))
+                        reported[key] = new
+                    else:
+                        del reported[key]
+                return changes
 
         def _apply_orders(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -386,166 +397,25 @@ def _make_derived1():
                             n0_root[v_c_custkey] = _n
                         else:
                             del n0_root[v_c_custkey]
-                    if pending is not None:
-                        _k = (v_c_custkey,)
-                        _v = _d2
-                        _o = pending.get(_k)
-                        pending[_k] = _v if _o is None else _o + _v
-
-        def _batch_customer(self, rows, mults):
-            """Apply a batch of customer rows (row i changes by mults[i]) at once:
-            every row is checked and its payload summed per key (the values its
-            atoms' paths read) first, then each key's sum takes the path to the
-            root once. Nothing changes before every check has passed."""
-            counts = {}  # row -> its multiplicity after the batch
-            store = self.customer_rows
-            sums0 = {}  # atom customer: key -> summed payload
-            for row, d in zip(rows, mults):
-                if type(d) is not int:
-                    raise ViewError(f"multiplicities must be int, got {d!r}")
-                if not d:
-                    continue
-                if type(row) is not tuple:
-                    row = tuple(row)
-                if len(row) != 8:
-                    raise ViewError(_arity_message("customer", 8, row))
-                v_c_custkey = row[0]
-                if v_c_custkey is None:
-                    raise _null_error("customer", row, ((0, "c_custkey"),))
-                _p = d
-                _k = v_c_custkey
-                _o = sums0.get(_k)
-                sums0[_k] = _p if _o is None else _o + _p
-                c = counts.get(row)
-                counts[row] = (store.get(row, 0) if c is None else c) + d
-            for row, c in counts.items():
-                if c < 0:
-                    raise ViewError(_absent_message("customer", row))
-            for row, c in counts.items():
-                if c:
-                    store[row] = c
-                else:
-                    store.pop(row, None)
-            pending = self._pending
-            customer_count_by_c_custkey = self.customer_count_by_c_custkey
-            n0_root = self.n0_root
-            orders_count_by_c_custkey = self.orders_count_by_c_custkey
-            # atom customer
-            for _k, _p in sums0.items():
-                v_c_custkey = _k
-                # a zero count with nonzero sums only where the key is kept (else
-                # it is what float sums leave of rows inserted and deleted again)
-                if not _p and (
-                    _p == _ZERO
-                    or not self.customer_count_by_c_custkey.get(v_c_custkey, _ZERO)
-                ):
-                    continue
-                _o = customer_count_by_c_custkey.get(v_c_custkey)
-                if _o is None:
-                    customer_count_by_c_custkey[v_c_custkey] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        customer_count_by_c_custkey[v_c_custkey] = _n
-                    else:
-                        del customer_count_by_c_custkey[v_c_custkey]
-                _w1 = orders_count_by_c_custkey.get(v_c_custkey)
-                if _w1 is not None:
-                    _d2 = _p * _w1
-                    _o = n0_root.get(v_c_custkey)
-                    if _o is None:
-                        n0_root[v_c_custkey] = _d2
-                    else:
-                        _n = _o + _d2
-                        if _n:
-                            n0_root[v_c_custkey] = _n
+                    key = (v_c_custkey,)
+                    reported = self._reported
+                    changes = []
+                    new = None
+                    _m1 = self.n0_root.get(v_c_custkey)
+                    if _m1 is not None:
+                        p = _m1
+                        _a0 = p
+                        new = (v_c_custkey, _a0)
+                    old = reported.get(key)
+                    if old != new:  # no output can be NaN: equal rows are the same
+                        if old is not None:
+                            changes.append((old, -1))
+                        if new is not None:
+                            changes.append((new, 1))
+                            reported[key] = new
                         else:
-                            del n0_root[v_c_custkey]
-                    if pending is not None:
-                        _k = (v_c_custkey,)
-                        _v = _d2
-                        _o = pending.get(_k)
-                        pending[_k] = _v if _o is None else _o + _v
-
-        def _batch_orders(self, rows, mults):
-            """Apply a batch of orders rows (row i changes by mults[i]) at once:
-            every row is checked and its payload summed per key (the values its
-            atoms' paths read) first, then each key's sum takes the path to the
-            root once. Nothing changes before every check has passed."""
-            counts = {}  # row -> its multiplicity after the batch
-            store = self.orders_rows
-            sums0 = {}  # atom orders: key -> summed payload
-            for row, d in zip(rows, mults):
-                if type(d) is not int:
-                    raise ViewError(f"multiplicities must be int, got {d!r}")
-                if not d:
-                    continue
-                if type(row) is not tuple:
-                    row = tuple(row)
-                if len(row) != 9:
-                    raise ViewError(_arity_message("orders", 9, row))
-                v_c_custkey = row[1]
-                c_orders_o_comment = row[8]
-                if v_c_custkey is None or c_orders_o_comment is None:
-                    raise _null_error(
-                        "orders", row, ((1, "o_custkey"), (8, "o_comment"))
-                    )
-                keep_orders = not (_LIKE_0.fullmatch(c_orders_o_comment) is not None)
-                if keep_orders:
-                    _p = d
-                    _k = v_c_custkey
-                    _o = sums0.get(_k)
-                    sums0[_k] = _p if _o is None else _o + _p
-                c = counts.get(row)
-                counts[row] = (store.get(row, 0) if c is None else c) + d
-            for row, c in counts.items():
-                if c < 0:
-                    raise ViewError(_absent_message("orders", row))
-            for row, c in counts.items():
-                if c:
-                    store[row] = c
-                else:
-                    store.pop(row, None)
-            pending = self._pending
-            customer_count_by_c_custkey = self.customer_count_by_c_custkey
-            n0_root = self.n0_root
-            orders_count_by_c_custkey = self.orders_count_by_c_custkey
-            # atom orders
-            for _k, _p in sums0.items():
-                v_c_custkey = _k
-                # a zero count with nonzero sums only where the key is kept (else
-                # it is what float sums leave of rows inserted and deleted again)
-                if not _p and (
-                    _p == _ZERO
-                    or not self.orders_count_by_c_custkey.get(v_c_custkey, _ZERO)
-                ):
-                    continue
-                _o = orders_count_by_c_custkey.get(v_c_custkey)
-                if _o is None:
-                    orders_count_by_c_custkey[v_c_custkey] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        orders_count_by_c_custkey[v_c_custkey] = _n
-                    else:
-                        del orders_count_by_c_custkey[v_c_custkey]
-                _w1 = customer_count_by_c_custkey.get(v_c_custkey)
-                if _w1 is not None:
-                    _d2 = _p * _w1
-                    _o = n0_root.get(v_c_custkey)
-                    if _o is None:
-                        n0_root[v_c_custkey] = _d2
-                    else:
-                        _n = _o + _d2
-                        if _n:
-                            n0_root[v_c_custkey] = _n
-                        else:
-                            del n0_root[v_c_custkey]
-                    if pending is not None:
-                        _k = (v_c_custkey,)
-                        _v = _d2
-                        _o = pending.get(_k)
-                        pending[_k] = _v if _o is None else _o + _v
+                            del reported[key]
+                    return changes
 
         def _lookup(self, v_c_custkey):
             """The payload of one output tuple, in O(1); None if absent."""
@@ -727,13 +597,12 @@ class View:
     }
     COLUMNS = ("c_count", "custdist")
     QUERY_ID = "a66e38eafe9a2f7f"
-    LAYOUT_ID = "11e4f369ddee39e3"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "c857700db01bf267"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
         # root c_orders: its tuples
         self.c_orders_root = {}
         self._appliers = {
@@ -862,16 +731,8 @@ class View:
         if len(row) != 2:
             raise ViewError(_arity_message("derived1", 2, row))
         v_c_count = row[1]
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         c_orders_root = self.c_orders_root
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom c_orders
         _p = d
         _o = c_orders_root.get(v_c_count)
@@ -898,12 +759,8 @@ class View:
         pending = self._pending
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
-        sub._appliers["customer"](row, d)
-        if sub._pending:  # else its result is unchanged
-            try:
-                changes = sub._changes_of(sub._pending)
-            finally:
-                sub._pending.clear()
+        changes = sub._appliers["customer"](row, d)  # the change of its one group
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -916,12 +773,8 @@ class View:
         pending = self._pending
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
-        sub._appliers["orders"](row, d)
-        if sub._pending:  # else its result is unchanged
-            try:
-                changes = sub._changes_of(sub._pending)
-            finally:
-                sub._pending.clear()
+        changes = sub._appliers["orders"](row, d)  # the change of its one group
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -1015,7 +868,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
                     "c_orders_root": self.c_orders_root,
                     "_reported": self._reported,
                     "sub:sub_derived1": self.sub_derived1.snapshot(),
@@ -1045,7 +897,7 @@ class View:
                 "module generated by another dynyan version"
             )
         state = snapshot.get("state")
-        names = ("derived1_rows", "c_orders_root", "_reported", "sub:sub_derived1")
+        names = ("c_orders_root", "_reported", "sub:sub_derived1")
         if not isinstance(state, dict) or set(state) != set(names):
             found = (
                 sorted(map(str, state))

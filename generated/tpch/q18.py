@@ -201,9 +201,7 @@ def _make_in_1():
             # root lineitem: its tuples
             self.lineitem_root = {}
             self._appliers = {"lineitem": self._apply_lineitem}
-            self._batchers = {  # update() of several rows: summed per key first
-                "lineitem": self._batch_lineitem
-            }
+            self._batchers = {}  # update() of several rows: summed per key first
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._reported = {}  # push mode: group key -> the row last reported
@@ -345,74 +343,31 @@ def _make_in_1():
                     lineitem_root[v_l_orderkey] = _n
                 else:
                     del lineitem_root[v_l_orderkey]
-            if pending is not None:
-                _k = (v_l_orderkey,)
-                _v = _p
-                _o = pending.get(_k)
-                pending[_k] = _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
-
-        def _batch_lineitem(self, rows, mults):
-            """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
-            every row is checked and its payload summed per key (the values its
-            atoms' paths read) first, then each key's sum takes the path to the
-            root once. Nothing changes before every check has passed."""
-            counts = {}  # row -> its multiplicity after the batch
-            store = self.lineitem_rows
-            sums0 = {}  # atom lineitem: key -> summed payload
-            for row, d in zip(rows, mults):
-                if type(d) is not int:
-                    raise ViewError(f"multiplicities must be int, got {d!r}")
-                if not d:
-                    continue
-                if type(row) is not tuple:
-                    row = tuple(row)
-                if len(row) != 16:
-                    raise ViewError(_arity_message("lineitem", 16, row))
-                v_l_orderkey = row[0]
-                c_lineitem_l_quantity = row[4]
-                if v_l_orderkey is None or c_lineitem_l_quantity is None:
-                    raise _null_error(
-                        "lineitem", row, ((0, "l_orderkey"), (4, "l_quantity"))
-                    )
-                _p = (d, d * round(c_lineitem_l_quantity * 100))
-                _k = v_l_orderkey
-                _o = sums0.get(_k)
-                sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
-                c = counts.get(row)
-                counts[row] = (store.get(row, 0) if c is None else c) + d
-            for row, c in counts.items():
-                if c < 0:
-                    raise ViewError(_absent_message("lineitem", row))
-            for row, c in counts.items():
-                if c:
-                    store[row] = c
+            key = (v_l_orderkey,)
+            reported = self._reported
+            changes = []
+            new = None
+            _m1 = self.lineitem_root.get(v_l_orderkey)
+            if _m1 is not None:
+                p = _m1
+                _a0 = None if p[0] == 0 else (p[1] / 100)
+                try:
+                    keep = _a0 is not None and (_a0 > 300)
+                except (
+                    TypeError
+                ):  # compared with NULL (an aggregate of no rows): unknown
+                    keep = False
+                new = (v_l_orderkey,) if keep else None
+            old = reported.get(key)
+            if old != new:  # no output can be NaN: equal rows are the same
+                if old is not None:
+                    changes.append((old, -1))
+                if new is not None:
+                    changes.append((new, 1))
+                    reported[key] = new
                 else:
-                    store.pop(row, None)
-            pending = self._pending
-            lineitem_root = self.lineitem_root
-            # atom lineitem
-            for _k, _p in sums0.items():
-                v_l_orderkey = _k
-                # a zero count with nonzero sums only where the key is kept (else
-                # it is what float sums leave of rows inserted and deleted again)
-                if not _p[0] and (
-                    _p == _ZERO or not self.lineitem_root.get(v_l_orderkey, _ZERO)[0]
-                ):
-                    continue
-                _o = lineitem_root.get(v_l_orderkey)
-                if _o is None:
-                    lineitem_root[v_l_orderkey] = _p
-                else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1])
-                    if _n[0]:
-                        lineitem_root[v_l_orderkey] = _n
-                    else:
-                        del lineitem_root[v_l_orderkey]
-                if pending is not None:
-                    _k = (v_l_orderkey,)
-                    _v = _p
-                    _o = pending.get(_k)
-                    pending[_k] = _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                    del reported[key]
+            return changes
 
         def _lookup(self, v_l_orderkey):
             """The payload of one output tuple, in O(1); None if absent."""
@@ -619,13 +574,12 @@ class View:
         "sum(l_quantity)",
     )
     QUERY_ID = "694a1203e48ca70b"
-    LAYOUT_ID = "5f5451eed4d51452"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "dbd9f7b68db29fd9"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.in_1_rows = {}  # input rows: row -> multiplicity
         self.customer_rows = {}  # input rows: row -> multiplicity
         self.orders_rows = {}  # input rows: row -> multiplicity
         self.lineitem_rows = {}  # input rows: row -> multiplicity
@@ -778,10 +732,6 @@ class View:
             raise ViewError(_arity_message("in_1", 1, row))
         (v_o_orderkey,) = row
         keep_in1 = v_o_orderkey is not None
-        store = self.in_1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("in_1", row))
         # only for a row the atom takes (its NULL-rejecting filters hold)
         _p = (d, d) if keep_in1 else None
         pending = self._pending
@@ -795,10 +745,6 @@ class View:
         orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey = (
             self.orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey
         )
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom in1
         if keep_in1:
             _o = in1_count_by_o_orderkey.get(v_o_orderkey)
@@ -1289,12 +1235,8 @@ class View:
 
         # the subquery behind relation in_1 reads this relation
         sub = self.sub_in_1
-        sub._appliers["lineitem"](row, d)
-        if sub._pending:  # else its result is unchanged
-            try:
-                changes = sub._changes_of(sub._pending)
-            finally:
-                sub._pending.clear()
+        changes = sub._appliers["lineitem"](row, d)  # the change of its one group
+        if changes:
             for sub_row, change in changes:
                 self._apply_in_1(sub_row, change)
 
@@ -1759,7 +1701,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "in_1_rows": self.in_1_rows,
                     "customer_rows": self.customer_rows,
                     "orders_rows": self.orders_rows,
                     "lineitem_rows": self.lineitem_rows,
@@ -1801,7 +1742,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "in_1_rows",
             "customer_rows",
             "orders_rows",
             "lineitem_rows",

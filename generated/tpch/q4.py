@@ -176,9 +176,7 @@ def _make_exists_1():
             # root lineitem: its tuples
             self.lineitem_root = {}
             self._appliers = {"lineitem": self._apply_lineitem}
-            self._batchers = {  # update() of several rows: summed per key first
-                "lineitem": self._batch_lineitem
-            }
+            self._batchers = {}  # update() of several rows: summed per key first
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._changes = []
@@ -319,96 +317,16 @@ def _make_exists_1():
             # atom lineitem
             if keep_lineitem:
                 _p = d
-                _o = lineitem_root.get(v_l_orderkey)
-                if _o is None:
-                    lineitem_root[v_l_orderkey] = _p
+                _o = lineitem_root.get(v_l_orderkey, 0)
+                _n = _o + _p
+                if _n:
+                    lineitem_root[v_l_orderkey] = _n
                 else:
-                    _n = _o + _p
-                    if _n:
-                        lineitem_root[v_l_orderkey] = _n
-                    else:
-                        del lineitem_root[v_l_orderkey]
-                if pending is not None:
-                    _k = (v_l_orderkey,)
-                    _v = _p
-                    _o = pending.get(_k)
-                    pending[_k] = _v if _o is None else _o + _v
-
-        def _batch_lineitem(self, rows, mults):
-            """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
-            every row is checked and its payload summed per key (the values its
-            atoms' paths read) first, then each key's sum takes the path to the
-            root once. Nothing changes before every check has passed."""
-            counts = {}  # row -> its multiplicity after the batch
-            store = self.lineitem_rows
-            sums0 = {}  # atom lineitem: key -> summed payload
-            for row, d in zip(rows, mults):
-                if type(d) is not int:
-                    raise ViewError(f"multiplicities must be int, got {d!r}")
-                if not d:
-                    continue
-                if type(row) is not tuple:
-                    row = tuple(row)
-                if len(row) != 16:
-                    raise ViewError(_arity_message("lineitem", 16, row))
-                v_l_orderkey = row[0]
-                c_lineitem_l_commitdate = row[11]
-                c_lineitem_l_receiptdate = row[12]
-                if (
-                    v_l_orderkey is None
-                    or c_lineitem_l_commitdate is None
-                    or c_lineitem_l_receiptdate is None
-                ):
-                    raise _null_error(
-                        "lineitem",
-                        row,
-                        (
-                            (0, "l_orderkey"),
-                            (11, "l_commitdate"),
-                            (12, "l_receiptdate"),
-                        ),
-                    )
-                keep_lineitem = c_lineitem_l_commitdate < c_lineitem_l_receiptdate
-                if keep_lineitem:
-                    _p = d
-                    _k = v_l_orderkey
-                    _o = sums0.get(_k)
-                    sums0[_k] = _p if _o is None else _o + _p
-                c = counts.get(row)
-                counts[row] = (store.get(row, 0) if c is None else c) + d
-            for row, c in counts.items():
-                if c < 0:
-                    raise ViewError(_absent_message("lineitem", row))
-            for row, c in counts.items():
-                if c:
-                    store[row] = c
-                else:
-                    store.pop(row, None)
-            pending = self._pending
-            lineitem_root = self.lineitem_root
-            # atom lineitem
-            for _k, _p in sums0.items():
-                v_l_orderkey = _k
-                # a zero count with nonzero sums only where the key is kept (else
-                # it is what float sums leave of rows inserted and deleted again)
-                if not _p and (
-                    _p == _ZERO or not self.lineitem_root.get(v_l_orderkey, _ZERO)
-                ):
-                    continue
-                _o = lineitem_root.get(v_l_orderkey)
-                if _o is None:
-                    lineitem_root[v_l_orderkey] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        lineitem_root[v_l_orderkey] = _n
-                    else:
-                        del lineitem_root[v_l_orderkey]
-                if pending is not None:
-                    _k = (v_l_orderkey,)
-                    _v = _p
-                    _o = pending.get(_k)
-                    pending[_k] = _v if _o is None else _o + _v
+                    del lineitem_root[v_l_orderkey]
+                if not _o:
+                    return (v_l_orderkey,), 1
+                if not _n:
+                    return (v_l_orderkey,), -1
 
         def _lookup(self, v_l_orderkey):
             """The payload of one output tuple, in O(1); None if absent."""
@@ -571,13 +489,12 @@ class View:
     }
     COLUMNS = ("o_orderpriority", "order_count")
     QUERY_ID = "2192d2f8a1fe090f"
-    LAYOUT_ID = "c976059582a36f8a"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "03fdc346641629be"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.exists_1_rows = {}  # input rows: row -> multiplicity
         self.orders_rows = {}  # input rows: row -> multiplicity
         # root n0: its tuples
         self.n0_root = {}
@@ -714,18 +631,10 @@ class View:
             raise ViewError(_arity_message("exists_1", 1, row))
         (v_o_orderkey,) = row
         keep_exists1 = v_o_orderkey is not None
-        store = self.exists_1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("exists_1", row))
         pending = self._pending
         exists1_count_by_o_orderkey = self.exists1_count_by_o_orderkey
         n0_root = self.n0_root
         orders_o_orderpriority_by_o_orderkey = self.orders_o_orderpriority_by_o_orderkey
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom exists1
         if keep_exists1:
             _p = d
@@ -860,14 +769,9 @@ class View:
         pending = self._pending
         # the subquery behind relation exists_1 reads this relation
         sub = self.sub_exists_1
-        sub._appliers["lineitem"](row, d)
-        if sub._pending:  # else its result is unchanged
-            try:
-                changes = sub._changes_of(sub._pending)
-            finally:
-                sub._pending.clear()
-            for sub_row, change in changes:
-                self._apply_exists_1(sub_row, change)
+        change = sub._appliers["lineitem"](row, d)
+        if change is not None:  # the one row of its result it changed
+            self._apply_exists_1(change[0], change[1])
 
     def _batch_orders(self, rows, mults):
         """Apply a batch of orders rows (row i changes by mults[i]) at once:
@@ -1080,7 +984,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "exists_1_rows": self.exists_1_rows,
                     "orders_rows": self.orders_rows,
                     "n0_root": self.n0_root,
                     "orders_o_orderpriority_by_o_orderkey": self.orders_o_orderpriority_by_o_orderkey,
@@ -1114,7 +1017,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "exists_1_rows",
             "orders_rows",
             "n0_root",
             "orders_o_orderpriority_by_o_orderkey",

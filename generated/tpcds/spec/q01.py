@@ -334,8 +334,7 @@ def _make_derived1():
                 "date_dim": self._apply_date_dim,
             }
             self._batchers = {  # update() of several rows: summed per key first
-                "store_returns": self._batch_store_returns,
-                "date_dim": self._batch_date_dim,
+                "date_dim": self._batch_date_dim
             }
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
@@ -546,15 +545,25 @@ def _make_derived1():
                             n0_root[_t1] = _n
                         else:
                             del n0_root[_t1]
-                    if pending is not None:
-                        _k = (v_sr_customer_sk, v_sr_store_sk)
-                        _v = _d3
-                        _o = pending.get(_k)
-                        pending[_k] = (
-                            _v
-                            if _o is None
-                            else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
-                        )
+                    key = (v_sr_customer_sk, v_sr_store_sk)
+                    reported = self._reported
+                    changes = []
+                    new = None
+                    _m1 = self.n0_root.get((v_sr_customer_sk, v_sr_store_sk))
+                    if _m1 is not None:
+                        p = _m1
+                        _a0 = None if p[1] == 0 else (p[2] / 100)
+                        new = (v_sr_customer_sk, v_sr_store_sk, _a0)
+                    old = reported.get(key)
+                    if old != new:  # no output can be NaN: equal rows are the same
+                        if old is not None:
+                            changes.append((old, -1))
+                        if new is not None:
+                            changes.append((new, 1))
+                            reported[key] = new
+                        else:
+                            del reported[key]
+                    return changes
 
         def _apply_date_dim(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -629,147 +638,6 @@ def _make_derived1():
                                 if _o is None
                                 else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                             )
-
-        def _batch_store_returns(self, rows, mults):
-            """Apply a batch of store_returns rows (row i changes by mults[i]) at once:
-            every row is checked and its payload summed per key (the values its
-            atoms' paths read) first, then each key's sum takes the path to the
-            root once. Nothing changes before every check has passed."""
-            counts = {}  # row -> its multiplicity after the batch
-            store = self.store_returns_rows
-            sums0 = {}  # atom store_returns: key -> summed payload
-            for row, d in zip(rows, mults):
-                if type(d) is not int:
-                    raise ViewError(f"multiplicities must be int, got {d!r}")
-                if not d:
-                    continue
-                if type(row) is not tuple:
-                    row = tuple(row)
-                if len(row) != 20:
-                    raise ViewError(_arity_message("store_returns", 20, row))
-                v_sr_returned_date_sk = row[0]
-                v_sr_customer_sk = row[3]
-                v_sr_store_sk = row[7]
-                c_store_returns_sr_return_amt = row[11]
-                keep_store_returns = v_sr_returned_date_sk is not None
-                if keep_store_returns:
-                    _p = (
-                        d,
-                        (d if c_store_returns_sr_return_amt is not None else 0),
-                        (
-                            d * round(c_store_returns_sr_return_amt * 100)
-                            if c_store_returns_sr_return_amt is not None
-                            else 0
-                        ),
-                    )
-                    _k = (v_sr_returned_date_sk, v_sr_customer_sk, v_sr_store_sk)
-                    _o = sums0.get(_k)
-                    sums0[_k] = (
-                        _p
-                        if _o is None
-                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                    )
-                c = counts.get(row)
-                counts[row] = (store.get(row, 0) if c is None else c) + d
-            for row, c in counts.items():
-                if c < 0:
-                    raise ViewError(_absent_message("store_returns", row))
-            for row, c in counts.items():
-                if c:
-                    store[row] = c
-                else:
-                    store.pop(row, None)
-            pending = self._pending
-            date_dim_count_by_sr_returned_date_sk = (
-                self.date_dim_count_by_sr_returned_date_sk
-            )
-            n0_root = self.n0_root
-            store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk = (
-                self.store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk
-            )
-            # atom store_returns
-            for _k, _p in sums0.items():
-                v_sr_returned_date_sk, v_sr_customer_sk, v_sr_store_sk = _k
-                # a zero count with nonzero sums only where the key is kept (else
-                # it is what float sums leave of rows inserted and deleted again)
-                if not _p[0] and (
-                    _p == _ZERO
-                    or not _entry(
-                        self.store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk.get(
-                            v_sr_returned_date_sk
-                        ),
-                        (v_sr_customer_sk, v_sr_store_sk),
-                        _ZERO,
-                    )[0]
-                ):
-                    continue
-                _t1 = (v_sr_customer_sk, v_sr_store_sk)
-                _grp = (
-                    store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk.get(
-                        v_sr_returned_date_sk
-                    )
-                )
-                if _grp is None:
-                    store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
-                        v_sr_returned_date_sk
-                    ] = (_t1, _p)
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                        if _n[0]:
-                            store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
-                                v_sr_returned_date_sk
-                            ] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
-                                v_sr_returned_date_sk
-                            ]
-                    else:
-                        store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
-                            v_sr_returned_date_sk
-                        ] = {_grp[0]: _grp[1], _e: _p}
-                else:
-                    _o = _grp.get(_t1)
-                    if _o is None:
-                        _grp[_t1] = _p
-                    else:
-                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                        if _n[0]:
-                            _grp[_t1] = _n
-                        else:
-                            del _grp[_t1]
-                            if len(_grp) == 1:
-                                store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
-                                    v_sr_returned_date_sk
-                                ] = next(
-                                    iter(_grp.items())
-                                )
-                _w2 = date_dim_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
-                if _w2 is not None:
-                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
-                    _o = n0_root.get(_t1)
-                    if _o is None:
-                        n0_root[_t1] = _d3
-                    else:
-                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
-                        if _n[0]:
-                            n0_root[_t1] = _n
-                        else:
-                            del n0_root[_t1]
-                    if pending is not None:
-                        _k = (v_sr_customer_sk, v_sr_store_sk)
-                        _v = _d3
-                        _o = pending.get(_k)
-                        pending[_k] = (
-                            _v
-                            if _o is None
-                            else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
-                        )
 
         def _batch_date_dim(self, rows, mults):
             """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -1234,8 +1102,7 @@ def _make_scalar_2():
                     "date_dim": self._apply_date_dim,
                 }
                 self._batchers = {  # update() of several rows: summed per key first
-                    "store_returns": self._batch_store_returns,
-                    "date_dim": self._batch_date_dim,
+                    "date_dim": self._batch_date_dim
                 }
                 self._on_delta = on_delta
                 self._pending = {} if (push or on_delta is not None) else None
@@ -1454,15 +1321,25 @@ def _make_scalar_2():
                                 n0_root[_t1] = _n
                             else:
                                 del n0_root[_t1]
-                        if pending is not None:
-                            _k = (v_sr_customer_sk, v_sr_store_sk)
-                            _v = _d3
-                            _o = pending.get(_k)
-                            pending[_k] = (
-                                _v
-                                if _o is None
-                                else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
-                            )
+                        key = (v_sr_customer_sk, v_sr_store_sk)
+                        reported = self._reported
+                        changes = []
+                        new = None
+                        _m1 = self.n0_root.get((v_sr_customer_sk, v_sr_store_sk))
+                        if _m1 is not None:
+                            p = _m1
+                            _a0 = None if p[1] == 0 else (p[2] / 100)
+                            new = (v_sr_customer_sk, v_sr_store_sk, _a0)
+                        old = reported.get(key)
+                        if old != new:  # no output can be NaN: equal rows are the same
+                            if old is not None:
+                                changes.append((old, -1))
+                            if new is not None:
+                                changes.append((new, 1))
+                                reported[key] = new
+                            else:
+                                del reported[key]
+                        return changes
 
             def _apply_date_dim(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -1541,150 +1418,6 @@ def _make_scalar_2():
                                     if _o is None
                                     else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                                 )
-
-            def _batch_store_returns(self, rows, mults):
-                """Apply a batch of store_returns rows (row i changes by mults[i]) at once:
-                every row is checked and its payload summed per key (the values its
-                atoms' paths read) first, then each key's sum takes the path to the
-                root once. Nothing changes before every check has passed."""
-                counts = {}  # row -> its multiplicity after the batch
-                store = self.store_returns_rows
-                sums0 = {}  # atom store_returns: key -> summed payload
-                for row, d in zip(rows, mults):
-                    if type(d) is not int:
-                        raise ViewError(f"multiplicities must be int, got {d!r}")
-                    if not d:
-                        continue
-                    if type(row) is not tuple:
-                        row = tuple(row)
-                    if len(row) != 20:
-                        raise ViewError(_arity_message("store_returns", 20, row))
-                    v_sr_returned_date_sk = row[0]
-                    v_sr_customer_sk = row[3]
-                    v_sr_store_sk = row[7]
-                    c_store_returns_sr_return_amt = row[11]
-                    keep_store_returns = v_sr_returned_date_sk is not None
-                    if keep_store_returns:
-                        _p = (
-                            d,
-                            (d if c_store_returns_sr_return_amt is not None else 0),
-                            (
-                                d * round(c_store_returns_sr_return_amt * 100)
-                                if c_store_returns_sr_return_amt is not None
-                                else 0
-                            ),
-                        )
-                        _k = (v_sr_returned_date_sk, v_sr_customer_sk, v_sr_store_sk)
-                        _o = sums0.get(_k)
-                        sums0[_k] = (
-                            _p
-                            if _o is None
-                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                        )
-                    c = counts.get(row)
-                    counts[row] = (store.get(row, 0) if c is None else c) + d
-                for row, c in counts.items():
-                    if c < 0:
-                        raise ViewError(_absent_message("store_returns", row))
-                for row, c in counts.items():
-                    if c:
-                        store[row] = c
-                    else:
-                        store.pop(row, None)
-                pending = self._pending
-                date_dim_count_by_sr_returned_date_sk = (
-                    self.date_dim_count_by_sr_returned_date_sk
-                )
-                n0_root = self.n0_root
-                store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk = (
-                    self.store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk
-                )
-                # atom store_returns
-                for _k, _p in sums0.items():
-                    v_sr_returned_date_sk, v_sr_customer_sk, v_sr_store_sk = _k
-                    # a zero count with nonzero sums only where the key is kept (else
-                    # it is what float sums leave of rows inserted and deleted again)
-                    if not _p[0] and (
-                        _p == _ZERO
-                        or not _entry(
-                            self.store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk.get(
-                                v_sr_returned_date_sk
-                            ),
-                            (v_sr_customer_sk, v_sr_store_sk),
-                            _ZERO,
-                        )[0]
-                    ):
-                        continue
-                    _t1 = (v_sr_customer_sk, v_sr_store_sk)
-                    _grp = store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk.get(
-                        v_sr_returned_date_sk
-                    )
-                    if _grp is None:
-                        store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
-                            v_sr_returned_date_sk
-                        ] = (_t1, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                            if _n[0]:
-                                store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
-                                    v_sr_returned_date_sk
-                                ] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
-                                    v_sr_returned_date_sk
-                                ]
-                        else:
-                            store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
-                                v_sr_returned_date_sk
-                            ] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
-                        _o = _grp.get(_t1)
-                        if _o is None:
-                            _grp[_t1] = _p
-                        else:
-                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                            if _n[0]:
-                                _grp[_t1] = _n
-                            else:
-                                del _grp[_t1]
-                                if len(_grp) == 1:
-                                    store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
-                                        v_sr_returned_date_sk
-                                    ] = next(
-                                        iter(_grp.items())
-                                    )
-                    _w2 = date_dim_count_by_sr_returned_date_sk.get(
-                        v_sr_returned_date_sk
-                    )
-                    if _w2 is not None:
-                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
-                        _o = n0_root.get(_t1)
-                        if _o is None:
-                            n0_root[_t1] = _d3
-                        else:
-                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
-                            if _n[0]:
-                                n0_root[_t1] = _n
-                            else:
-                                del n0_root[_t1]
-                        if pending is not None:
-                            _k = (v_sr_customer_sk, v_sr_store_sk)
-                            _v = _d3
-                            _o = pending.get(_k)
-                            pending[_k] = (
-                                _v
-                                if _o is None
-                                else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
-                            )
 
             def _batch_date_dim(self, rows, mults):
                 """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -2009,7 +1742,7 @@ def _make_scalar_2():
         COLUMNS = ("k1", "v")
         QUERY_ID = "26c10cc7d6f6d228"
         LAYOUT_ID = (
-            "71624dd9320bde3f"  # the state's layout: snapshots restore only here
+            "6b5dd620286b8050"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -2018,7 +1751,6 @@ def _make_scalar_2():
             on_delta: Callable[[tuple, int], None] | None = None,
             push: bool = False,
         ) -> None:
-            self.derived1__rows = {}  # input rows: row -> multiplicity
             # root ctr2: its tuples
             self.ctr2_root = {}
             self._appliers = {
@@ -2147,10 +1879,6 @@ def _make_scalar_2():
             if len(row) != 3:
                 raise ViewError(_arity_message("derived1_", 3, row))
             _, v_ctr_store_sk, c_ctr2_ctr_total_return = row
-            store = self.derived1__rows
-            count = store.get(row, 0) + d
-            if count < 0:
-                raise ViewError(_absent_message("derived1_", row))
             _p = (
                 d,
                 (d if c_ctr2_ctr_total_return is not None else 0),
@@ -2162,10 +1890,6 @@ def _make_scalar_2():
             )
             pending = self._pending
             ctr2_root = self.ctr2_root
-            if count:
-                store[row] = count
-            else:
-                del store[row]
             # atom ctr2
             _o = ctr2_root.get(v_ctr_store_sk)
             if _o is None:
@@ -2193,12 +1917,10 @@ def _make_scalar_2():
             pending = self._pending
             # the subquery behind relation derived1_ reads this relation
             sub = self.sub_derived1
-            sub._appliers["store_returns"](row, d)
-            if sub._pending:  # else its result is unchanged
-                try:
-                    changes = sub._changes_of(sub._pending)
-                finally:
-                    sub._pending.clear()
+            changes = sub._appliers["store_returns"](
+                row, d
+            )  # the change of its one group
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -2212,11 +1934,13 @@ def _make_scalar_2():
             # the subquery behind relation derived1_ reads this relation
             sub = self.sub_derived1
             sub._appliers["date_dim"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -2310,7 +2034,6 @@ def _make_scalar_2():
                     "query": self.QUERY_ID,
                     "layout": self.LAYOUT_ID,
                     "state": {
-                        "derived1__rows": self.derived1__rows,
                         "ctr2_root": self.ctr2_root,
                         "_reported": self._reported,
                         "sub:sub_derived1": self.sub_derived1.snapshot(),
@@ -2340,7 +2063,7 @@ def _make_scalar_2():
                     "module generated by another dynyan version"
                 )
             state = snapshot.get("state")
-            names = ("derived1__rows", "ctr2_root", "_reported", "sub:sub_derived1")
+            names = ("ctr2_root", "_reported", "sub:sub_derived1")
             if not isinstance(state, dict) or set(state) != set(names):
                 found = (
                     sorted(map(str, state))
@@ -2474,13 +2197,12 @@ class View:
     }
     COLUMNS = ("c_customer_id",)
     QUERY_ID = "d0ca9d539c14389b"
-    LAYOUT_ID = "f34e152a7f666405"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "c1cf0b317674570f"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
         self.store_rows = {}  # input rows: row -> multiplicity
         self.customer_rows = {}  # input rows: row -> multiplicity
         # root n0: its tuples
@@ -2651,10 +2373,6 @@ class View:
                 )
             )
         )
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         ctr1_ctr_customer_sk_by_ctr_store_sk = self.ctr1_ctr_customer_sk_by_ctr_store_sk
         customer_c_customer_id_by_ctr_customer_sk = (
@@ -2663,10 +2381,6 @@ class View:
         n0_root = self.n0_root
         n3_count_by_ctr_customer_sk = self.n3_count_by_ctr_customer_sk
         store_2_count_by_ctr_store_sk = self.store_2_count_by_ctr_store_sk
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # rows by key and compared value, for the test on inner view scalar_2
         # (a NULL or NaN value, or a NULL key, never passes it)
         _x = row[2]
@@ -2934,24 +2648,21 @@ class View:
         pending = self._pending
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
-        sub._appliers["store_returns"](row, d)
-        if sub._pending:  # else its result is unchanged
-            try:
-                changes = sub._changes_of(sub._pending)
-            finally:
-                sub._pending.clear()
+        changes = sub._appliers["store_returns"](row, d)  # the change of its one group
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["store_returns"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
-            if changes:
-                self._on_scalar_2(changes)
+        if changes:
+            self._on_scalar_2(changes)
 
     def _apply_date_dim(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -2965,23 +2676,26 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
-            if changes:
-                self._on_scalar_2(changes)
+        if changes:
+            self._on_scalar_2(changes)
 
     def _batch_store(self, rows, mults):
         """Apply a batch of store rows (row i changes by mults[i]) at once:
@@ -3411,7 +3125,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
                     "store_rows": self.store_rows,
                     "customer_rows": self.customer_rows,
                     "n0_root": self.n0_root,
@@ -3452,7 +3165,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "derived1_rows",
             "store_rows",
             "customer_rows",
             "n0_root",

@@ -1642,8 +1642,6 @@ def _make_derived1():
                     if len(row) != 2:
                         raise ViewError(_arity_message("derived1", 2, row))
                     v_sold_date_sk, v_sales_price = row
-                    if d < 0 and self.unnamed1_root.get(row, _ZERO) + d < 0:
-                        raise ViewError(_absent_message("derived1", row))
                     pending = self._pending
                     unnamed1_root = self.unnamed1_root
                     # atom unnamed1
@@ -1675,8 +1673,9 @@ def _make_derived1():
                     sub._appliers["web_sales"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_catalog_sales(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -1690,8 +1689,9 @@ def _make_derived1():
                     sub._appliers["catalog_sales"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_sold_date_sk, v_sales_price):
                     """The payload of one output tuple, in O(1); None if absent."""
@@ -1936,7 +1936,7 @@ def _make_derived1():
             )
             QUERY_ID = "85275e285341c644"
             LAYOUT_ID = (
-                "6b7c017ee951db38"  # the state's layout: snapshots restore only here
+                "b12d9621b65b8679"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -1947,7 +1947,6 @@ def _make_derived1():
                 on_delta: Callable[[tuple, int], None] | None = None,
                 push: bool = False,
             ) -> None:
-                self.derived1_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
                 # root n0: its tuples
                 self.n0_root = {}
@@ -2098,19 +2097,11 @@ def _make_derived1():
                     raise ViewError(_arity_message("derived1", 2, row))
                 v_sold_date_sk, v_sales_price = row
                 keep_wscs = v_sold_date_sk is not None
-                store = self.derived1_rows
-                count = store.get(row, 0) + d
-                if count < 0:
-                    raise ViewError(_absent_message("derived1", row))
                 pending = self._pending
                 date_dim_count_by_sold_date_sk = self.date_dim_count_by_sold_date_sk
                 n0_root = self.n0_root
                 wscs_by_sold_date_sk = self.wscs_by_sold_date_sk
                 wscs_count_by_sold_date_sk = self.wscs_count_by_sold_date_sk
-                if count:
-                    store[row] = count
-                else:
-                    del store[row]
                 # atom wscs
                 if keep_wscs:
                     _p = d
@@ -2285,11 +2276,13 @@ def _make_derived1():
                 # the subquery behind relation derived1 reads this relation
                 sub = self.sub_derived1
                 sub._appliers["web_sales"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
@@ -2303,11 +2296,13 @@ def _make_derived1():
                 # the subquery behind relation derived1 reads this relation
                 sub = self.sub_derived1
                 sub._appliers["catalog_sales"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
@@ -2770,7 +2765,6 @@ def _make_derived1():
                         "query": self.QUERY_ID,
                         "layout": self.LAYOUT_ID,
                         "state": {
-                            "derived1_rows": self.derived1_rows,
                             "date_dim_rows": self.date_dim_rows,
                             "n0_root": self.n0_root,
                             "date_dim_by_sold_date_sk": self.date_dim_by_sold_date_sk,
@@ -2812,7 +2806,6 @@ def _make_derived1():
                     )
                 state = snapshot.get("state")
                 names = (
-                    "derived1_rows",
                     "date_dim_rows",
                     "n0_root",
                     "date_dim_by_sold_date_sk",
@@ -2963,7 +2956,7 @@ def _make_derived1():
         )
         QUERY_ID = "9c39464a04e42ac8"
         LAYOUT_ID = (
-            "e43b6b90739ef919"  # the state's layout: snapshots restore only here
+            "adb212a039a1bafc"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -2972,7 +2965,6 @@ def _make_derived1():
             on_delta: Callable[[tuple, int], None] | None = None,
             push: bool = False,
         ) -> None:
-            self.derived1_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
             # root n0: its tuples
             self.n0_root = {}
@@ -3118,20 +3110,12 @@ def _make_derived1():
                 v_sat_sales,
             ) = row
             keep_wswscs = v_d_week_seq is not None
-            store = self.derived1_rows
-            count = store.get(row, 0) + d
-            if count < 0:
-                raise ViewError(_absent_message("derived1", row))
             pending = self._pending
             date_dim_count_by_d_week_seq = self.date_dim_count_by_d_week_seq
             n0_root = self.n0_root
             wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq = (
                 self.wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq
             )
-            if count:
-                store[row] = count
-            else:
-                del store[row]
             # atom wswscs
             if keep_wswscs:
                 _p = d
@@ -3320,11 +3304,13 @@ def _make_derived1():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["date_dim"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -3338,11 +3324,13 @@ def _make_derived1():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["web_sales"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -3356,11 +3344,13 @@ def _make_derived1():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["catalog_sales"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -3486,7 +3476,6 @@ def _make_derived1():
                     "query": self.QUERY_ID,
                     "layout": self.LAYOUT_ID,
                     "state": {
-                        "derived1_rows": self.derived1_rows,
                         "date_dim_rows": self.date_dim_rows,
                         "n0_root": self.n0_root,
                         "wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq": self.wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq,
@@ -3519,7 +3508,6 @@ def _make_derived1():
                 )
             state = snapshot.get("state")
             names = (
-                "derived1_rows",
                 "date_dim_rows",
                 "n0_root",
                 "wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq",
@@ -5010,8 +4998,6 @@ def _make_derived2():
                     if len(row) != 2:
                         raise ViewError(_arity_message("derived1_", 2, row))
                     v_sold_date_sk, v_sales_price = row
-                    if d < 0 and self.unnamed1_root.get(row, _ZERO) + d < 0:
-                        raise ViewError(_absent_message("derived1_", row))
                     pending = self._pending
                     unnamed1_root = self.unnamed1_root
                     # atom unnamed1
@@ -5043,8 +5029,9 @@ def _make_derived2():
                     sub._appliers["web_sales"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_catalog_sales(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -5058,8 +5045,9 @@ def _make_derived2():
                     sub._appliers["catalog_sales"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_sold_date_sk, v_sales_price):
                     """The payload of one output tuple, in O(1); None if absent."""
@@ -5304,7 +5292,7 @@ def _make_derived2():
             )
             QUERY_ID = "a2eee1d307dbfe90"
             LAYOUT_ID = (
-                "68ff69e20ff11066"  # the state's layout: snapshots restore only here
+                "b12d9621b65b8679"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -5315,7 +5303,6 @@ def _make_derived2():
                 on_delta: Callable[[tuple, int], None] | None = None,
                 push: bool = False,
             ) -> None:
-                self.derived1__rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
                 # root n0: its tuples
                 self.n0_root = {}
@@ -5468,19 +5455,11 @@ def _make_derived2():
                     raise ViewError(_arity_message("derived1_", 2, row))
                 v_sold_date_sk, v_sales_price = row
                 keep_wscs = v_sold_date_sk is not None
-                store = self.derived1__rows
-                count = store.get(row, 0) + d
-                if count < 0:
-                    raise ViewError(_absent_message("derived1_", row))
                 pending = self._pending
                 date_dim_count_by_sold_date_sk = self.date_dim_count_by_sold_date_sk
                 n0_root = self.n0_root
                 wscs_by_sold_date_sk = self.wscs_by_sold_date_sk
                 wscs_count_by_sold_date_sk = self.wscs_count_by_sold_date_sk
-                if count:
-                    store[row] = count
-                else:
-                    del store[row]
                 # atom wscs
                 if keep_wscs:
                     _p = d
@@ -5655,11 +5634,13 @@ def _make_derived2():
                 # the subquery behind relation derived1_ reads this relation
                 sub = self.sub_derived1
                 sub._appliers["web_sales"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
@@ -5673,11 +5654,13 @@ def _make_derived2():
                 # the subquery behind relation derived1_ reads this relation
                 sub = self.sub_derived1
                 sub._appliers["catalog_sales"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
@@ -6140,7 +6123,6 @@ def _make_derived2():
                         "query": self.QUERY_ID,
                         "layout": self.LAYOUT_ID,
                         "state": {
-                            "derived1__rows": self.derived1__rows,
                             "date_dim_rows": self.date_dim_rows,
                             "n0_root": self.n0_root,
                             "date_dim_by_sold_date_sk": self.date_dim_by_sold_date_sk,
@@ -6182,7 +6164,6 @@ def _make_derived2():
                     )
                 state = snapshot.get("state")
                 names = (
-                    "derived1__rows",
                     "date_dim_rows",
                     "n0_root",
                     "date_dim_by_sold_date_sk",
@@ -6333,7 +6314,7 @@ def _make_derived2():
         )
         QUERY_ID = "f5ea4a3a6298404f"
         LAYOUT_ID = (
-            "6104c804e85afeba"  # the state's layout: snapshots restore only here
+            "adb212a039a1bafc"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -6342,7 +6323,6 @@ def _make_derived2():
             on_delta: Callable[[tuple, int], None] | None = None,
             push: bool = False,
         ) -> None:
-            self.derived1__rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
             # root n0: its tuples
             self.n0_root = {}
@@ -6488,20 +6468,12 @@ def _make_derived2():
                 v_sat_sales,
             ) = row
             keep_wswscs = v_d_week_seq is not None
-            store = self.derived1__rows
-            count = store.get(row, 0) + d
-            if count < 0:
-                raise ViewError(_absent_message("derived1_", row))
             pending = self._pending
             date_dim_count_by_d_week_seq = self.date_dim_count_by_d_week_seq
             n0_root = self.n0_root
             wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq = (
                 self.wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq
             )
-            if count:
-                store[row] = count
-            else:
-                del store[row]
             # atom wswscs
             if keep_wswscs:
                 _p = d
@@ -6690,11 +6662,13 @@ def _make_derived2():
             # the subquery behind relation derived1_ reads this relation
             sub = self.sub_derived1
             sub._appliers["date_dim"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -6708,11 +6682,13 @@ def _make_derived2():
             # the subquery behind relation derived1_ reads this relation
             sub = self.sub_derived1
             sub._appliers["web_sales"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -6726,11 +6702,13 @@ def _make_derived2():
             # the subquery behind relation derived1_ reads this relation
             sub = self.sub_derived1
             sub._appliers["catalog_sales"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -6856,7 +6834,6 @@ def _make_derived2():
                     "query": self.QUERY_ID,
                     "layout": self.LAYOUT_ID,
                     "state": {
-                        "derived1__rows": self.derived1__rows,
                         "date_dim_rows": self.date_dim_rows,
                         "n0_root": self.n0_root,
                         "wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq": self.wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq,
@@ -6889,7 +6866,6 @@ def _make_derived2():
                 )
             state = snapshot.get("state")
             names = (
-                "derived1__rows",
                 "date_dim_rows",
                 "n0_root",
                 "wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq",
@@ -7198,8 +7174,6 @@ class View:
             v_fri_sales1,
             v_sat_sales1,
         ) = row
-        if d < 0 and _entry(self.y_by_all.get(()), row, _ZERO) + d < 0:
-            raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         n0_root = self.n0_root
         y_by_all = self.y_by_all
@@ -7334,8 +7308,6 @@ class View:
             v_fri_sales2,
             v_sat_sales2,
         ) = row
-        if d < 0 and _entry(self.z_by_all.get(()), row, _ZERO) + d < 0:
-            raise ViewError(_absent_message("derived2", row))
         pending = self._pending
         n0_root = self.n0_root
         y_count_by_all = self.y_count_by_all
@@ -7466,21 +7438,25 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
@@ -7494,21 +7470,25 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["web_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["web_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
@@ -7522,21 +7502,25 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["catalog_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["catalog_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 

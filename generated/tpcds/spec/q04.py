@@ -41736,18 +41736,12 @@ class View:
         "customer_preferred_cust_flag",
     )
     QUERY_ID = "d0f003786b42e274"
-    LAYOUT_ID = "72e047e8be33b347"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "3258dc23945c07a2"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.derived2_rows = {}  # input rows: row -> multiplicity
-        self.derived3_rows = {}  # input rows: row -> multiplicity
-        self.derived4_rows = {}  # input rows: row -> multiplicity
-        self.derived5_rows = {}  # input rows: row -> multiplicity
-        self.derived6_rows = {}  # input rows: row -> multiplicity
         # root n0: its tuples
         self.n0_root = {}
         # n1: total multiplicity by what it shares with its sibling
@@ -41947,10 +41941,6 @@ class View:
             and (c_t_s_firstyear_dyear == 2001)
             and (v_year_total > 0)
         )
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_customer_id = self.n1_count_by_customer_id
@@ -41964,10 +41954,6 @@ class View:
         t_s_secyear_count_by_customer_id = self.t_s_secyear_count_by_customer_id
         t_w_firstyear_count_by_customer_id = self.t_w_firstyear_count_by_customer_id
         t_w_secyear_count_by_customer_id = self.t_w_secyear_count_by_customer_id
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom t_s_firstyear
         if keep_t_s_firstyear:
             _p = d
@@ -42330,10 +42316,6 @@ class View:
             and (c_t_s_secyear_sale_type == "s")
             and (c_t_s_secyear_dyear == 2002)
         )
-        store = self.derived2_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived2", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_customer_id = self.n1_count_by_customer_id
@@ -42347,10 +42329,6 @@ class View:
         t_s_secyear_count_by_customer_id = self.t_s_secyear_count_by_customer_id
         t_w_firstyear_count_by_customer_id = self.t_w_firstyear_count_by_customer_id
         t_w_secyear_count_by_customer_id = self.t_w_secyear_count_by_customer_id
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom t_s_secyear
         if keep_t_s_secyear:
             _p = d
@@ -42707,10 +42685,6 @@ class View:
             and (c_t_c_firstyear_dyear == 2001)
             and (v_t_c_firstyear_year_total > 0)
         )
-        store = self.derived3_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived3", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_customer_id = self.n1_count_by_customer_id
@@ -42722,10 +42696,6 @@ class View:
         t_c_secyear_count_by_customer_id = self.t_c_secyear_count_by_customer_id
         t_w_firstyear_count_by_customer_id = self.t_w_firstyear_count_by_customer_id
         t_w_secyear_count_by_customer_id = self.t_w_secyear_count_by_customer_id
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom t_c_firstyear
         if keep_t_c_firstyear:
             _p = d
@@ -43061,10 +43031,6 @@ class View:
             and (c_t_c_secyear_sale_type == "c")
             and (c_t_c_secyear_dyear == 2002)
         )
-        store = self.derived4_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived4", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_customer_id = self.n1_count_by_customer_id
@@ -43074,10 +43040,6 @@ class View:
         t_c_secyear_count_by_customer_id = self.t_c_secyear_count_by_customer_id
         t_w_firstyear_count_by_customer_id = self.t_w_firstyear_count_by_customer_id
         t_w_secyear_count_by_customer_id = self.t_w_secyear_count_by_customer_id
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom t_c_secyear
         if keep_t_c_secyear:
             _p = d
@@ -43400,10 +43362,6 @@ class View:
             and (c_t_w_firstyear_dyear == 2001)
             and (v_t_w_firstyear_year_total > 0)
         )
-        store = self.derived5_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived5", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_customer_id = self.n1_count_by_customer_id
@@ -43411,10 +43369,6 @@ class View:
         t_w_firstyear_by_customer_id = self.t_w_firstyear_by_customer_id
         t_w_firstyear_count_by_customer_id = self.t_w_firstyear_count_by_customer_id
         t_w_secyear_count_by_customer_id = self.t_w_secyear_count_by_customer_id
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom t_w_firstyear
         if keep_t_w_firstyear:
             _p = d
@@ -43705,19 +43659,11 @@ class View:
             and (c_t_w_secyear_sale_type == "w")
             and (c_t_w_secyear_dyear == 2002)
         )
-        store = self.derived6_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived6", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_customer_id = self.n1_count_by_customer_id
         t_w_secyear_by_customer_id = self.t_w_secyear_by_customer_id
         t_w_secyear_count_by_customer_id = self.t_w_secyear_count_by_customer_id
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom t_w_secyear
         if keep_t_w_secyear:
             _p = d
@@ -43977,43 +43923,49 @@ class View:
         sub._appliers["customer"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["customer"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived2(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["customer"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived3(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived3(sub_row, change)
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["customer"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived4(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived4(sub_row, change)
         # the subquery behind relation derived5 reads this relation
         sub = self.sub_derived5
         sub._appliers["customer"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived5(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived5(sub_row, change)
         # the subquery behind relation derived6 reads this relation
         sub = self.sub_derived6
         sub._appliers["customer"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived6(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived6(sub_row, change)
 
     def _apply_store_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -44043,43 +43995,49 @@ class View:
         sub._appliers["store_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["store_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived2(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["store_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived3(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived3(sub_row, change)
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["store_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived4(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived4(sub_row, change)
         # the subquery behind relation derived5 reads this relation
         sub = self.sub_derived5
         sub._appliers["store_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived5(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived5(sub_row, change)
         # the subquery behind relation derived6 reads this relation
         sub = self.sub_derived6
         sub._appliers["store_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived6(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived6(sub_row, change)
 
     def _apply_date_dim(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -44095,43 +44053,49 @@ class View:
         sub._appliers["date_dim"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["date_dim"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived2(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["date_dim"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived3(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived3(sub_row, change)
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["date_dim"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived4(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived4(sub_row, change)
         # the subquery behind relation derived5 reads this relation
         sub = self.sub_derived5
         sub._appliers["date_dim"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived5(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived5(sub_row, change)
         # the subquery behind relation derived6 reads this relation
         sub = self.sub_derived6
         sub._appliers["date_dim"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived6(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived6(sub_row, change)
 
     def _apply_catalog_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -44161,43 +44125,49 @@ class View:
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived2(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived3(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived3(sub_row, change)
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived4(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived4(sub_row, change)
         # the subquery behind relation derived5 reads this relation
         sub = self.sub_derived5
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived5(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived5(sub_row, change)
         # the subquery behind relation derived6 reads this relation
         sub = self.sub_derived6
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived6(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived6(sub_row, change)
 
     def _apply_web_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -44227,43 +44197,49 @@ class View:
         sub._appliers["web_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["web_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived2(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["web_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived3(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived3(sub_row, change)
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["web_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived4(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived4(sub_row, change)
         # the subquery behind relation derived5 reads this relation
         sub = self.sub_derived5
         sub._appliers["web_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived5(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived5(sub_row, change)
         # the subquery behind relation derived6 reads this relation
         sub = self.sub_derived6
         sub._appliers["web_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived6(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived6(sub_row, change)
 
     def _lookup(
         self,
@@ -44388,12 +44364,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
-                    "derived2_rows": self.derived2_rows,
-                    "derived3_rows": self.derived3_rows,
-                    "derived4_rows": self.derived4_rows,
-                    "derived5_rows": self.derived5_rows,
-                    "derived6_rows": self.derived6_rows,
                     "n0_root": self.n0_root,
                     "n1_count_by_customer_id": self.n1_count_by_customer_id,
                     "n2_count_by_customer_id": self.n2_count_by_customer_id,
@@ -44446,12 +44416,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "derived1_rows",
-            "derived2_rows",
-            "derived3_rows",
-            "derived4_rows",
-            "derived5_rows",
-            "derived6_rows",
             "n0_root",
             "n1_count_by_customer_id",
             "n2_count_by_customer_id",

@@ -2002,7 +2002,7 @@ def _make_derived1():
                                     "profit_loss",
                                 )
                                 QUERY_ID = "2db290f66a384346"
-                                LAYOUT_ID = "24725cd212241713"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "7096131592a4234a"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -2012,9 +2012,6 @@ def _make_derived1():
                                     ) = None,
                                     push: bool = False,
                                 ) -> None:
-                                    self.derived1_rows = (
-                                        {}
-                                    )  # input rows: row -> multiplicity
                                     self.date_dim_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
@@ -2221,12 +2218,6 @@ def _make_derived1():
                                     keep_salesreturns = (
                                         v_store_sk is not None and v_date_sk is not None
                                     )
-                                    store = self.derived1_rows
-                                    count = store.get(row, 0) + d
-                                    if count < 0:
-                                        raise ViewError(
-                                            _absent_message("derived1", row)
-                                        )
                                     # only for a row the atom takes (its NULL-rejecting filters hold)
                                     _p = (
                                         (
@@ -2289,10 +2280,6 @@ def _make_derived1():
                                     store_2_s_store_id_by_store_sk = (
                                         self.store_2_s_store_id_by_store_sk
                                     )
-                                    if count:
-                                        store[row] = count
-                                    else:
-                                        del store[row]
                                     # atom salesreturns
                                     if keep_salesreturns:
                                         _grp = salesreturns_store_sk_by_date_sk.get(
@@ -2793,8 +2780,9 @@ def _make_derived1():
                                     sub._appliers["store_sales"](row, d)
                                     sub._flush()
                                     changes = sub._changes
-                                    for sub_row, change in changes:
-                                        self._apply_derived1(sub_row, change)
+                                    if changes:
+                                        for sub_row, change in changes:
+                                            self._apply_derived1(sub_row, change)
 
                                 def _apply_store_returns(self, row, d):
                                     """Apply multiplicity change `d` of one row: every atom of the
@@ -2810,8 +2798,9 @@ def _make_derived1():
                                     sub._appliers["store_returns"](row, d)
                                     sub._flush()
                                     changes = sub._changes
-                                    for sub_row, change in changes:
-                                        self._apply_derived1(sub_row, change)
+                                    if changes:
+                                        for sub_row, change in changes:
+                                            self._apply_derived1(sub_row, change)
 
                                 def _batch_date_dim(self, rows, mults):
                                     """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -3348,7 +3337,6 @@ def _make_derived1():
                                             "query": self.QUERY_ID,
                                             "layout": self.LAYOUT_ID,
                                             "state": {
-                                                "derived1_rows": self.derived1_rows,
                                                 "date_dim_rows": self.date_dim_rows,
                                                 "store_rows": self.store_rows,
                                                 "n0_root": self.n0_root,
@@ -3394,7 +3382,6 @@ def _make_derived1():
                                         )
                                     state = snapshot.get("state")
                                     names = (
-                                        "derived1_rows",
                                         "date_dim_rows",
                                         "store_rows",
                                         "n0_root",
@@ -3759,8 +3746,6 @@ def _make_derived1():
                                             ),
                                         ),
                                     )
-                                if d < 0 and self.ssr_root.get(row, _ZERO) + d < 0:
-                                    raise ViewError(_absent_message("derived1", row))
                                 pending = self._pending
                                 ssr_root = self.ssr_root
                                 # atom ssr
@@ -3804,11 +3789,13 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["date_dim"](row, d)
+                                changes = None
                                 if sub._pending:  # else its result is unchanged
                                     try:
                                         changes = sub._changes_of(sub._pending)
                                     finally:
                                         sub._pending.clear()
+                                if changes:
                                     for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
@@ -3822,11 +3809,13 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["store"](row, d)
+                                changes = None
                                 if sub._pending:  # else its result is unchanged
                                     try:
                                         changes = sub._changes_of(sub._pending)
                                     finally:
                                         sub._pending.clear()
+                                if changes:
                                     for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
@@ -3842,11 +3831,13 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["store_sales"](row, d)
+                                changes = None
                                 if sub._pending:  # else its result is unchanged
                                     try:
                                         changes = sub._changes_of(sub._pending)
                                     finally:
                                         sub._pending.clear()
+                                if changes:
                                     for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
@@ -3862,11 +3853,13 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["store_returns"](row, d)
+                                changes = None
                                 if sub._pending:  # else its result is unchanged
                                     try:
                                         changes = sub._changes_of(sub._pending)
                                     finally:
                                         sub._pending.clear()
+                                if changes:
                                     for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
@@ -5659,7 +5652,7 @@ def _make_derived1():
                                     "profit_loss",
                                 )
                                 QUERY_ID = "7a8429a6ed7a3c47"
-                                LAYOUT_ID = "0cbc5aa2af2b6cfd"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "a051baa0ace58662"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -5669,9 +5662,6 @@ def _make_derived1():
                                     ) = None,
                                     push: bool = False,
                                 ) -> None:
-                                    self.derived1_rows = (
-                                        {}
-                                    )  # input rows: row -> multiplicity
                                     self.date_dim_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
@@ -5878,12 +5868,6 @@ def _make_derived1():
                                     keep_salesreturns = (
                                         v_page_sk is not None and v_date_sk is not None
                                     )
-                                    store = self.derived1_rows
-                                    count = store.get(row, 0) + d
-                                    if count < 0:
-                                        raise ViewError(
-                                            _absent_message("derived1", row)
-                                        )
                                     # only for a row the atom takes (its NULL-rejecting filters hold)
                                     _p = (
                                         (
@@ -5946,10 +5930,6 @@ def _make_derived1():
                                     salesreturns_page_sk_by_date_sk = (
                                         self.salesreturns_page_sk_by_date_sk
                                     )
-                                    if count:
-                                        store[row] = count
-                                    else:
-                                        del store[row]
                                     # atom salesreturns
                                     if keep_salesreturns:
                                         _grp = salesreturns_page_sk_by_date_sk.get(
@@ -6466,8 +6446,9 @@ def _make_derived1():
                                     sub._appliers["catalog_sales"](row, d)
                                     sub._flush()
                                     changes = sub._changes
-                                    for sub_row, change in changes:
-                                        self._apply_derived1(sub_row, change)
+                                    if changes:
+                                        for sub_row, change in changes:
+                                            self._apply_derived1(sub_row, change)
 
                                 def _apply_catalog_returns(self, row, d):
                                     """Apply multiplicity change `d` of one row: every atom of the
@@ -6483,8 +6464,9 @@ def _make_derived1():
                                     sub._appliers["catalog_returns"](row, d)
                                     sub._flush()
                                     changes = sub._changes
-                                    for sub_row, change in changes:
-                                        self._apply_derived1(sub_row, change)
+                                    if changes:
+                                        for sub_row, change in changes:
+                                            self._apply_derived1(sub_row, change)
 
                                 def _batch_date_dim(self, rows, mults):
                                     """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -7044,7 +7026,6 @@ def _make_derived1():
                                             "query": self.QUERY_ID,
                                             "layout": self.LAYOUT_ID,
                                             "state": {
-                                                "derived1_rows": self.derived1_rows,
                                                 "date_dim_rows": self.date_dim_rows,
                                                 "catalog_page_rows": self.catalog_page_rows,
                                                 "n0_root": self.n0_root,
@@ -7090,7 +7071,6 @@ def _make_derived1():
                                         )
                                     state = snapshot.get("state")
                                     names = (
-                                        "derived1_rows",
                                         "date_dim_rows",
                                         "catalog_page_rows",
                                         "n0_root",
@@ -7453,8 +7433,6 @@ def _make_derived1():
                                             ),
                                         ),
                                     )
-                                if d < 0 and self.csr_root.get(row, _ZERO) + d < 0:
-                                    raise ViewError(_absent_message("derived1", row))
                                 pending = self._pending
                                 csr_root = self.csr_root
                                 # atom csr
@@ -7501,11 +7479,13 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["date_dim"](row, d)
+                                changes = None
                                 if sub._pending:  # else its result is unchanged
                                     try:
                                         changes = sub._changes_of(sub._pending)
                                     finally:
                                         sub._pending.clear()
+                                if changes:
                                     for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
@@ -7521,11 +7501,13 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["catalog_page"](row, d)
+                                changes = None
                                 if sub._pending:  # else its result is unchanged
                                     try:
                                         changes = sub._changes_of(sub._pending)
                                     finally:
                                         sub._pending.clear()
+                                if changes:
                                     for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
@@ -7541,11 +7523,13 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["catalog_sales"](row, d)
+                                changes = None
                                 if sub._pending:  # else its result is unchanged
                                     try:
                                         changes = sub._changes_of(sub._pending)
                                     finally:
                                         sub._pending.clear()
+                                if changes:
                                     for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
@@ -7561,11 +7545,13 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["catalog_returns"](row, d)
+                                changes = None
                                 if sub._pending:  # else its result is unchanged
                                     try:
                                         changes = sub._changes_of(sub._pending)
                                     finally:
                                         sub._pending.clear()
+                                if changes:
                                     for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
@@ -10245,9 +10231,9 @@ def _make_derived1():
                                                     self._appliers = {
                                                         "web_sales": self._apply_web_sales
                                                     }
-                                                    self._batchers = {  # update() of several rows: summed per key first
-                                                        "web_sales": self._batch_web_sales
-                                                    }
+                                                    self._batchers = (
+                                                        {}  # update() of several rows: summed per key first
+                                                    )
                                                     self._on_delta = on_delta
                                                     self._pending = (
                                                         {}
@@ -10482,148 +10468,22 @@ def _make_derived1():
                                                         v_ws_item_sk,
                                                         v_ws_order_number,
                                                     )
-                                                    _o = web_sales_root.get(_t1)
-                                                    if _o is None:
-                                                        web_sales_root[_t1] = _p
+                                                    _o = web_sales_root.get(_t1, 0)
+                                                    _n = _o + _p
+                                                    if _n:
+                                                        web_sales_root[_t1] = _n
                                                     else:
-                                                        _n = _o + _p
-                                                        if _n:
-                                                            web_sales_root[_t1] = _n
-                                                        else:
-                                                            del web_sales_root[_t1]
-                                                    if pending is not None:
-                                                        _k = (
+                                                        del web_sales_root[_t1]
+                                                    if not _o:
+                                                        return (
                                                             v_ws_item_sk,
                                                             v_ws_order_number,
-                                                        )
-                                                        _v = _p
-                                                        _o = pending.get(_k)
-                                                        pending[_k] = (
-                                                            _v
-                                                            if _o is None
-                                                            else _o + _v
-                                                        )
-
-                                                def _batch_web_sales(self, rows, mults):
-                                                    """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
-                                                    every row is checked and its payload summed per key (the values its
-                                                    atoms' paths read) first, then each key's sum takes the path to the
-                                                    root once. Nothing changes before every check has passed.
-                                                    """
-                                                    counts = (
-                                                        {}
-                                                    )  # row -> its multiplicity after the batch
-                                                    store = self.web_sales_rows
-                                                    sums0 = (
-                                                        {}
-                                                    )  # atom web_sales: key -> summed payload
-                                                    for row, d in zip(rows, mults):
-                                                        if type(d) is not int:
-                                                            raise ViewError(
-                                                                f"multiplicities must be int, got {d!r}"
-                                                            )
-                                                        if not d:
-                                                            continue
-                                                        if type(row) is not tuple:
-                                                            row = tuple(row)
-                                                        if len(row) != 34:
-                                                            raise ViewError(
-                                                                _arity_message(
-                                                                    "web_sales", 34, row
-                                                                )
-                                                            )
-                                                        v_ws_item_sk = row[3]
-                                                        v_ws_order_number = row[17]
-                                                        if (
-                                                            v_ws_item_sk is None
-                                                            or v_ws_order_number is None
-                                                        ):
-                                                            raise _null_error(
-                                                                "web_sales",
-                                                                row,
-                                                                (
-                                                                    (3, "ws_item_sk"),
-                                                                    (
-                                                                        17,
-                                                                        "ws_order_number",
-                                                                    ),
-                                                                ),
-                                                            )
-                                                        _p = d
-                                                        _k = (
+                                                        ), 1
+                                                    if not _n:
+                                                        return (
                                                             v_ws_item_sk,
                                                             v_ws_order_number,
-                                                        )
-                                                        _o = sums0.get(_k)
-                                                        sums0[_k] = (
-                                                            _p
-                                                            if _o is None
-                                                            else _o + _p
-                                                        )
-                                                        c = counts.get(row)
-                                                        counts[row] = (
-                                                            store.get(row, 0)
-                                                            if c is None
-                                                            else c
-                                                        ) + d
-                                                    for row, c in counts.items():
-                                                        if c < 0:
-                                                            raise ViewError(
-                                                                _absent_message(
-                                                                    "web_sales", row
-                                                                )
-                                                            )
-                                                    for row, c in counts.items():
-                                                        if c:
-                                                            store[row] = c
-                                                        else:
-                                                            store.pop(row, None)
-                                                    pending = self._pending
-                                                    web_sales_root = self.web_sales_root
-                                                    # atom web_sales
-                                                    for _k, _p in sums0.items():
-                                                        (
-                                                            v_ws_item_sk,
-                                                            v_ws_order_number,
-                                                        ) = _k
-                                                        # a zero count with nonzero sums only where the key is kept (else
-                                                        # it is what float sums leave of rows inserted and deleted again)
-                                                        if not _p and (
-                                                            _p == _ZERO
-                                                            or not self.web_sales_root.get(
-                                                                (
-                                                                    v_ws_item_sk,
-                                                                    v_ws_order_number,
-                                                                ),
-                                                                _ZERO,
-                                                            )
-                                                        ):
-                                                            continue
-                                                        _t1 = (
-                                                            v_ws_item_sk,
-                                                            v_ws_order_number,
-                                                        )
-                                                        _o = web_sales_root.get(_t1)
-                                                        if _o is None:
-                                                            web_sales_root[_t1] = _p
-                                                        else:
-                                                            _n = _o + _p
-                                                            if _n:
-                                                                web_sales_root[_t1] = _n
-                                                            else:
-                                                                del web_sales_root[_t1]
-                                                        if pending is not None:
-                                                            _k = (
-                                                                v_ws_item_sk,
-                                                                v_ws_order_number,
-                                                            )
-                                                            _v = _p
-                                                            _o = pending.get(_k)
-                                                            pending[_k] = (
-                                                                _v
-                                                                if _o is None
-                                                                else _o + _v
-                                                            )
+                                                        ), -1
 
                                                 def _lookup(
                                                     self,
@@ -11226,18 +11086,13 @@ def _make_derived1():
                                                 pending = self._pending
                                                 # the subquery behind relation exists_1 reads this relation
                                                 sub = self.sub_exists_1
-                                                sub._appliers["web_sales"](row, d)
+                                                change = sub._appliers["web_sales"](
+                                                    row, d
+                                                )
                                                 if (
-                                                    sub._pending
-                                                ):  # else its result is unchanged
-                                                    try:
-                                                        changes = sub._changes_of(
-                                                            sub._pending
-                                                        )
-                                                    finally:
-                                                        sub._pending.clear()
-                                                    if changes:
-                                                        self._on_exists_1(changes)
+                                                    change is not None
+                                                ):  # the one row of its result it changed
+                                                    self._on_exists_1([change])
 
                                             def _rows_of_web_returns(self, row, d):
                                                 """Apply `d` copies of `row` to atom web_returns alone (its relation's
@@ -11885,13 +11740,6 @@ def _make_derived1():
                                             v_web_returns__wr_return_amt,
                                             v_web_returns__wr_net_loss,
                                         ) = row
-                                        if (
-                                            d < 0
-                                            and self.oj1_root.get(row, _ZERO) + d < 0
-                                        ):
-                                            raise ViewError(
-                                                _absent_message("derived1", row)
-                                            )
                                         pending = self._pending
                                         oj1_root = self.oj1_root
                                         # atom oj1
@@ -11932,8 +11780,9 @@ def _make_derived1():
                                         sub._appliers["web_returns"](row, d)
                                         sub._flush()
                                         changes = sub._changes
-                                        for sub_row, change in changes:
-                                            self._apply_derived1(sub_row, change)
+                                        if changes:
+                                            for sub_row, change in changes:
+                                                self._apply_derived1(sub_row, change)
 
                                     def _apply_web_sales(self, row, d):
                                         """Apply multiplicity change `d` of one row: every atom of the
@@ -11949,8 +11798,9 @@ def _make_derived1():
                                         sub._appliers["web_sales"](row, d)
                                         sub._flush()
                                         changes = sub._changes
-                                        for sub_row, change in changes:
-                                            self._apply_derived1(sub_row, change)
+                                        if changes:
+                                            for sub_row, change in changes:
+                                                self._apply_derived1(sub_row, change)
 
                                     def _lookup(
                                         self,
@@ -12314,7 +12164,7 @@ def _make_derived1():
                                 "profit_loss",
                             )
                             QUERY_ID = "c7a445fa2af38cc0"
-                            LAYOUT_ID = "69680a7dad038070"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "581405952594dab6"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -12322,9 +12172,6 @@ def _make_derived1():
                                 on_delta: Callable[[tuple, int], None] | None = None,
                                 push: bool = False,
                             ) -> None:
-                                self.derived1_rows = (
-                                    {}
-                                )  # input rows: row -> multiplicity
                                 self.date_dim_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
@@ -12527,10 +12374,6 @@ def _make_derived1():
                                     v_wsr_web_site_sk is not None
                                     and v_date_sk is not None
                                 )
-                                store = self.derived1_rows
-                                count = store.get(row, 0) + d
-                                if count < 0:
-                                    raise ViewError(_absent_message("derived1", row))
                                 # only for a row the atom takes (its NULL-rejecting filters hold)
                                 _p = (
                                     (
@@ -12589,10 +12432,6 @@ def _make_derived1():
                                 web_site_web_site_id_by_wsr_web_site_sk = (
                                     self.web_site_web_site_id_by_wsr_web_site_sk
                                 )
-                                if count:
-                                    store[row] = count
-                                else:
-                                    del store[row]
                                 # atom salesreturns
                                 if keep_salesreturns:
                                     _grp = salesreturns_wsr_web_site_sk_by_date_sk.get(
@@ -13086,8 +12925,9 @@ def _make_derived1():
                                 sub._appliers["web_sales"](row, d)
                                 sub._flush()
                                 changes = sub._changes
-                                for sub_row, change in changes:
-                                    self._apply_derived1(sub_row, change)
+                                if changes:
+                                    for sub_row, change in changes:
+                                        self._apply_derived1(sub_row, change)
 
                             def _apply_web_returns(self, row, d):
                                 """Apply multiplicity change `d` of one row: every atom of the
@@ -13103,8 +12943,9 @@ def _make_derived1():
                                 sub._appliers["web_returns"](row, d)
                                 sub._flush()
                                 changes = sub._changes
-                                for sub_row, change in changes:
-                                    self._apply_derived1(sub_row, change)
+                                if changes:
+                                    for sub_row, change in changes:
+                                        self._apply_derived1(sub_row, change)
 
                             def _batch_date_dim(self, rows, mults):
                                 """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -13630,7 +13471,6 @@ def _make_derived1():
                                         "query": self.QUERY_ID,
                                         "layout": self.LAYOUT_ID,
                                         "state": {
-                                            "derived1_rows": self.derived1_rows,
                                             "date_dim_rows": self.date_dim_rows,
                                             "web_site_rows": self.web_site_rows,
                                             "n0_root": self.n0_root,
@@ -13676,7 +13516,6 @@ def _make_derived1():
                                     )
                                 state = snapshot.get("state")
                                 names = (
-                                    "derived1_rows",
                                     "date_dim_rows",
                                     "web_site_rows",
                                     "n0_root",
@@ -14037,8 +13876,6 @@ def _make_derived1():
                                         ),
                                     ),
                                 )
-                            if d < 0 and self.wsr_root.get(row, _ZERO) + d < 0:
-                                raise ViewError(_absent_message("derived1", row))
                             pending = self._pending
                             wsr_root = self.wsr_root
                             # atom wsr
@@ -14082,11 +13919,13 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
+                            changes = None
                             if sub._pending:  # else its result is unchanged
                                 try:
                                     changes = sub._changes_of(sub._pending)
                                 finally:
                                     sub._pending.clear()
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -14100,11 +13939,13 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["web_site"](row, d)
+                            changes = None
                             if sub._pending:  # else its result is unchanged
                                 try:
                                     changes = sub._changes_of(sub._pending)
                                 finally:
                                     sub._pending.clear()
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -14118,11 +13959,13 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["web_sales"](row, d)
+                            changes = None
                             if sub._pending:  # else its result is unchanged
                                 try:
                                     changes = sub._changes_of(sub._pending)
                                 finally:
                                     sub._pending.clear()
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -14136,11 +13979,13 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["web_returns"](row, d)
+                            changes = None
                             if sub._pending:  # else its result is unchanged
                                 try:
                                     changes = sub._changes_of(sub._pending)
                                 finally:
                                     sub._pending.clear()
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -14678,7 +14523,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("channel", "id", "sales", "returns", "profit")
                 QUERY_ID = "213fd615c88d92fe"
-                LAYOUT_ID = "227c64b86aee5eda"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "cf2ac1a8fcc008e5"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -14686,7 +14531,6 @@ def _make_derived1():
                     on_delta: Callable[[tuple, int], None] | None = None,
                     push: bool = False,
                 ) -> None:
-                    self.derived1_rows = {}  # input rows: row -> multiplicity
                     # root x: its tuples
                     self.x_root = {}
                     self._appliers = {
@@ -14854,10 +14698,6 @@ def _make_derived1():
                                 (4, "profit", _NUM_OR_NULL, "a number or None"),
                             ),
                         )
-                    store = self.derived1_rows
-                    count = store.get(row, 0) + d
-                    if count < 0:
-                        raise ViewError(_absent_message("derived1", row))
                     _p = (
                         d,
                         (d if c_x_sales is not None else 0),
@@ -14869,10 +14709,6 @@ def _make_derived1():
                     )
                     pending = self._pending
                     x_root = self.x_root
-                    if count:
-                        store[row] = count
-                    else:
-                        del store[row]
                     # atom x
                     _t1 = (v_channel, v_id)
                     _o = x_root.get(_t1)
@@ -14922,8 +14758,9 @@ def _make_derived1():
                     sub._appliers["date_dim"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_store(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -14937,8 +14774,9 @@ def _make_derived1():
                     sub._appliers["store"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_store_sales(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -14952,8 +14790,9 @@ def _make_derived1():
                     sub._appliers["store_sales"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_store_returns(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -14967,8 +14806,9 @@ def _make_derived1():
                     sub._appliers["store_returns"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_catalog_page(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -14982,8 +14822,9 @@ def _make_derived1():
                     sub._appliers["catalog_page"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_catalog_sales(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -14997,8 +14838,9 @@ def _make_derived1():
                     sub._appliers["catalog_sales"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_catalog_returns(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -15012,8 +14854,9 @@ def _make_derived1():
                     sub._appliers["catalog_returns"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_web_site(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -15027,8 +14870,9 @@ def _make_derived1():
                     sub._appliers["web_site"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_web_sales(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -15042,8 +14886,9 @@ def _make_derived1():
                     sub._appliers["web_sales"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_web_returns(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -15057,8 +14902,9 @@ def _make_derived1():
                     sub._appliers["web_returns"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_channel, v_id):
                     """The payload of one output tuple, in O(1); None if absent."""
@@ -15154,7 +15000,6 @@ def _make_derived1():
                             "query": self.QUERY_ID,
                             "layout": self.LAYOUT_ID,
                             "state": {
-                                "derived1_rows": self.derived1_rows,
                                 "x_root": self.x_root,
                                 "_reported": self._reported,
                                 "sub:sub_derived1": self.sub_derived1.snapshot(),
@@ -15190,7 +15035,7 @@ def _make_derived1():
                             "module generated by another dynyan version"
                         )
                     state = snapshot.get("state")
-                    names = ("derived1_rows", "x_root", "_reported", "sub:sub_derived1")
+                    names = ("x_root", "_reported", "sub:sub_derived1")
                     if not isinstance(state, dict) or set(state) != set(names):
                         found = (
                             sorted(map(str, state))
@@ -16948,7 +16793,7 @@ def _make_derived1():
                                     "profit_loss",
                                 )
                                 QUERY_ID = "2db290f66a384346"
-                                LAYOUT_ID = "24725cd212241713"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "7096131592a4234a"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -16958,9 +16803,6 @@ def _make_derived1():
                                     ) = None,
                                     push: bool = False,
                                 ) -> None:
-                                    self.derived1_rows = (
-                                        {}
-                                    )  # input rows: row -> multiplicity
                                     self.date_dim_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
@@ -17167,12 +17009,6 @@ def _make_derived1():
                                     keep_salesreturns = (
                                         v_store_sk is not None and v_date_sk is not None
                                     )
-                                    store = self.derived1_rows
-                                    count = store.get(row, 0) + d
-                                    if count < 0:
-                                        raise ViewError(
-                                            _absent_message("derived1", row)
-                                        )
                                     # only for a row the atom takes (its NULL-rejecting filters hold)
                                     _p = (
                                         (
@@ -17235,10 +17071,6 @@ def _make_derived1():
                                     store_2_s_store_id_by_store_sk = (
                                         self.store_2_s_store_id_by_store_sk
                                     )
-                                    if count:
-                                        store[row] = count
-                                    else:
-                                        del store[row]
                                     # atom salesreturns
                                     if keep_salesreturns:
                                         _grp = salesreturns_store_sk_by_date_sk.get(
@@ -17739,8 +17571,9 @@ def _make_derived1():
                                     sub._appliers["store_sales"](row, d)
                                     sub._flush()
                                     changes = sub._changes
-                                    for sub_row, change in changes:
-                                        self._apply_derived1(sub_row, change)
+                                    if changes:
+                                        for sub_row, change in changes:
+                                            self._apply_derived1(sub_row, change)
 
                                 def _apply_store_returns(self, row, d):
                                     """Apply multiplicity change `d` of one row: every atom of the
@@ -17756,8 +17589,9 @@ def _make_derived1():
                                     sub._appliers["store_returns"](row, d)
                                     sub._flush()
                                     changes = sub._changes
-                                    for sub_row, change in changes:
-                                        self._apply_derived1(sub_row, change)
+                                    if changes:
+                                        for sub_row, change in changes:
+                                            self._apply_derived1(sub_row, change)
 
                                 def _batch_date_dim(self, rows, mults):
                                     """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -18294,7 +18128,6 @@ def _make_derived1():
                                             "query": self.QUERY_ID,
                                             "layout": self.LAYOUT_ID,
                                             "state": {
-                                                "derived1_rows": self.derived1_rows,
                                                 "date_dim_rows": self.date_dim_rows,
                                                 "store_rows": self.store_rows,
                                                 "n0_root": self.n0_root,
@@ -18340,7 +18173,6 @@ def _make_derived1():
                                         )
                                     state = snapshot.get("state")
                                     names = (
-                                        "derived1_rows",
                                         "date_dim_rows",
                                         "store_rows",
                                         "n0_root",
@@ -18705,8 +18537,6 @@ def _make_derived1():
                                             ),
                                         ),
                                     )
-                                if d < 0 and self.ssr_root.get(row, _ZERO) + d < 0:
-                                    raise ViewError(_absent_message("derived1", row))
                                 pending = self._pending
                                 ssr_root = self.ssr_root
                                 # atom ssr
@@ -18750,11 +18580,13 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["date_dim"](row, d)
+                                changes = None
                                 if sub._pending:  # else its result is unchanged
                                     try:
                                         changes = sub._changes_of(sub._pending)
                                     finally:
                                         sub._pending.clear()
+                                if changes:
                                     for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
@@ -18768,11 +18600,13 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["store"](row, d)
+                                changes = None
                                 if sub._pending:  # else its result is unchanged
                                     try:
                                         changes = sub._changes_of(sub._pending)
                                     finally:
                                         sub._pending.clear()
+                                if changes:
                                     for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
@@ -18788,11 +18622,13 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["store_sales"](row, d)
+                                changes = None
                                 if sub._pending:  # else its result is unchanged
                                     try:
                                         changes = sub._changes_of(sub._pending)
                                     finally:
                                         sub._pending.clear()
+                                if changes:
                                     for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
@@ -18808,11 +18644,13 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["store_returns"](row, d)
+                                changes = None
                                 if sub._pending:  # else its result is unchanged
                                     try:
                                         changes = sub._changes_of(sub._pending)
                                     finally:
                                         sub._pending.clear()
+                                if changes:
                                     for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
@@ -20605,7 +20443,7 @@ def _make_derived1():
                                     "profit_loss",
                                 )
                                 QUERY_ID = "7a8429a6ed7a3c47"
-                                LAYOUT_ID = "0cbc5aa2af2b6cfd"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "a051baa0ace58662"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -20615,9 +20453,6 @@ def _make_derived1():
                                     ) = None,
                                     push: bool = False,
                                 ) -> None:
-                                    self.derived1_rows = (
-                                        {}
-                                    )  # input rows: row -> multiplicity
                                     self.date_dim_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
@@ -20824,12 +20659,6 @@ def _make_derived1():
                                     keep_salesreturns = (
                                         v_page_sk is not None and v_date_sk is not None
                                     )
-                                    store = self.derived1_rows
-                                    count = store.get(row, 0) + d
-                                    if count < 0:
-                                        raise ViewError(
-                                            _absent_message("derived1", row)
-                                        )
                                     # only for a row the atom takes (its NULL-rejecting filters hold)
                                     _p = (
                                         (
@@ -20892,10 +20721,6 @@ def _make_derived1():
                                     salesreturns_page_sk_by_date_sk = (
                                         self.salesreturns_page_sk_by_date_sk
                                     )
-                                    if count:
-                                        store[row] = count
-                                    else:
-                                        del store[row]
                                     # atom salesreturns
                                     if keep_salesreturns:
                                         _grp = salesreturns_page_sk_by_date_sk.get(
@@ -21412,8 +21237,9 @@ def _make_derived1():
                                     sub._appliers["catalog_sales"](row, d)
                                     sub._flush()
                                     changes = sub._changes
-                                    for sub_row, change in changes:
-                                        self._apply_derived1(sub_row, change)
+                                    if changes:
+                                        for sub_row, change in changes:
+                                            self._apply_derived1(sub_row, change)
 
                                 def _apply_catalog_returns(self, row, d):
                                     """Apply multiplicity change `d` of one row: every atom of the
@@ -21429,8 +21255,9 @@ def _make_derived1():
                                     sub._appliers["catalog_returns"](row, d)
                                     sub._flush()
                                     changes = sub._changes
-                                    for sub_row, change in changes:
-                                        self._apply_derived1(sub_row, change)
+                                    if changes:
+                                        for sub_row, change in changes:
+                                            self._apply_derived1(sub_row, change)
 
                                 def _batch_date_dim(self, rows, mults):
                                     """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -21990,7 +21817,6 @@ def _make_derived1():
                                             "query": self.QUERY_ID,
                                             "layout": self.LAYOUT_ID,
                                             "state": {
-                                                "derived1_rows": self.derived1_rows,
                                                 "date_dim_rows": self.date_dim_rows,
                                                 "catalog_page_rows": self.catalog_page_rows,
                                                 "n0_root": self.n0_root,
@@ -22036,7 +21862,6 @@ def _make_derived1():
                                         )
                                     state = snapshot.get("state")
                                     names = (
-                                        "derived1_rows",
                                         "date_dim_rows",
                                         "catalog_page_rows",
                                         "n0_root",
@@ -22399,8 +22224,6 @@ def _make_derived1():
                                             ),
                                         ),
                                     )
-                                if d < 0 and self.csr_root.get(row, _ZERO) + d < 0:
-                                    raise ViewError(_absent_message("derived1", row))
                                 pending = self._pending
                                 csr_root = self.csr_root
                                 # atom csr
@@ -22447,11 +22270,13 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["date_dim"](row, d)
+                                changes = None
                                 if sub._pending:  # else its result is unchanged
                                     try:
                                         changes = sub._changes_of(sub._pending)
                                     finally:
                                         sub._pending.clear()
+                                if changes:
                                     for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
@@ -22467,11 +22292,13 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["catalog_page"](row, d)
+                                changes = None
                                 if sub._pending:  # else its result is unchanged
                                     try:
                                         changes = sub._changes_of(sub._pending)
                                     finally:
                                         sub._pending.clear()
+                                if changes:
                                     for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
@@ -22487,11 +22314,13 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["catalog_sales"](row, d)
+                                changes = None
                                 if sub._pending:  # else its result is unchanged
                                     try:
                                         changes = sub._changes_of(sub._pending)
                                     finally:
                                         sub._pending.clear()
+                                if changes:
                                     for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
@@ -22507,11 +22336,13 @@ def _make_derived1():
                                 # the subquery behind relation derived1 reads this relation
                                 sub = self.sub_derived1
                                 sub._appliers["catalog_returns"](row, d)
+                                changes = None
                                 if sub._pending:  # else its result is unchanged
                                     try:
                                         changes = sub._changes_of(sub._pending)
                                     finally:
                                         sub._pending.clear()
+                                if changes:
                                     for sub_row, change in changes:
                                         self._apply_derived1(sub_row, change)
 
@@ -25191,9 +25022,9 @@ def _make_derived1():
                                                     self._appliers = {
                                                         "web_sales": self._apply_web_sales
                                                     }
-                                                    self._batchers = {  # update() of several rows: summed per key first
-                                                        "web_sales": self._batch_web_sales
-                                                    }
+                                                    self._batchers = (
+                                                        {}  # update() of several rows: summed per key first
+                                                    )
                                                     self._on_delta = on_delta
                                                     self._pending = (
                                                         {}
@@ -25428,148 +25259,22 @@ def _make_derived1():
                                                         v_ws_item_sk,
                                                         v_ws_order_number,
                                                     )
-                                                    _o = web_sales_root.get(_t1)
-                                                    if _o is None:
-                                                        web_sales_root[_t1] = _p
+                                                    _o = web_sales_root.get(_t1, 0)
+                                                    _n = _o + _p
+                                                    if _n:
+                                                        web_sales_root[_t1] = _n
                                                     else:
-                                                        _n = _o + _p
-                                                        if _n:
-                                                            web_sales_root[_t1] = _n
-                                                        else:
-                                                            del web_sales_root[_t1]
-                                                    if pending is not None:
-                                                        _k = (
+                                                        del web_sales_root[_t1]
+                                                    if not _o:
+                                                        return (
                                                             v_ws_item_sk,
                                                             v_ws_order_number,
-                                                        )
-                                                        _v = _p
-                                                        _o = pending.get(_k)
-                                                        pending[_k] = (
-                                                            _v
-                                                            if _o is None
-                                                            else _o + _v
-                                                        )
-
-                                                def _batch_web_sales(self, rows, mults):
-                                                    """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
-                                                    every row is checked and its payload summed per key (the values its
-                                                    atoms' paths read) first, then each key's sum takes the path to the
-                                                    root once. Nothing changes before every check has passed.
-                                                    """
-                                                    counts = (
-                                                        {}
-                                                    )  # row -> its multiplicity after the batch
-                                                    store = self.web_sales_rows
-                                                    sums0 = (
-                                                        {}
-                                                    )  # atom web_sales: key -> summed payload
-                                                    for row, d in zip(rows, mults):
-                                                        if type(d) is not int:
-                                                            raise ViewError(
-                                                                f"multiplicities must be int, got {d!r}"
-                                                            )
-                                                        if not d:
-                                                            continue
-                                                        if type(row) is not tuple:
-                                                            row = tuple(row)
-                                                        if len(row) != 34:
-                                                            raise ViewError(
-                                                                _arity_message(
-                                                                    "web_sales", 34, row
-                                                                )
-                                                            )
-                                                        v_ws_item_sk = row[3]
-                                                        v_ws_order_number = row[17]
-                                                        if (
-                                                            v_ws_item_sk is None
-                                                            or v_ws_order_number is None
-                                                        ):
-                                                            raise _null_error(
-                                                                "web_sales",
-                                                                row,
-                                                                (
-                                                                    (3, "ws_item_sk"),
-                                                                    (
-                                                                        17,
-                                                                        "ws_order_number",
-                                                                    ),
-                                                                ),
-                                                            )
-                                                        _p = d
-                                                        _k = (
+                                                        ), 1
+                                                    if not _n:
+                                                        return (
                                                             v_ws_item_sk,
                                                             v_ws_order_number,
-                                                        )
-                                                        _o = sums0.get(_k)
-                                                        sums0[_k] = (
-                                                            _p
-                                                            if _o is None
-                                                            else _o + _p
-                                                        )
-                                                        c = counts.get(row)
-                                                        counts[row] = (
-                                                            store.get(row, 0)
-                                                            if c is None
-                                                            else c
-                                                        ) + d
-                                                    for row, c in counts.items():
-                                                        if c < 0:
-                                                            raise ViewError(
-                                                                _absent_message(
-                                                                    "web_sales", row
-                                                                )
-                                                            )
-                                                    for row, c in counts.items():
-                                                        if c:
-                                                            store[row] = c
-                                                        else:
-                                                            store.pop(row, None)
-                                                    pending = self._pending
-                                                    web_sales_root = self.web_sales_root
-                                                    # atom web_sales
-                                                    for _k, _p in sums0.items():
-                                                        (
-                                                            v_ws_item_sk,
-                                                            v_ws_order_number,
-                                                        ) = _k
-                                                        # a zero count with nonzero sums only where the key is kept (else
-                                                        # it is what float sums leave of rows inserted and deleted again)
-                                                        if not _p and (
-                                                            _p == _ZERO
-                                                            or not self.web_sales_root.get(
-                                                                (
-                                                                    v_ws_item_sk,
-                                                                    v_ws_order_number,
-                                                                ),
-                                                                _ZERO,
-                                                            )
-                                                        ):
-                                                            continue
-                                                        _t1 = (
-                                                            v_ws_item_sk,
-                                                            v_ws_order_number,
-                                                        )
-                                                        _o = web_sales_root.get(_t1)
-                                                        if _o is None:
-                                                            web_sales_root[_t1] = _p
-                                                        else:
-                                                            _n = _o + _p
-                                                            if _n:
-                                                                web_sales_root[_t1] = _n
-                                                            else:
-                                                                del web_sales_root[_t1]
-                                                        if pending is not None:
-                                                            _k = (
-                                                                v_ws_item_sk,
-                                                                v_ws_order_number,
-                                                            )
-                                                            _v = _p
-                                                            _o = pending.get(_k)
-                                                            pending[_k] = (
-                                                                _v
-                                                                if _o is None
-                                                                else _o + _v
-                                                            )
+                                                        ), -1
 
                                                 def _lookup(
                                                     self,
@@ -26172,18 +25877,13 @@ def _make_derived1():
                                                 pending = self._pending
                                                 # the subquery behind relation exists_1 reads this relation
                                                 sub = self.sub_exists_1
-                                                sub._appliers["web_sales"](row, d)
+                                                change = sub._appliers["web_sales"](
+                                                    row, d
+                                                )
                                                 if (
-                                                    sub._pending
-                                                ):  # else its result is unchanged
-                                                    try:
-                                                        changes = sub._changes_of(
-                                                            sub._pending
-                                                        )
-                                                    finally:
-                                                        sub._pending.clear()
-                                                    if changes:
-                                                        self._on_exists_1(changes)
+                                                    change is not None
+                                                ):  # the one row of its result it changed
+                                                    self._on_exists_1([change])
 
                                             def _rows_of_web_returns(self, row, d):
                                                 """Apply `d` copies of `row` to atom web_returns alone (its relation's
@@ -26831,13 +26531,6 @@ def _make_derived1():
                                             v_web_returns__wr_return_amt,
                                             v_web_returns__wr_net_loss,
                                         ) = row
-                                        if (
-                                            d < 0
-                                            and self.oj1_root.get(row, _ZERO) + d < 0
-                                        ):
-                                            raise ViewError(
-                                                _absent_message("derived1", row)
-                                            )
                                         pending = self._pending
                                         oj1_root = self.oj1_root
                                         # atom oj1
@@ -26878,8 +26571,9 @@ def _make_derived1():
                                         sub._appliers["web_returns"](row, d)
                                         sub._flush()
                                         changes = sub._changes
-                                        for sub_row, change in changes:
-                                            self._apply_derived1(sub_row, change)
+                                        if changes:
+                                            for sub_row, change in changes:
+                                                self._apply_derived1(sub_row, change)
 
                                     def _apply_web_sales(self, row, d):
                                         """Apply multiplicity change `d` of one row: every atom of the
@@ -26895,8 +26589,9 @@ def _make_derived1():
                                         sub._appliers["web_sales"](row, d)
                                         sub._flush()
                                         changes = sub._changes
-                                        for sub_row, change in changes:
-                                            self._apply_derived1(sub_row, change)
+                                        if changes:
+                                            for sub_row, change in changes:
+                                                self._apply_derived1(sub_row, change)
 
                                     def _lookup(
                                         self,
@@ -27260,7 +26955,7 @@ def _make_derived1():
                                 "profit_loss",
                             )
                             QUERY_ID = "c7a445fa2af38cc0"
-                            LAYOUT_ID = "69680a7dad038070"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "581405952594dab6"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -27268,9 +26963,6 @@ def _make_derived1():
                                 on_delta: Callable[[tuple, int], None] | None = None,
                                 push: bool = False,
                             ) -> None:
-                                self.derived1_rows = (
-                                    {}
-                                )  # input rows: row -> multiplicity
                                 self.date_dim_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
@@ -27473,10 +27165,6 @@ def _make_derived1():
                                     v_wsr_web_site_sk is not None
                                     and v_date_sk is not None
                                 )
-                                store = self.derived1_rows
-                                count = store.get(row, 0) + d
-                                if count < 0:
-                                    raise ViewError(_absent_message("derived1", row))
                                 # only for a row the atom takes (its NULL-rejecting filters hold)
                                 _p = (
                                     (
@@ -27535,10 +27223,6 @@ def _make_derived1():
                                 web_site_web_site_id_by_wsr_web_site_sk = (
                                     self.web_site_web_site_id_by_wsr_web_site_sk
                                 )
-                                if count:
-                                    store[row] = count
-                                else:
-                                    del store[row]
                                 # atom salesreturns
                                 if keep_salesreturns:
                                     _grp = salesreturns_wsr_web_site_sk_by_date_sk.get(
@@ -28032,8 +27716,9 @@ def _make_derived1():
                                 sub._appliers["web_sales"](row, d)
                                 sub._flush()
                                 changes = sub._changes
-                                for sub_row, change in changes:
-                                    self._apply_derived1(sub_row, change)
+                                if changes:
+                                    for sub_row, change in changes:
+                                        self._apply_derived1(sub_row, change)
 
                             def _apply_web_returns(self, row, d):
                                 """Apply multiplicity change `d` of one row: every atom of the
@@ -28049,8 +27734,9 @@ def _make_derived1():
                                 sub._appliers["web_returns"](row, d)
                                 sub._flush()
                                 changes = sub._changes
-                                for sub_row, change in changes:
-                                    self._apply_derived1(sub_row, change)
+                                if changes:
+                                    for sub_row, change in changes:
+                                        self._apply_derived1(sub_row, change)
 
                             def _batch_date_dim(self, rows, mults):
                                 """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -28576,7 +28262,6 @@ def _make_derived1():
                                         "query": self.QUERY_ID,
                                         "layout": self.LAYOUT_ID,
                                         "state": {
-                                            "derived1_rows": self.derived1_rows,
                                             "date_dim_rows": self.date_dim_rows,
                                             "web_site_rows": self.web_site_rows,
                                             "n0_root": self.n0_root,
@@ -28622,7 +28307,6 @@ def _make_derived1():
                                     )
                                 state = snapshot.get("state")
                                 names = (
-                                    "derived1_rows",
                                     "date_dim_rows",
                                     "web_site_rows",
                                     "n0_root",
@@ -28983,8 +28667,6 @@ def _make_derived1():
                                         ),
                                     ),
                                 )
-                            if d < 0 and self.wsr_root.get(row, _ZERO) + d < 0:
-                                raise ViewError(_absent_message("derived1", row))
                             pending = self._pending
                             wsr_root = self.wsr_root
                             # atom wsr
@@ -29028,11 +28710,13 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
+                            changes = None
                             if sub._pending:  # else its result is unchanged
                                 try:
                                     changes = sub._changes_of(sub._pending)
                                 finally:
                                     sub._pending.clear()
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -29046,11 +28730,13 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["web_site"](row, d)
+                            changes = None
                             if sub._pending:  # else its result is unchanged
                                 try:
                                     changes = sub._changes_of(sub._pending)
                                 finally:
                                     sub._pending.clear()
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -29064,11 +28750,13 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["web_sales"](row, d)
+                            changes = None
                             if sub._pending:  # else its result is unchanged
                                 try:
                                     changes = sub._changes_of(sub._pending)
                                 finally:
                                     sub._pending.clear()
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -29082,11 +28770,13 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["web_returns"](row, d)
+                            changes = None
                             if sub._pending:  # else its result is unchanged
                                 try:
                                     changes = sub._changes_of(sub._pending)
                                 finally:
                                     sub._pending.clear()
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -29624,7 +29314,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("channel", "id", "sales", "returns", "profit")
                 QUERY_ID = "f8eb06d52d0b5ace"
-                LAYOUT_ID = "dc7945b2803ae513"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "6442f4c32d745c90"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -29632,7 +29322,6 @@ def _make_derived1():
                     on_delta: Callable[[tuple, int], None] | None = None,
                     push: bool = False,
                 ) -> None:
-                    self.derived1_rows = {}  # input rows: row -> multiplicity
                     # root x: its tuples
                     self.x_root = {}
                     self._appliers = {
@@ -29800,10 +29489,6 @@ def _make_derived1():
                                 (4, "profit", _NUM_OR_NULL, "a number or None"),
                             ),
                         )
-                    store = self.derived1_rows
-                    count = store.get(row, 0) + d
-                    if count < 0:
-                        raise ViewError(_absent_message("derived1", row))
                     _p = (
                         d,
                         (d if c_x_sales is not None else 0),
@@ -29815,10 +29500,6 @@ def _make_derived1():
                     )
                     pending = self._pending
                     x_root = self.x_root
-                    if count:
-                        store[row] = count
-                    else:
-                        del store[row]
                     # atom x
                     _o = x_root.get(v_channel)
                     if _o is None:
@@ -29867,8 +29548,9 @@ def _make_derived1():
                     sub._appliers["date_dim"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_store(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -29882,8 +29564,9 @@ def _make_derived1():
                     sub._appliers["store"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_store_sales(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -29897,8 +29580,9 @@ def _make_derived1():
                     sub._appliers["store_sales"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_store_returns(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -29912,8 +29596,9 @@ def _make_derived1():
                     sub._appliers["store_returns"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_catalog_page(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -29927,8 +29612,9 @@ def _make_derived1():
                     sub._appliers["catalog_page"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_catalog_sales(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -29942,8 +29628,9 @@ def _make_derived1():
                     sub._appliers["catalog_sales"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_catalog_returns(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -29957,8 +29644,9 @@ def _make_derived1():
                     sub._appliers["catalog_returns"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_web_site(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -29972,8 +29660,9 @@ def _make_derived1():
                     sub._appliers["web_site"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_web_sales(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -29987,8 +29676,9 @@ def _make_derived1():
                     sub._appliers["web_sales"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_web_returns(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -30002,8 +29692,9 @@ def _make_derived1():
                     sub._appliers["web_returns"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _lookup(self, v_channel):
                     """The payload of one output tuple, in O(1); None if absent."""
@@ -30099,7 +29790,6 @@ def _make_derived1():
                             "query": self.QUERY_ID,
                             "layout": self.LAYOUT_ID,
                             "state": {
-                                "derived1_rows": self.derived1_rows,
                                 "x_root": self.x_root,
                                 "_reported": self._reported,
                                 "sub:sub_derived1": self.sub_derived1.snapshot(),
@@ -30135,7 +29825,7 @@ def _make_derived1():
                             "module generated by another dynyan version"
                         )
                     state = snapshot.get("state")
-                    names = ("derived1_rows", "x_root", "_reported", "sub:sub_derived1")
+                    names = ("x_root", "_reported", "sub:sub_derived1")
                     if not isinstance(state, dict) or set(state) != set(names):
                         found = (
                             sorted(map(str, state))
@@ -31942,7 +31632,7 @@ def _make_derived1():
                                 "profit_loss",
                             )
                             QUERY_ID = "2db290f66a384346"
-                            LAYOUT_ID = "24725cd212241713"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "7096131592a4234a"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -31950,9 +31640,6 @@ def _make_derived1():
                                 on_delta: Callable[[tuple, int], None] | None = None,
                                 push: bool = False,
                             ) -> None:
-                                self.derived1_rows = (
-                                    {}
-                                )  # input rows: row -> multiplicity
                                 self.date_dim_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
@@ -32152,10 +31839,6 @@ def _make_derived1():
                                 keep_salesreturns = (
                                     v_store_sk is not None and v_date_sk is not None
                                 )
-                                store = self.derived1_rows
-                                count = store.get(row, 0) + d
-                                if count < 0:
-                                    raise ViewError(_absent_message("derived1", row))
                                 # only for a row the atom takes (its NULL-rejecting filters hold)
                                 _p = (
                                     (
@@ -32212,10 +31895,6 @@ def _make_derived1():
                                 store_2_s_store_id_by_store_sk = (
                                     self.store_2_s_store_id_by_store_sk
                                 )
-                                if count:
-                                    store[row] = count
-                                else:
-                                    del store[row]
                                 # atom salesreturns
                                 if keep_salesreturns:
                                     _grp = salesreturns_store_sk_by_date_sk.get(
@@ -32688,8 +32367,9 @@ def _make_derived1():
                                 sub._appliers["store_sales"](row, d)
                                 sub._flush()
                                 changes = sub._changes
-                                for sub_row, change in changes:
-                                    self._apply_derived1(sub_row, change)
+                                if changes:
+                                    for sub_row, change in changes:
+                                        self._apply_derived1(sub_row, change)
 
                             def _apply_store_returns(self, row, d):
                                 """Apply multiplicity change `d` of one row: every atom of the
@@ -32705,8 +32385,9 @@ def _make_derived1():
                                 sub._appliers["store_returns"](row, d)
                                 sub._flush()
                                 changes = sub._changes
-                                for sub_row, change in changes:
-                                    self._apply_derived1(sub_row, change)
+                                if changes:
+                                    for sub_row, change in changes:
+                                        self._apply_derived1(sub_row, change)
 
                             def _batch_date_dim(self, rows, mults):
                                 """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -33214,7 +32895,6 @@ def _make_derived1():
                                         "query": self.QUERY_ID,
                                         "layout": self.LAYOUT_ID,
                                         "state": {
-                                            "derived1_rows": self.derived1_rows,
                                             "date_dim_rows": self.date_dim_rows,
                                             "store_rows": self.store_rows,
                                             "n0_root": self.n0_root,
@@ -33260,7 +32940,6 @@ def _make_derived1():
                                     )
                                 state = snapshot.get("state")
                                 names = (
-                                    "derived1_rows",
                                     "date_dim_rows",
                                     "store_rows",
                                     "n0_root",
@@ -33609,8 +33288,6 @@ def _make_derived1():
                                         ),
                                     ),
                                 )
-                            if d < 0 and self.ssr_root.get(row, _ZERO) + d < 0:
-                                raise ViewError(_absent_message("derived1", row))
                             pending = self._pending
                             ssr_root = self.ssr_root
                             # atom ssr
@@ -33654,11 +33331,13 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
+                            changes = None
                             if sub._pending:  # else its result is unchanged
                                 try:
                                     changes = sub._changes_of(sub._pending)
                                 finally:
                                     sub._pending.clear()
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -33672,11 +33351,13 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["store"](row, d)
+                            changes = None
                             if sub._pending:  # else its result is unchanged
                                 try:
                                     changes = sub._changes_of(sub._pending)
                                 finally:
                                     sub._pending.clear()
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -33690,11 +33371,13 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["store_sales"](row, d)
+                            changes = None
                             if sub._pending:  # else its result is unchanged
                                 try:
                                     changes = sub._changes_of(sub._pending)
                                 finally:
                                     sub._pending.clear()
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -33710,11 +33393,13 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["store_returns"](row, d)
+                            changes = None
                             if sub._pending:  # else its result is unchanged
                                 try:
                                     changes = sub._changes_of(sub._pending)
                                 finally:
                                     sub._pending.clear()
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -35453,7 +35138,7 @@ def _make_derived1():
                                 "profit_loss",
                             )
                             QUERY_ID = "7a8429a6ed7a3c47"
-                            LAYOUT_ID = "0cbc5aa2af2b6cfd"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "a051baa0ace58662"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -35461,9 +35146,6 @@ def _make_derived1():
                                 on_delta: Callable[[tuple, int], None] | None = None,
                                 push: bool = False,
                             ) -> None:
-                                self.derived1_rows = (
-                                    {}
-                                )  # input rows: row -> multiplicity
                                 self.date_dim_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
@@ -35665,10 +35347,6 @@ def _make_derived1():
                                 keep_salesreturns = (
                                     v_page_sk is not None and v_date_sk is not None
                                 )
-                                store = self.derived1_rows
-                                count = store.get(row, 0) + d
-                                if count < 0:
-                                    raise ViewError(_absent_message("derived1", row))
                                 # only for a row the atom takes (its NULL-rejecting filters hold)
                                 _p = (
                                     (
@@ -35725,10 +35403,6 @@ def _make_derived1():
                                 salesreturns_page_sk_by_date_sk = (
                                     self.salesreturns_page_sk_by_date_sk
                                 )
-                                if count:
-                                    store[row] = count
-                                else:
-                                    del store[row]
                                 # atom salesreturns
                                 if keep_salesreturns:
                                     _grp = salesreturns_page_sk_by_date_sk.get(
@@ -36218,8 +35892,9 @@ def _make_derived1():
                                 sub._appliers["catalog_sales"](row, d)
                                 sub._flush()
                                 changes = sub._changes
-                                for sub_row, change in changes:
-                                    self._apply_derived1(sub_row, change)
+                                if changes:
+                                    for sub_row, change in changes:
+                                        self._apply_derived1(sub_row, change)
 
                             def _apply_catalog_returns(self, row, d):
                                 """Apply multiplicity change `d` of one row: every atom of the
@@ -36235,8 +35910,9 @@ def _make_derived1():
                                 sub._appliers["catalog_returns"](row, d)
                                 sub._flush()
                                 changes = sub._changes
-                                for sub_row, change in changes:
-                                    self._apply_derived1(sub_row, change)
+                                if changes:
+                                    for sub_row, change in changes:
+                                        self._apply_derived1(sub_row, change)
 
                             def _batch_date_dim(self, rows, mults):
                                 """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -36762,7 +36438,6 @@ def _make_derived1():
                                         "query": self.QUERY_ID,
                                         "layout": self.LAYOUT_ID,
                                         "state": {
-                                            "derived1_rows": self.derived1_rows,
                                             "date_dim_rows": self.date_dim_rows,
                                             "catalog_page_rows": self.catalog_page_rows,
                                             "n0_root": self.n0_root,
@@ -36808,7 +36483,6 @@ def _make_derived1():
                                     )
                                 state = snapshot.get("state")
                                 names = (
-                                    "derived1_rows",
                                     "date_dim_rows",
                                     "catalog_page_rows",
                                     "n0_root",
@@ -37155,8 +36829,6 @@ def _make_derived1():
                                         ),
                                     ),
                                 )
-                            if d < 0 and self.csr_root.get(row, _ZERO) + d < 0:
-                                raise ViewError(_absent_message("derived1", row))
                             pending = self._pending
                             csr_root = self.csr_root
                             # atom csr
@@ -37203,11 +36875,13 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
+                            changes = None
                             if sub._pending:  # else its result is unchanged
                                 try:
                                     changes = sub._changes_of(sub._pending)
                                 finally:
                                     sub._pending.clear()
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -37221,11 +36895,13 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["catalog_page"](row, d)
+                            changes = None
                             if sub._pending:  # else its result is unchanged
                                 try:
                                     changes = sub._changes_of(sub._pending)
                                 finally:
                                     sub._pending.clear()
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -37241,11 +36917,13 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["catalog_sales"](row, d)
+                            changes = None
                             if sub._pending:  # else its result is unchanged
                                 try:
                                     changes = sub._changes_of(sub._pending)
                                 finally:
                                     sub._pending.clear()
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -37261,11 +36939,13 @@ def _make_derived1():
                             # the subquery behind relation derived1 reads this relation
                             sub = self.sub_derived1
                             sub._appliers["catalog_returns"](row, d)
+                            changes = None
                             if sub._pending:  # else its result is unchanged
                                 try:
                                     changes = sub._changes_of(sub._pending)
                                 finally:
                                     sub._pending.clear()
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -39861,9 +39541,9 @@ def _make_derived1():
                                                 self._appliers = {
                                                     "web_sales": self._apply_web_sales
                                                 }
-                                                self._batchers = {  # update() of several rows: summed per key first
-                                                    "web_sales": self._batch_web_sales
-                                                }
+                                                self._batchers = (
+                                                    {}  # update() of several rows: summed per key first
+                                                )
                                                 self._on_delta = on_delta
                                                 self._pending = (
                                                     {}
@@ -40083,138 +39763,22 @@ def _make_derived1():
                                                 # atom web_sales
                                                 _p = d
                                                 _t1 = (v_ws_item_sk, v_ws_order_number)
-                                                _o = web_sales_root.get(_t1)
-                                                if _o is None:
-                                                    web_sales_root[_t1] = _p
+                                                _o = web_sales_root.get(_t1, 0)
+                                                _n = _o + _p
+                                                if _n:
+                                                    web_sales_root[_t1] = _n
                                                 else:
-                                                    _n = _o + _p
-                                                    if _n:
-                                                        web_sales_root[_t1] = _n
-                                                    else:
-                                                        del web_sales_root[_t1]
-                                                if pending is not None:
-                                                    _k = (
+                                                    del web_sales_root[_t1]
+                                                if not _o:
+                                                    return (
                                                         v_ws_item_sk,
                                                         v_ws_order_number,
-                                                    )
-                                                    _v = _p
-                                                    _o = pending.get(_k)
-                                                    pending[_k] = (
-                                                        _v if _o is None else _o + _v
-                                                    )
-
-                                            def _batch_web_sales(self, rows, mults):
-                                                """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
-                                                every row is checked and its payload summed per key (the values its
-                                                atoms' paths read) first, then each key's sum takes the path to the
-                                                root once. Nothing changes before every check has passed.
-                                                """
-                                                counts = (
-                                                    {}
-                                                )  # row -> its multiplicity after the batch
-                                                store = self.web_sales_rows
-                                                sums0 = (
-                                                    {}
-                                                )  # atom web_sales: key -> summed payload
-                                                for row, d in zip(rows, mults):
-                                                    if type(d) is not int:
-                                                        raise ViewError(
-                                                            f"multiplicities must be int, got {d!r}"
-                                                        )
-                                                    if not d:
-                                                        continue
-                                                    if type(row) is not tuple:
-                                                        row = tuple(row)
-                                                    if len(row) != 34:
-                                                        raise ViewError(
-                                                            _arity_message(
-                                                                "web_sales", 34, row
-                                                            )
-                                                        )
-                                                    v_ws_item_sk = row[3]
-                                                    v_ws_order_number = row[17]
-                                                    if (
-                                                        v_ws_item_sk is None
-                                                        or v_ws_order_number is None
-                                                    ):
-                                                        raise _null_error(
-                                                            "web_sales",
-                                                            row,
-                                                            (
-                                                                (3, "ws_item_sk"),
-                                                                (17, "ws_order_number"),
-                                                            ),
-                                                        )
-                                                    _p = d
-                                                    _k = (
+                                                    ), 1
+                                                if not _n:
+                                                    return (
                                                         v_ws_item_sk,
                                                         v_ws_order_number,
-                                                    )
-                                                    _o = sums0.get(_k)
-                                                    sums0[_k] = (
-                                                        _p if _o is None else _o + _p
-                                                    )
-                                                    c = counts.get(row)
-                                                    counts[row] = (
-                                                        store.get(row, 0)
-                                                        if c is None
-                                                        else c
-                                                    ) + d
-                                                for row, c in counts.items():
-                                                    if c < 0:
-                                                        raise ViewError(
-                                                            _absent_message(
-                                                                "web_sales", row
-                                                            )
-                                                        )
-                                                for row, c in counts.items():
-                                                    if c:
-                                                        store[row] = c
-                                                    else:
-                                                        store.pop(row, None)
-                                                pending = self._pending
-                                                web_sales_root = self.web_sales_root
-                                                # atom web_sales
-                                                for _k, _p in sums0.items():
-                                                    v_ws_item_sk, v_ws_order_number = _k
-                                                    # a zero count with nonzero sums only where the key is kept (else
-                                                    # it is what float sums leave of rows inserted and deleted again)
-                                                    if not _p and (
-                                                        _p == _ZERO
-                                                        or not self.web_sales_root.get(
-                                                            (
-                                                                v_ws_item_sk,
-                                                                v_ws_order_number,
-                                                            ),
-                                                            _ZERO,
-                                                        )
-                                                    ):
-                                                        continue
-                                                    _t1 = (
-                                                        v_ws_item_sk,
-                                                        v_ws_order_number,
-                                                    )
-                                                    _o = web_sales_root.get(_t1)
-                                                    if _o is None:
-                                                        web_sales_root[_t1] = _p
-                                                    else:
-                                                        _n = _o + _p
-                                                        if _n:
-                                                            web_sales_root[_t1] = _n
-                                                        else:
-                                                            del web_sales_root[_t1]
-                                                    if pending is not None:
-                                                        _k = (
-                                                            v_ws_item_sk,
-                                                            v_ws_order_number,
-                                                        )
-                                                        _v = _p
-                                                        _o = pending.get(_k)
-                                                        pending[_k] = (
-                                                            _v
-                                                            if _o is None
-                                                            else _o + _v
-                                                        )
+                                                    ), -1
 
                                             def _lookup(
                                                 self, v_ws_item_sk, v_ws_order_number
@@ -40783,18 +40347,11 @@ def _make_derived1():
                                             pending = self._pending
                                             # the subquery behind relation exists_1 reads this relation
                                             sub = self.sub_exists_1
-                                            sub._appliers["web_sales"](row, d)
+                                            change = sub._appliers["web_sales"](row, d)
                                             if (
-                                                sub._pending
-                                            ):  # else its result is unchanged
-                                                try:
-                                                    changes = sub._changes_of(
-                                                        sub._pending
-                                                    )
-                                                finally:
-                                                    sub._pending.clear()
-                                                if changes:
-                                                    self._on_exists_1(changes)
+                                                change is not None
+                                            ):  # the one row of its result it changed
+                                                self._on_exists_1([change])
 
                                         def _rows_of_web_returns(self, row, d):
                                             """Apply `d` copies of `row` to atom web_returns alone (its relation's
@@ -41407,10 +40964,6 @@ def _make_derived1():
                                         v_web_returns__wr_return_amt,
                                         v_web_returns__wr_net_loss,
                                     ) = row
-                                    if d < 0 and self.oj1_root.get(row, _ZERO) + d < 0:
-                                        raise ViewError(
-                                            _absent_message("derived1", row)
-                                        )
                                     pending = self._pending
                                     oj1_root = self.oj1_root
                                     # atom oj1
@@ -41451,8 +41004,9 @@ def _make_derived1():
                                     sub._appliers["web_returns"](row, d)
                                     sub._flush()
                                     changes = sub._changes
-                                    for sub_row, change in changes:
-                                        self._apply_derived1(sub_row, change)
+                                    if changes:
+                                        for sub_row, change in changes:
+                                            self._apply_derived1(sub_row, change)
 
                                 def _apply_web_sales(self, row, d):
                                     """Apply multiplicity change `d` of one row: every atom of the
@@ -41468,8 +41022,9 @@ def _make_derived1():
                                     sub._appliers["web_sales"](row, d)
                                     sub._flush()
                                     changes = sub._changes
-                                    for sub_row, change in changes:
-                                        self._apply_derived1(sub_row, change)
+                                    if changes:
+                                        for sub_row, change in changes:
+                                            self._apply_derived1(sub_row, change)
 
                                 def _lookup(
                                     self,
@@ -41827,7 +41382,7 @@ def _make_derived1():
                             "profit_loss",
                         )
                         QUERY_ID = "c7a445fa2af38cc0"
-                        LAYOUT_ID = "69680a7dad038070"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "581405952594dab6"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -41835,7 +41390,6 @@ def _make_derived1():
                             on_delta: Callable[[tuple, int], None] | None = None,
                             push: bool = False,
                         ) -> None:
-                            self.derived1_rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
                             self.web_site_rows = {}  # input rows: row -> multiplicity
                             # root n0: its tuples
@@ -42022,10 +41576,6 @@ def _make_derived1():
                             keep_salesreturns = (
                                 v_wsr_web_site_sk is not None and v_date_sk is not None
                             )
-                            store = self.derived1_rows
-                            count = store.get(row, 0) + d
-                            if count < 0:
-                                raise ViewError(_absent_message("derived1", row))
                             # only for a row the atom takes (its NULL-rejecting filters hold)
                             _p = (
                                 (
@@ -42074,10 +41624,6 @@ def _make_derived1():
                             web_site_web_site_id_by_wsr_web_site_sk = (
                                 self.web_site_web_site_id_by_wsr_web_site_sk
                             )
-                            if count:
-                                store[row] = count
-                            else:
-                                del store[row]
                             # atom salesreturns
                             if keep_salesreturns:
                                 _grp = salesreturns_wsr_web_site_sk_by_date_sk.get(
@@ -42555,8 +42101,9 @@ def _make_derived1():
                             sub._appliers["web_sales"](row, d)
                             sub._flush()
                             changes = sub._changes
-                            for sub_row, change in changes:
-                                self._apply_derived1(sub_row, change)
+                            if changes:
+                                for sub_row, change in changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_web_returns(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -42570,8 +42117,9 @@ def _make_derived1():
                             sub._appliers["web_returns"](row, d)
                             sub._flush()
                             changes = sub._changes
-                            for sub_row, change in changes:
-                                self._apply_derived1(sub_row, change)
+                            if changes:
+                                for sub_row, change in changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _batch_date_dim(self, rows, mults):
                             """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -43073,7 +42621,6 @@ def _make_derived1():
                                     "query": self.QUERY_ID,
                                     "layout": self.LAYOUT_ID,
                                     "state": {
-                                        "derived1_rows": self.derived1_rows,
                                         "date_dim_rows": self.date_dim_rows,
                                         "web_site_rows": self.web_site_rows,
                                         "n0_root": self.n0_root,
@@ -43117,7 +42664,6 @@ def _make_derived1():
                                 )
                             state = snapshot.get("state")
                             names = (
-                                "derived1_rows",
                                 "date_dim_rows",
                                 "web_site_rows",
                                 "n0_root",
@@ -43451,8 +42997,6 @@ def _make_derived1():
                                     ),
                                 ),
                             )
-                        if d < 0 and self.wsr_root.get(row, _ZERO) + d < 0:
-                            raise ViewError(_absent_message("derived1", row))
                         pending = self._pending
                         wsr_root = self.wsr_root
                         # atom wsr
@@ -43496,11 +43040,13 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["date_dim"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
@@ -43514,11 +43060,13 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["web_site"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
@@ -43532,11 +43080,13 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["web_sales"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
@@ -43550,11 +43100,13 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["web_returns"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
@@ -44079,7 +43631,7 @@ def _make_derived1():
             COLUMNS = ("channel", "id", "sales", "returns", "profit")
             QUERY_ID = "48db428f9e11bf52"
             LAYOUT_ID = (
-                "8cc0e60ee7b16e2a"  # the state's layout: snapshots restore only here
+                "2574d58e3a13837e"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -44090,7 +43642,6 @@ def _make_derived1():
                 on_delta: Callable[[tuple, int], None] | None = None,
                 push: bool = False,
             ) -> None:
-                self.derived1_rows = {}  # input rows: row -> multiplicity
                 # root x: its tuples
                 self.x_root = {}
                 self._appliers = {
@@ -44255,10 +43806,6 @@ def _make_derived1():
                             (4, "profit", _NUM_OR_NULL, "a number or None"),
                         ),
                     )
-                store = self.derived1_rows
-                count = store.get(row, 0) + d
-                if count < 0:
-                    raise ViewError(_absent_message("derived1", row))
                 _p = (
                     d,
                     (d if c_x_sales is not None else 0),
@@ -44270,10 +43817,6 @@ def _make_derived1():
                 )
                 pending = self._pending
                 x_root = self.x_root
-                if count:
-                    store[row] = count
-                else:
-                    del store[row]
                 # atom x
                 _o = x_root.get(())
                 if _o is None:
@@ -44322,8 +43865,9 @@ def _make_derived1():
                 sub._appliers["date_dim"](row, d)
                 sub._flush()
                 changes = sub._changes
-                for sub_row, change in changes:
-                    self._apply_derived1(sub_row, change)
+                if changes:
+                    for sub_row, change in changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_store(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -44337,8 +43881,9 @@ def _make_derived1():
                 sub._appliers["store"](row, d)
                 sub._flush()
                 changes = sub._changes
-                for sub_row, change in changes:
-                    self._apply_derived1(sub_row, change)
+                if changes:
+                    for sub_row, change in changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_store_sales(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -44352,8 +43897,9 @@ def _make_derived1():
                 sub._appliers["store_sales"](row, d)
                 sub._flush()
                 changes = sub._changes
-                for sub_row, change in changes:
-                    self._apply_derived1(sub_row, change)
+                if changes:
+                    for sub_row, change in changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_store_returns(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -44367,8 +43913,9 @@ def _make_derived1():
                 sub._appliers["store_returns"](row, d)
                 sub._flush()
                 changes = sub._changes
-                for sub_row, change in changes:
-                    self._apply_derived1(sub_row, change)
+                if changes:
+                    for sub_row, change in changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_catalog_page(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -44382,8 +43929,9 @@ def _make_derived1():
                 sub._appliers["catalog_page"](row, d)
                 sub._flush()
                 changes = sub._changes
-                for sub_row, change in changes:
-                    self._apply_derived1(sub_row, change)
+                if changes:
+                    for sub_row, change in changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_catalog_sales(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -44397,8 +43945,9 @@ def _make_derived1():
                 sub._appliers["catalog_sales"](row, d)
                 sub._flush()
                 changes = sub._changes
-                for sub_row, change in changes:
-                    self._apply_derived1(sub_row, change)
+                if changes:
+                    for sub_row, change in changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_catalog_returns(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -44412,8 +43961,9 @@ def _make_derived1():
                 sub._appliers["catalog_returns"](row, d)
                 sub._flush()
                 changes = sub._changes
-                for sub_row, change in changes:
-                    self._apply_derived1(sub_row, change)
+                if changes:
+                    for sub_row, change in changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_web_site(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -44427,8 +43977,9 @@ def _make_derived1():
                 sub._appliers["web_site"](row, d)
                 sub._flush()
                 changes = sub._changes
-                for sub_row, change in changes:
-                    self._apply_derived1(sub_row, change)
+                if changes:
+                    for sub_row, change in changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_web_sales(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -44442,8 +43993,9 @@ def _make_derived1():
                 sub._appliers["web_sales"](row, d)
                 sub._flush()
                 changes = sub._changes
-                for sub_row, change in changes:
-                    self._apply_derived1(sub_row, change)
+                if changes:
+                    for sub_row, change in changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_web_returns(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -44457,8 +44009,9 @@ def _make_derived1():
                 sub._appliers["web_returns"](row, d)
                 sub._flush()
                 changes = sub._changes
-                for sub_row, change in changes:
-                    self._apply_derived1(sub_row, change)
+                if changes:
+                    for sub_row, change in changes:
+                        self._apply_derived1(sub_row, change)
 
             def _lookup(self):
                 """The payload of one output tuple, in O(1); None if absent."""
@@ -44546,7 +44099,6 @@ def _make_derived1():
                         "query": self.QUERY_ID,
                         "layout": self.LAYOUT_ID,
                         "state": {
-                            "derived1_rows": self.derived1_rows,
                             "x_root": self.x_root,
                             "_reported": self._reported,
                             "sub:sub_derived1": self.sub_derived1.snapshot(),
@@ -44581,7 +44133,7 @@ def _make_derived1():
                         "module generated by another dynyan version"
                     )
                 state = snapshot.get("state")
-                names = ("derived1_rows", "x_root", "_reported", "sub:sub_derived1")
+                names = ("x_root", "_reported", "sub:sub_derived1")
                 if not isinstance(state, dict) or set(state) != set(names):
                     found = (
                         sorted(map(str, state))
@@ -45142,8 +44694,6 @@ class View:
                     (4, "profit", _NUM_OR_NULL, "a number or None"),
                 ),
             )
-        if d < 0 and self.set_2_root.get(row, _ZERO) + d < 0:
-            raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         set_2_root = self.set_2_root
         # atom set_2
@@ -45177,8 +44727,9 @@ class View:
         sub._appliers["date_dim"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_store(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -45192,8 +44743,9 @@ class View:
         sub._appliers["store"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_store_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -45207,8 +44759,9 @@ class View:
         sub._appliers["store_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_store_returns(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -45222,8 +44775,9 @@ class View:
         sub._appliers["store_returns"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_catalog_page(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -45237,8 +44791,9 @@ class View:
         sub._appliers["catalog_page"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_catalog_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -45252,8 +44807,9 @@ class View:
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_catalog_returns(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -45267,8 +44823,9 @@ class View:
         sub._appliers["catalog_returns"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_web_site(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -45282,8 +44839,9 @@ class View:
         sub._appliers["web_site"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_web_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -45297,8 +44855,9 @@ class View:
         sub._appliers["web_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_web_returns(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -45312,8 +44871,9 @@ class View:
         sub._appliers["web_returns"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _lookup(self, v_channel, v_id, v_sales, v_returns, v_profit):
         """The payload of one output tuple, in O(1); None if absent."""

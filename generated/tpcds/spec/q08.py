@@ -2080,8 +2080,7 @@ def _make_derived1():
                         }
                         self._batchers = (
                             {  # update() of several rows: summed per key first
-                                "customer_address": self._batch_customer_address,
-                                "customer": self._batch_customer,
+                                "customer": self._batch_customer
                             }
                         )
                         self._on_delta = on_delta
@@ -2295,11 +2294,35 @@ def _make_derived1():
                                     n0_root[v_ca_zip] = _n
                                 else:
                                     del n0_root[v_ca_zip]
-                            if pending is not None:
-                                _k = (v_ca_zip,)
-                                _v = _d2
-                                _o = pending.get(_k)
-                                pending[_k] = _v if _o is None else _o + _v
+                            key = (v_ca_zip,)
+                            reported = self._reported
+                            changes = []
+                            new = None
+                            _m1 = self.n0_root.get(v_ca_zip)
+                            if _m1 is not None:
+                                p = _m1
+                                _a0 = p
+                                try:
+                                    keep = _a0 is not None and (_a0 > 10)
+                                except (
+                                    TypeError
+                                ):  # compared with NULL (an aggregate of no rows): unknown
+                                    keep = False
+                                new = (
+                                    ((None if v_ca_zip is None else v_ca_zip[0:5]), _a0)
+                                    if keep
+                                    else None
+                                )
+                            old = reported.get(key)
+                            if old != new and not _same(old, new):
+                                if old is not None:
+                                    changes.append((old, -1))
+                                if new is not None:
+                                    changes.append((new, 1))
+                                    reported[key] = new
+                                else:
+                                    del reported[key]
+                            return changes
 
                     def _apply_customer(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -2365,135 +2388,6 @@ def _make_derived1():
                                         _v = _d2
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
-
-                    def _batch_customer_address(self, rows, mults):
-                        """Apply a batch of customer_address rows (row i changes by mults[i]) at once:
-                        every row is checked and its payload summed per key (the values its
-                        atoms' paths read) first, then each key's sum takes the path to the
-                        root once. Nothing changes before every check has passed."""
-                        counts = {}  # row -> its multiplicity after the batch
-                        store = self.customer_address_rows
-                        sums0 = {}  # atom customer_address: key -> summed payload
-                        for row, d in zip(rows, mults):
-                            if type(d) is not int:
-                                raise ViewError(
-                                    f"multiplicities must be int, got {d!r}"
-                                )
-                            if not d:
-                                continue
-                            if type(row) is not tuple:
-                                row = tuple(row)
-                            if len(row) != 13:
-                                raise ViewError(
-                                    _arity_message("customer_address", 13, row)
-                                )
-                            v_ca_address_sk = row[0]
-                            v_ca_zip = row[9]
-                            if v_ca_address_sk is None:
-                                raise _null_error(
-                                    "customer_address", row, ((0, "ca_address_sk"),)
-                                )
-                            if not (v_ca_zip.__class__ in _STR_OR_NULL):
-                                raise _type_error(
-                                    "customer_address",
-                                    row,
-                                    ((9, "ca_zip", _STR_OR_NULL, "a str or None"),),
-                                )
-                            _p = d
-                            _k = (v_ca_address_sk, v_ca_zip)
-                            _o = sums0.get(_k)
-                            sums0[_k] = _p if _o is None else _o + _p
-                            c = counts.get(row)
-                            counts[row] = (store.get(row, 0) if c is None else c) + d
-                        for row, c in counts.items():
-                            if c < 0:
-                                raise ViewError(
-                                    _absent_message("customer_address", row)
-                                )
-                        for row, c in counts.items():
-                            if c:
-                                store[row] = c
-                            else:
-                                store.pop(row, None)
-                        pending = self._pending
-                        customer_address_ca_zip_by_ca_address_sk = (
-                            self.customer_address_ca_zip_by_ca_address_sk
-                        )
-                        customer_count_by_ca_address_sk = (
-                            self.customer_count_by_ca_address_sk
-                        )
-                        n0_root = self.n0_root
-                        # atom customer_address
-                        for _k, _p in sums0.items():
-                            v_ca_address_sk, v_ca_zip = _k
-                            # a zero count with nonzero sums only where the key is kept (else
-                            # it is what float sums leave of rows inserted and deleted again)
-                            if not _p and (
-                                _p == _ZERO
-                                or not _entry(
-                                    self.customer_address_ca_zip_by_ca_address_sk.get(
-                                        v_ca_address_sk
-                                    ),
-                                    v_ca_zip,
-                                    _ZERO,
-                                )
-                            ):
-                                continue
-                            _grp = customer_address_ca_zip_by_ca_address_sk.get(
-                                v_ca_address_sk
-                            )
-                            if _grp is None:
-                                customer_address_ca_zip_by_ca_address_sk[
-                                    v_ca_address_sk
-                                ] = (v_ca_zip, _p)
-                            elif type(_grp) is tuple:
-                                _e = v_ca_zip
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _p
-                                    if _n:
-                                        customer_address_ca_zip_by_ca_address_sk[
-                                            v_ca_address_sk
-                                        ] = (_grp[0], _n)
-                                    else:
-                                        del customer_address_ca_zip_by_ca_address_sk[
-                                            v_ca_address_sk
-                                        ]
-                                else:
-                                    customer_address_ca_zip_by_ca_address_sk[
-                                        v_ca_address_sk
-                                    ] = {_grp[0]: _grp[1], _e: _p}
-                            else:
-                                _o = _grp.get(v_ca_zip)
-                                if _o is None:
-                                    _grp[v_ca_zip] = _p
-                                else:
-                                    _n = _o + _p
-                                    if _n:
-                                        _grp[v_ca_zip] = _n
-                                    else:
-                                        del _grp[v_ca_zip]
-                                        if len(_grp) == 1:
-                                            customer_address_ca_zip_by_ca_address_sk[
-                                                v_ca_address_sk
-                                            ] = next(iter(_grp.items()))
-                            _w1 = customer_count_by_ca_address_sk.get(v_ca_address_sk)
-                            if _w1 is not None:
-                                _d2 = _p * _w1
-                                _o = n0_root.get(v_ca_zip)
-                                if _o is None:
-                                    n0_root[v_ca_zip] = _d2
-                                else:
-                                    _n = _o + _d2
-                                    if _n:
-                                        n0_root[v_ca_zip] = _n
-                                    else:
-                                        del n0_root[v_ca_zip]
-                                if pending is not None:
-                                    _k = (v_ca_zip,)
-                                    _v = _d2
-                                    _o = pending.get(_k)
-                                    pending[_k] = _v if _o is None else _o + _v
 
                     def _batch_customer(self, rows, mults):
                         """Apply a batch of customer rows (row i changes by mults[i]) at once:
@@ -2804,7 +2698,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("ca_zip",)
                 QUERY_ID = "a63ed069c1f8361b"
-                LAYOUT_ID = "815c0b8528093139"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "f85d4146247a3f53"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -2812,7 +2706,6 @@ def _make_derived1():
                     on_delta: Callable[[tuple, int], None] | None = None,
                     push: bool = False,
                 ) -> None:
-                    self.derived1_rows = {}  # input rows: row -> multiplicity
                     # root a1: its tuples
                     self.a1_root = {}
                     self._appliers = {
@@ -2955,16 +2848,8 @@ def _make_derived1():
                     if len(row) != 2:
                         raise ViewError(_arity_message("derived1", 2, row))
                     v_ca_zip = row[0]
-                    store = self.derived1_rows
-                    count = store.get(row, 0) + d
-                    if count < 0:
-                        raise ViewError(_absent_message("derived1", row))
                     pending = self._pending
                     a1_root = self.a1_root
-                    if count:
-                        store[row] = count
-                    else:
-                        del store[row]
                     # atom a1
                     _p = d
                     _o = a1_root.get(v_ca_zip)
@@ -2991,12 +2876,10 @@ def _make_derived1():
                     pending = self._pending
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
-                    sub._appliers["customer_address"](row, d)
-                    if sub._pending:  # else its result is unchanged
-                        try:
-                            changes = sub._changes_of(sub._pending)
-                        finally:
-                            sub._pending.clear()
+                    changes = sub._appliers["customer_address"](
+                        row, d
+                    )  # the change of its one group
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -3010,11 +2893,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["customer"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -3083,7 +2968,6 @@ def _make_derived1():
                             "query": self.QUERY_ID,
                             "layout": self.LAYOUT_ID,
                             "state": {
-                                "derived1_rows": self.derived1_rows,
                                 "a1_root": self.a1_root,
                                 "sub:sub_derived1": self.sub_derived1.snapshot(),
                             },
@@ -3118,7 +3002,7 @@ def _make_derived1():
                             "module generated by another dynyan version"
                         )
                     state = snapshot.get("state")
-                    names = ("derived1_rows", "a1_root", "sub:sub_derived1")
+                    names = ("a1_root", "sub:sub_derived1")
                     if not isinstance(state, dict) or set(state) != set(names):
                         found = (
                             sorted(map(str, state))
@@ -3260,7 +3144,7 @@ def _make_derived1():
         COLUMNS = ("ca_zip",)
         QUERY_ID = "fd5b5d37fadcb9ab"
         LAYOUT_ID = (
-            "5fbbdf4f2feb50fb"  # the state's layout: snapshots restore only here
+            "4d78265aefe84299"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3269,7 +3153,6 @@ def _make_derived1():
             on_delta: Callable[[tuple, int], None] | None = None,
             push: bool = False,
         ) -> None:
-            self.derived1_rows = {}  # input rows: row -> multiplicity
             # root a2: its tuples
             self.a2_root = {}
             self._appliers = {
@@ -3397,16 +3280,8 @@ def _make_derived1():
             if len(row) != 1:
                 raise ViewError(_arity_message("derived1", 1, row))
             (v_ca_zip,) = row
-            store = self.derived1_rows
-            count = store.get(row, 0) + d
-            if count < 0:
-                raise ViewError(_absent_message("derived1", row))
             pending = self._pending
             a2_root = self.a2_root
-            if count:
-                store[row] = count
-            else:
-                del store[row]
             # atom a2
             _p = d
             _o = a2_root.get(v_ca_zip)
@@ -3436,8 +3311,9 @@ def _make_derived1():
             sub._appliers["customer_address"](row, d)
             sub._flush()
             changes = sub._changes
-            for sub_row, change in changes:
-                self._apply_derived1(sub_row, change)
+            if changes:
+                for sub_row, change in changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_customer(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -3451,8 +3327,9 @@ def _make_derived1():
             sub._appliers["customer"](row, d)
             sub._flush()
             changes = sub._changes
-            for sub_row, change in changes:
-                self._apply_derived1(sub_row, change)
+            if changes:
+                for sub_row, change in changes:
+                    self._apply_derived1(sub_row, change)
 
         def _lookup(self, v_ca_zip):
             """The payload of one output tuple, in O(1); None if absent."""
@@ -3519,7 +3396,6 @@ def _make_derived1():
                     "query": self.QUERY_ID,
                     "layout": self.LAYOUT_ID,
                     "state": {
-                        "derived1_rows": self.derived1_rows,
                         "a2_root": self.a2_root,
                         "sub:sub_derived1": self.sub_derived1.snapshot(),
                     },
@@ -3548,7 +3424,7 @@ def _make_derived1():
                     "module generated by another dynyan version"
                 )
             state = snapshot.get("state")
-            names = ("derived1_rows", "a2_root", "sub:sub_derived1")
+            names = ("a2_root", "sub:sub_derived1")
             if not isinstance(state, dict) or set(state) != set(names):
                 found = (
                     sorted(map(str, state))
@@ -3700,13 +3576,12 @@ class View:
     }
     COLUMNS = ("s_store_name", "sum(ss_net_profit)")
     QUERY_ID = "60f24dff73ca55d7"
-    LAYOUT_ID = "267c969ba36ee76c"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "218a430be6c8e303"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
         self.store_sales_rows = {}  # input rows: row -> multiplicity
         self.date_dim_rows = {}  # input rows: row -> multiplicity
         self.store_rows = {}  # input rows: row -> multiplicity
@@ -3867,20 +3742,12 @@ class View:
         if len(row) != 1:
             raise ViewError(_arity_message("derived1", 1, row))
         (v_ca_zip,) = row
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         _p = (d, d, d)
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_all = self.n1_count_by_all
         v1_by_all = self.v1_by_all
         v1_count_by_all = self.v1_count_by_all
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom v1
         _grp = v1_by_all.get(())
         if _grp is None:
@@ -4459,11 +4326,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["customer_address"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -4477,11 +4346,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["customer"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -5206,7 +5077,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
                     "store_sales_rows": self.store_sales_rows,
                     "date_dim_rows": self.date_dim_rows,
                     "store_rows": self.store_rows,
@@ -5250,7 +5120,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "derived1_rows",
             "store_sales_rows",
             "date_dim_rows",
             "store_rows",

@@ -7211,27 +7211,12 @@ class View:
     }
     COLUMNS = ("bucket1", "bucket2", "bucket3", "bucket4", "bucket5")
     QUERY_ID = "6c581b49655d7532"
-    LAYOUT_ID = "2250b4d810fe13fa"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "e7fc3881c06bf8c7"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.derived2_rows = {}  # input rows: row -> multiplicity
-        self.derived3_rows = {}  # input rows: row -> multiplicity
-        self.derived4_rows = {}  # input rows: row -> multiplicity
-        self.derived5_rows = {}  # input rows: row -> multiplicity
-        self.derived6_rows = {}  # input rows: row -> multiplicity
-        self.derived7_rows = {}  # input rows: row -> multiplicity
-        self.derived8_rows = {}  # input rows: row -> multiplicity
-        self.derived9_rows = {}  # input rows: row -> multiplicity
-        self.derived10_rows = {}  # input rows: row -> multiplicity
-        self.derived11_rows = {}  # input rows: row -> multiplicity
-        self.derived12_rows = {}  # input rows: row -> multiplicity
-        self.derived13_rows = {}  # input rows: row -> multiplicity
-        self.derived14_rows = {}  # input rows: row -> multiplicity
-        self.derived15_rows = {}  # input rows: row -> multiplicity
         self.reason_rows = {}  # input rows: row -> multiplicity
         # root n0: its tuples
         self.n0_root = {}
@@ -7508,10 +7493,6 @@ class View:
         if len(row) != 1:
             raise ViewError(_arity_message("derived1", 1, row))
         (v_v,) = row
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         n0_root = self.n0_root
         n10_count_by_all = self.n10_count_by_all
@@ -7543,10 +7524,6 @@ class View:
         scalar7_count_by_all = self.scalar7_count_by_all
         scalar8_count_by_all = self.scalar8_count_by_all
         scalar9_count_by_all = self.scalar9_count_by_all
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom scalar1
         _p = d
         _grp = scalar1_by_all.get(())
@@ -8096,10 +8073,6 @@ class View:
         if len(row) != 1:
             raise ViewError(_arity_message("derived2", 1, row))
         (v___scalar2_v,) = row
-        store = self.derived2_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived2", row))
         pending = self._pending
         n0_root = self.n0_root
         n10_count_by_all = self.n10_count_by_all
@@ -8131,10 +8104,6 @@ class View:
         scalar7_count_by_all = self.scalar7_count_by_all
         scalar8_count_by_all = self.scalar8_count_by_all
         scalar9_count_by_all = self.scalar9_count_by_all
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom scalar2
         _p = d
         _grp = scalar2_by_all.get(())
@@ -8684,10 +8653,6 @@ class View:
         if len(row) != 1:
             raise ViewError(_arity_message("derived3", 1, row))
         (v___scalar3_v,) = row
-        store = self.derived3_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived3", row))
         pending = self._pending
         n0_root = self.n0_root
         n10_count_by_all = self.n10_count_by_all
@@ -8717,10 +8682,6 @@ class View:
         scalar7_count_by_all = self.scalar7_count_by_all
         scalar8_count_by_all = self.scalar8_count_by_all
         scalar9_count_by_all = self.scalar9_count_by_all
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom scalar3
         _p = d
         _grp = scalar3_by_all.get(())
@@ -9248,10 +9209,6 @@ class View:
         if len(row) != 1:
             raise ViewError(_arity_message("derived4", 1, row))
         (v___scalar4_v,) = row
-        store = self.derived4_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived4", row))
         pending = self._pending
         n0_root = self.n0_root
         n10_count_by_all = self.n10_count_by_all
@@ -9279,10 +9236,6 @@ class View:
         scalar7_count_by_all = self.scalar7_count_by_all
         scalar8_count_by_all = self.scalar8_count_by_all
         scalar9_count_by_all = self.scalar9_count_by_all
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom scalar4
         _p = d
         _grp = scalar4_by_all.get(())
@@ -9792,10 +9745,6 @@ class View:
         if len(row) != 1:
             raise ViewError(_arity_message("derived5", 1, row))
         (v___scalar5_v,) = row
-        store = self.derived5_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived5", row))
         pending = self._pending
         n0_root = self.n0_root
         n10_count_by_all = self.n10_count_by_all
@@ -9821,10 +9770,6 @@ class View:
         scalar7_count_by_all = self.scalar7_count_by_all
         scalar8_count_by_all = self.scalar8_count_by_all
         scalar9_count_by_all = self.scalar9_count_by_all
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom scalar5
         _p = d
         _grp = scalar5_by_all.get(())
@@ -10317,10 +10262,6 @@ class View:
         if len(row) != 1:
             raise ViewError(_arity_message("derived6", 1, row))
         (v___scalar6_v,) = row
-        store = self.derived6_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived6", row))
         pending = self._pending
         n0_root = self.n0_root
         n10_count_by_all = self.n10_count_by_all
@@ -10344,10 +10285,6 @@ class View:
         scalar7_count_by_all = self.scalar7_count_by_all
         scalar8_count_by_all = self.scalar8_count_by_all
         scalar9_count_by_all = self.scalar9_count_by_all
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom scalar6
         _p = d
         _grp = scalar6_by_all.get(())
@@ -10819,10 +10756,6 @@ class View:
         if len(row) != 1:
             raise ViewError(_arity_message("derived7", 1, row))
         (v___scalar7_v,) = row
-        store = self.derived7_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived7", row))
         pending = self._pending
         n0_root = self.n0_root
         n10_count_by_all = self.n10_count_by_all
@@ -10844,10 +10777,6 @@ class View:
         scalar7_count_by_all = self.scalar7_count_by_all
         scalar8_count_by_all = self.scalar8_count_by_all
         scalar9_count_by_all = self.scalar9_count_by_all
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom scalar7
         _p = d
         _grp = scalar7_by_all.get(())
@@ -11302,10 +11231,6 @@ class View:
         if len(row) != 1:
             raise ViewError(_arity_message("derived8", 1, row))
         (v___scalar8_v,) = row
-        store = self.derived8_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived8", row))
         pending = self._pending
         n0_root = self.n0_root
         n10_count_by_all = self.n10_count_by_all
@@ -11325,10 +11250,6 @@ class View:
         scalar8_by_all = self.scalar8_by_all
         scalar8_count_by_all = self.scalar8_count_by_all
         scalar9_count_by_all = self.scalar9_count_by_all
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom scalar8
         _p = d
         _grp = scalar8_by_all.get(())
@@ -11761,10 +11682,6 @@ class View:
         if len(row) != 1:
             raise ViewError(_arity_message("derived9", 1, row))
         (v___scalar9_v,) = row
-        store = self.derived9_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived9", row))
         pending = self._pending
         n0_root = self.n0_root
         n10_count_by_all = self.n10_count_by_all
@@ -11782,10 +11699,6 @@ class View:
         scalar15_count_by_all = self.scalar15_count_by_all
         scalar9_by_all = self.scalar9_by_all
         scalar9_count_by_all = self.scalar9_count_by_all
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom scalar9
         _p = d
         _grp = scalar9_by_all.get(())
@@ -12197,10 +12110,6 @@ class View:
         if len(row) != 1:
             raise ViewError(_arity_message("derived10", 1, row))
         (v___scalar10_v,) = row
-        store = self.derived10_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived10", row))
         pending = self._pending
         n0_root = self.n0_root
         n10_count_by_all = self.n10_count_by_all
@@ -12216,10 +12125,6 @@ class View:
         scalar12_count_by_all = self.scalar12_count_by_all
         scalar14_count_by_all = self.scalar14_count_by_all
         scalar15_count_by_all = self.scalar15_count_by_all
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom scalar10
         _p = d
         _grp = scalar10_by_all.get(())
@@ -12607,10 +12512,6 @@ class View:
         if len(row) != 1:
             raise ViewError(_arity_message("derived11", 1, row))
         (v___scalar11_v,) = row
-        store = self.derived11_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived11", row))
         pending = self._pending
         n0_root = self.n0_root
         n10_count_by_all = self.n10_count_by_all
@@ -12624,10 +12525,6 @@ class View:
         scalar12_count_by_all = self.scalar12_count_by_all
         scalar14_count_by_all = self.scalar14_count_by_all
         scalar15_count_by_all = self.scalar15_count_by_all
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom scalar11
         _p = d
         _grp = scalar11_by_all.get(())
@@ -12992,10 +12889,6 @@ class View:
         if len(row) != 1:
             raise ViewError(_arity_message("derived12", 1, row))
         (v___scalar12_v,) = row
-        store = self.derived12_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived12", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_all = self.n1_count_by_all
@@ -13007,10 +12900,6 @@ class View:
         scalar12_count_by_all = self.scalar12_count_by_all
         scalar14_count_by_all = self.scalar14_count_by_all
         scalar15_count_by_all = self.scalar15_count_by_all
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom scalar12
         _p = d
         _grp = scalar12_by_all.get(())
@@ -13351,10 +13240,6 @@ class View:
         if len(row) != 1:
             raise ViewError(_arity_message("derived13", 1, row))
         (v___scalar13_v,) = row
-        store = self.derived13_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived13", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_all = self.n1_count_by_all
@@ -13366,10 +13251,6 @@ class View:
         scalar13___scalar13_v_by_all = self.scalar13___scalar13_v_by_all
         scalar14_count_by_all = self.scalar14_count_by_all
         scalar15_count_by_all = self.scalar15_count_by_all
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom scalar13
         _p = d
         _grp = scalar13___scalar13_v_by_all.get(())
@@ -13727,10 +13608,6 @@ class View:
         if len(row) != 1:
             raise ViewError(_arity_message("derived14", 1, row))
         (v___scalar14_v,) = row
-        store = self.derived14_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived14", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_all = self.n1_count_by_all
@@ -13738,10 +13615,6 @@ class View:
         scalar14_by_all = self.scalar14_by_all
         scalar14_count_by_all = self.scalar14_count_by_all
         scalar15_count_by_all = self.scalar15_count_by_all
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom scalar14
         _p = d
         _grp = scalar14_by_all.get(())
@@ -14033,19 +13906,11 @@ class View:
         if len(row) != 1:
             raise ViewError(_arity_message("derived15", 1, row))
         (v___scalar15_v,) = row
-        store = self.derived15_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived15", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_all = self.n1_count_by_all
         scalar15_by_all = self.scalar15_by_all
         scalar15_count_by_all = self.scalar15_count_by_all
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom scalar15
         _p = d
         _grp = scalar15_by_all.get(())
@@ -14707,151 +14572,181 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived3(sub_row, change)
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived4(sub_row, change)
         # the subquery behind relation derived5 reads this relation
         sub = self.sub_derived5
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived5(sub_row, change)
         # the subquery behind relation derived6 reads this relation
         sub = self.sub_derived6
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived6(sub_row, change)
         # the subquery behind relation derived7 reads this relation
         sub = self.sub_derived7
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived7(sub_row, change)
         # the subquery behind relation derived8 reads this relation
         sub = self.sub_derived8
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived8(sub_row, change)
         # the subquery behind relation derived9 reads this relation
         sub = self.sub_derived9
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived9(sub_row, change)
         # the subquery behind relation derived10 reads this relation
         sub = self.sub_derived10
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived10(sub_row, change)
         # the subquery behind relation derived11 reads this relation
         sub = self.sub_derived11
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived11(sub_row, change)
         # the subquery behind relation derived12 reads this relation
         sub = self.sub_derived12
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived12(sub_row, change)
         # the subquery behind relation derived13 reads this relation
         sub = self.sub_derived13
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived13(sub_row, change)
         # the subquery behind relation derived14 reads this relation
         sub = self.sub_derived14
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived14(sub_row, change)
         # the subquery behind relation derived15 reads this relation
         sub = self.sub_derived15
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived15(sub_row, change)
 
@@ -15635,21 +15530,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
-                    "derived2_rows": self.derived2_rows,
-                    "derived3_rows": self.derived3_rows,
-                    "derived4_rows": self.derived4_rows,
-                    "derived5_rows": self.derived5_rows,
-                    "derived6_rows": self.derived6_rows,
-                    "derived7_rows": self.derived7_rows,
-                    "derived8_rows": self.derived8_rows,
-                    "derived9_rows": self.derived9_rows,
-                    "derived10_rows": self.derived10_rows,
-                    "derived11_rows": self.derived11_rows,
-                    "derived12_rows": self.derived12_rows,
-                    "derived13_rows": self.derived13_rows,
-                    "derived14_rows": self.derived14_rows,
-                    "derived15_rows": self.derived15_rows,
                     "reason_rows": self.reason_rows,
                     "n0_root": self.n0_root,
                     "n1_count_by_all": self.n1_count_by_all,
@@ -15739,21 +15619,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "derived1_rows",
-            "derived2_rows",
-            "derived3_rows",
-            "derived4_rows",
-            "derived5_rows",
-            "derived6_rows",
-            "derived7_rows",
-            "derived8_rows",
-            "derived9_rows",
-            "derived10_rows",
-            "derived11_rows",
-            "derived12_rows",
-            "derived13_rows",
-            "derived14_rows",
-            "derived15_rows",
             "reason_rows",
             "n0_root",
             "n1_count_by_all",

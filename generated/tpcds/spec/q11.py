@@ -15788,16 +15788,12 @@ class View:
         "customer_preferred_cust_flag",
     )
     QUERY_ID = "df555ccd8f2408f8"
-    LAYOUT_ID = "1d66818dbe858963"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "7c82071819983456"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.derived2_rows = {}  # input rows: row -> multiplicity
-        self.derived3_rows = {}  # input rows: row -> multiplicity
-        self.derived4_rows = {}  # input rows: row -> multiplicity
         # root n0: its tuples
         self.n0_root = {}
         # n1: total multiplicity by what it shares with its sibling
@@ -15976,10 +15972,6 @@ class View:
             and (c_t_s_firstyear_dyear == 2001)
             and (v_year_total > 0)
         )
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_customer_id = self.n1_count_by_customer_id
@@ -15989,10 +15981,6 @@ class View:
         t_s_secyear_count_by_customer_id = self.t_s_secyear_count_by_customer_id
         t_w_firstyear_count_by_customer_id = self.t_w_firstyear_count_by_customer_id
         t_w_secyear_count_by_customer_id = self.t_w_secyear_count_by_customer_id
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom t_s_firstyear
         if keep_t_s_firstyear:
             _p = d
@@ -16210,10 +16198,6 @@ class View:
             and (c_t_s_secyear_sale_type == "s")
             and (c_t_s_secyear_dyear == 2002)
         )
-        store = self.derived2_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived2", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_customer_id = self.n1_count_by_customer_id
@@ -16223,10 +16207,6 @@ class View:
         t_s_secyear_count_by_customer_id = self.t_s_secyear_count_by_customer_id
         t_w_firstyear_count_by_customer_id = self.t_w_firstyear_count_by_customer_id
         t_w_secyear_count_by_customer_id = self.t_w_secyear_count_by_customer_id
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom t_s_secyear
         if keep_t_s_secyear:
             _p = d
@@ -16438,10 +16418,6 @@ class View:
             and (c_t_w_firstyear_dyear == 2001)
             and (v_t_w_firstyear_year_total > 0)
         )
-        store = self.derived3_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived3", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_customer_id = self.n1_count_by_customer_id
@@ -16449,10 +16425,6 @@ class View:
         t_w_firstyear_by_customer_id = self.t_w_firstyear_by_customer_id
         t_w_firstyear_count_by_customer_id = self.t_w_firstyear_count_by_customer_id
         t_w_secyear_count_by_customer_id = self.t_w_secyear_count_by_customer_id
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom t_w_firstyear
         if keep_t_w_firstyear:
             _p = d
@@ -16642,19 +16614,11 @@ class View:
             and (c_t_w_secyear_sale_type == "w")
             and (c_t_w_secyear_dyear == 2002)
         )
-        store = self.derived4_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived4", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_customer_id = self.n1_count_by_customer_id
         t_w_secyear_by_customer_id = self.t_w_secyear_by_customer_id
         t_w_secyear_count_by_customer_id = self.t_w_secyear_count_by_customer_id
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom t_w_secyear
         if keep_t_w_secyear:
             _p = d
@@ -16821,29 +16785,33 @@ class View:
         sub._appliers["customer"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["customer"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived2(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["customer"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived3(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived3(sub_row, change)
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["customer"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived4(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived4(sub_row, change)
 
     def _apply_store_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -16857,29 +16825,33 @@ class View:
         sub._appliers["store_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["store_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived2(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["store_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived3(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived3(sub_row, change)
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["store_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived4(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived4(sub_row, change)
 
     def _apply_date_dim(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -16895,29 +16867,33 @@ class View:
         sub._appliers["date_dim"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["date_dim"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived2(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["date_dim"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived3(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived3(sub_row, change)
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["date_dim"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived4(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived4(sub_row, change)
 
     def _apply_web_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -16931,29 +16907,33 @@ class View:
         sub._appliers["web_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["web_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived2(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["web_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived3(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived3(sub_row, change)
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["web_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived4(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived4(sub_row, change)
 
     def _lookup(
         self,
@@ -17064,10 +17044,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
-                    "derived2_rows": self.derived2_rows,
-                    "derived3_rows": self.derived3_rows,
-                    "derived4_rows": self.derived4_rows,
                     "n0_root": self.n0_root,
                     "n1_count_by_customer_id": self.n1_count_by_customer_id,
                     "n2_count_by_customer_id": self.n2_count_by_customer_id,
@@ -17112,10 +17088,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "derived1_rows",
-            "derived2_rows",
-            "derived3_rows",
-            "derived4_rows",
             "n0_root",
             "n1_count_by_customer_id",
             "n2_count_by_customer_id",

@@ -299,9 +299,7 @@ def _make_exists_1():
             # root cs2: its tuples
             self.cs2_root = {}
             self._appliers = {"catalog_sales": self._apply_catalog_sales}
-            self._batchers = {  # update() of several rows: summed per key first
-                "catalog_sales": self._batch_catalog_sales
-            }
+            self._batchers = {}  # update() of several rows: summed per key first
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._changes = []
@@ -432,85 +430,16 @@ def _make_exists_1():
             # atom cs2
             _p = d
             _t1 = (v_cs_warehouse_sk, v_cs_order_number)
-            _o = cs2_root.get(_t1)
-            if _o is None:
-                cs2_root[_t1] = _p
+            _o = cs2_root.get(_t1, 0)
+            _n = _o + _p
+            if _n:
+                cs2_root[_t1] = _n
             else:
-                _n = _o + _p
-                if _n:
-                    cs2_root[_t1] = _n
-                else:
-                    del cs2_root[_t1]
-            if pending is not None:
-                _k = (v_cs_order_number, v_cs_warehouse_sk)
-                _v = _p
-                _o = pending.get(_k)
-                pending[_k] = _v if _o is None else _o + _v
-
-        def _batch_catalog_sales(self, rows, mults):
-            """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
-            every row is checked and its payload summed per key (the values its
-            atoms' paths read) first, then each key's sum takes the path to the
-            root once. Nothing changes before every check has passed."""
-            counts = {}  # row -> its multiplicity after the batch
-            store = self.catalog_sales_rows
-            sums0 = {}  # atom cs2: key -> summed payload
-            for row, d in zip(rows, mults):
-                if type(d) is not int:
-                    raise ViewError(f"multiplicities must be int, got {d!r}")
-                if not d:
-                    continue
-                if type(row) is not tuple:
-                    row = tuple(row)
-                if len(row) != 34:
-                    raise ViewError(_arity_message("catalog_sales", 34, row))
-                v_cs_warehouse_sk = row[14]
-                v_cs_order_number = row[17]
-                if v_cs_order_number is None:
-                    raise _null_error("catalog_sales", row, ((17, "cs_order_number"),))
-                _p = d
-                _k = (v_cs_warehouse_sk, v_cs_order_number)
-                _o = sums0.get(_k)
-                sums0[_k] = _p if _o is None else _o + _p
-                c = counts.get(row)
-                counts[row] = (store.get(row, 0) if c is None else c) + d
-            for row, c in counts.items():
-                if c < 0:
-                    raise ViewError(_absent_message("catalog_sales", row))
-            for row, c in counts.items():
-                if c:
-                    store[row] = c
-                else:
-                    store.pop(row, None)
-            pending = self._pending
-            cs2_root = self.cs2_root
-            # atom cs2
-            for _k, _p in sums0.items():
-                v_cs_warehouse_sk, v_cs_order_number = _k
-                # a zero count with nonzero sums only where the key is kept (else
-                # it is what float sums leave of rows inserted and deleted again)
-                if not _p and (
-                    _p == _ZERO
-                    or not self.cs2_root.get(
-                        (v_cs_warehouse_sk, v_cs_order_number), _ZERO
-                    )
-                ):
-                    continue
-                _t1 = (v_cs_warehouse_sk, v_cs_order_number)
-                _o = cs2_root.get(_t1)
-                if _o is None:
-                    cs2_root[_t1] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        cs2_root[_t1] = _n
-                    else:
-                        del cs2_root[_t1]
-                if pending is not None:
-                    _k = (v_cs_order_number, v_cs_warehouse_sk)
-                    _v = _p
-                    _o = pending.get(_k)
-                    pending[_k] = _v if _o is None else _o + _v
+                del cs2_root[_t1]
+            if not _o:
+                return (v_cs_order_number, v_cs_warehouse_sk), 1
+            if not _n:
+                return (v_cs_order_number, v_cs_warehouse_sk), -1
 
         def _lookup(self, v_cs_order_number, v_cs_warehouse_sk):
             """The payload of one output tuple, in O(1); None if absent."""
@@ -725,9 +654,7 @@ def _make_exists_2():
             # root cr1: its tuples
             self.cr1_root = {}
             self._appliers = {"catalog_returns": self._apply_catalog_returns}
-            self._batchers = {  # update() of several rows: summed per key first
-                "catalog_returns": self._batch_catalog_returns
-            }
+            self._batchers = {}  # update() of several rows: summed per key first
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._changes = []
@@ -856,82 +783,16 @@ def _make_exists_2():
                 del store[row]
             # atom cr1
             _p = d
-            _o = cr1_root.get(v_cr_order_number)
-            if _o is None:
-                cr1_root[v_cr_order_number] = _p
+            _o = cr1_root.get(v_cr_order_number, 0)
+            _n = _o + _p
+            if _n:
+                cr1_root[v_cr_order_number] = _n
             else:
-                _n = _o + _p
-                if _n:
-                    cr1_root[v_cr_order_number] = _n
-                else:
-                    del cr1_root[v_cr_order_number]
-            if pending is not None:
-                _k = (v_cr_order_number,)
-                _v = _p
-                _o = pending.get(_k)
-                pending[_k] = _v if _o is None else _o + _v
-
-        def _batch_catalog_returns(self, rows, mults):
-            """Apply a batch of catalog_returns rows (row i changes by mults[i]) at once:
-            every row is checked and its payload summed per key (the values its
-            atoms' paths read) first, then each key's sum takes the path to the
-            root once. Nothing changes before every check has passed."""
-            counts = {}  # row -> its multiplicity after the batch
-            store = self.catalog_returns_rows
-            sums0 = {}  # atom cr1: key -> summed payload
-            for row, d in zip(rows, mults):
-                if type(d) is not int:
-                    raise ViewError(f"multiplicities must be int, got {d!r}")
-                if not d:
-                    continue
-                if type(row) is not tuple:
-                    row = tuple(row)
-                if len(row) != 27:
-                    raise ViewError(_arity_message("catalog_returns", 27, row))
-                v_cr_order_number = row[16]
-                if v_cr_order_number is None:
-                    raise _null_error(
-                        "catalog_returns", row, ((16, "cr_order_number"),)
-                    )
-                _p = d
-                _k = v_cr_order_number
-                _o = sums0.get(_k)
-                sums0[_k] = _p if _o is None else _o + _p
-                c = counts.get(row)
-                counts[row] = (store.get(row, 0) if c is None else c) + d
-            for row, c in counts.items():
-                if c < 0:
-                    raise ViewError(_absent_message("catalog_returns", row))
-            for row, c in counts.items():
-                if c:
-                    store[row] = c
-                else:
-                    store.pop(row, None)
-            pending = self._pending
-            cr1_root = self.cr1_root
-            # atom cr1
-            for _k, _p in sums0.items():
-                v_cr_order_number = _k
-                # a zero count with nonzero sums only where the key is kept (else
-                # it is what float sums leave of rows inserted and deleted again)
-                if not _p and (
-                    _p == _ZERO or not self.cr1_root.get(v_cr_order_number, _ZERO)
-                ):
-                    continue
-                _o = cr1_root.get(v_cr_order_number)
-                if _o is None:
-                    cr1_root[v_cr_order_number] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        cr1_root[v_cr_order_number] = _n
-                    else:
-                        del cr1_root[v_cr_order_number]
-                if pending is not None:
-                    _k = (v_cr_order_number,)
-                    _v = _p
-                    _o = pending.get(_k)
-                    pending[_k] = _v if _o is None else _o + _v
+                del cr1_root[v_cr_order_number]
+            if not _o:
+                return (v_cr_order_number,), 1
+            if not _n:
+                return (v_cr_order_number,), -1
 
         def _lookup(self, v_cr_order_number):
             """The payload of one output tuple, in O(1); None if absent."""
@@ -1727,14 +1588,9 @@ class View:
 
         # the subquery behind relation exists_1 reads this relation
         sub = self.sub_exists_1
-        sub._appliers["catalog_sales"](row, d)
-        if sub._pending:  # else its result is unchanged
-            try:
-                changes = sub._changes_of(sub._pending)
-            finally:
-                sub._pending.clear()
-            if changes:
-                self._on_exists_1(changes)
+        change = sub._appliers["catalog_sales"](row, d)
+        if change is not None:  # the one row of its result it changed
+            self._on_exists_1([change])
 
     def _apply_date_dim(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -2236,14 +2092,9 @@ class View:
         pending = self._pending
         # the subquery behind relation exists_2 reads this relation
         sub = self.sub_exists_2
-        sub._appliers["catalog_returns"](row, d)
-        if sub._pending:  # else its result is unchanged
-            try:
-                changes = sub._changes_of(sub._pending)
-            finally:
-                sub._pending.clear()
-            if changes:
-                self._on_exists_2(changes)
+        change = sub._appliers["catalog_returns"](row, d)
+        if change is not None:  # the one row of its result it changed
+            self._on_exists_2([change])
 
     def _batch_date_dim(self, rows, mults):
         """Apply a batch of date_dim rows (row i changes by mults[i]) at once:

@@ -515,10 +515,7 @@ def _make_derived1():
                                 "customer": self._apply_customer,
                             }
                             self._batchers = (
-                                {  # update() of several rows: summed per key first
-                                    "store_sales": self._batch_store_sales,
-                                    "customer": self._batch_customer,
-                                }
+                                {}  # update() of several rows: summed per key first
                             )
                             self._on_delta = on_delta
                             self._pending = (
@@ -756,19 +753,27 @@ def _make_derived1():
                                             n0_root[v_ss_customer_sk] = _n
                                         else:
                                             del n0_root[v_ss_customer_sk]
-                                    if pending is not None:
-                                        _k = (v_ss_customer_sk,)
-                                        _v = _d2
-                                        _o = pending.get(_k)
-                                        pending[_k] = (
-                                            _v
-                                            if _o is None
-                                            else (
-                                                _o[0] + _v[0],
-                                                _o[1] + _v[1],
-                                                _o[2] + _v[2],
-                                            )
-                                        )
+                                    key = (v_ss_customer_sk,)
+                                    reported = self._reported
+                                    changes = []
+                                    new = None
+                                    _m1 = self.n0_root.get(v_ss_customer_sk)
+                                    if _m1 is not None:
+                                        p = _m1
+                                        _a0 = None if p[1] == 0 else (p[2] / 100)
+                                        new = (v_ss_customer_sk, _a0, _a0)
+                                    old = reported.get(key)
+                                    if (
+                                        old != new
+                                    ):  # no output can be NaN: equal rows are the same
+                                        if old is not None:
+                                            changes.append((old, -1))
+                                        if new is not None:
+                                            changes.append((new, 1))
+                                            reported[key] = new
+                                        else:
+                                            del reported[key]
+                                    return changes
 
                         def _apply_customer(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -830,286 +835,27 @@ def _make_derived1():
                                         n0_root[v_ss_customer_sk] = _n
                                     else:
                                         del n0_root[v_ss_customer_sk]
-                                if pending is not None:
-                                    _k = (v_ss_customer_sk,)
-                                    _v = _d2
-                                    _o = pending.get(_k)
-                                    pending[_k] = (
-                                        _v
-                                        if _o is None
-                                        else (
-                                            _o[0] + _v[0],
-                                            _o[1] + _v[1],
-                                            _o[2] + _v[2],
-                                        )
-                                    )
-
-                        def _batch_store_sales(self, rows, mults):
-                            """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
-                            every row is checked and its payload summed per key (the values its
-                            atoms' paths read) first, then each key's sum takes the path to the
-                            root once. Nothing changes before every check has passed."""
-                            counts = {}  # row -> its multiplicity after the batch
-                            store = self.store_sales_rows
-                            sums0 = {}  # atom store_sales: key -> summed payload
-                            for row, d in zip(rows, mults):
-                                if type(d) is not int:
-                                    raise ViewError(
-                                        f"multiplicities must be int, got {d!r}"
-                                    )
-                                if not d:
-                                    continue
-                                if type(row) is not tuple:
-                                    row = tuple(row)
-                                if len(row) != 23:
-                                    raise ViewError(
-                                        _arity_message("store_sales", 23, row)
-                                    )
-                                v_ss_customer_sk = row[3]
-                                c_store_sales_ss_quantity = row[10]
-                                c_store_sales_ss_sales_price = row[13]
-                                keep_store_sales = v_ss_customer_sk is not None
-                                if keep_store_sales:
-                                    _p = (
-                                        d,
-                                        (
-                                            d
-                                            if c_store_sales_ss_quantity is not None
-                                            and c_store_sales_ss_sales_price is not None
-                                            else 0
-                                        ),
-                                        (
-                                            d
-                                            * round(
-                                                (
-                                                    None
-                                                    if c_store_sales_ss_quantity is None
-                                                    or c_store_sales_ss_sales_price
-                                                    is None
-                                                    else (
-                                                        c_store_sales_ss_quantity
-                                                        * c_store_sales_ss_sales_price
-                                                    )
-                                                )
-                                                * 100
-                                            )
-                                            if c_store_sales_ss_quantity is not None
-                                            and c_store_sales_ss_sales_price is not None
-                                            else 0
-                                        ),
-                                    )
-                                    _k = v_ss_customer_sk
-                                    _o = sums0.get(_k)
-                                    sums0[_k] = (
-                                        _p
-                                        if _o is None
-                                        else (
-                                            _o[0] + _p[0],
-                                            _o[1] + _p[1],
-                                            _o[2] + _p[2],
-                                        )
-                                    )
-                                c = counts.get(row)
-                                counts[row] = (
-                                    store.get(row, 0) if c is None else c
-                                ) + d
-                            for row, c in counts.items():
-                                if c < 0:
-                                    raise ViewError(_absent_message("store_sales", row))
-                            for row, c in counts.items():
-                                if c:
-                                    store[row] = c
-                                else:
-                                    store.pop(row, None)
-                            pending = self._pending
-                            customer_count_by_ss_customer_sk = (
-                                self.customer_count_by_ss_customer_sk
-                            )
-                            n0_root = self.n0_root
-                            store_sales_count_by_ss_customer_sk = (
-                                self.store_sales_count_by_ss_customer_sk
-                            )
-                            # atom store_sales
-                            for _k, _p in sums0.items():
-                                v_ss_customer_sk = _k
-                                # a zero count with nonzero sums only where the key is kept (else
-                                # it is what float sums leave of rows inserted and deleted again)
-                                if not _p[0] and (
-                                    _p == _ZERO
-                                    or not self.store_sales_count_by_ss_customer_sk.get(
-                                        v_ss_customer_sk, _ZERO
-                                    )[0]
-                                ):
-                                    continue
-                                _o = store_sales_count_by_ss_customer_sk.get(
-                                    v_ss_customer_sk
-                                )
-                                if _o is None:
-                                    store_sales_count_by_ss_customer_sk[
-                                        v_ss_customer_sk
-                                    ] = _p
-                                else:
-                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                                    if _n[0]:
-                                        store_sales_count_by_ss_customer_sk[
-                                            v_ss_customer_sk
-                                        ] = _n
+                                key = (v_ss_customer_sk,)
+                                reported = self._reported
+                                changes = []
+                                new = None
+                                _m1 = self.n0_root.get(v_ss_customer_sk)
+                                if _m1 is not None:
+                                    p = _m1
+                                    _a0 = None if p[1] == 0 else (p[2] / 100)
+                                    new = (v_ss_customer_sk, _a0, _a0)
+                                old = reported.get(key)
+                                if (
+                                    old != new
+                                ):  # no output can be NaN: equal rows are the same
+                                    if old is not None:
+                                        changes.append((old, -1))
+                                    if new is not None:
+                                        changes.append((new, 1))
+                                        reported[key] = new
                                     else:
-                                        del store_sales_count_by_ss_customer_sk[
-                                            v_ss_customer_sk
-                                        ]
-                                _w1 = customer_count_by_ss_customer_sk.get(
-                                    v_ss_customer_sk
-                                )
-                                if _w1 is not None:
-                                    _d2 = (
-                                        _p[0] * _w1[0],
-                                        _p[1] * _w1[1],
-                                        _p[2] * _w1[2],
-                                    )
-                                    _o = n0_root.get(v_ss_customer_sk)
-                                    if _o is None:
-                                        n0_root[v_ss_customer_sk] = _d2
-                                    else:
-                                        _n = (
-                                            _o[0] + _d2[0],
-                                            _o[1] + _d2[1],
-                                            _o[2] + _d2[2],
-                                        )
-                                        if _n[0]:
-                                            n0_root[v_ss_customer_sk] = _n
-                                        else:
-                                            del n0_root[v_ss_customer_sk]
-                                    if pending is not None:
-                                        _k = (v_ss_customer_sk,)
-                                        _v = _d2
-                                        _o = pending.get(_k)
-                                        pending[_k] = (
-                                            _v
-                                            if _o is None
-                                            else (
-                                                _o[0] + _v[0],
-                                                _o[1] + _v[1],
-                                                _o[2] + _v[2],
-                                            )
-                                        )
-
-                        def _batch_customer(self, rows, mults):
-                            """Apply a batch of customer rows (row i changes by mults[i]) at once:
-                            every row is checked and its payload summed per key (the values its
-                            atoms' paths read) first, then each key's sum takes the path to the
-                            root once. Nothing changes before every check has passed."""
-                            counts = {}  # row -> its multiplicity after the batch
-                            store = self.customer_rows
-                            sums0 = {}  # atom customer: key -> summed payload
-                            for row, d in zip(rows, mults):
-                                if type(d) is not int:
-                                    raise ViewError(
-                                        f"multiplicities must be int, got {d!r}"
-                                    )
-                                if not d:
-                                    continue
-                                if type(row) is not tuple:
-                                    row = tuple(row)
-                                if len(row) != 18:
-                                    raise ViewError(_arity_message("customer", 18, row))
-                                v_ss_customer_sk = row[0]
-                                if v_ss_customer_sk is None:
-                                    raise _null_error(
-                                        "customer", row, ((0, "c_customer_sk"),)
-                                    )
-                                _p = (d, d, d)
-                                _k = v_ss_customer_sk
-                                _o = sums0.get(_k)
-                                sums0[_k] = (
-                                    _p
-                                    if _o is None
-                                    else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                                )
-                                c = counts.get(row)
-                                counts[row] = (
-                                    store.get(row, 0) if c is None else c
-                                ) + d
-                            for row, c in counts.items():
-                                if c < 0:
-                                    raise ViewError(_absent_message("customer", row))
-                            for row, c in counts.items():
-                                if c:
-                                    store[row] = c
-                                else:
-                                    store.pop(row, None)
-                            pending = self._pending
-                            customer_count_by_ss_customer_sk = (
-                                self.customer_count_by_ss_customer_sk
-                            )
-                            n0_root = self.n0_root
-                            store_sales_count_by_ss_customer_sk = (
-                                self.store_sales_count_by_ss_customer_sk
-                            )
-                            # atom customer
-                            for _k, _p in sums0.items():
-                                v_ss_customer_sk = _k
-                                # a zero count with nonzero sums only where the key is kept (else
-                                # it is what float sums leave of rows inserted and deleted again)
-                                if not _p[0] and (
-                                    _p == _ZERO
-                                    or not self.customer_count_by_ss_customer_sk.get(
-                                        v_ss_customer_sk, _ZERO
-                                    )[0]
-                                ):
-                                    continue
-                                _o = customer_count_by_ss_customer_sk.get(
-                                    v_ss_customer_sk
-                                )
-                                if _o is None:
-                                    customer_count_by_ss_customer_sk[
-                                        v_ss_customer_sk
-                                    ] = _p
-                                else:
-                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                                    if _n[0]:
-                                        customer_count_by_ss_customer_sk[
-                                            v_ss_customer_sk
-                                        ] = _n
-                                    else:
-                                        del customer_count_by_ss_customer_sk[
-                                            v_ss_customer_sk
-                                        ]
-                                _w1 = store_sales_count_by_ss_customer_sk.get(
-                                    v_ss_customer_sk
-                                )
-                                if _w1 is not None:
-                                    _d2 = (
-                                        _p[0] * _w1[0],
-                                        _p[1] * _w1[1],
-                                        _p[2] * _w1[2],
-                                    )
-                                    _o = n0_root.get(v_ss_customer_sk)
-                                    if _o is None:
-                                        n0_root[v_ss_customer_sk] = _d2
-                                    else:
-                                        _n = (
-                                            _o[0] + _d2[0],
-                                            _o[1] + _d2[1],
-                                            _o[2] + _d2[2],
-                                        )
-                                        if _n[0]:
-                                            n0_root[v_ss_customer_sk] = _n
-                                        else:
-                                            del n0_root[v_ss_customer_sk]
-                                    if pending is not None:
-                                        _k = (v_ss_customer_sk,)
-                                        _v = _d2
-                                        _o = pending.get(_k)
-                                        pending[_k] = (
-                                            _v
-                                            if _o is None
-                                            else (
-                                                _o[0] + _v[0],
-                                                _o[1] + _v[1],
-                                                _o[2] + _v[2],
-                                            )
-                                        )
+                                        del reported[key]
+                                return changes
 
                         def _lookup(self, v_ss_customer_sk):
                             """The payload of one output tuple, in O(1); None if absent."""
@@ -1539,9 +1285,7 @@ def _make_derived1():
                                 }
                                 self._batchers = (
                                     {  # update() of several rows: summed per key first
-                                        "store_sales": self._batch_store_sales,
-                                        "customer": self._batch_customer,
-                                        "date_dim": self._batch_date_dim,
+                                        "date_dim": self._batch_date_dim
                                     }
                                 )
                                 self._on_delta = on_delta
@@ -1871,19 +1615,29 @@ def _make_derived1():
                                                     n0_root[v_ss_customer_sk] = _n
                                                 else:
                                                     del n0_root[v_ss_customer_sk]
-                                            if pending is not None:
-                                                _k = (v_ss_customer_sk,)
-                                                _v = _d4
-                                                _o = pending.get(_k)
-                                                pending[_k] = (
-                                                    _v
-                                                    if _o is None
-                                                    else (
-                                                        _o[0] + _v[0],
-                                                        _o[1] + _v[1],
-                                                        _o[2] + _v[2],
-                                                    )
+                                            key = (v_ss_customer_sk,)
+                                            reported = self._reported
+                                            changes = []
+                                            new = None
+                                            _m1 = self.n0_root.get(v_ss_customer_sk)
+                                            if _m1 is not None:
+                                                p = _m1
+                                                _a0 = (
+                                                    None if p[1] == 0 else (p[2] / 100)
                                                 )
+                                                new = (v_ss_customer_sk, _a0)
+                                            old = reported.get(key)
+                                            if (
+                                                old != new
+                                            ):  # no output can be NaN: equal rows are the same
+                                                if old is not None:
+                                                    changes.append((old, -1))
+                                                if new is not None:
+                                                    changes.append((new, 1))
+                                                    reported[key] = new
+                                                else:
+                                                    del reported[key]
+                                            return changes
 
                             def _apply_customer(self, row, d):
                                 """Apply multiplicity change `d` of one row: every atom of the
@@ -1951,19 +1705,27 @@ def _make_derived1():
                                             n0_root[v_ss_customer_sk] = _n
                                         else:
                                             del n0_root[v_ss_customer_sk]
-                                    if pending is not None:
-                                        _k = (v_ss_customer_sk,)
-                                        _v = _d2
-                                        _o = pending.get(_k)
-                                        pending[_k] = (
-                                            _v
-                                            if _o is None
-                                            else (
-                                                _o[0] + _v[0],
-                                                _o[1] + _v[1],
-                                                _o[2] + _v[2],
-                                            )
-                                        )
+                                    key = (v_ss_customer_sk,)
+                                    reported = self._reported
+                                    changes = []
+                                    new = None
+                                    _m1 = self.n0_root.get(v_ss_customer_sk)
+                                    if _m1 is not None:
+                                        p = _m1
+                                        _a0 = None if p[1] == 0 else (p[2] / 100)
+                                        new = (v_ss_customer_sk, _a0)
+                                    old = reported.get(key)
+                                    if (
+                                        old != new
+                                    ):  # no output can be NaN: equal rows are the same
+                                        if old is not None:
+                                            changes.append((old, -1))
+                                        if new is not None:
+                                            changes.append((new, 1))
+                                            reported[key] = new
+                                        else:
+                                            del reported[key]
+                                    return changes
 
                             def _apply_date_dim(self, row, d):
                                 """Apply multiplicity change `d` of one row: every atom of the
@@ -2097,375 +1859,6 @@ def _make_derived1():
                                                             _o[2] + _v[2],
                                                         )
                                                     )
-
-                            def _batch_store_sales(self, rows, mults):
-                                """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
-                                every row is checked and its payload summed per key (the values its
-                                atoms' paths read) first, then each key's sum takes the path to the
-                                root once. Nothing changes before every check has passed.
-                                """
-                                counts = {}  # row -> its multiplicity after the batch
-                                store = self.store_sales_rows
-                                sums0 = {}  # atom store_sales: key -> summed payload
-                                for row, d in zip(rows, mults):
-                                    if type(d) is not int:
-                                        raise ViewError(
-                                            f"multiplicities must be int, got {d!r}"
-                                        )
-                                    if not d:
-                                        continue
-                                    if type(row) is not tuple:
-                                        row = tuple(row)
-                                    if len(row) != 23:
-                                        raise ViewError(
-                                            _arity_message("store_sales", 23, row)
-                                        )
-                                    v_ss_sold_date_sk = row[0]
-                                    v_ss_customer_sk = row[3]
-                                    c_store_sales_ss_quantity = row[10]
-                                    c_store_sales_ss_sales_price = row[13]
-                                    keep_store_sales = (
-                                        v_ss_sold_date_sk is not None
-                                        and v_ss_customer_sk is not None
-                                    )
-                                    if keep_store_sales:
-                                        _p = (
-                                            d,
-                                            (
-                                                d
-                                                if c_store_sales_ss_quantity is not None
-                                                and c_store_sales_ss_sales_price
-                                                is not None
-                                                else 0
-                                            ),
-                                            (
-                                                d
-                                                * round(
-                                                    (
-                                                        None
-                                                        if c_store_sales_ss_quantity
-                                                        is None
-                                                        or c_store_sales_ss_sales_price
-                                                        is None
-                                                        else (
-                                                            c_store_sales_ss_quantity
-                                                            * c_store_sales_ss_sales_price
-                                                        )
-                                                    )
-                                                    * 100
-                                                )
-                                                if c_store_sales_ss_quantity is not None
-                                                and c_store_sales_ss_sales_price
-                                                is not None
-                                                else 0
-                                            ),
-                                        )
-                                        _k = (v_ss_sold_date_sk, v_ss_customer_sk)
-                                        _o = sums0.get(_k)
-                                        sums0[_k] = (
-                                            _p
-                                            if _o is None
-                                            else (
-                                                _o[0] + _p[0],
-                                                _o[1] + _p[1],
-                                                _o[2] + _p[2],
-                                            )
-                                        )
-                                    c = counts.get(row)
-                                    counts[row] = (
-                                        store.get(row, 0) if c is None else c
-                                    ) + d
-                                for row, c in counts.items():
-                                    if c < 0:
-                                        raise ViewError(
-                                            _absent_message("store_sales", row)
-                                        )
-                                for row, c in counts.items():
-                                    if c:
-                                        store[row] = c
-                                    else:
-                                        store.pop(row, None)
-                                pending = self._pending
-                                customer_count_by_ss_customer_sk = (
-                                    self.customer_count_by_ss_customer_sk
-                                )
-                                date_dim_count_by_ss_sold_date_sk = (
-                                    self.date_dim_count_by_ss_sold_date_sk
-                                )
-                                n0_root = self.n0_root
-                                n1_count_by_ss_customer_sk = (
-                                    self.n1_count_by_ss_customer_sk
-                                )
-                                store_sales_ss_customer_sk_by_ss_sold_date_sk = (
-                                    self.store_sales_ss_customer_sk_by_ss_sold_date_sk
-                                )
-                                # atom store_sales
-                                for _k, _p in sums0.items():
-                                    v_ss_sold_date_sk, v_ss_customer_sk = _k
-                                    # a zero count with nonzero sums only where the key is kept (else
-                                    # it is what float sums leave of rows inserted and deleted again)
-                                    if not _p[0] and (
-                                        _p == _ZERO
-                                        or not _entry(
-                                            self.store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
-                                                v_ss_sold_date_sk
-                                            ),
-                                            v_ss_customer_sk,
-                                            _ZERO,
-                                        )[0]
-                                    ):
-                                        continue
-                                    _grp = store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
-                                        v_ss_sold_date_sk
-                                    )
-                                    if _grp is None:
-                                        store_sales_ss_customer_sk_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ] = (v_ss_customer_sk, _p)
-                                    elif type(_grp) is tuple:
-                                        _e = v_ss_customer_sk
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = (
-                                                _o[0] + _p[0],
-                                                _o[1] + _p[1],
-                                                _o[2] + _p[2],
-                                            )
-                                            if _n[0]:
-                                                store_sales_ss_customer_sk_by_ss_sold_date_sk[
-                                                    v_ss_sold_date_sk
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del store_sales_ss_customer_sk_by_ss_sold_date_sk[
-                                                    v_ss_sold_date_sk
-                                                ]
-                                        else:
-                                            store_sales_ss_customer_sk_by_ss_sold_date_sk[
-                                                v_ss_sold_date_sk
-                                            ] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
-                                        _o = _grp.get(v_ss_customer_sk)
-                                        if _o is None:
-                                            _grp[v_ss_customer_sk] = _p
-                                        else:
-                                            _n = (
-                                                _o[0] + _p[0],
-                                                _o[1] + _p[1],
-                                                _o[2] + _p[2],
-                                            )
-                                            if _n[0]:
-                                                _grp[v_ss_customer_sk] = _n
-                                            else:
-                                                del _grp[v_ss_customer_sk]
-                                                if len(_grp) == 1:
-                                                    store_sales_ss_customer_sk_by_ss_sold_date_sk[
-                                                        v_ss_sold_date_sk
-                                                    ] = next(
-                                                        iter(_grp.items())
-                                                    )
-                                    _w1 = date_dim_count_by_ss_sold_date_sk.get(
-                                        v_ss_sold_date_sk
-                                    )
-                                    if _w1 is not None:
-                                        _d2 = (
-                                            _p[0] * _w1[0],
-                                            _p[1] * _w1[1],
-                                            _p[2] * _w1[2],
-                                        )
-                                        _o = n1_count_by_ss_customer_sk.get(
-                                            v_ss_customer_sk
-                                        )
-                                        if _o is None:
-                                            n1_count_by_ss_customer_sk[
-                                                v_ss_customer_sk
-                                            ] = _d2
-                                        else:
-                                            _n = (
-                                                _o[0] + _d2[0],
-                                                _o[1] + _d2[1],
-                                                _o[2] + _d2[2],
-                                            )
-                                            if _n[0]:
-                                                n1_count_by_ss_customer_sk[
-                                                    v_ss_customer_sk
-                                                ] = _n
-                                            else:
-                                                del n1_count_by_ss_customer_sk[
-                                                    v_ss_customer_sk
-                                                ]
-                                        _w3 = customer_count_by_ss_customer_sk.get(
-                                            v_ss_customer_sk
-                                        )
-                                        if _w3 is not None:
-                                            _d4 = (
-                                                _d2[0] * _w3[0],
-                                                _d2[1] * _w3[1],
-                                                _d2[2] * _w3[2],
-                                            )
-                                            _o = n0_root.get(v_ss_customer_sk)
-                                            if _o is None:
-                                                n0_root[v_ss_customer_sk] = _d4
-                                            else:
-                                                _n = (
-                                                    _o[0] + _d4[0],
-                                                    _o[1] + _d4[1],
-                                                    _o[2] + _d4[2],
-                                                )
-                                                if _n[0]:
-                                                    n0_root[v_ss_customer_sk] = _n
-                                                else:
-                                                    del n0_root[v_ss_customer_sk]
-                                            if pending is not None:
-                                                _k = (v_ss_customer_sk,)
-                                                _v = _d4
-                                                _o = pending.get(_k)
-                                                pending[_k] = (
-                                                    _v
-                                                    if _o is None
-                                                    else (
-                                                        _o[0] + _v[0],
-                                                        _o[1] + _v[1],
-                                                        _o[2] + _v[2],
-                                                    )
-                                                )
-
-                            def _batch_customer(self, rows, mults):
-                                """Apply a batch of customer rows (row i changes by mults[i]) at once:
-                                every row is checked and its payload summed per key (the values its
-                                atoms' paths read) first, then each key's sum takes the path to the
-                                root once. Nothing changes before every check has passed.
-                                """
-                                counts = {}  # row -> its multiplicity after the batch
-                                store = self.customer_rows
-                                sums0 = {}  # atom customer: key -> summed payload
-                                for row, d in zip(rows, mults):
-                                    if type(d) is not int:
-                                        raise ViewError(
-                                            f"multiplicities must be int, got {d!r}"
-                                        )
-                                    if not d:
-                                        continue
-                                    if type(row) is not tuple:
-                                        row = tuple(row)
-                                    if len(row) != 18:
-                                        raise ViewError(
-                                            _arity_message("customer", 18, row)
-                                        )
-                                    v_ss_customer_sk = row[0]
-                                    if v_ss_customer_sk is None:
-                                        raise _null_error(
-                                            "customer", row, ((0, "c_customer_sk"),)
-                                        )
-                                    _p = (d, d, d)
-                                    _k = v_ss_customer_sk
-                                    _o = sums0.get(_k)
-                                    sums0[_k] = (
-                                        _p
-                                        if _o is None
-                                        else (
-                                            _o[0] + _p[0],
-                                            _o[1] + _p[1],
-                                            _o[2] + _p[2],
-                                        )
-                                    )
-                                    c = counts.get(row)
-                                    counts[row] = (
-                                        store.get(row, 0) if c is None else c
-                                    ) + d
-                                for row, c in counts.items():
-                                    if c < 0:
-                                        raise ViewError(
-                                            _absent_message("customer", row)
-                                        )
-                                for row, c in counts.items():
-                                    if c:
-                                        store[row] = c
-                                    else:
-                                        store.pop(row, None)
-                                pending = self._pending
-                                customer_count_by_ss_customer_sk = (
-                                    self.customer_count_by_ss_customer_sk
-                                )
-                                n0_root = self.n0_root
-                                n1_count_by_ss_customer_sk = (
-                                    self.n1_count_by_ss_customer_sk
-                                )
-                                # atom customer
-                                for _k, _p in sums0.items():
-                                    v_ss_customer_sk = _k
-                                    # a zero count with nonzero sums only where the key is kept (else
-                                    # it is what float sums leave of rows inserted and deleted again)
-                                    if not _p[0] and (
-                                        _p == _ZERO
-                                        or not self.customer_count_by_ss_customer_sk.get(
-                                            v_ss_customer_sk, _ZERO
-                                        )[
-                                            0
-                                        ]
-                                    ):
-                                        continue
-                                    _o = customer_count_by_ss_customer_sk.get(
-                                        v_ss_customer_sk
-                                    )
-                                    if _o is None:
-                                        customer_count_by_ss_customer_sk[
-                                            v_ss_customer_sk
-                                        ] = _p
-                                    else:
-                                        _n = (
-                                            _o[0] + _p[0],
-                                            _o[1] + _p[1],
-                                            _o[2] + _p[2],
-                                        )
-                                        if _n[0]:
-                                            customer_count_by_ss_customer_sk[
-                                                v_ss_customer_sk
-                                            ] = _n
-                                        else:
-                                            del customer_count_by_ss_customer_sk[
-                                                v_ss_customer_sk
-                                            ]
-                                    _w1 = n1_count_by_ss_customer_sk.get(
-                                        v_ss_customer_sk
-                                    )
-                                    if _w1 is not None:
-                                        _d2 = (
-                                            _p[0] * _w1[0],
-                                            _p[1] * _w1[1],
-                                            _p[2] * _w1[2],
-                                        )
-                                        _o = n0_root.get(v_ss_customer_sk)
-                                        if _o is None:
-                                            n0_root[v_ss_customer_sk] = _d2
-                                        else:
-                                            _n = (
-                                                _o[0] + _d2[0],
-                                                _o[1] + _d2[1],
-                                                _o[2] + _d2[2],
-                                            )
-                                            if _n[0]:
-                                                n0_root[v_ss_customer_sk] = _n
-                                            else:
-                                                del n0_root[v_ss_customer_sk]
-                                        if pending is not None:
-                                            _k = (v_ss_customer_sk,)
-                                            _v = _d2
-                                            _o = pending.get(_k)
-                                            pending[_k] = (
-                                                _v
-                                                if _o is None
-                                                else (
-                                                    _o[0] + _v[0],
-                                                    _o[1] + _v[1],
-                                                    _o[2] + _v[2],
-                                                )
-                                            )
 
                             def _batch_date_dim(self, rows, mults):
                                 """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -2898,7 +2291,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("v",)
                         QUERY_ID = "d28d7309a8898a3b"
-                        LAYOUT_ID = "08c73319388d0f37"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "7305023ed9211509"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -2906,7 +2299,6 @@ def _make_derived1():
                             on_delta: Callable[[tuple, int], None] | None = None,
                             push: bool = False,
                         ) -> None:
-                            self.derived1__rows = {}  # input rows: row -> multiplicity
                             # root unnamed1: its tuples
                             self.unnamed1_root = {}
                             self._appliers = {
@@ -3080,16 +2472,8 @@ def _make_derived1():
                             if len(row) != 2:
                                 raise ViewError(_arity_message("derived1_", 2, row))
                             v_csales = row[1]
-                            store = self.derived1__rows
-                            count = store.get(row, 0) + d
-                            if count < 0:
-                                raise ViewError(_absent_message("derived1_", row))
                             pending = self._pending
                             unnamed1_root = self.unnamed1_root
-                            if count:
-                                store[row] = count
-                            else:
-                                del store[row]
                             # atom unnamed1
                             _p = d
                             _o = unnamed1_root.get(v_csales)
@@ -3116,12 +2500,10 @@ def _make_derived1():
                             pending = self._pending
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
-                            sub._appliers["store_sales"](row, d)
-                            if sub._pending:  # else its result is unchanged
-                                try:
-                                    changes = sub._changes_of(sub._pending)
-                                finally:
-                                    sub._pending.clear()
+                            changes = sub._appliers["store_sales"](
+                                row, d
+                            )  # the change of its one group
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -3134,12 +2516,10 @@ def _make_derived1():
                             pending = self._pending
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
-                            sub._appliers["customer"](row, d)
-                            if sub._pending:  # else its result is unchanged
-                                try:
-                                    changes = sub._changes_of(sub._pending)
-                                finally:
-                                    sub._pending.clear()
+                            changes = sub._appliers["customer"](
+                                row, d
+                            )  # the change of its one group
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -3153,11 +2533,13 @@ def _make_derived1():
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
+                            changes = None
                             if sub._pending:  # else its result is unchanged
                                 try:
                                     changes = sub._changes_of(sub._pending)
                                 finally:
                                     sub._pending.clear()
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -3284,7 +2666,6 @@ def _make_derived1():
                                     "query": self.QUERY_ID,
                                     "layout": self.LAYOUT_ID,
                                     "state": {
-                                        "derived1__rows": self.derived1__rows,
                                         "unnamed1_root": self.unnamed1_root,
                                         "_result": self._result,
                                         "_reported": self._reported,
@@ -3323,7 +2704,6 @@ def _make_derived1():
                                 )
                             state = snapshot.get("state")
                             names = (
-                                "derived1__rows",
                                 "unnamed1_root",
                                 "_result",
                                 "_reported",
@@ -3432,7 +2812,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("c_customer_sk", "ssales")
                     QUERY_ID = "9dc246700d1cfa1c"
-                    LAYOUT_ID = "e928fe2e53e2f8a3"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "8597aabadc8eaafb"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -3440,7 +2820,6 @@ def _make_derived1():
                         on_delta: Callable[[tuple, int], None] | None = None,
                         push: bool = False,
                     ) -> None:
-                        self.derived1_rows = {}  # input rows: row -> multiplicity
                         # root having: its tuples
                         self.having_root = {}
                         self._appliers = {
@@ -3605,16 +2984,8 @@ def _make_derived1():
                             and c___having___h1 is not None
                             and c___having___h1 > _t1
                         )
-                        store = self.derived1_rows
-                        count = store.get(row, 0) + d
-                        if count < 0:
-                            raise ViewError(_absent_message("derived1", row))
                         pending = self._pending
                         having_root = self.having_root
-                        if count:
-                            store[row] = count
-                        else:
-                            del store[row]
                         # rows by key and compared value, for the test on inner view scalar_2
                         # (a NULL or NaN value, or a NULL key, never passes it)
                         _x = row[2]
@@ -3662,24 +3033,23 @@ def _make_derived1():
                         pending = self._pending
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
-                        sub._appliers["store_sales"](row, d)
-                        if sub._pending:  # else its result is unchanged
-                            try:
-                                changes = sub._changes_of(sub._pending)
-                            finally:
-                                sub._pending.clear()
+                        changes = sub._appliers["store_sales"](
+                            row, d
+                        )  # the change of its one group
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["store_sales"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
-                            if changes:
-                                self._on_scalar_2(changes)
+                        if changes:
+                            self._on_scalar_2(changes)
 
                     def _apply_customer(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -3692,24 +3062,23 @@ def _make_derived1():
                         pending = self._pending
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
-                        sub._appliers["customer"](row, d)
-                        if sub._pending:  # else its result is unchanged
-                            try:
-                                changes = sub._changes_of(sub._pending)
-                            finally:
-                                sub._pending.clear()
+                        changes = sub._appliers["customer"](
+                            row, d
+                        )  # the change of its one group
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["customer"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
-                            if changes:
-                                self._on_scalar_2(changes)
+                        if changes:
+                            self._on_scalar_2(changes)
 
                     def _apply_date_dim(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -3721,13 +3090,14 @@ def _make_derived1():
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["date_dim"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
-                            if changes:
-                                self._on_scalar_2(changes)
+                        if changes:
+                            self._on_scalar_2(changes)
 
                     def _rows_of_having(self, row, d):
                         """Apply `d` copies of `row` to atom having alone (its relation's
@@ -3877,7 +3247,6 @@ def _make_derived1():
                                 "query": self.QUERY_ID,
                                 "layout": self.LAYOUT_ID,
                                 "state": {
-                                    "derived1_rows": self.derived1_rows,
                                     "having_root": self.having_root,
                                     "sub:sub_derived1": self.sub_derived1.snapshot(),
                                     "sub:sub_scalar_2": self.sub_scalar_2.snapshot(),
@@ -3917,7 +3286,6 @@ def _make_derived1():
                             )
                         state = snapshot.get("state")
                         names = (
-                            "derived1_rows",
                             "having_root",
                             "sub:sub_derived1",
                             "sub:sub_scalar_2",
@@ -4028,7 +3396,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "02f333032a60517b"
-                LAYOUT_ID = "50c6cf2e4750de5a"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "b22920693d7f8021"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -4036,7 +3404,6 @@ def _make_derived1():
                     on_delta: Callable[[tuple, int], None] | None = None,
                     push: bool = False,
                 ) -> None:
-                    self.derived1_rows = {}  # input rows: row -> multiplicity
                     # root best_ss_customer: its tuples
                     self.best_ss_customer_root = {}
                     self._appliers = {
@@ -4180,16 +3547,8 @@ def _make_derived1():
                     if len(row) != 2:
                         raise ViewError(_arity_message("derived1", 2, row))
                     v_c_customer_sk = row[0]
-                    store = self.derived1_rows
-                    count = store.get(row, 0) + d
-                    if count < 0:
-                        raise ViewError(_absent_message("derived1", row))
                     pending = self._pending
                     best_ss_customer_root = self.best_ss_customer_root
-                    if count:
-                        store[row] = count
-                    else:
-                        del store[row]
                     # atom best_ss_customer
                     _p = d
                     _o = best_ss_customer_root.get(v_c_customer_sk)
@@ -4217,11 +3576,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -4235,11 +3596,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["customer"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -4253,11 +3616,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -4335,7 +3700,6 @@ def _make_derived1():
                             "query": self.QUERY_ID,
                             "layout": self.LAYOUT_ID,
                             "state": {
-                                "derived1_rows": self.derived1_rows,
                                 "best_ss_customer_root": self.best_ss_customer_root,
                                 "sub:sub_derived1": self.sub_derived1.snapshot(),
                             },
@@ -4370,11 +3734,7 @@ def _make_derived1():
                             "module generated by another dynyan version"
                         )
                     state = snapshot.get("state")
-                    names = (
-                        "derived1_rows",
-                        "best_ss_customer_root",
-                        "sub:sub_derived1",
-                    )
+                    names = ("best_ss_customer_root", "sub:sub_derived1")
                     if not isinstance(state, dict) or set(state) != set(names):
                         found = (
                             sorted(map(str, state))
@@ -6114,7 +5474,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "0eed3ef5deda959a"
-                LAYOUT_ID = "b5a5d78744604edd"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "801920286ff26cbf"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -6122,7 +5482,6 @@ def _make_derived1():
                     on_delta: Callable[[tuple, int], None] | None = None,
                     push: bool = False,
                 ) -> None:
-                    self.derived1_rows = {}  # input rows: row -> multiplicity
                     # root frequent_ss_items: its tuples
                     self.frequent_ss_items_root = {}
                     self._appliers = {
@@ -6266,16 +5625,8 @@ def _make_derived1():
                     if len(row) != 4:
                         raise ViewError(_arity_message("derived1", 4, row))
                     v_item_sk = row[1]
-                    store = self.derived1_rows
-                    count = store.get(row, 0) + d
-                    if count < 0:
-                        raise ViewError(_absent_message("derived1", row))
                     pending = self._pending
                     frequent_ss_items_root = self.frequent_ss_items_root
-                    if count:
-                        store[row] = count
-                    else:
-                        del store[row]
                     # atom frequent_ss_items
                     _p = d
                     _o = frequent_ss_items_root.get(v_item_sk)
@@ -6303,11 +5654,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -6321,11 +5674,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -6339,11 +5694,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["item"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -6421,7 +5778,6 @@ def _make_derived1():
                             "query": self.QUERY_ID,
                             "layout": self.LAYOUT_ID,
                             "state": {
-                                "derived1_rows": self.derived1_rows,
                                 "frequent_ss_items_root": self.frequent_ss_items_root,
                                 "sub:sub_derived1": self.sub_derived1.snapshot(),
                             },
@@ -6456,11 +5812,7 @@ def _make_derived1():
                             "module generated by another dynyan version"
                         )
                     state = snapshot.get("state")
-                    names = (
-                        "derived1_rows",
-                        "frequent_ss_items_root",
-                        "sub:sub_derived1",
-                    )
+                    names = ("frequent_ss_items_root", "sub:sub_derived1")
                     if not isinstance(state, dict) or set(state) != set(names):
                         found = (
                             sorted(map(str, state))
@@ -6625,7 +5977,7 @@ def _make_derived1():
             COLUMNS = ("sales",)
             QUERY_ID = "ff5fa68cf04eea17"
             LAYOUT_ID = (
-                "e0024034aa57a351"  # the state's layout: snapshots restore only here
+                "fb4376dc8158ceaf"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -6636,8 +5988,6 @@ def _make_derived1():
                 on_delta: Callable[[tuple, int], None] | None = None,
                 push: bool = False,
             ) -> None:
-                self.in_1_rows = {}  # input rows: row -> multiplicity
-                self.in_2_rows = {}  # input rows: row -> multiplicity
                 self.catalog_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
                 # root n0: its tuples
@@ -6796,20 +6146,12 @@ def _make_derived1():
                     raise ViewError(_arity_message("in_1", 1, row))
                 (v_cs_bill_customer_sk,) = row
                 keep_in1 = v_cs_bill_customer_sk is not None
-                store = self.in_1_rows
-                count = store.get(row, 0) + d
-                if count < 0:
-                    raise ViewError(_absent_message("in_1", row))
                 pending = self._pending
                 in1_count_by_cs_bill_customer_sk = self.in1_count_by_cs_bill_customer_sk
                 n0_root = self.n0_root
                 n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk = (
                     self.n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk
                 )
-                if count:
-                    store[row] = count
-                else:
-                    del store[row]
                 # atom in1
                 if keep_in1:
                     _p = d
@@ -6861,10 +6203,6 @@ def _make_derived1():
                     raise ViewError(_arity_message("in_2", 1, row))
                 (v_cs_item_sk,) = row
                 keep_in2 = v_cs_item_sk is not None
-                store = self.in_2_rows
-                count = store.get(row, 0) + d
-                if count < 0:
-                    raise ViewError(_absent_message("in_2", row))
                 pending = self._pending
                 in1_count_by_cs_bill_customer_sk = self.in1_count_by_cs_bill_customer_sk
                 in2_count_by_cs_item_sk = self.in2_count_by_cs_item_sk
@@ -6875,10 +6213,6 @@ def _make_derived1():
                 n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk = (
                     self.n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk
                 )
-                if count:
-                    store[row] = count
-                else:
-                    del store[row]
                 # atom in2
                 if keep_in2:
                     _p = d
@@ -7411,21 +6745,25 @@ def _make_derived1():
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
                 sub._appliers["date_dim"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_in_1(sub_row, change)
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["date_dim"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_in_2(sub_row, change)
 
@@ -7441,21 +6779,25 @@ def _make_derived1():
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
                 sub._appliers["store_sales"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_in_1(sub_row, change)
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["store_sales"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_in_2(sub_row, change)
 
@@ -7469,11 +6811,13 @@ def _make_derived1():
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
                 sub._appliers["customer"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_in_1(sub_row, change)
 
@@ -7487,11 +6831,13 @@ def _make_derived1():
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["item"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_in_2(sub_row, change)
 
@@ -7848,8 +7194,6 @@ def _make_derived1():
                         "query": self.QUERY_ID,
                         "layout": self.LAYOUT_ID,
                         "state": {
-                            "in_1_rows": self.in_1_rows,
-                            "in_2_rows": self.in_2_rows,
                             "catalog_sales_rows": self.catalog_sales_rows,
                             "date_dim_rows": self.date_dim_rows,
                             "n0_root": self.n0_root,
@@ -7893,8 +7237,6 @@ def _make_derived1():
                     )
                 state = snapshot.get("state")
                 names = (
-                    "in_1_rows",
-                    "in_2_rows",
                     "catalog_sales_rows",
                     "date_dim_rows",
                     "n0_root",
@@ -8242,10 +7584,7 @@ def _make_derived1():
                                 "customer": self._apply_customer,
                             }
                             self._batchers = (
-                                {  # update() of several rows: summed per key first
-                                    "store_sales": self._batch_store_sales,
-                                    "customer": self._batch_customer,
-                                }
+                                {}  # update() of several rows: summed per key first
                             )
                             self._on_delta = on_delta
                             self._pending = (
@@ -8483,19 +7822,27 @@ def _make_derived1():
                                             n0_root[v_ss_customer_sk] = _n
                                         else:
                                             del n0_root[v_ss_customer_sk]
-                                    if pending is not None:
-                                        _k = (v_ss_customer_sk,)
-                                        _v = _d2
-                                        _o = pending.get(_k)
-                                        pending[_k] = (
-                                            _v
-                                            if _o is None
-                                            else (
-                                                _o[0] + _v[0],
-                                                _o[1] + _v[1],
-                                                _o[2] + _v[2],
-                                            )
-                                        )
+                                    key = (v_ss_customer_sk,)
+                                    reported = self._reported
+                                    changes = []
+                                    new = None
+                                    _m1 = self.n0_root.get(v_ss_customer_sk)
+                                    if _m1 is not None:
+                                        p = _m1
+                                        _a0 = None if p[1] == 0 else (p[2] / 100)
+                                        new = (v_ss_customer_sk, _a0, _a0)
+                                    old = reported.get(key)
+                                    if (
+                                        old != new
+                                    ):  # no output can be NaN: equal rows are the same
+                                        if old is not None:
+                                            changes.append((old, -1))
+                                        if new is not None:
+                                            changes.append((new, 1))
+                                            reported[key] = new
+                                        else:
+                                            del reported[key]
+                                    return changes
 
                         def _apply_customer(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -8557,286 +7904,27 @@ def _make_derived1():
                                         n0_root[v_ss_customer_sk] = _n
                                     else:
                                         del n0_root[v_ss_customer_sk]
-                                if pending is not None:
-                                    _k = (v_ss_customer_sk,)
-                                    _v = _d2
-                                    _o = pending.get(_k)
-                                    pending[_k] = (
-                                        _v
-                                        if _o is None
-                                        else (
-                                            _o[0] + _v[0],
-                                            _o[1] + _v[1],
-                                            _o[2] + _v[2],
-                                        )
-                                    )
-
-                        def _batch_store_sales(self, rows, mults):
-                            """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
-                            every row is checked and its payload summed per key (the values its
-                            atoms' paths read) first, then each key's sum takes the path to the
-                            root once. Nothing changes before every check has passed."""
-                            counts = {}  # row -> its multiplicity after the batch
-                            store = self.store_sales_rows
-                            sums0 = {}  # atom store_sales: key -> summed payload
-                            for row, d in zip(rows, mults):
-                                if type(d) is not int:
-                                    raise ViewError(
-                                        f"multiplicities must be int, got {d!r}"
-                                    )
-                                if not d:
-                                    continue
-                                if type(row) is not tuple:
-                                    row = tuple(row)
-                                if len(row) != 23:
-                                    raise ViewError(
-                                        _arity_message("store_sales", 23, row)
-                                    )
-                                v_ss_customer_sk = row[3]
-                                c_store_sales_ss_quantity = row[10]
-                                c_store_sales_ss_sales_price = row[13]
-                                keep_store_sales = v_ss_customer_sk is not None
-                                if keep_store_sales:
-                                    _p = (
-                                        d,
-                                        (
-                                            d
-                                            if c_store_sales_ss_quantity is not None
-                                            and c_store_sales_ss_sales_price is not None
-                                            else 0
-                                        ),
-                                        (
-                                            d
-                                            * round(
-                                                (
-                                                    None
-                                                    if c_store_sales_ss_quantity is None
-                                                    or c_store_sales_ss_sales_price
-                                                    is None
-                                                    else (
-                                                        c_store_sales_ss_quantity
-                                                        * c_store_sales_ss_sales_price
-                                                    )
-                                                )
-                                                * 100
-                                            )
-                                            if c_store_sales_ss_quantity is not None
-                                            and c_store_sales_ss_sales_price is not None
-                                            else 0
-                                        ),
-                                    )
-                                    _k = v_ss_customer_sk
-                                    _o = sums0.get(_k)
-                                    sums0[_k] = (
-                                        _p
-                                        if _o is None
-                                        else (
-                                            _o[0] + _p[0],
-                                            _o[1] + _p[1],
-                                            _o[2] + _p[2],
-                                        )
-                                    )
-                                c = counts.get(row)
-                                counts[row] = (
-                                    store.get(row, 0) if c is None else c
-                                ) + d
-                            for row, c in counts.items():
-                                if c < 0:
-                                    raise ViewError(_absent_message("store_sales", row))
-                            for row, c in counts.items():
-                                if c:
-                                    store[row] = c
-                                else:
-                                    store.pop(row, None)
-                            pending = self._pending
-                            customer_count_by_ss_customer_sk = (
-                                self.customer_count_by_ss_customer_sk
-                            )
-                            n0_root = self.n0_root
-                            store_sales_count_by_ss_customer_sk = (
-                                self.store_sales_count_by_ss_customer_sk
-                            )
-                            # atom store_sales
-                            for _k, _p in sums0.items():
-                                v_ss_customer_sk = _k
-                                # a zero count with nonzero sums only where the key is kept (else
-                                # it is what float sums leave of rows inserted and deleted again)
-                                if not _p[0] and (
-                                    _p == _ZERO
-                                    or not self.store_sales_count_by_ss_customer_sk.get(
-                                        v_ss_customer_sk, _ZERO
-                                    )[0]
-                                ):
-                                    continue
-                                _o = store_sales_count_by_ss_customer_sk.get(
-                                    v_ss_customer_sk
-                                )
-                                if _o is None:
-                                    store_sales_count_by_ss_customer_sk[
-                                        v_ss_customer_sk
-                                    ] = _p
-                                else:
-                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                                    if _n[0]:
-                                        store_sales_count_by_ss_customer_sk[
-                                            v_ss_customer_sk
-                                        ] = _n
+                                key = (v_ss_customer_sk,)
+                                reported = self._reported
+                                changes = []
+                                new = None
+                                _m1 = self.n0_root.get(v_ss_customer_sk)
+                                if _m1 is not None:
+                                    p = _m1
+                                    _a0 = None if p[1] == 0 else (p[2] / 100)
+                                    new = (v_ss_customer_sk, _a0, _a0)
+                                old = reported.get(key)
+                                if (
+                                    old != new
+                                ):  # no output can be NaN: equal rows are the same
+                                    if old is not None:
+                                        changes.append((old, -1))
+                                    if new is not None:
+                                        changes.append((new, 1))
+                                        reported[key] = new
                                     else:
-                                        del store_sales_count_by_ss_customer_sk[
-                                            v_ss_customer_sk
-                                        ]
-                                _w1 = customer_count_by_ss_customer_sk.get(
-                                    v_ss_customer_sk
-                                )
-                                if _w1 is not None:
-                                    _d2 = (
-                                        _p[0] * _w1[0],
-                                        _p[1] * _w1[1],
-                                        _p[2] * _w1[2],
-                                    )
-                                    _o = n0_root.get(v_ss_customer_sk)
-                                    if _o is None:
-                                        n0_root[v_ss_customer_sk] = _d2
-                                    else:
-                                        _n = (
-                                            _o[0] + _d2[0],
-                                            _o[1] + _d2[1],
-                                            _o[2] + _d2[2],
-                                        )
-                                        if _n[0]:
-                                            n0_root[v_ss_customer_sk] = _n
-                                        else:
-                                            del n0_root[v_ss_customer_sk]
-                                    if pending is not None:
-                                        _k = (v_ss_customer_sk,)
-                                        _v = _d2
-                                        _o = pending.get(_k)
-                                        pending[_k] = (
-                                            _v
-                                            if _o is None
-                                            else (
-                                                _o[0] + _v[0],
-                                                _o[1] + _v[1],
-                                                _o[2] + _v[2],
-                                            )
-                                        )
-
-                        def _batch_customer(self, rows, mults):
-                            """Apply a batch of customer rows (row i changes by mults[i]) at once:
-                            every row is checked and its payload summed per key (the values its
-                            atoms' paths read) first, then each key's sum takes the path to the
-                            root once. Nothing changes before every check has passed."""
-                            counts = {}  # row -> its multiplicity after the batch
-                            store = self.customer_rows
-                            sums0 = {}  # atom customer: key -> summed payload
-                            for row, d in zip(rows, mults):
-                                if type(d) is not int:
-                                    raise ViewError(
-                                        f"multiplicities must be int, got {d!r}"
-                                    )
-                                if not d:
-                                    continue
-                                if type(row) is not tuple:
-                                    row = tuple(row)
-                                if len(row) != 18:
-                                    raise ViewError(_arity_message("customer", 18, row))
-                                v_ss_customer_sk = row[0]
-                                if v_ss_customer_sk is None:
-                                    raise _null_error(
-                                        "customer", row, ((0, "c_customer_sk"),)
-                                    )
-                                _p = (d, d, d)
-                                _k = v_ss_customer_sk
-                                _o = sums0.get(_k)
-                                sums0[_k] = (
-                                    _p
-                                    if _o is None
-                                    else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                                )
-                                c = counts.get(row)
-                                counts[row] = (
-                                    store.get(row, 0) if c is None else c
-                                ) + d
-                            for row, c in counts.items():
-                                if c < 0:
-                                    raise ViewError(_absent_message("customer", row))
-                            for row, c in counts.items():
-                                if c:
-                                    store[row] = c
-                                else:
-                                    store.pop(row, None)
-                            pending = self._pending
-                            customer_count_by_ss_customer_sk = (
-                                self.customer_count_by_ss_customer_sk
-                            )
-                            n0_root = self.n0_root
-                            store_sales_count_by_ss_customer_sk = (
-                                self.store_sales_count_by_ss_customer_sk
-                            )
-                            # atom customer
-                            for _k, _p in sums0.items():
-                                v_ss_customer_sk = _k
-                                # a zero count with nonzero sums only where the key is kept (else
-                                # it is what float sums leave of rows inserted and deleted again)
-                                if not _p[0] and (
-                                    _p == _ZERO
-                                    or not self.customer_count_by_ss_customer_sk.get(
-                                        v_ss_customer_sk, _ZERO
-                                    )[0]
-                                ):
-                                    continue
-                                _o = customer_count_by_ss_customer_sk.get(
-                                    v_ss_customer_sk
-                                )
-                                if _o is None:
-                                    customer_count_by_ss_customer_sk[
-                                        v_ss_customer_sk
-                                    ] = _p
-                                else:
-                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                                    if _n[0]:
-                                        customer_count_by_ss_customer_sk[
-                                            v_ss_customer_sk
-                                        ] = _n
-                                    else:
-                                        del customer_count_by_ss_customer_sk[
-                                            v_ss_customer_sk
-                                        ]
-                                _w1 = store_sales_count_by_ss_customer_sk.get(
-                                    v_ss_customer_sk
-                                )
-                                if _w1 is not None:
-                                    _d2 = (
-                                        _p[0] * _w1[0],
-                                        _p[1] * _w1[1],
-                                        _p[2] * _w1[2],
-                                    )
-                                    _o = n0_root.get(v_ss_customer_sk)
-                                    if _o is None:
-                                        n0_root[v_ss_customer_sk] = _d2
-                                    else:
-                                        _n = (
-                                            _o[0] + _d2[0],
-                                            _o[1] + _d2[1],
-                                            _o[2] + _d2[2],
-                                        )
-                                        if _n[0]:
-                                            n0_root[v_ss_customer_sk] = _n
-                                        else:
-                                            del n0_root[v_ss_customer_sk]
-                                    if pending is not None:
-                                        _k = (v_ss_customer_sk,)
-                                        _v = _d2
-                                        _o = pending.get(_k)
-                                        pending[_k] = (
-                                            _v
-                                            if _o is None
-                                            else (
-                                                _o[0] + _v[0],
-                                                _o[1] + _v[1],
-                                                _o[2] + _v[2],
-                                            )
-                                        )
+                                        del reported[key]
+                                return changes
 
                         def _lookup(self, v_ss_customer_sk):
                             """The payload of one output tuple, in O(1); None if absent."""
@@ -9266,9 +8354,7 @@ def _make_derived1():
                                 }
                                 self._batchers = (
                                     {  # update() of several rows: summed per key first
-                                        "store_sales": self._batch_store_sales,
-                                        "customer": self._batch_customer,
-                                        "date_dim": self._batch_date_dim,
+                                        "date_dim": self._batch_date_dim
                                     }
                                 )
                                 self._on_delta = on_delta
@@ -9598,19 +8684,29 @@ def _make_derived1():
                                                     n0_root[v_ss_customer_sk] = _n
                                                 else:
                                                     del n0_root[v_ss_customer_sk]
-                                            if pending is not None:
-                                                _k = (v_ss_customer_sk,)
-                                                _v = _d4
-                                                _o = pending.get(_k)
-                                                pending[_k] = (
-                                                    _v
-                                                    if _o is None
-                                                    else (
-                                                        _o[0] + _v[0],
-                                                        _o[1] + _v[1],
-                                                        _o[2] + _v[2],
-                                                    )
+                                            key = (v_ss_customer_sk,)
+                                            reported = self._reported
+                                            changes = []
+                                            new = None
+                                            _m1 = self.n0_root.get(v_ss_customer_sk)
+                                            if _m1 is not None:
+                                                p = _m1
+                                                _a0 = (
+                                                    None if p[1] == 0 else (p[2] / 100)
                                                 )
+                                                new = (v_ss_customer_sk, _a0)
+                                            old = reported.get(key)
+                                            if (
+                                                old != new
+                                            ):  # no output can be NaN: equal rows are the same
+                                                if old is not None:
+                                                    changes.append((old, -1))
+                                                if new is not None:
+                                                    changes.append((new, 1))
+                                                    reported[key] = new
+                                                else:
+                                                    del reported[key]
+                                            return changes
 
                             def _apply_customer(self, row, d):
                                 """Apply multiplicity change `d` of one row: every atom of the
@@ -9678,19 +8774,27 @@ def _make_derived1():
                                             n0_root[v_ss_customer_sk] = _n
                                         else:
                                             del n0_root[v_ss_customer_sk]
-                                    if pending is not None:
-                                        _k = (v_ss_customer_sk,)
-                                        _v = _d2
-                                        _o = pending.get(_k)
-                                        pending[_k] = (
-                                            _v
-                                            if _o is None
-                                            else (
-                                                _o[0] + _v[0],
-                                                _o[1] + _v[1],
-                                                _o[2] + _v[2],
-                                            )
-                                        )
+                                    key = (v_ss_customer_sk,)
+                                    reported = self._reported
+                                    changes = []
+                                    new = None
+                                    _m1 = self.n0_root.get(v_ss_customer_sk)
+                                    if _m1 is not None:
+                                        p = _m1
+                                        _a0 = None if p[1] == 0 else (p[2] / 100)
+                                        new = (v_ss_customer_sk, _a0)
+                                    old = reported.get(key)
+                                    if (
+                                        old != new
+                                    ):  # no output can be NaN: equal rows are the same
+                                        if old is not None:
+                                            changes.append((old, -1))
+                                        if new is not None:
+                                            changes.append((new, 1))
+                                            reported[key] = new
+                                        else:
+                                            del reported[key]
+                                    return changes
 
                             def _apply_date_dim(self, row, d):
                                 """Apply multiplicity change `d` of one row: every atom of the
@@ -9824,375 +8928,6 @@ def _make_derived1():
                                                             _o[2] + _v[2],
                                                         )
                                                     )
-
-                            def _batch_store_sales(self, rows, mults):
-                                """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
-                                every row is checked and its payload summed per key (the values its
-                                atoms' paths read) first, then each key's sum takes the path to the
-                                root once. Nothing changes before every check has passed.
-                                """
-                                counts = {}  # row -> its multiplicity after the batch
-                                store = self.store_sales_rows
-                                sums0 = {}  # atom store_sales: key -> summed payload
-                                for row, d in zip(rows, mults):
-                                    if type(d) is not int:
-                                        raise ViewError(
-                                            f"multiplicities must be int, got {d!r}"
-                                        )
-                                    if not d:
-                                        continue
-                                    if type(row) is not tuple:
-                                        row = tuple(row)
-                                    if len(row) != 23:
-                                        raise ViewError(
-                                            _arity_message("store_sales", 23, row)
-                                        )
-                                    v_ss_sold_date_sk = row[0]
-                                    v_ss_customer_sk = row[3]
-                                    c_store_sales_ss_quantity = row[10]
-                                    c_store_sales_ss_sales_price = row[13]
-                                    keep_store_sales = (
-                                        v_ss_sold_date_sk is not None
-                                        and v_ss_customer_sk is not None
-                                    )
-                                    if keep_store_sales:
-                                        _p = (
-                                            d,
-                                            (
-                                                d
-                                                if c_store_sales_ss_quantity is not None
-                                                and c_store_sales_ss_sales_price
-                                                is not None
-                                                else 0
-                                            ),
-                                            (
-                                                d
-                                                * round(
-                                                    (
-                                                        None
-                                                        if c_store_sales_ss_quantity
-                                                        is None
-                                                        or c_store_sales_ss_sales_price
-                                                        is None
-                                                        else (
-                                                            c_store_sales_ss_quantity
-                                                            * c_store_sales_ss_sales_price
-                                                        )
-                                                    )
-                                                    * 100
-                                                )
-                                                if c_store_sales_ss_quantity is not None
-                                                and c_store_sales_ss_sales_price
-                                                is not None
-                                                else 0
-                                            ),
-                                        )
-                                        _k = (v_ss_sold_date_sk, v_ss_customer_sk)
-                                        _o = sums0.get(_k)
-                                        sums0[_k] = (
-                                            _p
-                                            if _o is None
-                                            else (
-                                                _o[0] + _p[0],
-                                                _o[1] + _p[1],
-                                                _o[2] + _p[2],
-                                            )
-                                        )
-                                    c = counts.get(row)
-                                    counts[row] = (
-                                        store.get(row, 0) if c is None else c
-                                    ) + d
-                                for row, c in counts.items():
-                                    if c < 0:
-                                        raise ViewError(
-                                            _absent_message("store_sales", row)
-                                        )
-                                for row, c in counts.items():
-                                    if c:
-                                        store[row] = c
-                                    else:
-                                        store.pop(row, None)
-                                pending = self._pending
-                                customer_count_by_ss_customer_sk = (
-                                    self.customer_count_by_ss_customer_sk
-                                )
-                                date_dim_count_by_ss_sold_date_sk = (
-                                    self.date_dim_count_by_ss_sold_date_sk
-                                )
-                                n0_root = self.n0_root
-                                n1_count_by_ss_customer_sk = (
-                                    self.n1_count_by_ss_customer_sk
-                                )
-                                store_sales_ss_customer_sk_by_ss_sold_date_sk = (
-                                    self.store_sales_ss_customer_sk_by_ss_sold_date_sk
-                                )
-                                # atom store_sales
-                                for _k, _p in sums0.items():
-                                    v_ss_sold_date_sk, v_ss_customer_sk = _k
-                                    # a zero count with nonzero sums only where the key is kept (else
-                                    # it is what float sums leave of rows inserted and deleted again)
-                                    if not _p[0] and (
-                                        _p == _ZERO
-                                        or not _entry(
-                                            self.store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
-                                                v_ss_sold_date_sk
-                                            ),
-                                            v_ss_customer_sk,
-                                            _ZERO,
-                                        )[0]
-                                    ):
-                                        continue
-                                    _grp = store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
-                                        v_ss_sold_date_sk
-                                    )
-                                    if _grp is None:
-                                        store_sales_ss_customer_sk_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ] = (v_ss_customer_sk, _p)
-                                    elif type(_grp) is tuple:
-                                        _e = v_ss_customer_sk
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = (
-                                                _o[0] + _p[0],
-                                                _o[1] + _p[1],
-                                                _o[2] + _p[2],
-                                            )
-                                            if _n[0]:
-                                                store_sales_ss_customer_sk_by_ss_sold_date_sk[
-                                                    v_ss_sold_date_sk
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del store_sales_ss_customer_sk_by_ss_sold_date_sk[
-                                                    v_ss_sold_date_sk
-                                                ]
-                                        else:
-                                            store_sales_ss_customer_sk_by_ss_sold_date_sk[
-                                                v_ss_sold_date_sk
-                                            ] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
-                                        _o = _grp.get(v_ss_customer_sk)
-                                        if _o is None:
-                                            _grp[v_ss_customer_sk] = _p
-                                        else:
-                                            _n = (
-                                                _o[0] + _p[0],
-                                                _o[1] + _p[1],
-                                                _o[2] + _p[2],
-                                            )
-                                            if _n[0]:
-                                                _grp[v_ss_customer_sk] = _n
-                                            else:
-                                                del _grp[v_ss_customer_sk]
-                                                if len(_grp) == 1:
-                                                    store_sales_ss_customer_sk_by_ss_sold_date_sk[
-                                                        v_ss_sold_date_sk
-                                                    ] = next(
-                                                        iter(_grp.items())
-                                                    )
-                                    _w1 = date_dim_count_by_ss_sold_date_sk.get(
-                                        v_ss_sold_date_sk
-                                    )
-                                    if _w1 is not None:
-                                        _d2 = (
-                                            _p[0] * _w1[0],
-                                            _p[1] * _w1[1],
-                                            _p[2] * _w1[2],
-                                        )
-                                        _o = n1_count_by_ss_customer_sk.get(
-                                            v_ss_customer_sk
-                                        )
-                                        if _o is None:
-                                            n1_count_by_ss_customer_sk[
-                                                v_ss_customer_sk
-                                            ] = _d2
-                                        else:
-                                            _n = (
-                                                _o[0] + _d2[0],
-                                                _o[1] + _d2[1],
-                                                _o[2] + _d2[2],
-                                            )
-                                            if _n[0]:
-                                                n1_count_by_ss_customer_sk[
-                                                    v_ss_customer_sk
-                                                ] = _n
-                                            else:
-                                                del n1_count_by_ss_customer_sk[
-                                                    v_ss_customer_sk
-                                                ]
-                                        _w3 = customer_count_by_ss_customer_sk.get(
-                                            v_ss_customer_sk
-                                        )
-                                        if _w3 is not None:
-                                            _d4 = (
-                                                _d2[0] * _w3[0],
-                                                _d2[1] * _w3[1],
-                                                _d2[2] * _w3[2],
-                                            )
-                                            _o = n0_root.get(v_ss_customer_sk)
-                                            if _o is None:
-                                                n0_root[v_ss_customer_sk] = _d4
-                                            else:
-                                                _n = (
-                                                    _o[0] + _d4[0],
-                                                    _o[1] + _d4[1],
-                                                    _o[2] + _d4[2],
-                                                )
-                                                if _n[0]:
-                                                    n0_root[v_ss_customer_sk] = _n
-                                                else:
-                                                    del n0_root[v_ss_customer_sk]
-                                            if pending is not None:
-                                                _k = (v_ss_customer_sk,)
-                                                _v = _d4
-                                                _o = pending.get(_k)
-                                                pending[_k] = (
-                                                    _v
-                                                    if _o is None
-                                                    else (
-                                                        _o[0] + _v[0],
-                                                        _o[1] + _v[1],
-                                                        _o[2] + _v[2],
-                                                    )
-                                                )
-
-                            def _batch_customer(self, rows, mults):
-                                """Apply a batch of customer rows (row i changes by mults[i]) at once:
-                                every row is checked and its payload summed per key (the values its
-                                atoms' paths read) first, then each key's sum takes the path to the
-                                root once. Nothing changes before every check has passed.
-                                """
-                                counts = {}  # row -> its multiplicity after the batch
-                                store = self.customer_rows
-                                sums0 = {}  # atom customer: key -> summed payload
-                                for row, d in zip(rows, mults):
-                                    if type(d) is not int:
-                                        raise ViewError(
-                                            f"multiplicities must be int, got {d!r}"
-                                        )
-                                    if not d:
-                                        continue
-                                    if type(row) is not tuple:
-                                        row = tuple(row)
-                                    if len(row) != 18:
-                                        raise ViewError(
-                                            _arity_message("customer", 18, row)
-                                        )
-                                    v_ss_customer_sk = row[0]
-                                    if v_ss_customer_sk is None:
-                                        raise _null_error(
-                                            "customer", row, ((0, "c_customer_sk"),)
-                                        )
-                                    _p = (d, d, d)
-                                    _k = v_ss_customer_sk
-                                    _o = sums0.get(_k)
-                                    sums0[_k] = (
-                                        _p
-                                        if _o is None
-                                        else (
-                                            _o[0] + _p[0],
-                                            _o[1] + _p[1],
-                                            _o[2] + _p[2],
-                                        )
-                                    )
-                                    c = counts.get(row)
-                                    counts[row] = (
-                                        store.get(row, 0) if c is None else c
-                                    ) + d
-                                for row, c in counts.items():
-                                    if c < 0:
-                                        raise ViewError(
-                                            _absent_message("customer", row)
-                                        )
-                                for row, c in counts.items():
-                                    if c:
-                                        store[row] = c
-                                    else:
-                                        store.pop(row, None)
-                                pending = self._pending
-                                customer_count_by_ss_customer_sk = (
-                                    self.customer_count_by_ss_customer_sk
-                                )
-                                n0_root = self.n0_root
-                                n1_count_by_ss_customer_sk = (
-                                    self.n1_count_by_ss_customer_sk
-                                )
-                                # atom customer
-                                for _k, _p in sums0.items():
-                                    v_ss_customer_sk = _k
-                                    # a zero count with nonzero sums only where the key is kept (else
-                                    # it is what float sums leave of rows inserted and deleted again)
-                                    if not _p[0] and (
-                                        _p == _ZERO
-                                        or not self.customer_count_by_ss_customer_sk.get(
-                                            v_ss_customer_sk, _ZERO
-                                        )[
-                                            0
-                                        ]
-                                    ):
-                                        continue
-                                    _o = customer_count_by_ss_customer_sk.get(
-                                        v_ss_customer_sk
-                                    )
-                                    if _o is None:
-                                        customer_count_by_ss_customer_sk[
-                                            v_ss_customer_sk
-                                        ] = _p
-                                    else:
-                                        _n = (
-                                            _o[0] + _p[0],
-                                            _o[1] + _p[1],
-                                            _o[2] + _p[2],
-                                        )
-                                        if _n[0]:
-                                            customer_count_by_ss_customer_sk[
-                                                v_ss_customer_sk
-                                            ] = _n
-                                        else:
-                                            del customer_count_by_ss_customer_sk[
-                                                v_ss_customer_sk
-                                            ]
-                                    _w1 = n1_count_by_ss_customer_sk.get(
-                                        v_ss_customer_sk
-                                    )
-                                    if _w1 is not None:
-                                        _d2 = (
-                                            _p[0] * _w1[0],
-                                            _p[1] * _w1[1],
-                                            _p[2] * _w1[2],
-                                        )
-                                        _o = n0_root.get(v_ss_customer_sk)
-                                        if _o is None:
-                                            n0_root[v_ss_customer_sk] = _d2
-                                        else:
-                                            _n = (
-                                                _o[0] + _d2[0],
-                                                _o[1] + _d2[1],
-                                                _o[2] + _d2[2],
-                                            )
-                                            if _n[0]:
-                                                n0_root[v_ss_customer_sk] = _n
-                                            else:
-                                                del n0_root[v_ss_customer_sk]
-                                        if pending is not None:
-                                            _k = (v_ss_customer_sk,)
-                                            _v = _d2
-                                            _o = pending.get(_k)
-                                            pending[_k] = (
-                                                _v
-                                                if _o is None
-                                                else (
-                                                    _o[0] + _v[0],
-                                                    _o[1] + _v[1],
-                                                    _o[2] + _v[2],
-                                                )
-                                            )
 
                             def _batch_date_dim(self, rows, mults):
                                 """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -10625,7 +9360,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("v",)
                         QUERY_ID = "d28d7309a8898a3b"
-                        LAYOUT_ID = "08c73319388d0f37"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "7305023ed9211509"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -10633,7 +9368,6 @@ def _make_derived1():
                             on_delta: Callable[[tuple, int], None] | None = None,
                             push: bool = False,
                         ) -> None:
-                            self.derived1__rows = {}  # input rows: row -> multiplicity
                             # root unnamed1: its tuples
                             self.unnamed1_root = {}
                             self._appliers = {
@@ -10807,16 +9541,8 @@ def _make_derived1():
                             if len(row) != 2:
                                 raise ViewError(_arity_message("derived1_", 2, row))
                             v_csales = row[1]
-                            store = self.derived1__rows
-                            count = store.get(row, 0) + d
-                            if count < 0:
-                                raise ViewError(_absent_message("derived1_", row))
                             pending = self._pending
                             unnamed1_root = self.unnamed1_root
-                            if count:
-                                store[row] = count
-                            else:
-                                del store[row]
                             # atom unnamed1
                             _p = d
                             _o = unnamed1_root.get(v_csales)
@@ -10843,12 +9569,10 @@ def _make_derived1():
                             pending = self._pending
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
-                            sub._appliers["store_sales"](row, d)
-                            if sub._pending:  # else its result is unchanged
-                                try:
-                                    changes = sub._changes_of(sub._pending)
-                                finally:
-                                    sub._pending.clear()
+                            changes = sub._appliers["store_sales"](
+                                row, d
+                            )  # the change of its one group
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -10861,12 +9585,10 @@ def _make_derived1():
                             pending = self._pending
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
-                            sub._appliers["customer"](row, d)
-                            if sub._pending:  # else its result is unchanged
-                                try:
-                                    changes = sub._changes_of(sub._pending)
-                                finally:
-                                    sub._pending.clear()
+                            changes = sub._appliers["customer"](
+                                row, d
+                            )  # the change of its one group
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -10880,11 +9602,13 @@ def _make_derived1():
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
+                            changes = None
                             if sub._pending:  # else its result is unchanged
                                 try:
                                     changes = sub._changes_of(sub._pending)
                                 finally:
                                     sub._pending.clear()
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -11011,7 +9735,6 @@ def _make_derived1():
                                     "query": self.QUERY_ID,
                                     "layout": self.LAYOUT_ID,
                                     "state": {
-                                        "derived1__rows": self.derived1__rows,
                                         "unnamed1_root": self.unnamed1_root,
                                         "_result": self._result,
                                         "_reported": self._reported,
@@ -11050,7 +9773,6 @@ def _make_derived1():
                                 )
                             state = snapshot.get("state")
                             names = (
-                                "derived1__rows",
                                 "unnamed1_root",
                                 "_result",
                                 "_reported",
@@ -11159,7 +9881,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("c_customer_sk", "ssales")
                     QUERY_ID = "9dc246700d1cfa1c"
-                    LAYOUT_ID = "e928fe2e53e2f8a3"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "8597aabadc8eaafb"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -11167,7 +9889,6 @@ def _make_derived1():
                         on_delta: Callable[[tuple, int], None] | None = None,
                         push: bool = False,
                     ) -> None:
-                        self.derived1_rows = {}  # input rows: row -> multiplicity
                         # root having: its tuples
                         self.having_root = {}
                         self._appliers = {
@@ -11332,16 +10053,8 @@ def _make_derived1():
                             and c___having___h1 is not None
                             and c___having___h1 > _t1
                         )
-                        store = self.derived1_rows
-                        count = store.get(row, 0) + d
-                        if count < 0:
-                            raise ViewError(_absent_message("derived1", row))
                         pending = self._pending
                         having_root = self.having_root
-                        if count:
-                            store[row] = count
-                        else:
-                            del store[row]
                         # rows by key and compared value, for the test on inner view scalar_2
                         # (a NULL or NaN value, or a NULL key, never passes it)
                         _x = row[2]
@@ -11389,24 +10102,23 @@ def _make_derived1():
                         pending = self._pending
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
-                        sub._appliers["store_sales"](row, d)
-                        if sub._pending:  # else its result is unchanged
-                            try:
-                                changes = sub._changes_of(sub._pending)
-                            finally:
-                                sub._pending.clear()
+                        changes = sub._appliers["store_sales"](
+                            row, d
+                        )  # the change of its one group
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["store_sales"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
-                            if changes:
-                                self._on_scalar_2(changes)
+                        if changes:
+                            self._on_scalar_2(changes)
 
                     def _apply_customer(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -11419,24 +10131,23 @@ def _make_derived1():
                         pending = self._pending
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
-                        sub._appliers["customer"](row, d)
-                        if sub._pending:  # else its result is unchanged
-                            try:
-                                changes = sub._changes_of(sub._pending)
-                            finally:
-                                sub._pending.clear()
+                        changes = sub._appliers["customer"](
+                            row, d
+                        )  # the change of its one group
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["customer"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
-                            if changes:
-                                self._on_scalar_2(changes)
+                        if changes:
+                            self._on_scalar_2(changes)
 
                     def _apply_date_dim(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -11448,13 +10159,14 @@ def _make_derived1():
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["date_dim"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
-                            if changes:
-                                self._on_scalar_2(changes)
+                        if changes:
+                            self._on_scalar_2(changes)
 
                     def _rows_of_having(self, row, d):
                         """Apply `d` copies of `row` to atom having alone (its relation's
@@ -11604,7 +10316,6 @@ def _make_derived1():
                                 "query": self.QUERY_ID,
                                 "layout": self.LAYOUT_ID,
                                 "state": {
-                                    "derived1_rows": self.derived1_rows,
                                     "having_root": self.having_root,
                                     "sub:sub_derived1": self.sub_derived1.snapshot(),
                                     "sub:sub_scalar_2": self.sub_scalar_2.snapshot(),
@@ -11644,7 +10355,6 @@ def _make_derived1():
                             )
                         state = snapshot.get("state")
                         names = (
-                            "derived1_rows",
                             "having_root",
                             "sub:sub_derived1",
                             "sub:sub_scalar_2",
@@ -11755,7 +10465,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "02f333032a60517b"
-                LAYOUT_ID = "50c6cf2e4750de5a"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "b22920693d7f8021"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -11763,7 +10473,6 @@ def _make_derived1():
                     on_delta: Callable[[tuple, int], None] | None = None,
                     push: bool = False,
                 ) -> None:
-                    self.derived1_rows = {}  # input rows: row -> multiplicity
                     # root best_ss_customer: its tuples
                     self.best_ss_customer_root = {}
                     self._appliers = {
@@ -11907,16 +10616,8 @@ def _make_derived1():
                     if len(row) != 2:
                         raise ViewError(_arity_message("derived1", 2, row))
                     v_c_customer_sk = row[0]
-                    store = self.derived1_rows
-                    count = store.get(row, 0) + d
-                    if count < 0:
-                        raise ViewError(_absent_message("derived1", row))
                     pending = self._pending
                     best_ss_customer_root = self.best_ss_customer_root
-                    if count:
-                        store[row] = count
-                    else:
-                        del store[row]
                     # atom best_ss_customer
                     _p = d
                     _o = best_ss_customer_root.get(v_c_customer_sk)
@@ -11944,11 +10645,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -11962,11 +10665,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["customer"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -11980,11 +10685,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -12062,7 +10769,6 @@ def _make_derived1():
                             "query": self.QUERY_ID,
                             "layout": self.LAYOUT_ID,
                             "state": {
-                                "derived1_rows": self.derived1_rows,
                                 "best_ss_customer_root": self.best_ss_customer_root,
                                 "sub:sub_derived1": self.sub_derived1.snapshot(),
                             },
@@ -12097,11 +10803,7 @@ def _make_derived1():
                             "module generated by another dynyan version"
                         )
                     state = snapshot.get("state")
-                    names = (
-                        "derived1_rows",
-                        "best_ss_customer_root",
-                        "sub:sub_derived1",
-                    )
+                    names = ("best_ss_customer_root", "sub:sub_derived1")
                     if not isinstance(state, dict) or set(state) != set(names):
                         found = (
                             sorted(map(str, state))
@@ -13841,7 +12543,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "0eed3ef5deda959a"
-                LAYOUT_ID = "b5a5d78744604edd"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "801920286ff26cbf"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -13849,7 +12551,6 @@ def _make_derived1():
                     on_delta: Callable[[tuple, int], None] | None = None,
                     push: bool = False,
                 ) -> None:
-                    self.derived1_rows = {}  # input rows: row -> multiplicity
                     # root frequent_ss_items: its tuples
                     self.frequent_ss_items_root = {}
                     self._appliers = {
@@ -13993,16 +12694,8 @@ def _make_derived1():
                     if len(row) != 4:
                         raise ViewError(_arity_message("derived1", 4, row))
                     v_item_sk = row[1]
-                    store = self.derived1_rows
-                    count = store.get(row, 0) + d
-                    if count < 0:
-                        raise ViewError(_absent_message("derived1", row))
                     pending = self._pending
                     frequent_ss_items_root = self.frequent_ss_items_root
-                    if count:
-                        store[row] = count
-                    else:
-                        del store[row]
                     # atom frequent_ss_items
                     _p = d
                     _o = frequent_ss_items_root.get(v_item_sk)
@@ -14030,11 +12723,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -14048,11 +12743,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -14066,11 +12763,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["item"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -14148,7 +12847,6 @@ def _make_derived1():
                             "query": self.QUERY_ID,
                             "layout": self.LAYOUT_ID,
                             "state": {
-                                "derived1_rows": self.derived1_rows,
                                 "frequent_ss_items_root": self.frequent_ss_items_root,
                                 "sub:sub_derived1": self.sub_derived1.snapshot(),
                             },
@@ -14183,11 +12881,7 @@ def _make_derived1():
                             "module generated by another dynyan version"
                         )
                     state = snapshot.get("state")
-                    names = (
-                        "derived1_rows",
-                        "frequent_ss_items_root",
-                        "sub:sub_derived1",
-                    )
+                    names = ("frequent_ss_items_root", "sub:sub_derived1")
                     if not isinstance(state, dict) or set(state) != set(names):
                         found = (
                             sorted(map(str, state))
@@ -14352,7 +13046,7 @@ def _make_derived1():
             COLUMNS = ("sales",)
             QUERY_ID = "137b70c2a97a5090"
             LAYOUT_ID = (
-                "06a4495311dbaace"  # the state's layout: snapshots restore only here
+                "7ad7e5e44a8bae66"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -14363,8 +13057,6 @@ def _make_derived1():
                 on_delta: Callable[[tuple, int], None] | None = None,
                 push: bool = False,
             ) -> None:
-                self.in_1_rows = {}  # input rows: row -> multiplicity
-                self.in_2_rows = {}  # input rows: row -> multiplicity
                 self.web_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
                 # root n0: its tuples
@@ -14523,20 +13215,12 @@ def _make_derived1():
                     raise ViewError(_arity_message("in_1", 1, row))
                 (v_ws_bill_customer_sk,) = row
                 keep_in1 = v_ws_bill_customer_sk is not None
-                store = self.in_1_rows
-                count = store.get(row, 0) + d
-                if count < 0:
-                    raise ViewError(_absent_message("in_1", row))
                 pending = self._pending
                 in1_count_by_ws_bill_customer_sk = self.in1_count_by_ws_bill_customer_sk
                 n0_root = self.n0_root
                 n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk = (
                     self.n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk
                 )
-                if count:
-                    store[row] = count
-                else:
-                    del store[row]
                 # atom in1
                 if keep_in1:
                     _p = d
@@ -14588,10 +13272,6 @@ def _make_derived1():
                     raise ViewError(_arity_message("in_2", 1, row))
                 (v_ws_item_sk,) = row
                 keep_in2 = v_ws_item_sk is not None
-                store = self.in_2_rows
-                count = store.get(row, 0) + d
-                if count < 0:
-                    raise ViewError(_absent_message("in_2", row))
                 pending = self._pending
                 in1_count_by_ws_bill_customer_sk = self.in1_count_by_ws_bill_customer_sk
                 in2_count_by_ws_item_sk = self.in2_count_by_ws_item_sk
@@ -14602,10 +13282,6 @@ def _make_derived1():
                 n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk = (
                     self.n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk
                 )
-                if count:
-                    store[row] = count
-                else:
-                    del store[row]
                 # atom in2
                 if keep_in2:
                     _p = d
@@ -15138,21 +13814,25 @@ def _make_derived1():
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
                 sub._appliers["date_dim"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_in_1(sub_row, change)
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["date_dim"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_in_2(sub_row, change)
 
@@ -15168,21 +13848,25 @@ def _make_derived1():
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
                 sub._appliers["store_sales"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_in_1(sub_row, change)
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["store_sales"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_in_2(sub_row, change)
 
@@ -15196,11 +13880,13 @@ def _make_derived1():
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
                 sub._appliers["customer"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_in_1(sub_row, change)
 
@@ -15214,11 +13900,13 @@ def _make_derived1():
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["item"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_in_2(sub_row, change)
 
@@ -15575,8 +14263,6 @@ def _make_derived1():
                         "query": self.QUERY_ID,
                         "layout": self.LAYOUT_ID,
                         "state": {
-                            "in_1_rows": self.in_1_rows,
-                            "in_2_rows": self.in_2_rows,
                             "web_sales_rows": self.web_sales_rows,
                             "date_dim_rows": self.date_dim_rows,
                             "n0_root": self.n0_root,
@@ -15620,8 +14306,6 @@ def _make_derived1():
                     )
                 state = snapshot.get("state")
                 names = (
-                    "in_1_rows",
-                    "in_2_rows",
                     "web_sales_rows",
                     "date_dim_rows",
                     "n0_root",
@@ -15911,13 +14595,12 @@ class View:
     }
     COLUMNS = ("sum(sales)",)
     QUERY_ID = "8a9864d945652169"
-    LAYOUT_ID = "3bf0f5d2aee8d116"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "bf644e8bd40a332e"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
         # root unnamed1: its tuples
         self.unnamed1_root = {}
         self._appliers = {
@@ -16059,10 +14742,6 @@ class View:
         if len(row) != 1:
             raise ViewError(_arity_message("derived1", 1, row))
         (c___unnamed1_sales,) = row
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         _p = (
             d,
             (d if c___unnamed1_sales is not None else 0),
@@ -16070,10 +14749,6 @@ class View:
         )
         pending = self._pending
         unnamed1_root = self.unnamed1_root
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom unnamed1
         _o = unnamed1_root.get(())
         if _o is None:
@@ -16104,8 +14779,9 @@ class View:
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_date_dim(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -16119,8 +14795,9 @@ class View:
         sub._appliers["date_dim"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_store_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -16134,8 +14811,9 @@ class View:
         sub._appliers["store_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_customer(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -16149,8 +14827,9 @@ class View:
         sub._appliers["customer"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_item(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -16164,8 +14843,9 @@ class View:
         sub._appliers["item"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_web_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -16179,8 +14859,9 @@ class View:
         sub._appliers["web_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _lookup(self):
         """The payload of one output tuple, in O(1); None if absent."""
@@ -16259,7 +14940,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
                     "unnamed1_root": self.unnamed1_root,
                     "_ordered": self._ordered,
                     "_reported": self._reported,
@@ -16290,13 +14970,7 @@ class View:
                 "module generated by another dynyan version"
             )
         state = snapshot.get("state")
-        names = (
-            "derived1_rows",
-            "unnamed1_root",
-            "_ordered",
-            "_reported",
-            "sub:sub_derived1",
-        )
+        names = ("unnamed1_root", "_ordered", "_reported", "sub:sub_derived1")
         if not isinstance(state, dict) or set(state) != set(names):
             found = (
                 sorted(map(str, state))

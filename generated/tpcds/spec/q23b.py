@@ -488,10 +488,7 @@ def _make_derived1():
                                 "customer": self._apply_customer,
                             }
                             self._batchers = (
-                                {  # update() of several rows: summed per key first
-                                    "store_sales": self._batch_store_sales,
-                                    "customer": self._batch_customer,
-                                }
+                                {}  # update() of several rows: summed per key first
                             )
                             self._on_delta = on_delta
                             self._pending = (
@@ -729,19 +726,27 @@ def _make_derived1():
                                             n0_root[v_ss_customer_sk] = _n
                                         else:
                                             del n0_root[v_ss_customer_sk]
-                                    if pending is not None:
-                                        _k = (v_ss_customer_sk,)
-                                        _v = _d2
-                                        _o = pending.get(_k)
-                                        pending[_k] = (
-                                            _v
-                                            if _o is None
-                                            else (
-                                                _o[0] + _v[0],
-                                                _o[1] + _v[1],
-                                                _o[2] + _v[2],
-                                            )
-                                        )
+                                    key = (v_ss_customer_sk,)
+                                    reported = self._reported
+                                    changes = []
+                                    new = None
+                                    _m1 = self.n0_root.get(v_ss_customer_sk)
+                                    if _m1 is not None:
+                                        p = _m1
+                                        _a0 = None if p[1] == 0 else (p[2] / 100)
+                                        new = (v_ss_customer_sk, _a0, _a0)
+                                    old = reported.get(key)
+                                    if (
+                                        old != new
+                                    ):  # no output can be NaN: equal rows are the same
+                                        if old is not None:
+                                            changes.append((old, -1))
+                                        if new is not None:
+                                            changes.append((new, 1))
+                                            reported[key] = new
+                                        else:
+                                            del reported[key]
+                                    return changes
 
                         def _apply_customer(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -803,286 +808,27 @@ def _make_derived1():
                                         n0_root[v_ss_customer_sk] = _n
                                     else:
                                         del n0_root[v_ss_customer_sk]
-                                if pending is not None:
-                                    _k = (v_ss_customer_sk,)
-                                    _v = _d2
-                                    _o = pending.get(_k)
-                                    pending[_k] = (
-                                        _v
-                                        if _o is None
-                                        else (
-                                            _o[0] + _v[0],
-                                            _o[1] + _v[1],
-                                            _o[2] + _v[2],
-                                        )
-                                    )
-
-                        def _batch_store_sales(self, rows, mults):
-                            """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
-                            every row is checked and its payload summed per key (the values its
-                            atoms' paths read) first, then each key's sum takes the path to the
-                            root once. Nothing changes before every check has passed."""
-                            counts = {}  # row -> its multiplicity after the batch
-                            store = self.store_sales_rows
-                            sums0 = {}  # atom store_sales: key -> summed payload
-                            for row, d in zip(rows, mults):
-                                if type(d) is not int:
-                                    raise ViewError(
-                                        f"multiplicities must be int, got {d!r}"
-                                    )
-                                if not d:
-                                    continue
-                                if type(row) is not tuple:
-                                    row = tuple(row)
-                                if len(row) != 23:
-                                    raise ViewError(
-                                        _arity_message("store_sales", 23, row)
-                                    )
-                                v_ss_customer_sk = row[3]
-                                c_store_sales_ss_quantity = row[10]
-                                c_store_sales_ss_sales_price = row[13]
-                                keep_store_sales = v_ss_customer_sk is not None
-                                if keep_store_sales:
-                                    _p = (
-                                        d,
-                                        (
-                                            d
-                                            if c_store_sales_ss_quantity is not None
-                                            and c_store_sales_ss_sales_price is not None
-                                            else 0
-                                        ),
-                                        (
-                                            d
-                                            * round(
-                                                (
-                                                    None
-                                                    if c_store_sales_ss_quantity is None
-                                                    or c_store_sales_ss_sales_price
-                                                    is None
-                                                    else (
-                                                        c_store_sales_ss_quantity
-                                                        * c_store_sales_ss_sales_price
-                                                    )
-                                                )
-                                                * 100
-                                            )
-                                            if c_store_sales_ss_quantity is not None
-                                            and c_store_sales_ss_sales_price is not None
-                                            else 0
-                                        ),
-                                    )
-                                    _k = v_ss_customer_sk
-                                    _o = sums0.get(_k)
-                                    sums0[_k] = (
-                                        _p
-                                        if _o is None
-                                        else (
-                                            _o[0] + _p[0],
-                                            _o[1] + _p[1],
-                                            _o[2] + _p[2],
-                                        )
-                                    )
-                                c = counts.get(row)
-                                counts[row] = (
-                                    store.get(row, 0) if c is None else c
-                                ) + d
-                            for row, c in counts.items():
-                                if c < 0:
-                                    raise ViewError(_absent_message("store_sales", row))
-                            for row, c in counts.items():
-                                if c:
-                                    store[row] = c
-                                else:
-                                    store.pop(row, None)
-                            pending = self._pending
-                            customer_count_by_ss_customer_sk = (
-                                self.customer_count_by_ss_customer_sk
-                            )
-                            n0_root = self.n0_root
-                            store_sales_count_by_ss_customer_sk = (
-                                self.store_sales_count_by_ss_customer_sk
-                            )
-                            # atom store_sales
-                            for _k, _p in sums0.items():
-                                v_ss_customer_sk = _k
-                                # a zero count with nonzero sums only where the key is kept (else
-                                # it is what float sums leave of rows inserted and deleted again)
-                                if not _p[0] and (
-                                    _p == _ZERO
-                                    or not self.store_sales_count_by_ss_customer_sk.get(
-                                        v_ss_customer_sk, _ZERO
-                                    )[0]
-                                ):
-                                    continue
-                                _o = store_sales_count_by_ss_customer_sk.get(
-                                    v_ss_customer_sk
-                                )
-                                if _o is None:
-                                    store_sales_count_by_ss_customer_sk[
-                                        v_ss_customer_sk
-                                    ] = _p
-                                else:
-                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                                    if _n[0]:
-                                        store_sales_count_by_ss_customer_sk[
-                                            v_ss_customer_sk
-                                        ] = _n
+                                key = (v_ss_customer_sk,)
+                                reported = self._reported
+                                changes = []
+                                new = None
+                                _m1 = self.n0_root.get(v_ss_customer_sk)
+                                if _m1 is not None:
+                                    p = _m1
+                                    _a0 = None if p[1] == 0 else (p[2] / 100)
+                                    new = (v_ss_customer_sk, _a0, _a0)
+                                old = reported.get(key)
+                                if (
+                                    old != new
+                                ):  # no output can be NaN: equal rows are the same
+                                    if old is not None:
+                                        changes.append((old, -1))
+                                    if new is not None:
+                                        changes.append((new, 1))
+                                        reported[key] = new
                                     else:
-                                        del store_sales_count_by_ss_customer_sk[
-                                            v_ss_customer_sk
-                                        ]
-                                _w1 = customer_count_by_ss_customer_sk.get(
-                                    v_ss_customer_sk
-                                )
-                                if _w1 is not None:
-                                    _d2 = (
-                                        _p[0] * _w1[0],
-                                        _p[1] * _w1[1],
-                                        _p[2] * _w1[2],
-                                    )
-                                    _o = n0_root.get(v_ss_customer_sk)
-                                    if _o is None:
-                                        n0_root[v_ss_customer_sk] = _d2
-                                    else:
-                                        _n = (
-                                            _o[0] + _d2[0],
-                                            _o[1] + _d2[1],
-                                            _o[2] + _d2[2],
-                                        )
-                                        if _n[0]:
-                                            n0_root[v_ss_customer_sk] = _n
-                                        else:
-                                            del n0_root[v_ss_customer_sk]
-                                    if pending is not None:
-                                        _k = (v_ss_customer_sk,)
-                                        _v = _d2
-                                        _o = pending.get(_k)
-                                        pending[_k] = (
-                                            _v
-                                            if _o is None
-                                            else (
-                                                _o[0] + _v[0],
-                                                _o[1] + _v[1],
-                                                _o[2] + _v[2],
-                                            )
-                                        )
-
-                        def _batch_customer(self, rows, mults):
-                            """Apply a batch of customer rows (row i changes by mults[i]) at once:
-                            every row is checked and its payload summed per key (the values its
-                            atoms' paths read) first, then each key's sum takes the path to the
-                            root once. Nothing changes before every check has passed."""
-                            counts = {}  # row -> its multiplicity after the batch
-                            store = self.customer_rows
-                            sums0 = {}  # atom customer: key -> summed payload
-                            for row, d in zip(rows, mults):
-                                if type(d) is not int:
-                                    raise ViewError(
-                                        f"multiplicities must be int, got {d!r}"
-                                    )
-                                if not d:
-                                    continue
-                                if type(row) is not tuple:
-                                    row = tuple(row)
-                                if len(row) != 18:
-                                    raise ViewError(_arity_message("customer", 18, row))
-                                v_ss_customer_sk = row[0]
-                                if v_ss_customer_sk is None:
-                                    raise _null_error(
-                                        "customer", row, ((0, "c_customer_sk"),)
-                                    )
-                                _p = (d, d, d)
-                                _k = v_ss_customer_sk
-                                _o = sums0.get(_k)
-                                sums0[_k] = (
-                                    _p
-                                    if _o is None
-                                    else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                                )
-                                c = counts.get(row)
-                                counts[row] = (
-                                    store.get(row, 0) if c is None else c
-                                ) + d
-                            for row, c in counts.items():
-                                if c < 0:
-                                    raise ViewError(_absent_message("customer", row))
-                            for row, c in counts.items():
-                                if c:
-                                    store[row] = c
-                                else:
-                                    store.pop(row, None)
-                            pending = self._pending
-                            customer_count_by_ss_customer_sk = (
-                                self.customer_count_by_ss_customer_sk
-                            )
-                            n0_root = self.n0_root
-                            store_sales_count_by_ss_customer_sk = (
-                                self.store_sales_count_by_ss_customer_sk
-                            )
-                            # atom customer
-                            for _k, _p in sums0.items():
-                                v_ss_customer_sk = _k
-                                # a zero count with nonzero sums only where the key is kept (else
-                                # it is what float sums leave of rows inserted and deleted again)
-                                if not _p[0] and (
-                                    _p == _ZERO
-                                    or not self.customer_count_by_ss_customer_sk.get(
-                                        v_ss_customer_sk, _ZERO
-                                    )[0]
-                                ):
-                                    continue
-                                _o = customer_count_by_ss_customer_sk.get(
-                                    v_ss_customer_sk
-                                )
-                                if _o is None:
-                                    customer_count_by_ss_customer_sk[
-                                        v_ss_customer_sk
-                                    ] = _p
-                                else:
-                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                                    if _n[0]:
-                                        customer_count_by_ss_customer_sk[
-                                            v_ss_customer_sk
-                                        ] = _n
-                                    else:
-                                        del customer_count_by_ss_customer_sk[
-                                            v_ss_customer_sk
-                                        ]
-                                _w1 = store_sales_count_by_ss_customer_sk.get(
-                                    v_ss_customer_sk
-                                )
-                                if _w1 is not None:
-                                    _d2 = (
-                                        _p[0] * _w1[0],
-                                        _p[1] * _w1[1],
-                                        _p[2] * _w1[2],
-                                    )
-                                    _o = n0_root.get(v_ss_customer_sk)
-                                    if _o is None:
-                                        n0_root[v_ss_customer_sk] = _d2
-                                    else:
-                                        _n = (
-                                            _o[0] + _d2[0],
-                                            _o[1] + _d2[1],
-                                            _o[2] + _d2[2],
-                                        )
-                                        if _n[0]:
-                                            n0_root[v_ss_customer_sk] = _n
-                                        else:
-                                            del n0_root[v_ss_customer_sk]
-                                    if pending is not None:
-                                        _k = (v_ss_customer_sk,)
-                                        _v = _d2
-                                        _o = pending.get(_k)
-                                        pending[_k] = (
-                                            _v
-                                            if _o is None
-                                            else (
-                                                _o[0] + _v[0],
-                                                _o[1] + _v[1],
-                                                _o[2] + _v[2],
-                                            )
-                                        )
+                                        del reported[key]
+                                return changes
 
                         def _lookup(self, v_ss_customer_sk):
                             """The payload of one output tuple, in O(1); None if absent."""
@@ -1512,9 +1258,7 @@ def _make_derived1():
                                 }
                                 self._batchers = (
                                     {  # update() of several rows: summed per key first
-                                        "store_sales": self._batch_store_sales,
-                                        "customer": self._batch_customer,
-                                        "date_dim": self._batch_date_dim,
+                                        "date_dim": self._batch_date_dim
                                     }
                                 )
                                 self._on_delta = on_delta
@@ -1844,19 +1588,29 @@ def _make_derived1():
                                                     n0_root[v_ss_customer_sk] = _n
                                                 else:
                                                     del n0_root[v_ss_customer_sk]
-                                            if pending is not None:
-                                                _k = (v_ss_customer_sk,)
-                                                _v = _d4
-                                                _o = pending.get(_k)
-                                                pending[_k] = (
-                                                    _v
-                                                    if _o is None
-                                                    else (
-                                                        _o[0] + _v[0],
-                                                        _o[1] + _v[1],
-                                                        _o[2] + _v[2],
-                                                    )
+                                            key = (v_ss_customer_sk,)
+                                            reported = self._reported
+                                            changes = []
+                                            new = None
+                                            _m1 = self.n0_root.get(v_ss_customer_sk)
+                                            if _m1 is not None:
+                                                p = _m1
+                                                _a0 = (
+                                                    None if p[1] == 0 else (p[2] / 100)
                                                 )
+                                                new = (v_ss_customer_sk, _a0)
+                                            old = reported.get(key)
+                                            if (
+                                                old != new
+                                            ):  # no output can be NaN: equal rows are the same
+                                                if old is not None:
+                                                    changes.append((old, -1))
+                                                if new is not None:
+                                                    changes.append((new, 1))
+                                                    reported[key] = new
+                                                else:
+                                                    del reported[key]
+                                            return changes
 
                             def _apply_customer(self, row, d):
                                 """Apply multiplicity change `d` of one row: every atom of the
@@ -1924,19 +1678,27 @@ def _make_derived1():
                                             n0_root[v_ss_customer_sk] = _n
                                         else:
                                             del n0_root[v_ss_customer_sk]
-                                    if pending is not None:
-                                        _k = (v_ss_customer_sk,)
-                                        _v = _d2
-                                        _o = pending.get(_k)
-                                        pending[_k] = (
-                                            _v
-                                            if _o is None
-                                            else (
-                                                _o[0] + _v[0],
-                                                _o[1] + _v[1],
-                                                _o[2] + _v[2],
-                                            )
-                                        )
+                                    key = (v_ss_customer_sk,)
+                                    reported = self._reported
+                                    changes = []
+                                    new = None
+                                    _m1 = self.n0_root.get(v_ss_customer_sk)
+                                    if _m1 is not None:
+                                        p = _m1
+                                        _a0 = None if p[1] == 0 else (p[2] / 100)
+                                        new = (v_ss_customer_sk, _a0)
+                                    old = reported.get(key)
+                                    if (
+                                        old != new
+                                    ):  # no output can be NaN: equal rows are the same
+                                        if old is not None:
+                                            changes.append((old, -1))
+                                        if new is not None:
+                                            changes.append((new, 1))
+                                            reported[key] = new
+                                        else:
+                                            del reported[key]
+                                    return changes
 
                             def _apply_date_dim(self, row, d):
                                 """Apply multiplicity change `d` of one row: every atom of the
@@ -2070,375 +1832,6 @@ def _make_derived1():
                                                             _o[2] + _v[2],
                                                         )
                                                     )
-
-                            def _batch_store_sales(self, rows, mults):
-                                """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
-                                every row is checked and its payload summed per key (the values its
-                                atoms' paths read) first, then each key's sum takes the path to the
-                                root once. Nothing changes before every check has passed.
-                                """
-                                counts = {}  # row -> its multiplicity after the batch
-                                store = self.store_sales_rows
-                                sums0 = {}  # atom store_sales: key -> summed payload
-                                for row, d in zip(rows, mults):
-                                    if type(d) is not int:
-                                        raise ViewError(
-                                            f"multiplicities must be int, got {d!r}"
-                                        )
-                                    if not d:
-                                        continue
-                                    if type(row) is not tuple:
-                                        row = tuple(row)
-                                    if len(row) != 23:
-                                        raise ViewError(
-                                            _arity_message("store_sales", 23, row)
-                                        )
-                                    v_ss_sold_date_sk = row[0]
-                                    v_ss_customer_sk = row[3]
-                                    c_store_sales_ss_quantity = row[10]
-                                    c_store_sales_ss_sales_price = row[13]
-                                    keep_store_sales = (
-                                        v_ss_sold_date_sk is not None
-                                        and v_ss_customer_sk is not None
-                                    )
-                                    if keep_store_sales:
-                                        _p = (
-                                            d,
-                                            (
-                                                d
-                                                if c_store_sales_ss_quantity is not None
-                                                and c_store_sales_ss_sales_price
-                                                is not None
-                                                else 0
-                                            ),
-                                            (
-                                                d
-                                                * round(
-                                                    (
-                                                        None
-                                                        if c_store_sales_ss_quantity
-                                                        is None
-                                                        or c_store_sales_ss_sales_price
-                                                        is None
-                                                        else (
-                                                            c_store_sales_ss_quantity
-                                                            * c_store_sales_ss_sales_price
-                                                        )
-                                                    )
-                                                    * 100
-                                                )
-                                                if c_store_sales_ss_quantity is not None
-                                                and c_store_sales_ss_sales_price
-                                                is not None
-                                                else 0
-                                            ),
-                                        )
-                                        _k = (v_ss_sold_date_sk, v_ss_customer_sk)
-                                        _o = sums0.get(_k)
-                                        sums0[_k] = (
-                                            _p
-                                            if _o is None
-                                            else (
-                                                _o[0] + _p[0],
-                                                _o[1] + _p[1],
-                                                _o[2] + _p[2],
-                                            )
-                                        )
-                                    c = counts.get(row)
-                                    counts[row] = (
-                                        store.get(row, 0) if c is None else c
-                                    ) + d
-                                for row, c in counts.items():
-                                    if c < 0:
-                                        raise ViewError(
-                                            _absent_message("store_sales", row)
-                                        )
-                                for row, c in counts.items():
-                                    if c:
-                                        store[row] = c
-                                    else:
-                                        store.pop(row, None)
-                                pending = self._pending
-                                customer_count_by_ss_customer_sk = (
-                                    self.customer_count_by_ss_customer_sk
-                                )
-                                date_dim_count_by_ss_sold_date_sk = (
-                                    self.date_dim_count_by_ss_sold_date_sk
-                                )
-                                n0_root = self.n0_root
-                                n1_count_by_ss_customer_sk = (
-                                    self.n1_count_by_ss_customer_sk
-                                )
-                                store_sales_ss_customer_sk_by_ss_sold_date_sk = (
-                                    self.store_sales_ss_customer_sk_by_ss_sold_date_sk
-                                )
-                                # atom store_sales
-                                for _k, _p in sums0.items():
-                                    v_ss_sold_date_sk, v_ss_customer_sk = _k
-                                    # a zero count with nonzero sums only where the key is kept (else
-                                    # it is what float sums leave of rows inserted and deleted again)
-                                    if not _p[0] and (
-                                        _p == _ZERO
-                                        or not _entry(
-                                            self.store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
-                                                v_ss_sold_date_sk
-                                            ),
-                                            v_ss_customer_sk,
-                                            _ZERO,
-                                        )[0]
-                                    ):
-                                        continue
-                                    _grp = store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
-                                        v_ss_sold_date_sk
-                                    )
-                                    if _grp is None:
-                                        store_sales_ss_customer_sk_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ] = (v_ss_customer_sk, _p)
-                                    elif type(_grp) is tuple:
-                                        _e = v_ss_customer_sk
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = (
-                                                _o[0] + _p[0],
-                                                _o[1] + _p[1],
-                                                _o[2] + _p[2],
-                                            )
-                                            if _n[0]:
-                                                store_sales_ss_customer_sk_by_ss_sold_date_sk[
-                                                    v_ss_sold_date_sk
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del store_sales_ss_customer_sk_by_ss_sold_date_sk[
-                                                    v_ss_sold_date_sk
-                                                ]
-                                        else:
-                                            store_sales_ss_customer_sk_by_ss_sold_date_sk[
-                                                v_ss_sold_date_sk
-                                            ] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
-                                        _o = _grp.get(v_ss_customer_sk)
-                                        if _o is None:
-                                            _grp[v_ss_customer_sk] = _p
-                                        else:
-                                            _n = (
-                                                _o[0] + _p[0],
-                                                _o[1] + _p[1],
-                                                _o[2] + _p[2],
-                                            )
-                                            if _n[0]:
-                                                _grp[v_ss_customer_sk] = _n
-                                            else:
-                                                del _grp[v_ss_customer_sk]
-                                                if len(_grp) == 1:
-                                                    store_sales_ss_customer_sk_by_ss_sold_date_sk[
-                                                        v_ss_sold_date_sk
-                                                    ] = next(
-                                                        iter(_grp.items())
-                                                    )
-                                    _w1 = date_dim_count_by_ss_sold_date_sk.get(
-                                        v_ss_sold_date_sk
-                                    )
-                                    if _w1 is not None:
-                                        _d2 = (
-                                            _p[0] * _w1[0],
-                                            _p[1] * _w1[1],
-                                            _p[2] * _w1[2],
-                                        )
-                                        _o = n1_count_by_ss_customer_sk.get(
-                                            v_ss_customer_sk
-                                        )
-                                        if _o is None:
-                                            n1_count_by_ss_customer_sk[
-                                                v_ss_customer_sk
-                                            ] = _d2
-                                        else:
-                                            _n = (
-                                                _o[0] + _d2[0],
-                                                _o[1] + _d2[1],
-                                                _o[2] + _d2[2],
-                                            )
-                                            if _n[0]:
-                                                n1_count_by_ss_customer_sk[
-                                                    v_ss_customer_sk
-                                                ] = _n
-                                            else:
-                                                del n1_count_by_ss_customer_sk[
-                                                    v_ss_customer_sk
-                                                ]
-                                        _w3 = customer_count_by_ss_customer_sk.get(
-                                            v_ss_customer_sk
-                                        )
-                                        if _w3 is not None:
-                                            _d4 = (
-                                                _d2[0] * _w3[0],
-                                                _d2[1] * _w3[1],
-                                                _d2[2] * _w3[2],
-                                            )
-                                            _o = n0_root.get(v_ss_customer_sk)
-                                            if _o is None:
-                                                n0_root[v_ss_customer_sk] = _d4
-                                            else:
-                                                _n = (
-                                                    _o[0] + _d4[0],
-                                                    _o[1] + _d4[1],
-                                                    _o[2] + _d4[2],
-                                                )
-                                                if _n[0]:
-                                                    n0_root[v_ss_customer_sk] = _n
-                                                else:
-                                                    del n0_root[v_ss_customer_sk]
-                                            if pending is not None:
-                                                _k = (v_ss_customer_sk,)
-                                                _v = _d4
-                                                _o = pending.get(_k)
-                                                pending[_k] = (
-                                                    _v
-                                                    if _o is None
-                                                    else (
-                                                        _o[0] + _v[0],
-                                                        _o[1] + _v[1],
-                                                        _o[2] + _v[2],
-                                                    )
-                                                )
-
-                            def _batch_customer(self, rows, mults):
-                                """Apply a batch of customer rows (row i changes by mults[i]) at once:
-                                every row is checked and its payload summed per key (the values its
-                                atoms' paths read) first, then each key's sum takes the path to the
-                                root once. Nothing changes before every check has passed.
-                                """
-                                counts = {}  # row -> its multiplicity after the batch
-                                store = self.customer_rows
-                                sums0 = {}  # atom customer: key -> summed payload
-                                for row, d in zip(rows, mults):
-                                    if type(d) is not int:
-                                        raise ViewError(
-                                            f"multiplicities must be int, got {d!r}"
-                                        )
-                                    if not d:
-                                        continue
-                                    if type(row) is not tuple:
-                                        row = tuple(row)
-                                    if len(row) != 18:
-                                        raise ViewError(
-                                            _arity_message("customer", 18, row)
-                                        )
-                                    v_ss_customer_sk = row[0]
-                                    if v_ss_customer_sk is None:
-                                        raise _null_error(
-                                            "customer", row, ((0, "c_customer_sk"),)
-                                        )
-                                    _p = (d, d, d)
-                                    _k = v_ss_customer_sk
-                                    _o = sums0.get(_k)
-                                    sums0[_k] = (
-                                        _p
-                                        if _o is None
-                                        else (
-                                            _o[0] + _p[0],
-                                            _o[1] + _p[1],
-                                            _o[2] + _p[2],
-                                        )
-                                    )
-                                    c = counts.get(row)
-                                    counts[row] = (
-                                        store.get(row, 0) if c is None else c
-                                    ) + d
-                                for row, c in counts.items():
-                                    if c < 0:
-                                        raise ViewError(
-                                            _absent_message("customer", row)
-                                        )
-                                for row, c in counts.items():
-                                    if c:
-                                        store[row] = c
-                                    else:
-                                        store.pop(row, None)
-                                pending = self._pending
-                                customer_count_by_ss_customer_sk = (
-                                    self.customer_count_by_ss_customer_sk
-                                )
-                                n0_root = self.n0_root
-                                n1_count_by_ss_customer_sk = (
-                                    self.n1_count_by_ss_customer_sk
-                                )
-                                # atom customer
-                                for _k, _p in sums0.items():
-                                    v_ss_customer_sk = _k
-                                    # a zero count with nonzero sums only where the key is kept (else
-                                    # it is what float sums leave of rows inserted and deleted again)
-                                    if not _p[0] and (
-                                        _p == _ZERO
-                                        or not self.customer_count_by_ss_customer_sk.get(
-                                            v_ss_customer_sk, _ZERO
-                                        )[
-                                            0
-                                        ]
-                                    ):
-                                        continue
-                                    _o = customer_count_by_ss_customer_sk.get(
-                                        v_ss_customer_sk
-                                    )
-                                    if _o is None:
-                                        customer_count_by_ss_customer_sk[
-                                            v_ss_customer_sk
-                                        ] = _p
-                                    else:
-                                        _n = (
-                                            _o[0] + _p[0],
-                                            _o[1] + _p[1],
-                                            _o[2] + _p[2],
-                                        )
-                                        if _n[0]:
-                                            customer_count_by_ss_customer_sk[
-                                                v_ss_customer_sk
-                                            ] = _n
-                                        else:
-                                            del customer_count_by_ss_customer_sk[
-                                                v_ss_customer_sk
-                                            ]
-                                    _w1 = n1_count_by_ss_customer_sk.get(
-                                        v_ss_customer_sk
-                                    )
-                                    if _w1 is not None:
-                                        _d2 = (
-                                            _p[0] * _w1[0],
-                                            _p[1] * _w1[1],
-                                            _p[2] * _w1[2],
-                                        )
-                                        _o = n0_root.get(v_ss_customer_sk)
-                                        if _o is None:
-                                            n0_root[v_ss_customer_sk] = _d2
-                                        else:
-                                            _n = (
-                                                _o[0] + _d2[0],
-                                                _o[1] + _d2[1],
-                                                _o[2] + _d2[2],
-                                            )
-                                            if _n[0]:
-                                                n0_root[v_ss_customer_sk] = _n
-                                            else:
-                                                del n0_root[v_ss_customer_sk]
-                                        if pending is not None:
-                                            _k = (v_ss_customer_sk,)
-                                            _v = _d2
-                                            _o = pending.get(_k)
-                                            pending[_k] = (
-                                                _v
-                                                if _o is None
-                                                else (
-                                                    _o[0] + _v[0],
-                                                    _o[1] + _v[1],
-                                                    _o[2] + _v[2],
-                                                )
-                                            )
 
                             def _batch_date_dim(self, rows, mults):
                                 """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -2871,7 +2264,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("v",)
                         QUERY_ID = "d28d7309a8898a3b"
-                        LAYOUT_ID = "08c73319388d0f37"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "7305023ed9211509"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -2879,7 +2272,6 @@ def _make_derived1():
                             on_delta: Callable[[tuple, int], None] | None = None,
                             push: bool = False,
                         ) -> None:
-                            self.derived1__rows = {}  # input rows: row -> multiplicity
                             # root unnamed1: its tuples
                             self.unnamed1_root = {}
                             self._appliers = {
@@ -3053,16 +2445,8 @@ def _make_derived1():
                             if len(row) != 2:
                                 raise ViewError(_arity_message("derived1_", 2, row))
                             v_csales = row[1]
-                            store = self.derived1__rows
-                            count = store.get(row, 0) + d
-                            if count < 0:
-                                raise ViewError(_absent_message("derived1_", row))
                             pending = self._pending
                             unnamed1_root = self.unnamed1_root
-                            if count:
-                                store[row] = count
-                            else:
-                                del store[row]
                             # atom unnamed1
                             _p = d
                             _o = unnamed1_root.get(v_csales)
@@ -3089,12 +2473,10 @@ def _make_derived1():
                             pending = self._pending
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
-                            sub._appliers["store_sales"](row, d)
-                            if sub._pending:  # else its result is unchanged
-                                try:
-                                    changes = sub._changes_of(sub._pending)
-                                finally:
-                                    sub._pending.clear()
+                            changes = sub._appliers["store_sales"](
+                                row, d
+                            )  # the change of its one group
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -3107,12 +2489,10 @@ def _make_derived1():
                             pending = self._pending
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
-                            sub._appliers["customer"](row, d)
-                            if sub._pending:  # else its result is unchanged
-                                try:
-                                    changes = sub._changes_of(sub._pending)
-                                finally:
-                                    sub._pending.clear()
+                            changes = sub._appliers["customer"](
+                                row, d
+                            )  # the change of its one group
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -3126,11 +2506,13 @@ def _make_derived1():
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
+                            changes = None
                             if sub._pending:  # else its result is unchanged
                                 try:
                                     changes = sub._changes_of(sub._pending)
                                 finally:
                                     sub._pending.clear()
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -3257,7 +2639,6 @@ def _make_derived1():
                                     "query": self.QUERY_ID,
                                     "layout": self.LAYOUT_ID,
                                     "state": {
-                                        "derived1__rows": self.derived1__rows,
                                         "unnamed1_root": self.unnamed1_root,
                                         "_result": self._result,
                                         "_reported": self._reported,
@@ -3296,7 +2677,6 @@ def _make_derived1():
                                 )
                             state = snapshot.get("state")
                             names = (
-                                "derived1__rows",
                                 "unnamed1_root",
                                 "_result",
                                 "_reported",
@@ -3405,7 +2785,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("c_customer_sk", "ssales")
                     QUERY_ID = "9dc246700d1cfa1c"
-                    LAYOUT_ID = "e928fe2e53e2f8a3"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "8597aabadc8eaafb"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -3413,7 +2793,6 @@ def _make_derived1():
                         on_delta: Callable[[tuple, int], None] | None = None,
                         push: bool = False,
                     ) -> None:
-                        self.derived1_rows = {}  # input rows: row -> multiplicity
                         # root having: its tuples
                         self.having_root = {}
                         self._appliers = {
@@ -3578,16 +2957,8 @@ def _make_derived1():
                             and c___having___h1 is not None
                             and c___having___h1 > _t1
                         )
-                        store = self.derived1_rows
-                        count = store.get(row, 0) + d
-                        if count < 0:
-                            raise ViewError(_absent_message("derived1", row))
                         pending = self._pending
                         having_root = self.having_root
-                        if count:
-                            store[row] = count
-                        else:
-                            del store[row]
                         # rows by key and compared value, for the test on inner view scalar_2
                         # (a NULL or NaN value, or a NULL key, never passes it)
                         _x = row[2]
@@ -3635,24 +3006,23 @@ def _make_derived1():
                         pending = self._pending
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
-                        sub._appliers["store_sales"](row, d)
-                        if sub._pending:  # else its result is unchanged
-                            try:
-                                changes = sub._changes_of(sub._pending)
-                            finally:
-                                sub._pending.clear()
+                        changes = sub._appliers["store_sales"](
+                            row, d
+                        )  # the change of its one group
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["store_sales"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
-                            if changes:
-                                self._on_scalar_2(changes)
+                        if changes:
+                            self._on_scalar_2(changes)
 
                     def _apply_customer(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -3665,24 +3035,23 @@ def _make_derived1():
                         pending = self._pending
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
-                        sub._appliers["customer"](row, d)
-                        if sub._pending:  # else its result is unchanged
-                            try:
-                                changes = sub._changes_of(sub._pending)
-                            finally:
-                                sub._pending.clear()
+                        changes = sub._appliers["customer"](
+                            row, d
+                        )  # the change of its one group
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["customer"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
-                            if changes:
-                                self._on_scalar_2(changes)
+                        if changes:
+                            self._on_scalar_2(changes)
 
                     def _apply_date_dim(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -3694,13 +3063,14 @@ def _make_derived1():
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["date_dim"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
-                            if changes:
-                                self._on_scalar_2(changes)
+                        if changes:
+                            self._on_scalar_2(changes)
 
                     def _rows_of_having(self, row, d):
                         """Apply `d` copies of `row` to atom having alone (its relation's
@@ -3850,7 +3220,6 @@ def _make_derived1():
                                 "query": self.QUERY_ID,
                                 "layout": self.LAYOUT_ID,
                                 "state": {
-                                    "derived1_rows": self.derived1_rows,
                                     "having_root": self.having_root,
                                     "sub:sub_derived1": self.sub_derived1.snapshot(),
                                     "sub:sub_scalar_2": self.sub_scalar_2.snapshot(),
@@ -3890,7 +3259,6 @@ def _make_derived1():
                             )
                         state = snapshot.get("state")
                         names = (
-                            "derived1_rows",
                             "having_root",
                             "sub:sub_derived1",
                             "sub:sub_scalar_2",
@@ -4001,7 +3369,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "02f333032a60517b"
-                LAYOUT_ID = "50c6cf2e4750de5a"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "b22920693d7f8021"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -4009,7 +3377,6 @@ def _make_derived1():
                     on_delta: Callable[[tuple, int], None] | None = None,
                     push: bool = False,
                 ) -> None:
-                    self.derived1_rows = {}  # input rows: row -> multiplicity
                     # root best_ss_customer: its tuples
                     self.best_ss_customer_root = {}
                     self._appliers = {
@@ -4153,16 +3520,8 @@ def _make_derived1():
                     if len(row) != 2:
                         raise ViewError(_arity_message("derived1", 2, row))
                     v_c_customer_sk = row[0]
-                    store = self.derived1_rows
-                    count = store.get(row, 0) + d
-                    if count < 0:
-                        raise ViewError(_absent_message("derived1", row))
                     pending = self._pending
                     best_ss_customer_root = self.best_ss_customer_root
-                    if count:
-                        store[row] = count
-                    else:
-                        del store[row]
                     # atom best_ss_customer
                     _p = d
                     _o = best_ss_customer_root.get(v_c_customer_sk)
@@ -4190,11 +3549,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -4208,11 +3569,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["customer"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -4226,11 +3589,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -4308,7 +3673,6 @@ def _make_derived1():
                             "query": self.QUERY_ID,
                             "layout": self.LAYOUT_ID,
                             "state": {
-                                "derived1_rows": self.derived1_rows,
                                 "best_ss_customer_root": self.best_ss_customer_root,
                                 "sub:sub_derived1": self.sub_derived1.snapshot(),
                             },
@@ -4343,11 +3707,7 @@ def _make_derived1():
                             "module generated by another dynyan version"
                         )
                     state = snapshot.get("state")
-                    names = (
-                        "derived1_rows",
-                        "best_ss_customer_root",
-                        "sub:sub_derived1",
-                    )
+                    names = ("best_ss_customer_root", "sub:sub_derived1")
                     if not isinstance(state, dict) or set(state) != set(names):
                         found = (
                             sorted(map(str, state))
@@ -6087,7 +5447,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "0eed3ef5deda959a"
-                LAYOUT_ID = "b5a5d78744604edd"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "801920286ff26cbf"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -6095,7 +5455,6 @@ def _make_derived1():
                     on_delta: Callable[[tuple, int], None] | None = None,
                     push: bool = False,
                 ) -> None:
-                    self.derived1_rows = {}  # input rows: row -> multiplicity
                     # root frequent_ss_items: its tuples
                     self.frequent_ss_items_root = {}
                     self._appliers = {
@@ -6239,16 +5598,8 @@ def _make_derived1():
                     if len(row) != 4:
                         raise ViewError(_arity_message("derived1", 4, row))
                     v_item_sk = row[1]
-                    store = self.derived1_rows
-                    count = store.get(row, 0) + d
-                    if count < 0:
-                        raise ViewError(_absent_message("derived1", row))
                     pending = self._pending
                     frequent_ss_items_root = self.frequent_ss_items_root
-                    if count:
-                        store[row] = count
-                    else:
-                        del store[row]
                     # atom frequent_ss_items
                     _p = d
                     _o = frequent_ss_items_root.get(v_item_sk)
@@ -6276,11 +5627,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -6294,11 +5647,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -6312,11 +5667,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["item"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -6394,7 +5751,6 @@ def _make_derived1():
                             "query": self.QUERY_ID,
                             "layout": self.LAYOUT_ID,
                             "state": {
-                                "derived1_rows": self.derived1_rows,
                                 "frequent_ss_items_root": self.frequent_ss_items_root,
                                 "sub:sub_derived1": self.sub_derived1.snapshot(),
                             },
@@ -6429,11 +5785,7 @@ def _make_derived1():
                             "module generated by another dynyan version"
                         )
                     state = snapshot.get("state")
-                    names = (
-                        "derived1_rows",
-                        "frequent_ss_items_root",
-                        "sub:sub_derived1",
-                    )
+                    names = ("frequent_ss_items_root", "sub:sub_derived1")
                     if not isinstance(state, dict) or set(state) != set(names):
                         found = (
                             sorted(map(str, state))
@@ -6598,7 +5950,7 @@ def _make_derived1():
             COLUMNS = ("c_last_name", "c_first_name", "sales")
             QUERY_ID = "e81debc22311b0de"
             LAYOUT_ID = (
-                "7b3820b0c99e3ef0"  # the state's layout: snapshots restore only here
+                "48467d71a35e201d"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -6609,8 +5961,6 @@ def _make_derived1():
                 on_delta: Callable[[tuple, int], None] | None = None,
                 push: bool = False,
             ) -> None:
-                self.in_1_rows = {}  # input rows: row -> multiplicity
-                self.in_2_rows = {}  # input rows: row -> multiplicity
                 self.catalog_sales_rows = {}  # input rows: row -> multiplicity
                 self.customer_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
@@ -6775,10 +6125,6 @@ def _make_derived1():
                     raise ViewError(_arity_message("in_1", 1, row))
                 (v_cs_bill_customer_sk,) = row
                 keep_in1 = v_cs_bill_customer_sk is not None
-                store = self.in_1_rows
-                count = store.get(row, 0) + d
-                if count < 0:
-                    raise ViewError(_absent_message("in_1", row))
                 # only for a row the atom takes (its NULL-rejecting filters hold)
                 _p = (d, d, d) if keep_in1 else None
                 pending = self._pending
@@ -6789,10 +6135,6 @@ def _make_derived1():
                 n0_root = self.n0_root
                 n3_count_by_cs_bill_customer_sk = self.n3_count_by_cs_bill_customer_sk
                 n4_count_by_cs_bill_customer_sk = self.n4_count_by_cs_bill_customer_sk
-                if count:
-                    store[row] = count
-                else:
-                    del store[row]
                 # atom in1
                 if keep_in1:
                     _o = in1_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
@@ -6868,10 +6210,6 @@ def _make_derived1():
                     raise ViewError(_arity_message("in_2", 1, row))
                 (v_cs_item_sk,) = row
                 keep_in2 = v_cs_item_sk is not None
-                store = self.in_2_rows
-                count = store.get(row, 0) + d
-                if count < 0:
-                    raise ViewError(_absent_message("in_2", row))
                 # only for a row the atom takes (its NULL-rejecting filters hold)
                 _p = (d, d, d) if keep_in2 else None
                 pending = self._pending
@@ -6886,10 +6224,6 @@ def _make_derived1():
                 n5_cs_bill_customer_sk_by_cs_item_sk = (
                     self.n5_cs_bill_customer_sk_by_cs_item_sk
                 )
-                if count:
-                    store[row] = count
-                else:
-                    del store[row]
                 # atom in2
                 if keep_in2:
                     _o = in2_count_by_cs_item_sk.get(v_cs_item_sk)
@@ -7341,11 +6675,13 @@ def _make_derived1():
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
                 sub._appliers["customer"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_in_1(sub_row, change)
 
@@ -7563,21 +6899,25 @@ def _make_derived1():
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
                 sub._appliers["date_dim"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_in_1(sub_row, change)
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["date_dim"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_in_2(sub_row, change)
 
@@ -7593,21 +6933,25 @@ def _make_derived1():
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
                 sub._appliers["store_sales"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_in_1(sub_row, change)
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["store_sales"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_in_2(sub_row, change)
 
@@ -7621,11 +6965,13 @@ def _make_derived1():
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["item"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_in_2(sub_row, change)
 
@@ -8004,8 +7350,6 @@ def _make_derived1():
                         "query": self.QUERY_ID,
                         "layout": self.LAYOUT_ID,
                         "state": {
-                            "in_1_rows": self.in_1_rows,
-                            "in_2_rows": self.in_2_rows,
                             "catalog_sales_rows": self.catalog_sales_rows,
                             "customer_rows": self.customer_rows,
                             "date_dim_rows": self.date_dim_rows,
@@ -8053,8 +7397,6 @@ def _make_derived1():
                     )
                 state = snapshot.get("state")
                 names = (
-                    "in_1_rows",
-                    "in_2_rows",
                     "catalog_sales_rows",
                     "customer_rows",
                     "date_dim_rows",
@@ -8409,10 +7751,7 @@ def _make_derived1():
                                 "customer": self._apply_customer,
                             }
                             self._batchers = (
-                                {  # update() of several rows: summed per key first
-                                    "store_sales": self._batch_store_sales,
-                                    "customer": self._batch_customer,
-                                }
+                                {}  # update() of several rows: summed per key first
                             )
                             self._on_delta = on_delta
                             self._pending = (
@@ -8650,19 +7989,27 @@ def _make_derived1():
                                             n0_root[v_ss_customer_sk] = _n
                                         else:
                                             del n0_root[v_ss_customer_sk]
-                                    if pending is not None:
-                                        _k = (v_ss_customer_sk,)
-                                        _v = _d2
-                                        _o = pending.get(_k)
-                                        pending[_k] = (
-                                            _v
-                                            if _o is None
-                                            else (
-                                                _o[0] + _v[0],
-                                                _o[1] + _v[1],
-                                                _o[2] + _v[2],
-                                            )
-                                        )
+                                    key = (v_ss_customer_sk,)
+                                    reported = self._reported
+                                    changes = []
+                                    new = None
+                                    _m1 = self.n0_root.get(v_ss_customer_sk)
+                                    if _m1 is not None:
+                                        p = _m1
+                                        _a0 = None if p[1] == 0 else (p[2] / 100)
+                                        new = (v_ss_customer_sk, _a0, _a0)
+                                    old = reported.get(key)
+                                    if (
+                                        old != new
+                                    ):  # no output can be NaN: equal rows are the same
+                                        if old is not None:
+                                            changes.append((old, -1))
+                                        if new is not None:
+                                            changes.append((new, 1))
+                                            reported[key] = new
+                                        else:
+                                            del reported[key]
+                                    return changes
 
                         def _apply_customer(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -8724,286 +8071,27 @@ def _make_derived1():
                                         n0_root[v_ss_customer_sk] = _n
                                     else:
                                         del n0_root[v_ss_customer_sk]
-                                if pending is not None:
-                                    _k = (v_ss_customer_sk,)
-                                    _v = _d2
-                                    _o = pending.get(_k)
-                                    pending[_k] = (
-                                        _v
-                                        if _o is None
-                                        else (
-                                            _o[0] + _v[0],
-                                            _o[1] + _v[1],
-                                            _o[2] + _v[2],
-                                        )
-                                    )
-
-                        def _batch_store_sales(self, rows, mults):
-                            """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
-                            every row is checked and its payload summed per key (the values its
-                            atoms' paths read) first, then each key's sum takes the path to the
-                            root once. Nothing changes before every check has passed."""
-                            counts = {}  # row -> its multiplicity after the batch
-                            store = self.store_sales_rows
-                            sums0 = {}  # atom store_sales: key -> summed payload
-                            for row, d in zip(rows, mults):
-                                if type(d) is not int:
-                                    raise ViewError(
-                                        f"multiplicities must be int, got {d!r}"
-                                    )
-                                if not d:
-                                    continue
-                                if type(row) is not tuple:
-                                    row = tuple(row)
-                                if len(row) != 23:
-                                    raise ViewError(
-                                        _arity_message("store_sales", 23, row)
-                                    )
-                                v_ss_customer_sk = row[3]
-                                c_store_sales_ss_quantity = row[10]
-                                c_store_sales_ss_sales_price = row[13]
-                                keep_store_sales = v_ss_customer_sk is not None
-                                if keep_store_sales:
-                                    _p = (
-                                        d,
-                                        (
-                                            d
-                                            if c_store_sales_ss_quantity is not None
-                                            and c_store_sales_ss_sales_price is not None
-                                            else 0
-                                        ),
-                                        (
-                                            d
-                                            * round(
-                                                (
-                                                    None
-                                                    if c_store_sales_ss_quantity is None
-                                                    or c_store_sales_ss_sales_price
-                                                    is None
-                                                    else (
-                                                        c_store_sales_ss_quantity
-                                                        * c_store_sales_ss_sales_price
-                                                    )
-                                                )
-                                                * 100
-                                            )
-                                            if c_store_sales_ss_quantity is not None
-                                            and c_store_sales_ss_sales_price is not None
-                                            else 0
-                                        ),
-                                    )
-                                    _k = v_ss_customer_sk
-                                    _o = sums0.get(_k)
-                                    sums0[_k] = (
-                                        _p
-                                        if _o is None
-                                        else (
-                                            _o[0] + _p[0],
-                                            _o[1] + _p[1],
-                                            _o[2] + _p[2],
-                                        )
-                                    )
-                                c = counts.get(row)
-                                counts[row] = (
-                                    store.get(row, 0) if c is None else c
-                                ) + d
-                            for row, c in counts.items():
-                                if c < 0:
-                                    raise ViewError(_absent_message("store_sales", row))
-                            for row, c in counts.items():
-                                if c:
-                                    store[row] = c
-                                else:
-                                    store.pop(row, None)
-                            pending = self._pending
-                            customer_count_by_ss_customer_sk = (
-                                self.customer_count_by_ss_customer_sk
-                            )
-                            n0_root = self.n0_root
-                            store_sales_count_by_ss_customer_sk = (
-                                self.store_sales_count_by_ss_customer_sk
-                            )
-                            # atom store_sales
-                            for _k, _p in sums0.items():
-                                v_ss_customer_sk = _k
-                                # a zero count with nonzero sums only where the key is kept (else
-                                # it is what float sums leave of rows inserted and deleted again)
-                                if not _p[0] and (
-                                    _p == _ZERO
-                                    or not self.store_sales_count_by_ss_customer_sk.get(
-                                        v_ss_customer_sk, _ZERO
-                                    )[0]
-                                ):
-                                    continue
-                                _o = store_sales_count_by_ss_customer_sk.get(
-                                    v_ss_customer_sk
-                                )
-                                if _o is None:
-                                    store_sales_count_by_ss_customer_sk[
-                                        v_ss_customer_sk
-                                    ] = _p
-                                else:
-                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                                    if _n[0]:
-                                        store_sales_count_by_ss_customer_sk[
-                                            v_ss_customer_sk
-                                        ] = _n
+                                key = (v_ss_customer_sk,)
+                                reported = self._reported
+                                changes = []
+                                new = None
+                                _m1 = self.n0_root.get(v_ss_customer_sk)
+                                if _m1 is not None:
+                                    p = _m1
+                                    _a0 = None if p[1] == 0 else (p[2] / 100)
+                                    new = (v_ss_customer_sk, _a0, _a0)
+                                old = reported.get(key)
+                                if (
+                                    old != new
+                                ):  # no output can be NaN: equal rows are the same
+                                    if old is not None:
+                                        changes.append((old, -1))
+                                    if new is not None:
+                                        changes.append((new, 1))
+                                        reported[key] = new
                                     else:
-                                        del store_sales_count_by_ss_customer_sk[
-                                            v_ss_customer_sk
-                                        ]
-                                _w1 = customer_count_by_ss_customer_sk.get(
-                                    v_ss_customer_sk
-                                )
-                                if _w1 is not None:
-                                    _d2 = (
-                                        _p[0] * _w1[0],
-                                        _p[1] * _w1[1],
-                                        _p[2] * _w1[2],
-                                    )
-                                    _o = n0_root.get(v_ss_customer_sk)
-                                    if _o is None:
-                                        n0_root[v_ss_customer_sk] = _d2
-                                    else:
-                                        _n = (
-                                            _o[0] + _d2[0],
-                                            _o[1] + _d2[1],
-                                            _o[2] + _d2[2],
-                                        )
-                                        if _n[0]:
-                                            n0_root[v_ss_customer_sk] = _n
-                                        else:
-                                            del n0_root[v_ss_customer_sk]
-                                    if pending is not None:
-                                        _k = (v_ss_customer_sk,)
-                                        _v = _d2
-                                        _o = pending.get(_k)
-                                        pending[_k] = (
-                                            _v
-                                            if _o is None
-                                            else (
-                                                _o[0] + _v[0],
-                                                _o[1] + _v[1],
-                                                _o[2] + _v[2],
-                                            )
-                                        )
-
-                        def _batch_customer(self, rows, mults):
-                            """Apply a batch of customer rows (row i changes by mults[i]) at once:
-                            every row is checked and its payload summed per key (the values its
-                            atoms' paths read) first, then each key's sum takes the path to the
-                            root once. Nothing changes before every check has passed."""
-                            counts = {}  # row -> its multiplicity after the batch
-                            store = self.customer_rows
-                            sums0 = {}  # atom customer: key -> summed payload
-                            for row, d in zip(rows, mults):
-                                if type(d) is not int:
-                                    raise ViewError(
-                                        f"multiplicities must be int, got {d!r}"
-                                    )
-                                if not d:
-                                    continue
-                                if type(row) is not tuple:
-                                    row = tuple(row)
-                                if len(row) != 18:
-                                    raise ViewError(_arity_message("customer", 18, row))
-                                v_ss_customer_sk = row[0]
-                                if v_ss_customer_sk is None:
-                                    raise _null_error(
-                                        "customer", row, ((0, "c_customer_sk"),)
-                                    )
-                                _p = (d, d, d)
-                                _k = v_ss_customer_sk
-                                _o = sums0.get(_k)
-                                sums0[_k] = (
-                                    _p
-                                    if _o is None
-                                    else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                                )
-                                c = counts.get(row)
-                                counts[row] = (
-                                    store.get(row, 0) if c is None else c
-                                ) + d
-                            for row, c in counts.items():
-                                if c < 0:
-                                    raise ViewError(_absent_message("customer", row))
-                            for row, c in counts.items():
-                                if c:
-                                    store[row] = c
-                                else:
-                                    store.pop(row, None)
-                            pending = self._pending
-                            customer_count_by_ss_customer_sk = (
-                                self.customer_count_by_ss_customer_sk
-                            )
-                            n0_root = self.n0_root
-                            store_sales_count_by_ss_customer_sk = (
-                                self.store_sales_count_by_ss_customer_sk
-                            )
-                            # atom customer
-                            for _k, _p in sums0.items():
-                                v_ss_customer_sk = _k
-                                # a zero count with nonzero sums only where the key is kept (else
-                                # it is what float sums leave of rows inserted and deleted again)
-                                if not _p[0] and (
-                                    _p == _ZERO
-                                    or not self.customer_count_by_ss_customer_sk.get(
-                                        v_ss_customer_sk, _ZERO
-                                    )[0]
-                                ):
-                                    continue
-                                _o = customer_count_by_ss_customer_sk.get(
-                                    v_ss_customer_sk
-                                )
-                                if _o is None:
-                                    customer_count_by_ss_customer_sk[
-                                        v_ss_customer_sk
-                                    ] = _p
-                                else:
-                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                                    if _n[0]:
-                                        customer_count_by_ss_customer_sk[
-                                            v_ss_customer_sk
-                                        ] = _n
-                                    else:
-                                        del customer_count_by_ss_customer_sk[
-                                            v_ss_customer_sk
-                                        ]
-                                _w1 = store_sales_count_by_ss_customer_sk.get(
-                                    v_ss_customer_sk
-                                )
-                                if _w1 is not None:
-                                    _d2 = (
-                                        _p[0] * _w1[0],
-                                        _p[1] * _w1[1],
-                                        _p[2] * _w1[2],
-                                    )
-                                    _o = n0_root.get(v_ss_customer_sk)
-                                    if _o is None:
-                                        n0_root[v_ss_customer_sk] = _d2
-                                    else:
-                                        _n = (
-                                            _o[0] + _d2[0],
-                                            _o[1] + _d2[1],
-                                            _o[2] + _d2[2],
-                                        )
-                                        if _n[0]:
-                                            n0_root[v_ss_customer_sk] = _n
-                                        else:
-                                            del n0_root[v_ss_customer_sk]
-                                    if pending is not None:
-                                        _k = (v_ss_customer_sk,)
-                                        _v = _d2
-                                        _o = pending.get(_k)
-                                        pending[_k] = (
-                                            _v
-                                            if _o is None
-                                            else (
-                                                _o[0] + _v[0],
-                                                _o[1] + _v[1],
-                                                _o[2] + _v[2],
-                                            )
-                                        )
+                                        del reported[key]
+                                return changes
 
                         def _lookup(self, v_ss_customer_sk):
                             """The payload of one output tuple, in O(1); None if absent."""
@@ -9433,9 +8521,7 @@ def _make_derived1():
                                 }
                                 self._batchers = (
                                     {  # update() of several rows: summed per key first
-                                        "store_sales": self._batch_store_sales,
-                                        "customer": self._batch_customer,
-                                        "date_dim": self._batch_date_dim,
+                                        "date_dim": self._batch_date_dim
                                     }
                                 )
                                 self._on_delta = on_delta
@@ -9765,19 +8851,29 @@ def _make_derived1():
                                                     n0_root[v_ss_customer_sk] = _n
                                                 else:
                                                     del n0_root[v_ss_customer_sk]
-                                            if pending is not None:
-                                                _k = (v_ss_customer_sk,)
-                                                _v = _d4
-                                                _o = pending.get(_k)
-                                                pending[_k] = (
-                                                    _v
-                                                    if _o is None
-                                                    else (
-                                                        _o[0] + _v[0],
-                                                        _o[1] + _v[1],
-                                                        _o[2] + _v[2],
-                                                    )
+                                            key = (v_ss_customer_sk,)
+                                            reported = self._reported
+                                            changes = []
+                                            new = None
+                                            _m1 = self.n0_root.get(v_ss_customer_sk)
+                                            if _m1 is not None:
+                                                p = _m1
+                                                _a0 = (
+                                                    None if p[1] == 0 else (p[2] / 100)
                                                 )
+                                                new = (v_ss_customer_sk, _a0)
+                                            old = reported.get(key)
+                                            if (
+                                                old != new
+                                            ):  # no output can be NaN: equal rows are the same
+                                                if old is not None:
+                                                    changes.append((old, -1))
+                                                if new is not None:
+                                                    changes.append((new, 1))
+                                                    reported[key] = new
+                                                else:
+                                                    del reported[key]
+                                            return changes
 
                             def _apply_customer(self, row, d):
                                 """Apply multiplicity change `d` of one row: every atom of the
@@ -9845,19 +8941,27 @@ def _make_derived1():
                                             n0_root[v_ss_customer_sk] = _n
                                         else:
                                             del n0_root[v_ss_customer_sk]
-                                    if pending is not None:
-                                        _k = (v_ss_customer_sk,)
-                                        _v = _d2
-                                        _o = pending.get(_k)
-                                        pending[_k] = (
-                                            _v
-                                            if _o is None
-                                            else (
-                                                _o[0] + _v[0],
-                                                _o[1] + _v[1],
-                                                _o[2] + _v[2],
-                                            )
-                                        )
+                                    key = (v_ss_customer_sk,)
+                                    reported = self._reported
+                                    changes = []
+                                    new = None
+                                    _m1 = self.n0_root.get(v_ss_customer_sk)
+                                    if _m1 is not None:
+                                        p = _m1
+                                        _a0 = None if p[1] == 0 else (p[2] / 100)
+                                        new = (v_ss_customer_sk, _a0)
+                                    old = reported.get(key)
+                                    if (
+                                        old != new
+                                    ):  # no output can be NaN: equal rows are the same
+                                        if old is not None:
+                                            changes.append((old, -1))
+                                        if new is not None:
+                                            changes.append((new, 1))
+                                            reported[key] = new
+                                        else:
+                                            del reported[key]
+                                    return changes
 
                             def _apply_date_dim(self, row, d):
                                 """Apply multiplicity change `d` of one row: every atom of the
@@ -9991,375 +9095,6 @@ def _make_derived1():
                                                             _o[2] + _v[2],
                                                         )
                                                     )
-
-                            def _batch_store_sales(self, rows, mults):
-                                """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
-                                every row is checked and its payload summed per key (the values its
-                                atoms' paths read) first, then each key's sum takes the path to the
-                                root once. Nothing changes before every check has passed.
-                                """
-                                counts = {}  # row -> its multiplicity after the batch
-                                store = self.store_sales_rows
-                                sums0 = {}  # atom store_sales: key -> summed payload
-                                for row, d in zip(rows, mults):
-                                    if type(d) is not int:
-                                        raise ViewError(
-                                            f"multiplicities must be int, got {d!r}"
-                                        )
-                                    if not d:
-                                        continue
-                                    if type(row) is not tuple:
-                                        row = tuple(row)
-                                    if len(row) != 23:
-                                        raise ViewError(
-                                            _arity_message("store_sales", 23, row)
-                                        )
-                                    v_ss_sold_date_sk = row[0]
-                                    v_ss_customer_sk = row[3]
-                                    c_store_sales_ss_quantity = row[10]
-                                    c_store_sales_ss_sales_price = row[13]
-                                    keep_store_sales = (
-                                        v_ss_sold_date_sk is not None
-                                        and v_ss_customer_sk is not None
-                                    )
-                                    if keep_store_sales:
-                                        _p = (
-                                            d,
-                                            (
-                                                d
-                                                if c_store_sales_ss_quantity is not None
-                                                and c_store_sales_ss_sales_price
-                                                is not None
-                                                else 0
-                                            ),
-                                            (
-                                                d
-                                                * round(
-                                                    (
-                                                        None
-                                                        if c_store_sales_ss_quantity
-                                                        is None
-                                                        or c_store_sales_ss_sales_price
-                                                        is None
-                                                        else (
-                                                            c_store_sales_ss_quantity
-                                                            * c_store_sales_ss_sales_price
-                                                        )
-                                                    )
-                                                    * 100
-                                                )
-                                                if c_store_sales_ss_quantity is not None
-                                                and c_store_sales_ss_sales_price
-                                                is not None
-                                                else 0
-                                            ),
-                                        )
-                                        _k = (v_ss_sold_date_sk, v_ss_customer_sk)
-                                        _o = sums0.get(_k)
-                                        sums0[_k] = (
-                                            _p
-                                            if _o is None
-                                            else (
-                                                _o[0] + _p[0],
-                                                _o[1] + _p[1],
-                                                _o[2] + _p[2],
-                                            )
-                                        )
-                                    c = counts.get(row)
-                                    counts[row] = (
-                                        store.get(row, 0) if c is None else c
-                                    ) + d
-                                for row, c in counts.items():
-                                    if c < 0:
-                                        raise ViewError(
-                                            _absent_message("store_sales", row)
-                                        )
-                                for row, c in counts.items():
-                                    if c:
-                                        store[row] = c
-                                    else:
-                                        store.pop(row, None)
-                                pending = self._pending
-                                customer_count_by_ss_customer_sk = (
-                                    self.customer_count_by_ss_customer_sk
-                                )
-                                date_dim_count_by_ss_sold_date_sk = (
-                                    self.date_dim_count_by_ss_sold_date_sk
-                                )
-                                n0_root = self.n0_root
-                                n1_count_by_ss_customer_sk = (
-                                    self.n1_count_by_ss_customer_sk
-                                )
-                                store_sales_ss_customer_sk_by_ss_sold_date_sk = (
-                                    self.store_sales_ss_customer_sk_by_ss_sold_date_sk
-                                )
-                                # atom store_sales
-                                for _k, _p in sums0.items():
-                                    v_ss_sold_date_sk, v_ss_customer_sk = _k
-                                    # a zero count with nonzero sums only where the key is kept (else
-                                    # it is what float sums leave of rows inserted and deleted again)
-                                    if not _p[0] and (
-                                        _p == _ZERO
-                                        or not _entry(
-                                            self.store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
-                                                v_ss_sold_date_sk
-                                            ),
-                                            v_ss_customer_sk,
-                                            _ZERO,
-                                        )[0]
-                                    ):
-                                        continue
-                                    _grp = store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
-                                        v_ss_sold_date_sk
-                                    )
-                                    if _grp is None:
-                                        store_sales_ss_customer_sk_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ] = (v_ss_customer_sk, _p)
-                                    elif type(_grp) is tuple:
-                                        _e = v_ss_customer_sk
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = (
-                                                _o[0] + _p[0],
-                                                _o[1] + _p[1],
-                                                _o[2] + _p[2],
-                                            )
-                                            if _n[0]:
-                                                store_sales_ss_customer_sk_by_ss_sold_date_sk[
-                                                    v_ss_sold_date_sk
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del store_sales_ss_customer_sk_by_ss_sold_date_sk[
-                                                    v_ss_sold_date_sk
-                                                ]
-                                        else:
-                                            store_sales_ss_customer_sk_by_ss_sold_date_sk[
-                                                v_ss_sold_date_sk
-                                            ] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
-                                        _o = _grp.get(v_ss_customer_sk)
-                                        if _o is None:
-                                            _grp[v_ss_customer_sk] = _p
-                                        else:
-                                            _n = (
-                                                _o[0] + _p[0],
-                                                _o[1] + _p[1],
-                                                _o[2] + _p[2],
-                                            )
-                                            if _n[0]:
-                                                _grp[v_ss_customer_sk] = _n
-                                            else:
-                                                del _grp[v_ss_customer_sk]
-                                                if len(_grp) == 1:
-                                                    store_sales_ss_customer_sk_by_ss_sold_date_sk[
-                                                        v_ss_sold_date_sk
-                                                    ] = next(
-                                                        iter(_grp.items())
-                                                    )
-                                    _w1 = date_dim_count_by_ss_sold_date_sk.get(
-                                        v_ss_sold_date_sk
-                                    )
-                                    if _w1 is not None:
-                                        _d2 = (
-                                            _p[0] * _w1[0],
-                                            _p[1] * _w1[1],
-                                            _p[2] * _w1[2],
-                                        )
-                                        _o = n1_count_by_ss_customer_sk.get(
-                                            v_ss_customer_sk
-                                        )
-                                        if _o is None:
-                                            n1_count_by_ss_customer_sk[
-                                                v_ss_customer_sk
-                                            ] = _d2
-                                        else:
-                                            _n = (
-                                                _o[0] + _d2[0],
-                                                _o[1] + _d2[1],
-                                                _o[2] + _d2[2],
-                                            )
-                                            if _n[0]:
-                                                n1_count_by_ss_customer_sk[
-                                                    v_ss_customer_sk
-                                                ] = _n
-                                            else:
-                                                del n1_count_by_ss_customer_sk[
-                                                    v_ss_customer_sk
-                                                ]
-                                        _w3 = customer_count_by_ss_customer_sk.get(
-                                            v_ss_customer_sk
-                                        )
-                                        if _w3 is not None:
-                                            _d4 = (
-                                                _d2[0] * _w3[0],
-                                                _d2[1] * _w3[1],
-                                                _d2[2] * _w3[2],
-                                            )
-                                            _o = n0_root.get(v_ss_customer_sk)
-                                            if _o is None:
-                                                n0_root[v_ss_customer_sk] = _d4
-                                            else:
-                                                _n = (
-                                                    _o[0] + _d4[0],
-                                                    _o[1] + _d4[1],
-                                                    _o[2] + _d4[2],
-                                                )
-                                                if _n[0]:
-                                                    n0_root[v_ss_customer_sk] = _n
-                                                else:
-                                                    del n0_root[v_ss_customer_sk]
-                                            if pending is not None:
-                                                _k = (v_ss_customer_sk,)
-                                                _v = _d4
-                                                _o = pending.get(_k)
-                                                pending[_k] = (
-                                                    _v
-                                                    if _o is None
-                                                    else (
-                                                        _o[0] + _v[0],
-                                                        _o[1] + _v[1],
-                                                        _o[2] + _v[2],
-                                                    )
-                                                )
-
-                            def _batch_customer(self, rows, mults):
-                                """Apply a batch of customer rows (row i changes by mults[i]) at once:
-                                every row is checked and its payload summed per key (the values its
-                                atoms' paths read) first, then each key's sum takes the path to the
-                                root once. Nothing changes before every check has passed.
-                                """
-                                counts = {}  # row -> its multiplicity after the batch
-                                store = self.customer_rows
-                                sums0 = {}  # atom customer: key -> summed payload
-                                for row, d in zip(rows, mults):
-                                    if type(d) is not int:
-                                        raise ViewError(
-                                            f"multiplicities must be int, got {d!r}"
-                                        )
-                                    if not d:
-                                        continue
-                                    if type(row) is not tuple:
-                                        row = tuple(row)
-                                    if len(row) != 18:
-                                        raise ViewError(
-                                            _arity_message("customer", 18, row)
-                                        )
-                                    v_ss_customer_sk = row[0]
-                                    if v_ss_customer_sk is None:
-                                        raise _null_error(
-                                            "customer", row, ((0, "c_customer_sk"),)
-                                        )
-                                    _p = (d, d, d)
-                                    _k = v_ss_customer_sk
-                                    _o = sums0.get(_k)
-                                    sums0[_k] = (
-                                        _p
-                                        if _o is None
-                                        else (
-                                            _o[0] + _p[0],
-                                            _o[1] + _p[1],
-                                            _o[2] + _p[2],
-                                        )
-                                    )
-                                    c = counts.get(row)
-                                    counts[row] = (
-                                        store.get(row, 0) if c is None else c
-                                    ) + d
-                                for row, c in counts.items():
-                                    if c < 0:
-                                        raise ViewError(
-                                            _absent_message("customer", row)
-                                        )
-                                for row, c in counts.items():
-                                    if c:
-                                        store[row] = c
-                                    else:
-                                        store.pop(row, None)
-                                pending = self._pending
-                                customer_count_by_ss_customer_sk = (
-                                    self.customer_count_by_ss_customer_sk
-                                )
-                                n0_root = self.n0_root
-                                n1_count_by_ss_customer_sk = (
-                                    self.n1_count_by_ss_customer_sk
-                                )
-                                # atom customer
-                                for _k, _p in sums0.items():
-                                    v_ss_customer_sk = _k
-                                    # a zero count with nonzero sums only where the key is kept (else
-                                    # it is what float sums leave of rows inserted and deleted again)
-                                    if not _p[0] and (
-                                        _p == _ZERO
-                                        or not self.customer_count_by_ss_customer_sk.get(
-                                            v_ss_customer_sk, _ZERO
-                                        )[
-                                            0
-                                        ]
-                                    ):
-                                        continue
-                                    _o = customer_count_by_ss_customer_sk.get(
-                                        v_ss_customer_sk
-                                    )
-                                    if _o is None:
-                                        customer_count_by_ss_customer_sk[
-                                            v_ss_customer_sk
-                                        ] = _p
-                                    else:
-                                        _n = (
-                                            _o[0] + _p[0],
-                                            _o[1] + _p[1],
-                                            _o[2] + _p[2],
-                                        )
-                                        if _n[0]:
-                                            customer_count_by_ss_customer_sk[
-                                                v_ss_customer_sk
-                                            ] = _n
-                                        else:
-                                            del customer_count_by_ss_customer_sk[
-                                                v_ss_customer_sk
-                                            ]
-                                    _w1 = n1_count_by_ss_customer_sk.get(
-                                        v_ss_customer_sk
-                                    )
-                                    if _w1 is not None:
-                                        _d2 = (
-                                            _p[0] * _w1[0],
-                                            _p[1] * _w1[1],
-                                            _p[2] * _w1[2],
-                                        )
-                                        _o = n0_root.get(v_ss_customer_sk)
-                                        if _o is None:
-                                            n0_root[v_ss_customer_sk] = _d2
-                                        else:
-                                            _n = (
-                                                _o[0] + _d2[0],
-                                                _o[1] + _d2[1],
-                                                _o[2] + _d2[2],
-                                            )
-                                            if _n[0]:
-                                                n0_root[v_ss_customer_sk] = _n
-                                            else:
-                                                del n0_root[v_ss_customer_sk]
-                                        if pending is not None:
-                                            _k = (v_ss_customer_sk,)
-                                            _v = _d2
-                                            _o = pending.get(_k)
-                                            pending[_k] = (
-                                                _v
-                                                if _o is None
-                                                else (
-                                                    _o[0] + _v[0],
-                                                    _o[1] + _v[1],
-                                                    _o[2] + _v[2],
-                                                )
-                                            )
 
                             def _batch_date_dim(self, rows, mults):
                                 """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -10792,7 +9527,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("v",)
                         QUERY_ID = "d28d7309a8898a3b"
-                        LAYOUT_ID = "08c73319388d0f37"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "7305023ed9211509"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -10800,7 +9535,6 @@ def _make_derived1():
                             on_delta: Callable[[tuple, int], None] | None = None,
                             push: bool = False,
                         ) -> None:
-                            self.derived1__rows = {}  # input rows: row -> multiplicity
                             # root unnamed1: its tuples
                             self.unnamed1_root = {}
                             self._appliers = {
@@ -10974,16 +9708,8 @@ def _make_derived1():
                             if len(row) != 2:
                                 raise ViewError(_arity_message("derived1_", 2, row))
                             v_csales = row[1]
-                            store = self.derived1__rows
-                            count = store.get(row, 0) + d
-                            if count < 0:
-                                raise ViewError(_absent_message("derived1_", row))
                             pending = self._pending
                             unnamed1_root = self.unnamed1_root
-                            if count:
-                                store[row] = count
-                            else:
-                                del store[row]
                             # atom unnamed1
                             _p = d
                             _o = unnamed1_root.get(v_csales)
@@ -11010,12 +9736,10 @@ def _make_derived1():
                             pending = self._pending
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
-                            sub._appliers["store_sales"](row, d)
-                            if sub._pending:  # else its result is unchanged
-                                try:
-                                    changes = sub._changes_of(sub._pending)
-                                finally:
-                                    sub._pending.clear()
+                            changes = sub._appliers["store_sales"](
+                                row, d
+                            )  # the change of its one group
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -11028,12 +9752,10 @@ def _make_derived1():
                             pending = self._pending
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
-                            sub._appliers["customer"](row, d)
-                            if sub._pending:  # else its result is unchanged
-                                try:
-                                    changes = sub._changes_of(sub._pending)
-                                finally:
-                                    sub._pending.clear()
+                            changes = sub._appliers["customer"](
+                                row, d
+                            )  # the change of its one group
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -11047,11 +9769,13 @@ def _make_derived1():
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
+                            changes = None
                             if sub._pending:  # else its result is unchanged
                                 try:
                                     changes = sub._changes_of(sub._pending)
                                 finally:
                                     sub._pending.clear()
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -11178,7 +9902,6 @@ def _make_derived1():
                                     "query": self.QUERY_ID,
                                     "layout": self.LAYOUT_ID,
                                     "state": {
-                                        "derived1__rows": self.derived1__rows,
                                         "unnamed1_root": self.unnamed1_root,
                                         "_result": self._result,
                                         "_reported": self._reported,
@@ -11217,7 +9940,6 @@ def _make_derived1():
                                 )
                             state = snapshot.get("state")
                             names = (
-                                "derived1__rows",
                                 "unnamed1_root",
                                 "_result",
                                 "_reported",
@@ -11326,7 +10048,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("c_customer_sk", "ssales")
                     QUERY_ID = "9dc246700d1cfa1c"
-                    LAYOUT_ID = "e928fe2e53e2f8a3"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "8597aabadc8eaafb"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -11334,7 +10056,6 @@ def _make_derived1():
                         on_delta: Callable[[tuple, int], None] | None = None,
                         push: bool = False,
                     ) -> None:
-                        self.derived1_rows = {}  # input rows: row -> multiplicity
                         # root having: its tuples
                         self.having_root = {}
                         self._appliers = {
@@ -11499,16 +10220,8 @@ def _make_derived1():
                             and c___having___h1 is not None
                             and c___having___h1 > _t1
                         )
-                        store = self.derived1_rows
-                        count = store.get(row, 0) + d
-                        if count < 0:
-                            raise ViewError(_absent_message("derived1", row))
                         pending = self._pending
                         having_root = self.having_root
-                        if count:
-                            store[row] = count
-                        else:
-                            del store[row]
                         # rows by key and compared value, for the test on inner view scalar_2
                         # (a NULL or NaN value, or a NULL key, never passes it)
                         _x = row[2]
@@ -11556,24 +10269,23 @@ def _make_derived1():
                         pending = self._pending
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
-                        sub._appliers["store_sales"](row, d)
-                        if sub._pending:  # else its result is unchanged
-                            try:
-                                changes = sub._changes_of(sub._pending)
-                            finally:
-                                sub._pending.clear()
+                        changes = sub._appliers["store_sales"](
+                            row, d
+                        )  # the change of its one group
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["store_sales"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
-                            if changes:
-                                self._on_scalar_2(changes)
+                        if changes:
+                            self._on_scalar_2(changes)
 
                     def _apply_customer(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -11586,24 +10298,23 @@ def _make_derived1():
                         pending = self._pending
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
-                        sub._appliers["customer"](row, d)
-                        if sub._pending:  # else its result is unchanged
-                            try:
-                                changes = sub._changes_of(sub._pending)
-                            finally:
-                                sub._pending.clear()
+                        changes = sub._appliers["customer"](
+                            row, d
+                        )  # the change of its one group
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["customer"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
-                            if changes:
-                                self._on_scalar_2(changes)
+                        if changes:
+                            self._on_scalar_2(changes)
 
                     def _apply_date_dim(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -11615,13 +10326,14 @@ def _make_derived1():
                         # the subquery behind relation scalar_2 reads this relation
                         sub = self.sub_scalar_2
                         sub._appliers["date_dim"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
-                            if changes:
-                                self._on_scalar_2(changes)
+                        if changes:
+                            self._on_scalar_2(changes)
 
                     def _rows_of_having(self, row, d):
                         """Apply `d` copies of `row` to atom having alone (its relation's
@@ -11771,7 +10483,6 @@ def _make_derived1():
                                 "query": self.QUERY_ID,
                                 "layout": self.LAYOUT_ID,
                                 "state": {
-                                    "derived1_rows": self.derived1_rows,
                                     "having_root": self.having_root,
                                     "sub:sub_derived1": self.sub_derived1.snapshot(),
                                     "sub:sub_scalar_2": self.sub_scalar_2.snapshot(),
@@ -11811,7 +10522,6 @@ def _make_derived1():
                             )
                         state = snapshot.get("state")
                         names = (
-                            "derived1_rows",
                             "having_root",
                             "sub:sub_derived1",
                             "sub:sub_scalar_2",
@@ -11922,7 +10632,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "02f333032a60517b"
-                LAYOUT_ID = "50c6cf2e4750de5a"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "b22920693d7f8021"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -11930,7 +10640,6 @@ def _make_derived1():
                     on_delta: Callable[[tuple, int], None] | None = None,
                     push: bool = False,
                 ) -> None:
-                    self.derived1_rows = {}  # input rows: row -> multiplicity
                     # root best_ss_customer: its tuples
                     self.best_ss_customer_root = {}
                     self._appliers = {
@@ -12074,16 +10783,8 @@ def _make_derived1():
                     if len(row) != 2:
                         raise ViewError(_arity_message("derived1", 2, row))
                     v_c_customer_sk = row[0]
-                    store = self.derived1_rows
-                    count = store.get(row, 0) + d
-                    if count < 0:
-                        raise ViewError(_absent_message("derived1", row))
                     pending = self._pending
                     best_ss_customer_root = self.best_ss_customer_root
-                    if count:
-                        store[row] = count
-                    else:
-                        del store[row]
                     # atom best_ss_customer
                     _p = d
                     _o = best_ss_customer_root.get(v_c_customer_sk)
@@ -12111,11 +10812,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -12129,11 +10832,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["customer"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -12147,11 +10852,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -12229,7 +10936,6 @@ def _make_derived1():
                             "query": self.QUERY_ID,
                             "layout": self.LAYOUT_ID,
                             "state": {
-                                "derived1_rows": self.derived1_rows,
                                 "best_ss_customer_root": self.best_ss_customer_root,
                                 "sub:sub_derived1": self.sub_derived1.snapshot(),
                             },
@@ -12264,11 +10970,7 @@ def _make_derived1():
                             "module generated by another dynyan version"
                         )
                     state = snapshot.get("state")
-                    names = (
-                        "derived1_rows",
-                        "best_ss_customer_root",
-                        "sub:sub_derived1",
-                    )
+                    names = ("best_ss_customer_root", "sub:sub_derived1")
                     if not isinstance(state, dict) or set(state) != set(names):
                         found = (
                             sorted(map(str, state))
@@ -14008,7 +12710,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "0eed3ef5deda959a"
-                LAYOUT_ID = "b5a5d78744604edd"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "801920286ff26cbf"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -14016,7 +12718,6 @@ def _make_derived1():
                     on_delta: Callable[[tuple, int], None] | None = None,
                     push: bool = False,
                 ) -> None:
-                    self.derived1_rows = {}  # input rows: row -> multiplicity
                     # root frequent_ss_items: its tuples
                     self.frequent_ss_items_root = {}
                     self._appliers = {
@@ -14160,16 +12861,8 @@ def _make_derived1():
                     if len(row) != 4:
                         raise ViewError(_arity_message("derived1", 4, row))
                     v_item_sk = row[1]
-                    store = self.derived1_rows
-                    count = store.get(row, 0) + d
-                    if count < 0:
-                        raise ViewError(_absent_message("derived1", row))
                     pending = self._pending
                     frequent_ss_items_root = self.frequent_ss_items_root
-                    if count:
-                        store[row] = count
-                    else:
-                        del store[row]
                     # atom frequent_ss_items
                     _p = d
                     _o = frequent_ss_items_root.get(v_item_sk)
@@ -14197,11 +12890,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -14215,11 +12910,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -14233,11 +12930,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["item"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -14315,7 +13014,6 @@ def _make_derived1():
                             "query": self.QUERY_ID,
                             "layout": self.LAYOUT_ID,
                             "state": {
-                                "derived1_rows": self.derived1_rows,
                                 "frequent_ss_items_root": self.frequent_ss_items_root,
                                 "sub:sub_derived1": self.sub_derived1.snapshot(),
                             },
@@ -14350,11 +13048,7 @@ def _make_derived1():
                             "module generated by another dynyan version"
                         )
                     state = snapshot.get("state")
-                    names = (
-                        "derived1_rows",
-                        "frequent_ss_items_root",
-                        "sub:sub_derived1",
-                    )
+                    names = ("frequent_ss_items_root", "sub:sub_derived1")
                     if not isinstance(state, dict) or set(state) != set(names):
                         found = (
                             sorted(map(str, state))
@@ -14519,7 +13213,7 @@ def _make_derived1():
             COLUMNS = ("c_last_name", "c_first_name", "sales")
             QUERY_ID = "29cde02cc957afe0"
             LAYOUT_ID = (
-                "5194843e4ee9f20c"  # the state's layout: snapshots restore only here
+                "74c9beb170109d18"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -14530,8 +13224,6 @@ def _make_derived1():
                 on_delta: Callable[[tuple, int], None] | None = None,
                 push: bool = False,
             ) -> None:
-                self.in_1_rows = {}  # input rows: row -> multiplicity
-                self.in_2_rows = {}  # input rows: row -> multiplicity
                 self.web_sales_rows = {}  # input rows: row -> multiplicity
                 self.customer_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
@@ -14694,10 +13386,6 @@ def _make_derived1():
                     raise ViewError(_arity_message("in_1", 1, row))
                 (v_ws_bill_customer_sk,) = row
                 keep_in1 = v_ws_bill_customer_sk is not None
-                store = self.in_1_rows
-                count = store.get(row, 0) + d
-                if count < 0:
-                    raise ViewError(_absent_message("in_1", row))
                 # only for a row the atom takes (its NULL-rejecting filters hold)
                 _p = (d, d, d) if keep_in1 else None
                 pending = self._pending
@@ -14708,10 +13396,6 @@ def _make_derived1():
                 n0_root = self.n0_root
                 n3_count_by_ws_bill_customer_sk = self.n3_count_by_ws_bill_customer_sk
                 n4_count_by_ws_bill_customer_sk = self.n4_count_by_ws_bill_customer_sk
-                if count:
-                    store[row] = count
-                else:
-                    del store[row]
                 # atom in1
                 if keep_in1:
                     _o = in1_count_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
@@ -14787,10 +13471,6 @@ def _make_derived1():
                     raise ViewError(_arity_message("in_2", 1, row))
                 (v_ws_item_sk,) = row
                 keep_in2 = v_ws_item_sk is not None
-                store = self.in_2_rows
-                count = store.get(row, 0) + d
-                if count < 0:
-                    raise ViewError(_absent_message("in_2", row))
                 # only for a row the atom takes (its NULL-rejecting filters hold)
                 _p = (d, d, d) if keep_in2 else None
                 pending = self._pending
@@ -14805,10 +13485,6 @@ def _make_derived1():
                 n5_ws_bill_customer_sk_by_ws_item_sk = (
                     self.n5_ws_bill_customer_sk_by_ws_item_sk
                 )
-                if count:
-                    store[row] = count
-                else:
-                    del store[row]
                 # atom in2
                 if keep_in2:
                     _o = in2_count_by_ws_item_sk.get(v_ws_item_sk)
@@ -15259,11 +13935,13 @@ def _make_derived1():
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
                 sub._appliers["customer"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_in_1(sub_row, change)
 
@@ -15483,21 +14161,25 @@ def _make_derived1():
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
                 sub._appliers["date_dim"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_in_1(sub_row, change)
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["date_dim"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_in_2(sub_row, change)
 
@@ -15513,21 +14195,25 @@ def _make_derived1():
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
                 sub._appliers["store_sales"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_in_1(sub_row, change)
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["store_sales"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_in_2(sub_row, change)
 
@@ -15541,11 +14227,13 @@ def _make_derived1():
                 # the subquery behind relation in_2 reads this relation
                 sub = self.sub_in_2
                 sub._appliers["item"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_in_2(sub_row, change)
 
@@ -15923,8 +14611,6 @@ def _make_derived1():
                         "query": self.QUERY_ID,
                         "layout": self.LAYOUT_ID,
                         "state": {
-                            "in_1_rows": self.in_1_rows,
-                            "in_2_rows": self.in_2_rows,
                             "web_sales_rows": self.web_sales_rows,
                             "customer_rows": self.customer_rows,
                             "date_dim_rows": self.date_dim_rows,
@@ -15972,8 +14658,6 @@ def _make_derived1():
                     )
                 state = snapshot.get("state")
                 names = (
-                    "in_1_rows",
-                    "in_2_rows",
                     "web_sales_rows",
                     "customer_rows",
                     "date_dim_rows",
@@ -16406,8 +15090,6 @@ class View:
         if len(row) != 3:
             raise ViewError(_arity_message("derived1", 3, row))
         v_c_last_name, v_c_first_name, v_sales = row
-        if d < 0 and self.unnamed1_root.get(row, _ZERO) + d < 0:
-            raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         unnamed1_root = self.unnamed1_root
         # atom unnamed1
@@ -16441,8 +15123,9 @@ class View:
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_customer(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -16456,8 +15139,9 @@ class View:
         sub._appliers["customer"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_date_dim(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -16471,8 +15155,9 @@ class View:
         sub._appliers["date_dim"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_store_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -16486,8 +15171,9 @@ class View:
         sub._appliers["store_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_item(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -16501,8 +15187,9 @@ class View:
         sub._appliers["item"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_web_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -16516,8 +15203,9 @@ class View:
         sub._appliers["web_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _lookup(self, v_c_last_name, v_c_first_name, v_sales):
         """The payload of one output tuple, in O(1); None if absent."""

@@ -2646,7 +2646,7 @@ def _make_derived1():
             )
             QUERY_ID = "23cc8e6a286f394d"
             LAYOUT_ID = (
-                "e83599f5d2693643"  # the state's layout: snapshots restore only here
+                "eb87eee333022e8a"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -2657,8 +2657,6 @@ def _make_derived1():
                 on_delta: Callable[[tuple, int], None] | None = None,
                 push: bool = False,
             ) -> None:
-                self.derived1_rows = {}  # input rows: row -> multiplicity
-                self.derived2_rows = {}  # input rows: row -> multiplicity
                 self.store_returns_rows = {}  # input rows: row -> multiplicity
                 self.item_rows = {}  # input rows: row -> multiplicity
                 # root n0: its tuples
@@ -2845,10 +2843,6 @@ def _make_derived1():
                     and v_store_sales__ss_customer_sk is not None
                     and v_store__s_zip is not None
                 )
-                store = self.derived1_rows
-                count = store.get(row, 0) + d
-                if count < 0:
-                    raise ViewError(_absent_message("derived1", row))
                 # only for a row the atom takes (its NULL-rejecting filters hold)
                 _p = (
                     (
@@ -2883,10 +2877,6 @@ def _make_derived1():
                 store_returns_count_by_sr_item_sk_sr_ticket_number = (
                     self.store_returns_count_by_sr_item_sk_sr_ticket_number
                 )
-                if count:
-                    store[row] = count
-                else:
-                    del store[row]
                 # atom bag1
                 if keep_bag1:
                     _t1 = (v_sr_item_sk, v_sr_ticket_number)
@@ -3214,10 +3204,6 @@ def _make_derived1():
                     v_store_sales__ss_customer_sk is not None
                     and v_store__s_zip is not None
                 )
-                store = self.derived2_rows
-                count = store.get(row, 0) + d
-                if count < 0:
-                    raise ViewError(_absent_message("derived2", row))
                 # only for a row the atom takes (its NULL-rejecting filters hold)
                 _p = (d, d, d) if keep_bag2 else None
                 pending = self._pending
@@ -3234,10 +3220,6 @@ def _make_derived1():
                 n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip = (
                     self.n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip
                 )
-                if count:
-                    store[row] = count
-                else:
-                    del store[row]
                 # atom bag2
                 if keep_bag2:
                     _t1 = (v_store_sales__ss_customer_sk, v_store__s_zip)
@@ -3935,11 +3917,13 @@ def _make_derived1():
                 # the subquery behind relation derived1 reads this relation
                 sub = self.sub_derived1
                 sub._appliers["store_sales"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
@@ -3953,11 +3937,13 @@ def _make_derived1():
                 # the subquery behind relation derived1 reads this relation
                 sub = self.sub_derived1
                 sub._appliers["store"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
@@ -3971,11 +3957,13 @@ def _make_derived1():
                 # the subquery behind relation derived2 reads this relation
                 sub = self.sub_derived2
                 sub._appliers["customer"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_derived2(sub_row, change)
 
@@ -3989,11 +3977,13 @@ def _make_derived1():
                 # the subquery behind relation derived2 reads this relation
                 sub = self.sub_derived2
                 sub._appliers["customer_address"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_derived2(sub_row, change)
 
@@ -4848,8 +4838,6 @@ def _make_derived1():
                         "query": self.QUERY_ID,
                         "layout": self.LAYOUT_ID,
                         "state": {
-                            "derived1_rows": self.derived1_rows,
-                            "derived2_rows": self.derived2_rows,
                             "store_returns_rows": self.store_returns_rows,
                             "item_rows": self.item_rows,
                             "n0_root": self.n0_root,
@@ -4899,8 +4887,6 @@ def _make_derived1():
                     )
                 state = snapshot.get("state")
                 names = (
-                    "derived1_rows",
-                    "derived2_rows",
                     "store_returns_rows",
                     "item_rows",
                     "n0_root",
@@ -5086,7 +5072,7 @@ def _make_derived1():
         COLUMNS = ("c_last_name", "c_first_name", "s_store_name", "paid", "__h1")
         QUERY_ID = "cb29c543b8534594"
         LAYOUT_ID = (
-            "f0ccf22bb58b9534"  # the state's layout: snapshots restore only here
+            "014fb65de15bf2fe"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -5095,7 +5081,6 @@ def _make_derived1():
             on_delta: Callable[[tuple, int], None] | None = None,
             push: bool = False,
         ) -> None:
-            self.derived1_rows = {}  # input rows: row -> multiplicity
             # root ssales: its tuples
             self.ssales_root = {}
             self._appliers = {
@@ -5233,10 +5218,6 @@ def _make_derived1():
             c_ssales_i_color = row[5]
             c_ssales_netpaid = row[10]
             keep_ssales = c_ssales_i_color is not None and (c_ssales_i_color == "peach")
-            store = self.derived1_rows
-            count = store.get(row, 0) + d
-            if count < 0:
-                raise ViewError(_absent_message("derived1", row))
             # only for a row the atom takes (its NULL-rejecting filters hold)
             _p = (
                 (
@@ -5253,10 +5234,6 @@ def _make_derived1():
             )
             pending = self._pending
             ssales_root = self.ssales_root
-            if count:
-                store[row] = count
-            else:
-                del store[row]
             # atom ssales
             if keep_ssales:
                 _t1 = (v_c_last_name, v_c_first_name, v_s_store_name)
@@ -5289,11 +5266,13 @@ def _make_derived1():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["store_returns"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -5307,11 +5286,13 @@ def _make_derived1():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["item"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -5325,11 +5306,13 @@ def _make_derived1():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["store_sales"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -5343,11 +5326,13 @@ def _make_derived1():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["store"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -5361,11 +5346,13 @@ def _make_derived1():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["customer"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -5379,11 +5366,13 @@ def _make_derived1():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["customer_address"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -5485,7 +5474,6 @@ def _make_derived1():
                     "query": self.QUERY_ID,
                     "layout": self.LAYOUT_ID,
                     "state": {
-                        "derived1_rows": self.derived1_rows,
                         "ssales_root": self.ssales_root,
                         "_reported": self._reported,
                         "sub:sub_derived1": self.sub_derived1.snapshot(),
@@ -5515,7 +5503,7 @@ def _make_derived1():
                     "module generated by another dynyan version"
                 )
             state = snapshot.get("state")
-            names = ("derived1_rows", "ssales_root", "_reported", "sub:sub_derived1")
+            names = ("ssales_root", "_reported", "sub:sub_derived1")
             if not isinstance(state, dict) or set(state) != set(names):
                 found = (
                     sorted(map(str, state))
@@ -8048,7 +8036,7 @@ def _make_scalar_2():
             )
             QUERY_ID = "d23c92ad45a35171"
             LAYOUT_ID = (
-                "7f0c39bf2024b632"  # the state's layout: snapshots restore only here
+                "eb87eee333022e8a"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -8059,8 +8047,6 @@ def _make_scalar_2():
                 on_delta: Callable[[tuple, int], None] | None = None,
                 push: bool = False,
             ) -> None:
-                self.derived1__rows = {}  # input rows: row -> multiplicity
-                self.derived2_rows = {}  # input rows: row -> multiplicity
                 self.store_returns_rows = {}  # input rows: row -> multiplicity
                 self.item_rows = {}  # input rows: row -> multiplicity
                 # root n0: its tuples
@@ -8249,10 +8235,6 @@ def _make_scalar_2():
                     and v_store_sales__ss_customer_sk is not None
                     and v_store__s_zip is not None
                 )
-                store = self.derived1__rows
-                count = store.get(row, 0) + d
-                if count < 0:
-                    raise ViewError(_absent_message("derived1_", row))
                 # only for a row the atom takes (its NULL-rejecting filters hold)
                 _p = (
                     (
@@ -8287,10 +8269,6 @@ def _make_scalar_2():
                 store_returns_count_by_sr_item_sk_sr_ticket_number = (
                     self.store_returns_count_by_sr_item_sk_sr_ticket_number
                 )
-                if count:
-                    store[row] = count
-                else:
-                    del store[row]
                 # atom bag1
                 if keep_bag1:
                     _t1 = (v_sr_item_sk, v_sr_ticket_number)
@@ -8618,10 +8596,6 @@ def _make_scalar_2():
                     v_store_sales__ss_customer_sk is not None
                     and v_store__s_zip is not None
                 )
-                store = self.derived2_rows
-                count = store.get(row, 0) + d
-                if count < 0:
-                    raise ViewError(_absent_message("derived2", row))
                 # only for a row the atom takes (its NULL-rejecting filters hold)
                 _p = (d, d, d) if keep_bag2 else None
                 pending = self._pending
@@ -8638,10 +8612,6 @@ def _make_scalar_2():
                 n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip = (
                     self.n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip
                 )
-                if count:
-                    store[row] = count
-                else:
-                    del store[row]
                 # atom bag2
                 if keep_bag2:
                     _t1 = (v_store_sales__ss_customer_sk, v_store__s_zip)
@@ -9339,11 +9309,13 @@ def _make_scalar_2():
                 # the subquery behind relation derived1_ reads this relation
                 sub = self.sub_derived1
                 sub._appliers["store_sales"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
@@ -9357,11 +9329,13 @@ def _make_scalar_2():
                 # the subquery behind relation derived1_ reads this relation
                 sub = self.sub_derived1
                 sub._appliers["store"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
@@ -9375,11 +9349,13 @@ def _make_scalar_2():
                 # the subquery behind relation derived2 reads this relation
                 sub = self.sub_derived2
                 sub._appliers["customer"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_derived2(sub_row, change)
 
@@ -9393,11 +9369,13 @@ def _make_scalar_2():
                 # the subquery behind relation derived2 reads this relation
                 sub = self.sub_derived2
                 sub._appliers["customer_address"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_derived2(sub_row, change)
 
@@ -10252,8 +10230,6 @@ def _make_scalar_2():
                         "query": self.QUERY_ID,
                         "layout": self.LAYOUT_ID,
                         "state": {
-                            "derived1__rows": self.derived1__rows,
-                            "derived2_rows": self.derived2_rows,
                             "store_returns_rows": self.store_returns_rows,
                             "item_rows": self.item_rows,
                             "n0_root": self.n0_root,
@@ -10303,8 +10279,6 @@ def _make_scalar_2():
                     )
                 state = snapshot.get("state")
                 names = (
-                    "derived1__rows",
-                    "derived2_rows",
                     "store_returns_rows",
                     "item_rows",
                     "n0_root",
@@ -10490,7 +10464,7 @@ def _make_scalar_2():
         COLUMNS = ("v",)
         QUERY_ID = "5fbad9c55e96bc5b"
         LAYOUT_ID = (
-            "965c5f3fd9134072"  # the state's layout: snapshots restore only here
+            "005207df5afee61c"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -10499,7 +10473,6 @@ def _make_scalar_2():
             on_delta: Callable[[tuple, int], None] | None = None,
             push: bool = False,
         ) -> None:
-            self.derived1__rows = {}  # input rows: row -> multiplicity
             # root ssales: its tuples
             self.ssales_root = {}
             self._appliers = {
@@ -10639,10 +10612,6 @@ def _make_scalar_2():
             if len(row) != 11:
                 raise ViewError(_arity_message("derived1_", 11, row))
             c_ssales_netpaid = row[10]
-            store = self.derived1__rows
-            count = store.get(row, 0) + d
-            if count < 0:
-                raise ViewError(_absent_message("derived1_", row))
             _p = (
                 d,
                 (d if c_ssales_netpaid is not None else 0),
@@ -10654,10 +10623,6 @@ def _make_scalar_2():
             )
             pending = self._pending
             ssales_root = self.ssales_root
-            if count:
-                store[row] = count
-            else:
-                del store[row]
             # atom ssales
             _o = ssales_root.get(())
             if _o is None:
@@ -10686,11 +10651,13 @@ def _make_scalar_2():
             # the subquery behind relation derived1_ reads this relation
             sub = self.sub_derived1
             sub._appliers["store_returns"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -10704,11 +10671,13 @@ def _make_scalar_2():
             # the subquery behind relation derived1_ reads this relation
             sub = self.sub_derived1
             sub._appliers["item"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -10722,11 +10691,13 @@ def _make_scalar_2():
             # the subquery behind relation derived1_ reads this relation
             sub = self.sub_derived1
             sub._appliers["store_sales"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -10740,11 +10711,13 @@ def _make_scalar_2():
             # the subquery behind relation derived1_ reads this relation
             sub = self.sub_derived1
             sub._appliers["store"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -10758,11 +10731,13 @@ def _make_scalar_2():
             # the subquery behind relation derived1_ reads this relation
             sub = self.sub_derived1
             sub._appliers["customer"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -10776,11 +10751,13 @@ def _make_scalar_2():
             # the subquery behind relation derived1_ reads this relation
             sub = self.sub_derived1
             sub._appliers["customer_address"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -10868,7 +10845,6 @@ def _make_scalar_2():
                     "query": self.QUERY_ID,
                     "layout": self.LAYOUT_ID,
                     "state": {
-                        "derived1__rows": self.derived1__rows,
                         "ssales_root": self.ssales_root,
                         "_reported": self._reported,
                         "sub:sub_derived1": self.sub_derived1.snapshot(),
@@ -10898,7 +10874,7 @@ def _make_scalar_2():
                     "module generated by another dynyan version"
                 )
             state = snapshot.get("state")
-            names = ("derived1__rows", "ssales_root", "_reported", "sub:sub_derived1")
+            names = ("ssales_root", "_reported", "sub:sub_derived1")
             if not isinstance(state, dict) or set(state) != set(names):
                 found = (
                     sorted(map(str, state))
@@ -11066,13 +11042,12 @@ class View:
     }
     COLUMNS = ("c_last_name", "c_first_name", "s_store_name", "paid")
     QUERY_ID = "fd5e62c1e36c513a"
-    LAYOUT_ID = "24061ba6f5dc4052"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "07427128e49fccb6"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
         # root having: its tuples
         self.having_root = {}
         self._appliers = {
@@ -11219,16 +11194,8 @@ class View:
             and c___having___h1 is not None
             and c___having___h1 > _t1
         )
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         having_root = self.having_root
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # rows by key and compared value, for the test on inner view scalar_2
         # (a NULL or NaN value, or a NULL key, never passes it)
         _x = row[4]
@@ -11283,23 +11250,26 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store_returns"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["store_returns"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
-            if changes:
-                self._on_scalar_2(changes)
+        if changes:
+            self._on_scalar_2(changes)
 
     def _apply_item(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -11313,23 +11283,26 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["item"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["item"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
-            if changes:
-                self._on_scalar_2(changes)
+        if changes:
+            self._on_scalar_2(changes)
 
     def _apply_store_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -11345,23 +11318,26 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
-            if changes:
-                self._on_scalar_2(changes)
+        if changes:
+            self._on_scalar_2(changes)
 
     def _apply_store(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -11375,23 +11351,26 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["store"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
-            if changes:
-                self._on_scalar_2(changes)
+        if changes:
+            self._on_scalar_2(changes)
 
     def _apply_customer(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -11411,23 +11390,26 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["customer"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["customer"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
-            if changes:
-                self._on_scalar_2(changes)
+        if changes:
+            self._on_scalar_2(changes)
 
     def _apply_customer_address(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -11447,23 +11429,26 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["customer_address"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["customer_address"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
-            if changes:
-                self._on_scalar_2(changes)
+        if changes:
+            self._on_scalar_2(changes)
 
     def _rows_of_having(self, row, d):
         """Apply `d` copies of `row` to atom having alone (its relation's
@@ -11608,7 +11593,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
                     "having_root": self.having_root,
                     "_ordered": self._ordered,
                     "sub:sub_derived1": self.sub_derived1.snapshot(),
@@ -11643,7 +11627,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "derived1_rows",
             "having_root",
             "_ordered",
             "sub:sub_derived1",

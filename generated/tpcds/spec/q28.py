@@ -3888,8 +3888,6 @@ class View:
         if len(row) != 3:
             raise ViewError(_arity_message("derived1", 3, row))
         v_b1_lp, v_b1_cnt, v_b1_cntd = row
-        if d < 0 and _entry(self.b1_by_all.get(()), row, _ZERO) + d < 0:
-            raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         b1_by_all = self.b1_by_all
         b1_count_by_all = self.b1_count_by_all
@@ -4079,8 +4077,6 @@ class View:
         if len(row) != 3:
             raise ViewError(_arity_message("derived2", 3, row))
         v_b2_lp, v_b2_cnt, v_b2_cntd = row
-        if d < 0 and _entry(self.b2_by_all.get(()), row, _ZERO) + d < 0:
-            raise ViewError(_absent_message("derived2", row))
         pending = self._pending
         b1_count_by_all = self.b1_count_by_all
         b2_by_all = self.b2_by_all
@@ -4270,8 +4266,6 @@ class View:
         if len(row) != 3:
             raise ViewError(_arity_message("derived3", 3, row))
         v_b3_lp, v_b3_cnt, v_b3_cntd = row
-        if d < 0 and _entry(self.b3_by_all.get(()), row, _ZERO) + d < 0:
-            raise ViewError(_absent_message("derived3", row))
         pending = self._pending
         b3_by_all = self.b3_by_all
         b3_count_by_all = self.b3_count_by_all
@@ -4435,8 +4429,6 @@ class View:
         if len(row) != 3:
             raise ViewError(_arity_message("derived4", 3, row))
         v_b4_lp, v_b4_cnt, v_b4_cntd = row
-        if d < 0 and _entry(self.b4_by_all.get(()), row, _ZERO) + d < 0:
-            raise ViewError(_absent_message("derived4", row))
         pending = self._pending
         b4_by_all = self.b4_by_all
         b4_count_by_all = self.b4_count_by_all
@@ -4577,8 +4569,6 @@ class View:
         if len(row) != 3:
             raise ViewError(_arity_message("derived5", 3, row))
         v_b5_lp, v_b5_cnt, v_b5_cntd = row
-        if d < 0 and _entry(self.b5_by_all.get(()), row, _ZERO) + d < 0:
-            raise ViewError(_absent_message("derived5", row))
         pending = self._pending
         b5_by_all = self.b5_by_all
         b5_count_by_all = self.b5_count_by_all
@@ -4704,8 +4694,6 @@ class View:
         if len(row) != 3:
             raise ViewError(_arity_message("derived6", 3, row))
         v_b6_lp, v_b6_cnt, v_b6_cntd = row
-        if d < 0 and _entry(self.b6_by_all.get(()), row, _ZERO) + d < 0:
-            raise ViewError(_absent_message("derived6", row))
         pending = self._pending
         b6_by_all = self.b6_by_all
         b6_count_by_all = self.b6_count_by_all
@@ -4820,61 +4808,73 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived3(sub_row, change)
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived4(sub_row, change)
         # the subquery behind relation derived5 reads this relation
         sub = self.sub_derived5
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived5(sub_row, change)
         # the subquery behind relation derived6 reads this relation
         sub = self.sub_derived6
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived6(sub_row, change)
 

@@ -9716,18 +9716,12 @@ class View:
         "store_q2_q3_increase",
     )
     QUERY_ID = "554f8681a57a1ef2"
-    LAYOUT_ID = "595da68f62a04c3a"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "0f3895a86ae4134a"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.derived2_rows = {}  # input rows: row -> multiplicity
-        self.derived3_rows = {}  # input rows: row -> multiplicity
-        self.derived4_rows = {}  # input rows: row -> multiplicity
-        self.derived5_rows = {}  # input rows: row -> multiplicity
-        self.derived6_rows = {}  # input rows: row -> multiplicity
         # root n0: its tuples
         self.n0_root = {}
         # n1: total multiplicity by what it shares with its sibling
@@ -9921,10 +9915,6 @@ class View:
             and (c_ss1_d_qoy == 1)
             and (v_d_year == 2000)
         )
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_ca_county = self.n1_count_by_ca_county
@@ -9938,10 +9928,6 @@ class View:
         ws1_count_by_ca_county = self.ws1_count_by_ca_county
         ws2_count_by_ca_county = self.ws2_count_by_ca_county
         ws3_count_by_ca_county = self.ws3_count_by_ca_county
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom ss1
         if keep_ss1:
             _p = d
@@ -10286,10 +10272,6 @@ class View:
             and (c_ss2_d_qoy == 2)
             and (c_ss2_d_year == 2000)
         )
-        store = self.derived2_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived2", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_ca_county = self.n1_count_by_ca_county
@@ -10303,10 +10285,6 @@ class View:
         ws1_count_by_ca_county = self.ws1_count_by_ca_county
         ws2_count_by_ca_county = self.ws2_count_by_ca_county
         ws3_count_by_ca_county = self.ws3_count_by_ca_county
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom ss2
         if keep_ss2:
             _p = d
@@ -10655,10 +10633,6 @@ class View:
             and (c_ss3_d_qoy == 3)
             and (c_ss3_d_year == 2000)
         )
-        store = self.derived3_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived3", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_ca_county = self.n1_count_by_ca_county
@@ -10670,10 +10644,6 @@ class View:
         ws1_count_by_ca_county = self.ws1_count_by_ca_county
         ws2_count_by_ca_county = self.ws2_count_by_ca_county
         ws3_count_by_ca_county = self.ws3_count_by_ca_county
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom ss3
         if keep_ss3:
             _p = d
@@ -10996,10 +10966,6 @@ class View:
             and (c_ws1_d_qoy == 1)
             and (c_ws1_d_year == 2000)
         )
-        store = self.derived4_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived4", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_ca_county = self.n1_count_by_ca_county
@@ -11009,10 +10975,6 @@ class View:
         ws1_count_by_ca_county = self.ws1_count_by_ca_county
         ws2_count_by_ca_county = self.ws2_count_by_ca_county
         ws3_count_by_ca_county = self.ws3_count_by_ca_county
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom ws1
         if keep_ws1:
             _p = d
@@ -11295,10 +11257,6 @@ class View:
             and (c_ws2_d_qoy == 2)
             and (c_ws2_d_year == 2000)
         )
-        store = self.derived5_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived5", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_ca_county = self.n1_count_by_ca_county
@@ -11306,10 +11264,6 @@ class View:
         ws2_by_ca_county = self.ws2_by_ca_county
         ws2_count_by_ca_county = self.ws2_count_by_ca_county
         ws3_count_by_ca_county = self.ws3_count_by_ca_county
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom ws2
         if keep_ws2:
             _p = d
@@ -11551,19 +11505,11 @@ class View:
             and (c_ws3_d_qoy == 3)
             and (c_ws3_d_year == 2000)
         )
-        store = self.derived6_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived6", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_ca_county = self.n1_count_by_ca_county
         ws3_by_ca_county = self.ws3_by_ca_county
         ws3_count_by_ca_county = self.ws3_count_by_ca_county
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom ws3
         if keep_ws3:
             _p = d
@@ -11768,31 +11714,37 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived3(sub_row, change)
 
@@ -11808,61 +11760,73 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived3(sub_row, change)
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived4(sub_row, change)
         # the subquery behind relation derived5 reads this relation
         sub = self.sub_derived5
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived5(sub_row, change)
         # the subquery behind relation derived6 reads this relation
         sub = self.sub_derived6
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived6(sub_row, change)
 
@@ -11878,61 +11842,73 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["customer_address"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["customer_address"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["customer_address"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived3(sub_row, change)
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["customer_address"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived4(sub_row, change)
         # the subquery behind relation derived5 reads this relation
         sub = self.sub_derived5
         sub._appliers["customer_address"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived5(sub_row, change)
         # the subquery behind relation derived6 reads this relation
         sub = self.sub_derived6
         sub._appliers["customer_address"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived6(sub_row, change)
 
@@ -11946,31 +11922,37 @@ class View:
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["web_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived4(sub_row, change)
         # the subquery behind relation derived5 reads this relation
         sub = self.sub_derived5
         sub._appliers["web_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived5(sub_row, change)
         # the subquery behind relation derived6 reads this relation
         sub = self.sub_derived6
         sub._appliers["web_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived6(sub_row, change)
 
@@ -12086,12 +12068,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
-                    "derived2_rows": self.derived2_rows,
-                    "derived3_rows": self.derived3_rows,
-                    "derived4_rows": self.derived4_rows,
-                    "derived5_rows": self.derived5_rows,
-                    "derived6_rows": self.derived6_rows,
                     "n0_root": self.n0_root,
                     "n1_count_by_ca_county": self.n1_count_by_ca_county,
                     "n2_count_by_ca_county": self.n2_count_by_ca_county,
@@ -12144,12 +12120,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "derived1_rows",
-            "derived2_rows",
-            "derived3_rows",
-            "derived4_rows",
-            "derived5_rows",
-            "derived6_rows",
             "n0_root",
             "n1_count_by_ca_county",
             "n2_count_by_ca_county",

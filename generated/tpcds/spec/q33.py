@@ -426,9 +426,7 @@ def _make_derived1():
                             self.item_root = {}
                             self._appliers = {"item": self._apply_item}
                             self._batchers = (
-                                {  # update() of several rows: summed per key first
-                                    "item": self._batch_item
-                                }
+                                {}  # update() of several rows: summed per key first
                             )
                             self._on_delta = on_delta
                             self._pending = (
@@ -588,88 +586,16 @@ def _make_derived1():
                             # atom item
                             if keep_item:
                                 _p = d
-                                _o = item_root.get(v_i_manufact_id)
-                                if _o is None:
-                                    item_root[v_i_manufact_id] = _p
+                                _o = item_root.get(v_i_manufact_id, 0)
+                                _n = _o + _p
+                                if _n:
+                                    item_root[v_i_manufact_id] = _n
                                 else:
-                                    _n = _o + _p
-                                    if _n:
-                                        item_root[v_i_manufact_id] = _n
-                                    else:
-                                        del item_root[v_i_manufact_id]
-                                if pending is not None:
-                                    _k = (v_i_manufact_id,)
-                                    _v = _p
-                                    _o = pending.get(_k)
-                                    pending[_k] = _v if _o is None else _o + _v
-
-                        def _batch_item(self, rows, mults):
-                            """Apply a batch of item rows (row i changes by mults[i]) at once:
-                            every row is checked and its payload summed per key (the values its
-                            atoms' paths read) first, then each key's sum takes the path to the
-                            root once. Nothing changes before every check has passed."""
-                            counts = {}  # row -> its multiplicity after the batch
-                            store = self.item_rows
-                            sums0 = {}  # atom item: key -> summed payload
-                            for row, d in zip(rows, mults):
-                                if type(d) is not int:
-                                    raise ViewError(
-                                        f"multiplicities must be int, got {d!r}"
-                                    )
-                                if not d:
-                                    continue
-                                if type(row) is not tuple:
-                                    row = tuple(row)
-                                if len(row) != 22:
-                                    raise ViewError(_arity_message("item", 22, row))
-                                c_item_i_category = row[12]
-                                v_i_manufact_id = row[13]
-                                keep_item = c_item_i_category is not None and (
-                                    c_item_i_category in ("Electronics",)
-                                )
-                                if keep_item:
-                                    _p = d
-                                    _k = v_i_manufact_id
-                                    _o = sums0.get(_k)
-                                    sums0[_k] = _p if _o is None else _o + _p
-                                c = counts.get(row)
-                                counts[row] = (
-                                    store.get(row, 0) if c is None else c
-                                ) + d
-                            for row, c in counts.items():
-                                if c < 0:
-                                    raise ViewError(_absent_message("item", row))
-                            for row, c in counts.items():
-                                if c:
-                                    store[row] = c
-                                else:
-                                    store.pop(row, None)
-                            pending = self._pending
-                            item_root = self.item_root
-                            # atom item
-                            for _k, _p in sums0.items():
-                                v_i_manufact_id = _k
-                                # a zero count with nonzero sums only where the key is kept (else
-                                # it is what float sums leave of rows inserted and deleted again)
-                                if not _p and (
-                                    _p == _ZERO
-                                    or not self.item_root.get(v_i_manufact_id, _ZERO)
-                                ):
-                                    continue
-                                _o = item_root.get(v_i_manufact_id)
-                                if _o is None:
-                                    item_root[v_i_manufact_id] = _p
-                                else:
-                                    _n = _o + _p
-                                    if _n:
-                                        item_root[v_i_manufact_id] = _n
-                                    else:
-                                        del item_root[v_i_manufact_id]
-                                if pending is not None:
-                                    _k = (v_i_manufact_id,)
-                                    _v = _p
-                                    _o = pending.get(_k)
-                                    pending[_k] = _v if _o is None else _o + _v
+                                    del item_root[v_i_manufact_id]
+                                if not _o:
+                                    return (v_i_manufact_id,), 1
+                                if not _n:
+                                    return (v_i_manufact_id,), -1
 
                         def _lookup(self, v_i_manufact_id):
                             """The payload of one output tuple, in O(1); None if absent."""
@@ -903,7 +829,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("i_manufact_id", "total_sales")
                     QUERY_ID = "d43109d76ce828bd"
-                    LAYOUT_ID = "7b61d7037d7ea4be"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "92eaa93209430190"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -911,7 +837,6 @@ def _make_derived1():
                         on_delta: Callable[[tuple, int], None] | None = None,
                         push: bool = False,
                     ) -> None:
-                        self.in_1_rows = {}  # input rows: row -> multiplicity
                         self.store_sales_rows = {}  # input rows: row -> multiplicity
                         self.date_dim_rows = {}  # input rows: row -> multiplicity
                         self.customer_address_rows = (
@@ -1088,20 +1013,12 @@ def _make_derived1():
                             raise ViewError(_arity_message("in_1", 1, row))
                         (v_i_manufact_id,) = row
                         keep_in1 = v_i_manufact_id is not None
-                        store = self.in_1_rows
-                        count = store.get(row, 0) + d
-                        if count < 0:
-                            raise ViewError(_absent_message("in_1", row))
                         # only for a row the atom takes (its NULL-rejecting filters hold)
                         _p = (d, d, d) if keep_in1 else None
                         pending = self._pending
                         in1_count_by_i_manufact_id = self.in1_count_by_i_manufact_id
                         n0_root = self.n0_root
                         n1_count_by_i_manufact_id = self.n1_count_by_i_manufact_id
-                        if count:
-                            store[row] = count
-                        else:
-                            del store[row]
                         # atom in1
                         if keep_in1:
                             _o = in1_count_by_i_manufact_id.get(v_i_manufact_id)
@@ -1881,14 +1798,9 @@ def _make_derived1():
 
                         # the subquery behind relation in_1 reads this relation
                         sub = self.sub_in_1
-                        sub._appliers["item"](row, d)
-                        if sub._pending:  # else its result is unchanged
-                            try:
-                                changes = sub._changes_of(sub._pending)
-                            finally:
-                                sub._pending.clear()
-                            for sub_row, change in changes:
-                                self._apply_in_1(sub_row, change)
+                        change = sub._appliers["item"](row, d)
+                        if change is not None:  # the one row of its result it changed
+                            self._apply_in_1(change[0], change[1])
 
                     def _batch_store_sales(self, rows, mults):
                         """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
@@ -2703,7 +2615,6 @@ def _make_derived1():
                                 "query": self.QUERY_ID,
                                 "layout": self.LAYOUT_ID,
                                 "state": {
-                                    "in_1_rows": self.in_1_rows,
                                     "store_sales_rows": self.store_sales_rows,
                                     "date_dim_rows": self.date_dim_rows,
                                     "customer_address_rows": self.customer_address_rows,
@@ -2753,7 +2664,6 @@ def _make_derived1():
                             )
                         state = snapshot.get("state")
                         names = (
-                            "in_1_rows",
                             "store_sales_rows",
                             "date_dim_rows",
                             "customer_address_rows",
@@ -3044,8 +2954,6 @@ def _make_derived1():
                     if len(row) != 2:
                         raise ViewError(_arity_message("derived1", 2, row))
                     v_i_manufact_id, v_total_sales = row
-                    if d < 0 and self.ss_root.get(row, _ZERO) + d < 0:
-                        raise ViewError(_absent_message("derived1", row))
                     pending = self._pending
                     ss_root = self.ss_root
                     # atom ss
@@ -3075,11 +2983,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -3093,11 +3003,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -3111,11 +3023,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["customer_address"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -3129,11 +3043,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["item"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -3465,9 +3381,7 @@ def _make_derived1():
                             self.item_root = {}
                             self._appliers = {"item": self._apply_item}
                             self._batchers = (
-                                {  # update() of several rows: summed per key first
-                                    "item": self._batch_item
-                                }
+                                {}  # update() of several rows: summed per key first
                             )
                             self._on_delta = on_delta
                             self._pending = (
@@ -3627,88 +3541,16 @@ def _make_derived1():
                             # atom item
                             if keep_item:
                                 _p = d
-                                _o = item_root.get(v_i_manufact_id)
-                                if _o is None:
-                                    item_root[v_i_manufact_id] = _p
+                                _o = item_root.get(v_i_manufact_id, 0)
+                                _n = _o + _p
+                                if _n:
+                                    item_root[v_i_manufact_id] = _n
                                 else:
-                                    _n = _o + _p
-                                    if _n:
-                                        item_root[v_i_manufact_id] = _n
-                                    else:
-                                        del item_root[v_i_manufact_id]
-                                if pending is not None:
-                                    _k = (v_i_manufact_id,)
-                                    _v = _p
-                                    _o = pending.get(_k)
-                                    pending[_k] = _v if _o is None else _o + _v
-
-                        def _batch_item(self, rows, mults):
-                            """Apply a batch of item rows (row i changes by mults[i]) at once:
-                            every row is checked and its payload summed per key (the values its
-                            atoms' paths read) first, then each key's sum takes the path to the
-                            root once. Nothing changes before every check has passed."""
-                            counts = {}  # row -> its multiplicity after the batch
-                            store = self.item_rows
-                            sums0 = {}  # atom item: key -> summed payload
-                            for row, d in zip(rows, mults):
-                                if type(d) is not int:
-                                    raise ViewError(
-                                        f"multiplicities must be int, got {d!r}"
-                                    )
-                                if not d:
-                                    continue
-                                if type(row) is not tuple:
-                                    row = tuple(row)
-                                if len(row) != 22:
-                                    raise ViewError(_arity_message("item", 22, row))
-                                c_item_i_category = row[12]
-                                v_i_manufact_id = row[13]
-                                keep_item = c_item_i_category is not None and (
-                                    c_item_i_category in ("Electronics",)
-                                )
-                                if keep_item:
-                                    _p = d
-                                    _k = v_i_manufact_id
-                                    _o = sums0.get(_k)
-                                    sums0[_k] = _p if _o is None else _o + _p
-                                c = counts.get(row)
-                                counts[row] = (
-                                    store.get(row, 0) if c is None else c
-                                ) + d
-                            for row, c in counts.items():
-                                if c < 0:
-                                    raise ViewError(_absent_message("item", row))
-                            for row, c in counts.items():
-                                if c:
-                                    store[row] = c
-                                else:
-                                    store.pop(row, None)
-                            pending = self._pending
-                            item_root = self.item_root
-                            # atom item
-                            for _k, _p in sums0.items():
-                                v_i_manufact_id = _k
-                                # a zero count with nonzero sums only where the key is kept (else
-                                # it is what float sums leave of rows inserted and deleted again)
-                                if not _p and (
-                                    _p == _ZERO
-                                    or not self.item_root.get(v_i_manufact_id, _ZERO)
-                                ):
-                                    continue
-                                _o = item_root.get(v_i_manufact_id)
-                                if _o is None:
-                                    item_root[v_i_manufact_id] = _p
-                                else:
-                                    _n = _o + _p
-                                    if _n:
-                                        item_root[v_i_manufact_id] = _n
-                                    else:
-                                        del item_root[v_i_manufact_id]
-                                if pending is not None:
-                                    _k = (v_i_manufact_id,)
-                                    _v = _p
-                                    _o = pending.get(_k)
-                                    pending[_k] = _v if _o is None else _o + _v
+                                    del item_root[v_i_manufact_id]
+                                if not _o:
+                                    return (v_i_manufact_id,), 1
+                                if not _n:
+                                    return (v_i_manufact_id,), -1
 
                         def _lookup(self, v_i_manufact_id):
                             """The payload of one output tuple, in O(1); None if absent."""
@@ -3953,7 +3795,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("i_manufact_id", "total_sales")
                     QUERY_ID = "11e44923567ee929"
-                    LAYOUT_ID = "ae4b87c929da5b20"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "511d39b4d12fab8a"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -3961,7 +3803,6 @@ def _make_derived1():
                         on_delta: Callable[[tuple, int], None] | None = None,
                         push: bool = False,
                     ) -> None:
-                        self.in_1_rows = {}  # input rows: row -> multiplicity
                         self.catalog_sales_rows = {}  # input rows: row -> multiplicity
                         self.date_dim_rows = {}  # input rows: row -> multiplicity
                         self.customer_address_rows = (
@@ -4140,20 +3981,12 @@ def _make_derived1():
                             raise ViewError(_arity_message("in_1", 1, row))
                         (v_i_manufact_id,) = row
                         keep_in1 = v_i_manufact_id is not None
-                        store = self.in_1_rows
-                        count = store.get(row, 0) + d
-                        if count < 0:
-                            raise ViewError(_absent_message("in_1", row))
                         # only for a row the atom takes (its NULL-rejecting filters hold)
                         _p = (d, d, d) if keep_in1 else None
                         pending = self._pending
                         in1_count_by_i_manufact_id = self.in1_count_by_i_manufact_id
                         n0_root = self.n0_root
                         n1_count_by_i_manufact_id = self.n1_count_by_i_manufact_id
-                        if count:
-                            store[row] = count
-                        else:
-                            del store[row]
                         # atom in1
                         if keep_in1:
                             _o = in1_count_by_i_manufact_id.get(v_i_manufact_id)
@@ -4952,14 +4785,9 @@ def _make_derived1():
 
                         # the subquery behind relation in_1 reads this relation
                         sub = self.sub_in_1
-                        sub._appliers["item"](row, d)
-                        if sub._pending:  # else its result is unchanged
-                            try:
-                                changes = sub._changes_of(sub._pending)
-                            finally:
-                                sub._pending.clear()
-                            for sub_row, change in changes:
-                                self._apply_in_1(sub_row, change)
+                        change = sub._appliers["item"](row, d)
+                        if change is not None:  # the one row of its result it changed
+                            self._apply_in_1(change[0], change[1])
 
                     def _batch_catalog_sales(self, rows, mults):
                         """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
@@ -5802,7 +5630,6 @@ def _make_derived1():
                                 "query": self.QUERY_ID,
                                 "layout": self.LAYOUT_ID,
                                 "state": {
-                                    "in_1_rows": self.in_1_rows,
                                     "catalog_sales_rows": self.catalog_sales_rows,
                                     "date_dim_rows": self.date_dim_rows,
                                     "customer_address_rows": self.customer_address_rows,
@@ -5852,7 +5679,6 @@ def _make_derived1():
                             )
                         state = snapshot.get("state")
                         names = (
-                            "in_1_rows",
                             "catalog_sales_rows",
                             "date_dim_rows",
                             "customer_address_rows",
@@ -6154,8 +5980,6 @@ def _make_derived1():
                     if len(row) != 2:
                         raise ViewError(_arity_message("derived1", 2, row))
                     v_i_manufact_id, v_total_sales = row
-                    if d < 0 and self.cs_root.get(row, _ZERO) + d < 0:
-                        raise ViewError(_absent_message("derived1", row))
                     pending = self._pending
                     cs_root = self.cs_root
                     # atom cs
@@ -6185,11 +6009,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["catalog_sales"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -6203,11 +6029,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -6221,11 +6049,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["customer_address"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -6239,11 +6069,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["item"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -6646,9 +6478,7 @@ def _make_derived1():
                         self.item_root = {}
                         self._appliers = {"item": self._apply_item}
                         self._batchers = (
-                            {  # update() of several rows: summed per key first
-                                "item": self._batch_item
-                            }
+                            {}  # update() of several rows: summed per key first
                         )
                         self._on_delta = on_delta
                         self._pending = {} if (push or on_delta is not None) else None
@@ -6796,86 +6626,16 @@ def _make_derived1():
                         # atom item
                         if keep_item:
                             _p = d
-                            _o = item_root.get(v_i_manufact_id)
-                            if _o is None:
-                                item_root[v_i_manufact_id] = _p
+                            _o = item_root.get(v_i_manufact_id, 0)
+                            _n = _o + _p
+                            if _n:
+                                item_root[v_i_manufact_id] = _n
                             else:
-                                _n = _o + _p
-                                if _n:
-                                    item_root[v_i_manufact_id] = _n
-                                else:
-                                    del item_root[v_i_manufact_id]
-                            if pending is not None:
-                                _k = (v_i_manufact_id,)
-                                _v = _p
-                                _o = pending.get(_k)
-                                pending[_k] = _v if _o is None else _o + _v
-
-                    def _batch_item(self, rows, mults):
-                        """Apply a batch of item rows (row i changes by mults[i]) at once:
-                        every row is checked and its payload summed per key (the values its
-                        atoms' paths read) first, then each key's sum takes the path to the
-                        root once. Nothing changes before every check has passed."""
-                        counts = {}  # row -> its multiplicity after the batch
-                        store = self.item_rows
-                        sums0 = {}  # atom item: key -> summed payload
-                        for row, d in zip(rows, mults):
-                            if type(d) is not int:
-                                raise ViewError(
-                                    f"multiplicities must be int, got {d!r}"
-                                )
-                            if not d:
-                                continue
-                            if type(row) is not tuple:
-                                row = tuple(row)
-                            if len(row) != 22:
-                                raise ViewError(_arity_message("item", 22, row))
-                            c_item_i_category = row[12]
-                            v_i_manufact_id = row[13]
-                            keep_item = c_item_i_category is not None and (
-                                c_item_i_category in ("Electronics",)
-                            )
-                            if keep_item:
-                                _p = d
-                                _k = v_i_manufact_id
-                                _o = sums0.get(_k)
-                                sums0[_k] = _p if _o is None else _o + _p
-                            c = counts.get(row)
-                            counts[row] = (store.get(row, 0) if c is None else c) + d
-                        for row, c in counts.items():
-                            if c < 0:
-                                raise ViewError(_absent_message("item", row))
-                        for row, c in counts.items():
-                            if c:
-                                store[row] = c
-                            else:
-                                store.pop(row, None)
-                        pending = self._pending
-                        item_root = self.item_root
-                        # atom item
-                        for _k, _p in sums0.items():
-                            v_i_manufact_id = _k
-                            # a zero count with nonzero sums only where the key is kept (else
-                            # it is what float sums leave of rows inserted and deleted again)
-                            if not _p and (
-                                _p == _ZERO
-                                or not self.item_root.get(v_i_manufact_id, _ZERO)
-                            ):
-                                continue
-                            _o = item_root.get(v_i_manufact_id)
-                            if _o is None:
-                                item_root[v_i_manufact_id] = _p
-                            else:
-                                _n = _o + _p
-                                if _n:
-                                    item_root[v_i_manufact_id] = _n
-                                else:
-                                    del item_root[v_i_manufact_id]
-                            if pending is not None:
-                                _k = (v_i_manufact_id,)
-                                _v = _p
-                                _o = pending.get(_k)
-                                pending[_k] = _v if _o is None else _o + _v
+                                del item_root[v_i_manufact_id]
+                            if not _o:
+                                return (v_i_manufact_id,), 1
+                            if not _n:
+                                return (v_i_manufact_id,), -1
 
                     def _lookup(self, v_i_manufact_id):
                         """The payload of one output tuple, in O(1); None if absent."""
@@ -7119,7 +6879,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("i_manufact_id", "total_sales")
                 QUERY_ID = "08613f88728366d8"
-                LAYOUT_ID = "ffdc9effac04de48"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "d5717447958ac328"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -7127,7 +6887,6 @@ def _make_derived1():
                     on_delta: Callable[[tuple, int], None] | None = None,
                     push: bool = False,
                 ) -> None:
-                    self.in_1_rows = {}  # input rows: row -> multiplicity
                     self.web_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
                     self.customer_address_rows = {}  # input rows: row -> multiplicity
@@ -7294,20 +7053,12 @@ def _make_derived1():
                         raise ViewError(_arity_message("in_1", 1, row))
                     (v_i_manufact_id,) = row
                     keep_in1 = v_i_manufact_id is not None
-                    store = self.in_1_rows
-                    count = store.get(row, 0) + d
-                    if count < 0:
-                        raise ViewError(_absent_message("in_1", row))
                     # only for a row the atom takes (its NULL-rejecting filters hold)
                     _p = (d, d, d) if keep_in1 else None
                     pending = self._pending
                     in1_count_by_i_manufact_id = self.in1_count_by_i_manufact_id
                     n0_root = self.n0_root
                     n1_count_by_i_manufact_id = self.n1_count_by_i_manufact_id
-                    if count:
-                        store[row] = count
-                    else:
-                        del store[row]
                     # atom in1
                     if keep_in1:
                         _o = in1_count_by_i_manufact_id.get(v_i_manufact_id)
@@ -8055,14 +7806,9 @@ def _make_derived1():
 
                     # the subquery behind relation in_1 reads this relation
                     sub = self.sub_in_1
-                    sub._appliers["item"](row, d)
-                    if sub._pending:  # else its result is unchanged
-                        try:
-                            changes = sub._changes_of(sub._pending)
-                        finally:
-                            sub._pending.clear()
-                        for sub_row, change in changes:
-                            self._apply_in_1(sub_row, change)
+                    change = sub._appliers["item"](row, d)
+                    if change is not None:  # the one row of its result it changed
+                        self._apply_in_1(change[0], change[1])
 
                 def _batch_web_sales(self, rows, mults):
                     """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
@@ -8847,7 +8593,6 @@ def _make_derived1():
                             "query": self.QUERY_ID,
                             "layout": self.LAYOUT_ID,
                             "state": {
-                                "in_1_rows": self.in_1_rows,
                                 "web_sales_rows": self.web_sales_rows,
                                 "date_dim_rows": self.date_dim_rows,
                                 "customer_address_rows": self.customer_address_rows,
@@ -8896,7 +8641,6 @@ def _make_derived1():
                         )
                     state = snapshot.get("state")
                     names = (
-                        "in_1_rows",
                         "web_sales_rows",
                         "date_dim_rows",
                         "customer_address_rows",
@@ -9192,8 +8936,6 @@ def _make_derived1():
                 if len(row) != 2:
                     raise ViewError(_arity_message("derived1", 2, row))
                 v_i_manufact_id, v_total_sales = row
-                if d < 0 and self.ws_root.get(row, _ZERO) + d < 0:
-                    raise ViewError(_absent_message("derived1", row))
                 pending = self._pending
                 ws_root = self.ws_root
                 # atom ws
@@ -9223,11 +8965,13 @@ def _make_derived1():
                 # the subquery behind relation derived1 reads this relation
                 sub = self.sub_derived1
                 sub._appliers["web_sales"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
@@ -9241,11 +8985,13 @@ def _make_derived1():
                 # the subquery behind relation derived1 reads this relation
                 sub = self.sub_derived1
                 sub._appliers["date_dim"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
@@ -9259,11 +9005,13 @@ def _make_derived1():
                 # the subquery behind relation derived1 reads this relation
                 sub = self.sub_derived1
                 sub._appliers["customer_address"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
@@ -9277,11 +9025,13 @@ def _make_derived1():
                 # the subquery behind relation derived1 reads this relation
                 sub = self.sub_derived1
                 sub._appliers["item"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
@@ -9654,13 +9404,12 @@ class View:
     }
     COLUMNS = ("i_manufact_id", "total_sales")
     QUERY_ID = "77be064f12da98b0"
-    LAYOUT_ID = "9f4d852c75d90dcc"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "0cf3609a2e16d0de"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
         # root tmp1: its tuples
         self.tmp1_root = {}
         self._appliers = {
@@ -9795,10 +9544,6 @@ class View:
         if len(row) != 2:
             raise ViewError(_arity_message("derived1", 2, row))
         v_i_manufact_id, c_tmp1_total_sales = row
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         _p = (
             d,
             (d if c_tmp1_total_sales is not None else 0),
@@ -9806,10 +9551,6 @@ class View:
         )
         pending = self._pending
         tmp1_root = self.tmp1_root
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom tmp1
         _o = tmp1_root.get(v_i_manufact_id)
         if _o is None:
@@ -9840,8 +9581,9 @@ class View:
         sub._appliers["store_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_date_dim(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -9855,8 +9597,9 @@ class View:
         sub._appliers["date_dim"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_customer_address(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -9870,8 +9613,9 @@ class View:
         sub._appliers["customer_address"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_item(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -9885,8 +9629,9 @@ class View:
         sub._appliers["item"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_catalog_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -9900,8 +9645,9 @@ class View:
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_web_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -9915,8 +9661,9 @@ class View:
         sub._appliers["web_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _lookup(self, v_i_manufact_id):
         """The payload of one output tuple, in O(1); None if absent."""
@@ -10000,7 +9747,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
                     "tmp1_root": self.tmp1_root,
                     "_ordered": self._ordered,
                     "_reported": self._reported,
@@ -10031,13 +9777,7 @@ class View:
                 "module generated by another dynyan version"
             )
         state = snapshot.get("state")
-        names = (
-            "derived1_rows",
-            "tmp1_root",
-            "_ordered",
-            "_reported",
-            "sub:sub_derived1",
-        )
+        names = ("tmp1_root", "_ordered", "_reported", "sub:sub_derived1")
         if not isinstance(state, dict) or set(state) != set(names):
             found = (
                 sorted(map(str, state))

@@ -1406,9 +1406,9 @@ def _make_derived1():
                     # root catalog_returns: its tuples
                     self.catalog_returns_root = {}
                     self._appliers = {"catalog_returns": self._apply_catalog_returns}
-                    self._batchers = {  # update() of several rows: summed per key first
-                        "catalog_returns": self._batch_catalog_returns
-                    }
+                    self._batchers = (
+                        {}  # update() of several rows: summed per key first
+                    )
                     self._on_delta = on_delta
                     self._pending = {} if (push or on_delta is not None) else None
                     self._changes = []
@@ -1554,89 +1554,16 @@ def _make_derived1():
                     # atom catalog_returns
                     _p = d
                     _t1 = (v_cr_item_sk, v_cr_order_number)
-                    _o = catalog_returns_root.get(_t1)
-                    if _o is None:
-                        catalog_returns_root[_t1] = _p
+                    _o = catalog_returns_root.get(_t1, 0)
+                    _n = _o + _p
+                    if _n:
+                        catalog_returns_root[_t1] = _n
                     else:
-                        _n = _o + _p
-                        if _n:
-                            catalog_returns_root[_t1] = _n
-                        else:
-                            del catalog_returns_root[_t1]
-                    if pending is not None:
-                        _k = (v_cr_order_number, v_cr_item_sk)
-                        _v = _p
-                        _o = pending.get(_k)
-                        pending[_k] = _v if _o is None else _o + _v
-
-                def _batch_catalog_returns(self, rows, mults):
-                    """Apply a batch of catalog_returns rows (row i changes by mults[i]) at once:
-                    every row is checked and its payload summed per key (the values its
-                    atoms' paths read) first, then each key's sum takes the path to the
-                    root once. Nothing changes before every check has passed."""
-                    counts = {}  # row -> its multiplicity after the batch
-                    store = self.catalog_returns_rows
-                    sums0 = {}  # atom catalog_returns: key -> summed payload
-                    for row, d in zip(rows, mults):
-                        if type(d) is not int:
-                            raise ViewError(f"multiplicities must be int, got {d!r}")
-                        if not d:
-                            continue
-                        if type(row) is not tuple:
-                            row = tuple(row)
-                        if len(row) != 27:
-                            raise ViewError(_arity_message("catalog_returns", 27, row))
-                        v_cr_item_sk = row[2]
-                        v_cr_order_number = row[16]
-                        if v_cr_item_sk is None or v_cr_order_number is None:
-                            raise _null_error(
-                                "catalog_returns",
-                                row,
-                                ((2, "cr_item_sk"), (16, "cr_order_number")),
-                            )
-                        _p = d
-                        _k = (v_cr_item_sk, v_cr_order_number)
-                        _o = sums0.get(_k)
-                        sums0[_k] = _p if _o is None else _o + _p
-                        c = counts.get(row)
-                        counts[row] = (store.get(row, 0) if c is None else c) + d
-                    for row, c in counts.items():
-                        if c < 0:
-                            raise ViewError(_absent_message("catalog_returns", row))
-                    for row, c in counts.items():
-                        if c:
-                            store[row] = c
-                        else:
-                            store.pop(row, None)
-                    pending = self._pending
-                    catalog_returns_root = self.catalog_returns_root
-                    # atom catalog_returns
-                    for _k, _p in sums0.items():
-                        v_cr_item_sk, v_cr_order_number = _k
-                        # a zero count with nonzero sums only where the key is kept (else
-                        # it is what float sums leave of rows inserted and deleted again)
-                        if not _p and (
-                            _p == _ZERO
-                            or not self.catalog_returns_root.get(
-                                (v_cr_item_sk, v_cr_order_number), _ZERO
-                            )
-                        ):
-                            continue
-                        _t1 = (v_cr_item_sk, v_cr_order_number)
-                        _o = catalog_returns_root.get(_t1)
-                        if _o is None:
-                            catalog_returns_root[_t1] = _p
-                        else:
-                            _n = _o + _p
-                            if _n:
-                                catalog_returns_root[_t1] = _n
-                            else:
-                                del catalog_returns_root[_t1]
-                        if pending is not None:
-                            _k = (v_cr_order_number, v_cr_item_sk)
-                            _v = _p
-                            _o = pending.get(_k)
-                            pending[_k] = _v if _o is None else _o + _v
+                        del catalog_returns_root[_t1]
+                    if not _o:
+                        return (v_cr_order_number, v_cr_item_sk), 1
+                    if not _n:
+                        return (v_cr_order_number, v_cr_item_sk), -1
 
                 def _lookup(self, v_cr_order_number, v_cr_item_sk):
                     """The payload of one output tuple, in O(1); None if absent."""
@@ -2081,14 +2008,9 @@ def _make_derived1():
                 pending = self._pending
                 # the subquery behind relation exists_1 reads this relation
                 sub = self.sub_exists_1
-                sub._appliers["catalog_returns"](row, d)
-                if sub._pending:  # else its result is unchanged
-                    try:
-                        changes = sub._changes_of(sub._pending)
-                    finally:
-                        sub._pending.clear()
-                    if changes:
-                        self._on_exists_1(changes)
+                change = sub._appliers["catalog_returns"](row, d)
+                if change is not None:  # the one row of its result it changed
+                    self._on_exists_1([change])
 
             def _rows_of_catalog_sales(self, row, d):
                 """Apply `d` copies of `row` to atom catalog_sales alone (its relation's
@@ -2526,13 +2448,12 @@ class View:
     }
     COLUMNS = ("w_state", "i_item_id", "sales_before", "sales_after")
     QUERY_ID = "db2c438ccad4f036"
-    LAYOUT_ID = "1ced7783a30b5174"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "7bfa18342461a81c"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
         self.warehouse_rows = {}  # input rows: row -> multiplicity
         self.item_rows = {}  # input rows: row -> multiplicity
         self.date_dim_rows = {}  # input rows: row -> multiplicity
@@ -2716,10 +2637,6 @@ class View:
             and v_catalog_sales__cs_warehouse_sk is not None
             and v_catalog_sales__cs_item_sk is not None
         )
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         date_dim_count_by_catalog_sales__cs_sold_date_sk = (
             self.date_dim_count_by_catalog_sales__cs_sold_date_sk
@@ -2747,10 +2664,6 @@ class View:
         warehouse_count_by_catalog_sales__cs_warehouse_sk = (
             self.warehouse_count_by_catalog_sales__cs_warehouse_sk
         )
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom oj1
         if keep_oj1:
             _p = d
@@ -3908,8 +3821,9 @@ class View:
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_catalog_returns(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -3923,8 +3837,9 @@ class View:
         sub._appliers["catalog_returns"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _batch_warehouse(self, rows, mults):
         """Apply a batch of warehouse rows (row i changes by mults[i]) at once:
@@ -5096,7 +5011,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
                     "warehouse_rows": self.warehouse_rows,
                     "item_rows": self.item_rows,
                     "date_dim_rows": self.date_dim_rows,
@@ -5144,7 +5058,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "derived1_rows",
             "warehouse_rows",
             "item_rows",
             "date_dim_rows",

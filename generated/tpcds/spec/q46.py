@@ -3936,13 +3936,12 @@ class View:
         "profit",
     )
     QUERY_ID = "9da3b78c43d21cd9"
-    LAYOUT_ID = "0f4e577e13373b76"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "7fb7408d18a264fa"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
         self.customer_rows = {}  # input rows: row -> multiplicity
         self.customer_address_rows = {}  # input rows: row -> multiplicity
         # root n0: its tuples
@@ -4101,10 +4100,6 @@ class View:
             raise ViewError(_arity_message("derived1", 5, row))
         v_ss_ticket_number, v_ss_customer_sk, v_bought_city, v_amt, v_profit = row
         keep_dn = v_ss_customer_sk is not None
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         current_addr_count_by_c_current_addr_sk = (
             self.current_addr_count_by_c_current_addr_sk
@@ -4117,10 +4112,6 @@ class View:
         n0_root = self.n0_root
         n1_by_c_current_addr_sk = self.n1_by_c_current_addr_sk
         n1_count_by_c_current_addr_sk = self.n1_count_by_c_current_addr_sk
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom dn
         if keep_dn:
             _p = d
@@ -4633,11 +4624,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["customer_address"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -4651,11 +4644,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -4669,11 +4664,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -4687,11 +4684,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -4705,11 +4704,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["household_demographics"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -5073,7 +5074,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
                     "customer_rows": self.customer_rows,
                     "customer_address_rows": self.customer_address_rows,
                     "n0_root": self.n0_root,
@@ -5115,7 +5115,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "derived1_rows",
             "customer_rows",
             "customer_address_rows",
             "n0_root",

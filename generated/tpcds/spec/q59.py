@@ -1610,7 +1610,7 @@ def _make_derived1():
         )
         QUERY_ID = "2b84a8af5c7004d8"
         LAYOUT_ID = (
-            "3fc19f896beb4640"  # the state's layout: snapshots restore only here
+            "f8ce8c4b08f61fc9"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1619,7 +1619,6 @@ def _make_derived1():
             on_delta: Callable[[tuple, int], None] | None = None,
             push: bool = False,
         ) -> None:
-            self.derived1_rows = {}  # input rows: row -> multiplicity
             self.store_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
             # root n0: its tuples
@@ -1781,10 +1780,6 @@ def _make_derived1():
                 v_sat_sales,
             ) = row
             keep_wss = v_d_week_seq is not None and v_ss_store_sk is not None
-            store = self.derived1_rows
-            count = store.get(row, 0) + d
-            if count < 0:
-                raise ViewError(_absent_message("derived1", row))
             pending = self._pending
             d_2_count_by_d_week_seq = self.d_2_count_by_d_week_seq
             n0_root = self.n0_root
@@ -1794,10 +1789,6 @@ def _make_derived1():
             wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq = (
                 self.wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq
             )
-            if count:
-                store[row] = count
-            else:
-                del store[row]
             # atom wss
             if keep_wss:
                 _p = d
@@ -2217,11 +2208,13 @@ def _make_derived1():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["date_dim"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -2235,11 +2228,13 @@ def _make_derived1():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["store_sales"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -2491,7 +2486,6 @@ def _make_derived1():
                     "query": self.QUERY_ID,
                     "layout": self.LAYOUT_ID,
                     "state": {
-                        "derived1_rows": self.derived1_rows,
                         "store_rows": self.store_rows,
                         "date_dim_rows": self.date_dim_rows,
                         "n0_root": self.n0_root,
@@ -2530,7 +2524,6 @@ def _make_derived1():
                 )
             state = snapshot.get("state")
             names = (
-                "derived1_rows",
                 "store_rows",
                 "date_dim_rows",
                 "n0_root",
@@ -3981,7 +3974,7 @@ def _make_derived2():
         )
         QUERY_ID = "23d8ca459ba7c563"
         LAYOUT_ID = (
-            "44e8069b70fa22e8"  # the state's layout: snapshots restore only here
+            "f8ce8c4b08f61fc9"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3990,7 +3983,6 @@ def _make_derived2():
             on_delta: Callable[[tuple, int], None] | None = None,
             push: bool = False,
         ) -> None:
-            self.derived1__rows = {}  # input rows: row -> multiplicity
             self.store_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
             # root n0: its tuples
@@ -4152,10 +4144,6 @@ def _make_derived2():
                 v_sat_sales,
             ) = row
             keep_wss = v_d_week_seq is not None and v_ss_store_sk is not None
-            store = self.derived1__rows
-            count = store.get(row, 0) + d
-            if count < 0:
-                raise ViewError(_absent_message("derived1_", row))
             pending = self._pending
             d_2_count_by_d_week_seq = self.d_2_count_by_d_week_seq
             n0_root = self.n0_root
@@ -4165,10 +4153,6 @@ def _make_derived2():
             wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq = (
                 self.wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq
             )
-            if count:
-                store[row] = count
-            else:
-                del store[row]
             # atom wss
             if keep_wss:
                 _p = d
@@ -4588,11 +4572,13 @@ def _make_derived2():
             # the subquery behind relation derived1_ reads this relation
             sub = self.sub_derived1
             sub._appliers["date_dim"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -4606,11 +4592,13 @@ def _make_derived2():
             # the subquery behind relation derived1_ reads this relation
             sub = self.sub_derived1
             sub._appliers["store_sales"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -4862,7 +4850,6 @@ def _make_derived2():
                     "query": self.QUERY_ID,
                     "layout": self.LAYOUT_ID,
                     "state": {
-                        "derived1__rows": self.derived1__rows,
                         "store_rows": self.store_rows,
                         "date_dim_rows": self.date_dim_rows,
                         "n0_root": self.n0_root,
@@ -4901,7 +4888,6 @@ def _make_derived2():
                 )
             state = snapshot.get("state")
             names = (
-                "derived1__rows",
                 "store_rows",
                 "date_dim_rows",
                 "n0_root",
@@ -5041,14 +5027,12 @@ class View:
         "sat_sales1 / sat_sales2",
     )
     QUERY_ID = "ba0bb97b02e114d7"
-    LAYOUT_ID = "980c272baaf26e48"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "5862a5ca51a1f339"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.derived2_rows = {}  # input rows: row -> multiplicity
         # root n0: its tuples
         self.n0_root = {}
         # y by the variables it shares with its parent
@@ -5207,19 +5191,11 @@ class View:
             v_sat_sales1,
         ) = row
         keep_y = v_s_store_id1 is not None
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         n0_root = self.n0_root
         x_count_by_s_store_id1 = self.x_count_by_s_store_id1
         y_by_s_store_id1 = self.y_by_s_store_id1
         y_count_by_s_store_id1 = self.y_count_by_s_store_id1
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom y
         if keep_y:
             _p = d
@@ -5330,19 +5306,11 @@ class View:
             v_sat_sales2,
         ) = row
         keep_x = v_s_store_id1 is not None
-        store = self.derived2_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived2", row))
         pending = self._pending
         n0_root = self.n0_root
         x_by_s_store_id1 = self.x_by_s_store_id1
         x_count_by_s_store_id1 = self.x_count_by_s_store_id1
         y_count_by_s_store_id1 = self.y_count_by_s_store_id1
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom x
         if keep_x:
             _p = d
@@ -5458,21 +5426,25 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["store"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
@@ -5488,21 +5460,25 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
@@ -5516,21 +5492,25 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
@@ -5659,8 +5639,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
-                    "derived2_rows": self.derived2_rows,
                     "n0_root": self.n0_root,
                     "y_by_s_store_id1": self.y_by_s_store_id1,
                     "y_count_by_s_store_id1": self.y_count_by_s_store_id1,
@@ -5697,8 +5675,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "derived1_rows",
-            "derived2_rows",
             "n0_root",
             "y_by_s_store_id1",
             "y_count_by_s_store_id1",

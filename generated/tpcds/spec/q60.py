@@ -438,9 +438,7 @@ def _make_derived1():
                             self.item_root = {}
                             self._appliers = {"item": self._apply_item}
                             self._batchers = (
-                                {  # update() of several rows: summed per key first
-                                    "item": self._batch_item
-                                }
+                                {}  # update() of several rows: summed per key first
                             )
                             self._on_delta = on_delta
                             self._pending = (
@@ -602,90 +600,16 @@ def _make_derived1():
                             # atom item
                             if keep_item:
                                 _p = d
-                                _o = item_root.get(v_i_item_id)
-                                if _o is None:
-                                    item_root[v_i_item_id] = _p
+                                _o = item_root.get(v_i_item_id, 0)
+                                _n = _o + _p
+                                if _n:
+                                    item_root[v_i_item_id] = _n
                                 else:
-                                    _n = _o + _p
-                                    if _n:
-                                        item_root[v_i_item_id] = _n
-                                    else:
-                                        del item_root[v_i_item_id]
-                                if pending is not None:
-                                    _k = (v_i_item_id,)
-                                    _v = _p
-                                    _o = pending.get(_k)
-                                    pending[_k] = _v if _o is None else _o + _v
-
-                        def _batch_item(self, rows, mults):
-                            """Apply a batch of item rows (row i changes by mults[i]) at once:
-                            every row is checked and its payload summed per key (the values its
-                            atoms' paths read) first, then each key's sum takes the path to the
-                            root once. Nothing changes before every check has passed."""
-                            counts = {}  # row -> its multiplicity after the batch
-                            store = self.item_rows
-                            sums0 = {}  # atom item: key -> summed payload
-                            for row, d in zip(rows, mults):
-                                if type(d) is not int:
-                                    raise ViewError(
-                                        f"multiplicities must be int, got {d!r}"
-                                    )
-                                if not d:
-                                    continue
-                                if type(row) is not tuple:
-                                    row = tuple(row)
-                                if len(row) != 22:
-                                    raise ViewError(_arity_message("item", 22, row))
-                                v_i_item_id = row[1]
-                                c_item_i_category = row[12]
-                                if v_i_item_id is None:
-                                    raise _null_error("item", row, ((1, "i_item_id"),))
-                                keep_item = c_item_i_category is not None and (
-                                    c_item_i_category in ("Music",)
-                                )
-                                if keep_item:
-                                    _p = d
-                                    _k = v_i_item_id
-                                    _o = sums0.get(_k)
-                                    sums0[_k] = _p if _o is None else _o + _p
-                                c = counts.get(row)
-                                counts[row] = (
-                                    store.get(row, 0) if c is None else c
-                                ) + d
-                            for row, c in counts.items():
-                                if c < 0:
-                                    raise ViewError(_absent_message("item", row))
-                            for row, c in counts.items():
-                                if c:
-                                    store[row] = c
-                                else:
-                                    store.pop(row, None)
-                            pending = self._pending
-                            item_root = self.item_root
-                            # atom item
-                            for _k, _p in sums0.items():
-                                v_i_item_id = _k
-                                # a zero count with nonzero sums only where the key is kept (else
-                                # it is what float sums leave of rows inserted and deleted again)
-                                if not _p and (
-                                    _p == _ZERO
-                                    or not self.item_root.get(v_i_item_id, _ZERO)
-                                ):
-                                    continue
-                                _o = item_root.get(v_i_item_id)
-                                if _o is None:
-                                    item_root[v_i_item_id] = _p
-                                else:
-                                    _n = _o + _p
-                                    if _n:
-                                        item_root[v_i_item_id] = _n
-                                    else:
-                                        del item_root[v_i_item_id]
-                                if pending is not None:
-                                    _k = (v_i_item_id,)
-                                    _v = _p
-                                    _o = pending.get(_k)
-                                    pending[_k] = _v if _o is None else _o + _v
+                                    del item_root[v_i_item_id]
+                                if not _o:
+                                    return (v_i_item_id,), 1
+                                if not _n:
+                                    return (v_i_item_id,), -1
 
                         def _lookup(self, v_i_item_id):
                             """The payload of one output tuple, in O(1); None if absent."""
@@ -919,7 +843,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("i_item_id", "total_sales")
                     QUERY_ID = "3519c733506ea28b"
-                    LAYOUT_ID = "15d7979300066fa8"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "7e23d956f6bc3eac"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -927,7 +851,6 @@ def _make_derived1():
                         on_delta: Callable[[tuple, int], None] | None = None,
                         push: bool = False,
                     ) -> None:
-                        self.in_1_rows = {}  # input rows: row -> multiplicity
                         self.store_sales_rows = {}  # input rows: row -> multiplicity
                         self.date_dim_rows = {}  # input rows: row -> multiplicity
                         self.customer_address_rows = (
@@ -1104,20 +1027,12 @@ def _make_derived1():
                             raise ViewError(_arity_message("in_1", 1, row))
                         (v_i_item_id,) = row
                         keep_in1 = v_i_item_id is not None
-                        store = self.in_1_rows
-                        count = store.get(row, 0) + d
-                        if count < 0:
-                            raise ViewError(_absent_message("in_1", row))
                         # only for a row the atom takes (its NULL-rejecting filters hold)
                         _p = (d, d, d) if keep_in1 else None
                         pending = self._pending
                         in1_count_by_i_item_id = self.in1_count_by_i_item_id
                         n0_root = self.n0_root
                         n1_count_by_i_item_id = self.n1_count_by_i_item_id
-                        if count:
-                            store[row] = count
-                        else:
-                            del store[row]
                         # atom in1
                         if keep_in1:
                             _o = in1_count_by_i_item_id.get(v_i_item_id)
@@ -1869,14 +1784,9 @@ def _make_derived1():
 
                         # the subquery behind relation in_1 reads this relation
                         sub = self.sub_in_1
-                        sub._appliers["item"](row, d)
-                        if sub._pending:  # else its result is unchanged
-                            try:
-                                changes = sub._changes_of(sub._pending)
-                            finally:
-                                sub._pending.clear()
-                            for sub_row, change in changes:
-                                self._apply_in_1(sub_row, change)
+                        change = sub._appliers["item"](row, d)
+                        if change is not None:  # the one row of its result it changed
+                            self._apply_in_1(change[0], change[1])
 
                     def _batch_store_sales(self, rows, mults):
                         """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
@@ -2671,7 +2581,6 @@ def _make_derived1():
                                 "query": self.QUERY_ID,
                                 "layout": self.LAYOUT_ID,
                                 "state": {
-                                    "in_1_rows": self.in_1_rows,
                                     "store_sales_rows": self.store_sales_rows,
                                     "date_dim_rows": self.date_dim_rows,
                                     "customer_address_rows": self.customer_address_rows,
@@ -2721,7 +2630,6 @@ def _make_derived1():
                             )
                         state = snapshot.get("state")
                         names = (
-                            "in_1_rows",
                             "store_sales_rows",
                             "date_dim_rows",
                             "customer_address_rows",
@@ -3012,8 +2920,6 @@ def _make_derived1():
                     if len(row) != 2:
                         raise ViewError(_arity_message("derived1", 2, row))
                     v_i_item_id, v_total_sales = row
-                    if d < 0 and self.ss_root.get(row, _ZERO) + d < 0:
-                        raise ViewError(_absent_message("derived1", row))
                     pending = self._pending
                     ss_root = self.ss_root
                     # atom ss
@@ -3043,11 +2949,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["store_sales"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -3061,11 +2969,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -3079,11 +2989,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["customer_address"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -3097,11 +3009,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["item"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -3445,9 +3359,7 @@ def _make_derived1():
                             self.item_root = {}
                             self._appliers = {"item": self._apply_item}
                             self._batchers = (
-                                {  # update() of several rows: summed per key first
-                                    "item": self._batch_item
-                                }
+                                {}  # update() of several rows: summed per key first
                             )
                             self._on_delta = on_delta
                             self._pending = (
@@ -3609,90 +3521,16 @@ def _make_derived1():
                             # atom item
                             if keep_item:
                                 _p = d
-                                _o = item_root.get(v_i_item_id)
-                                if _o is None:
-                                    item_root[v_i_item_id] = _p
+                                _o = item_root.get(v_i_item_id, 0)
+                                _n = _o + _p
+                                if _n:
+                                    item_root[v_i_item_id] = _n
                                 else:
-                                    _n = _o + _p
-                                    if _n:
-                                        item_root[v_i_item_id] = _n
-                                    else:
-                                        del item_root[v_i_item_id]
-                                if pending is not None:
-                                    _k = (v_i_item_id,)
-                                    _v = _p
-                                    _o = pending.get(_k)
-                                    pending[_k] = _v if _o is None else _o + _v
-
-                        def _batch_item(self, rows, mults):
-                            """Apply a batch of item rows (row i changes by mults[i]) at once:
-                            every row is checked and its payload summed per key (the values its
-                            atoms' paths read) first, then each key's sum takes the path to the
-                            root once. Nothing changes before every check has passed."""
-                            counts = {}  # row -> its multiplicity after the batch
-                            store = self.item_rows
-                            sums0 = {}  # atom item: key -> summed payload
-                            for row, d in zip(rows, mults):
-                                if type(d) is not int:
-                                    raise ViewError(
-                                        f"multiplicities must be int, got {d!r}"
-                                    )
-                                if not d:
-                                    continue
-                                if type(row) is not tuple:
-                                    row = tuple(row)
-                                if len(row) != 22:
-                                    raise ViewError(_arity_message("item", 22, row))
-                                v_i_item_id = row[1]
-                                c_item_i_category = row[12]
-                                if v_i_item_id is None:
-                                    raise _null_error("item", row, ((1, "i_item_id"),))
-                                keep_item = c_item_i_category is not None and (
-                                    c_item_i_category in ("Music",)
-                                )
-                                if keep_item:
-                                    _p = d
-                                    _k = v_i_item_id
-                                    _o = sums0.get(_k)
-                                    sums0[_k] = _p if _o is None else _o + _p
-                                c = counts.get(row)
-                                counts[row] = (
-                                    store.get(row, 0) if c is None else c
-                                ) + d
-                            for row, c in counts.items():
-                                if c < 0:
-                                    raise ViewError(_absent_message("item", row))
-                            for row, c in counts.items():
-                                if c:
-                                    store[row] = c
-                                else:
-                                    store.pop(row, None)
-                            pending = self._pending
-                            item_root = self.item_root
-                            # atom item
-                            for _k, _p in sums0.items():
-                                v_i_item_id = _k
-                                # a zero count with nonzero sums only where the key is kept (else
-                                # it is what float sums leave of rows inserted and deleted again)
-                                if not _p and (
-                                    _p == _ZERO
-                                    or not self.item_root.get(v_i_item_id, _ZERO)
-                                ):
-                                    continue
-                                _o = item_root.get(v_i_item_id)
-                                if _o is None:
-                                    item_root[v_i_item_id] = _p
-                                else:
-                                    _n = _o + _p
-                                    if _n:
-                                        item_root[v_i_item_id] = _n
-                                    else:
-                                        del item_root[v_i_item_id]
-                                if pending is not None:
-                                    _k = (v_i_item_id,)
-                                    _v = _p
-                                    _o = pending.get(_k)
-                                    pending[_k] = _v if _o is None else _o + _v
+                                    del item_root[v_i_item_id]
+                                if not _o:
+                                    return (v_i_item_id,), 1
+                                if not _n:
+                                    return (v_i_item_id,), -1
 
                         def _lookup(self, v_i_item_id):
                             """The payload of one output tuple, in O(1); None if absent."""
@@ -3937,7 +3775,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("i_item_id", "total_sales")
                     QUERY_ID = "63881d8123d3af8d"
-                    LAYOUT_ID = "6e4ac270cdac6a58"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "f29777be36494298"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -3945,7 +3783,6 @@ def _make_derived1():
                         on_delta: Callable[[tuple, int], None] | None = None,
                         push: bool = False,
                     ) -> None:
-                        self.in_1_rows = {}  # input rows: row -> multiplicity
                         self.catalog_sales_rows = {}  # input rows: row -> multiplicity
                         self.date_dim_rows = {}  # input rows: row -> multiplicity
                         self.customer_address_rows = (
@@ -4124,20 +3961,12 @@ def _make_derived1():
                             raise ViewError(_arity_message("in_1", 1, row))
                         (v_i_item_id,) = row
                         keep_in1 = v_i_item_id is not None
-                        store = self.in_1_rows
-                        count = store.get(row, 0) + d
-                        if count < 0:
-                            raise ViewError(_absent_message("in_1", row))
                         # only for a row the atom takes (its NULL-rejecting filters hold)
                         _p = (d, d, d) if keep_in1 else None
                         pending = self._pending
                         in1_count_by_i_item_id = self.in1_count_by_i_item_id
                         n0_root = self.n0_root
                         n1_count_by_i_item_id = self.n1_count_by_i_item_id
-                        if count:
-                            store[row] = count
-                        else:
-                            del store[row]
                         # atom in1
                         if keep_in1:
                             _o = in1_count_by_i_item_id.get(v_i_item_id)
@@ -4908,14 +4737,9 @@ def _make_derived1():
 
                         # the subquery behind relation in_1 reads this relation
                         sub = self.sub_in_1
-                        sub._appliers["item"](row, d)
-                        if sub._pending:  # else its result is unchanged
-                            try:
-                                changes = sub._changes_of(sub._pending)
-                            finally:
-                                sub._pending.clear()
-                            for sub_row, change in changes:
-                                self._apply_in_1(sub_row, change)
+                        change = sub._appliers["item"](row, d)
+                        if change is not None:  # the one row of its result it changed
+                            self._apply_in_1(change[0], change[1])
 
                     def _batch_catalog_sales(self, rows, mults):
                         """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
@@ -5738,7 +5562,6 @@ def _make_derived1():
                                 "query": self.QUERY_ID,
                                 "layout": self.LAYOUT_ID,
                                 "state": {
-                                    "in_1_rows": self.in_1_rows,
                                     "catalog_sales_rows": self.catalog_sales_rows,
                                     "date_dim_rows": self.date_dim_rows,
                                     "customer_address_rows": self.customer_address_rows,
@@ -5788,7 +5611,6 @@ def _make_derived1():
                             )
                         state = snapshot.get("state")
                         names = (
-                            "in_1_rows",
                             "catalog_sales_rows",
                             "date_dim_rows",
                             "customer_address_rows",
@@ -6090,8 +5912,6 @@ def _make_derived1():
                     if len(row) != 2:
                         raise ViewError(_arity_message("derived1", 2, row))
                     v_i_item_id, v_total_sales = row
-                    if d < 0 and self.cs_root.get(row, _ZERO) + d < 0:
-                        raise ViewError(_absent_message("derived1", row))
                     pending = self._pending
                     cs_root = self.cs_root
                     # atom cs
@@ -6121,11 +5941,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["catalog_sales"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -6139,11 +5961,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -6157,11 +5981,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["customer_address"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -6175,11 +6001,13 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["item"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -6594,9 +6422,7 @@ def _make_derived1():
                         self.item_root = {}
                         self._appliers = {"item": self._apply_item}
                         self._batchers = (
-                            {  # update() of several rows: summed per key first
-                                "item": self._batch_item
-                            }
+                            {}  # update() of several rows: summed per key first
                         )
                         self._on_delta = on_delta
                         self._pending = {} if (push or on_delta is not None) else None
@@ -6746,88 +6572,16 @@ def _make_derived1():
                         # atom item
                         if keep_item:
                             _p = d
-                            _o = item_root.get(v_i_item_id)
-                            if _o is None:
-                                item_root[v_i_item_id] = _p
+                            _o = item_root.get(v_i_item_id, 0)
+                            _n = _o + _p
+                            if _n:
+                                item_root[v_i_item_id] = _n
                             else:
-                                _n = _o + _p
-                                if _n:
-                                    item_root[v_i_item_id] = _n
-                                else:
-                                    del item_root[v_i_item_id]
-                            if pending is not None:
-                                _k = (v_i_item_id,)
-                                _v = _p
-                                _o = pending.get(_k)
-                                pending[_k] = _v if _o is None else _o + _v
-
-                    def _batch_item(self, rows, mults):
-                        """Apply a batch of item rows (row i changes by mults[i]) at once:
-                        every row is checked and its payload summed per key (the values its
-                        atoms' paths read) first, then each key's sum takes the path to the
-                        root once. Nothing changes before every check has passed."""
-                        counts = {}  # row -> its multiplicity after the batch
-                        store = self.item_rows
-                        sums0 = {}  # atom item: key -> summed payload
-                        for row, d in zip(rows, mults):
-                            if type(d) is not int:
-                                raise ViewError(
-                                    f"multiplicities must be int, got {d!r}"
-                                )
-                            if not d:
-                                continue
-                            if type(row) is not tuple:
-                                row = tuple(row)
-                            if len(row) != 22:
-                                raise ViewError(_arity_message("item", 22, row))
-                            v_i_item_id = row[1]
-                            c_item_i_category = row[12]
-                            if v_i_item_id is None:
-                                raise _null_error("item", row, ((1, "i_item_id"),))
-                            keep_item = c_item_i_category is not None and (
-                                c_item_i_category in ("Music",)
-                            )
-                            if keep_item:
-                                _p = d
-                                _k = v_i_item_id
-                                _o = sums0.get(_k)
-                                sums0[_k] = _p if _o is None else _o + _p
-                            c = counts.get(row)
-                            counts[row] = (store.get(row, 0) if c is None else c) + d
-                        for row, c in counts.items():
-                            if c < 0:
-                                raise ViewError(_absent_message("item", row))
-                        for row, c in counts.items():
-                            if c:
-                                store[row] = c
-                            else:
-                                store.pop(row, None)
-                        pending = self._pending
-                        item_root = self.item_root
-                        # atom item
-                        for _k, _p in sums0.items():
-                            v_i_item_id = _k
-                            # a zero count with nonzero sums only where the key is kept (else
-                            # it is what float sums leave of rows inserted and deleted again)
-                            if not _p and (
-                                _p == _ZERO
-                                or not self.item_root.get(v_i_item_id, _ZERO)
-                            ):
-                                continue
-                            _o = item_root.get(v_i_item_id)
-                            if _o is None:
-                                item_root[v_i_item_id] = _p
-                            else:
-                                _n = _o + _p
-                                if _n:
-                                    item_root[v_i_item_id] = _n
-                                else:
-                                    del item_root[v_i_item_id]
-                            if pending is not None:
-                                _k = (v_i_item_id,)
-                                _v = _p
-                                _o = pending.get(_k)
-                                pending[_k] = _v if _o is None else _o + _v
+                                del item_root[v_i_item_id]
+                            if not _o:
+                                return (v_i_item_id,), 1
+                            if not _n:
+                                return (v_i_item_id,), -1
 
                     def _lookup(self, v_i_item_id):
                         """The payload of one output tuple, in O(1); None if absent."""
@@ -7071,7 +6825,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("i_item_id", "total_sales")
                 QUERY_ID = "4b9134490786f649"
-                LAYOUT_ID = "b14afd7d8cbb4453"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "def95b5c349503b9"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -7079,7 +6833,6 @@ def _make_derived1():
                     on_delta: Callable[[tuple, int], None] | None = None,
                     push: bool = False,
                 ) -> None:
-                    self.in_1_rows = {}  # input rows: row -> multiplicity
                     self.web_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
                     self.customer_address_rows = {}  # input rows: row -> multiplicity
@@ -7246,20 +6999,12 @@ def _make_derived1():
                         raise ViewError(_arity_message("in_1", 1, row))
                     (v_i_item_id,) = row
                     keep_in1 = v_i_item_id is not None
-                    store = self.in_1_rows
-                    count = store.get(row, 0) + d
-                    if count < 0:
-                        raise ViewError(_absent_message("in_1", row))
                     # only for a row the atom takes (its NULL-rejecting filters hold)
                     _p = (d, d, d) if keep_in1 else None
                     pending = self._pending
                     in1_count_by_i_item_id = self.in1_count_by_i_item_id
                     n0_root = self.n0_root
                     n1_count_by_i_item_id = self.n1_count_by_i_item_id
-                    if count:
-                        store[row] = count
-                    else:
-                        del store[row]
                     # atom in1
                     if keep_in1:
                         _o = in1_count_by_i_item_id.get(v_i_item_id)
@@ -7957,14 +7702,9 @@ def _make_derived1():
 
                     # the subquery behind relation in_1 reads this relation
                     sub = self.sub_in_1
-                    sub._appliers["item"](row, d)
-                    if sub._pending:  # else its result is unchanged
-                        try:
-                            changes = sub._changes_of(sub._pending)
-                        finally:
-                            sub._pending.clear()
-                        for sub_row, change in changes:
-                            self._apply_in_1(sub_row, change)
+                    change = sub._appliers["item"](row, d)
+                    if change is not None:  # the one row of its result it changed
+                        self._apply_in_1(change[0], change[1])
 
                 def _batch_web_sales(self, rows, mults):
                     """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
@@ -8717,7 +8457,6 @@ def _make_derived1():
                             "query": self.QUERY_ID,
                             "layout": self.LAYOUT_ID,
                             "state": {
-                                "in_1_rows": self.in_1_rows,
                                 "web_sales_rows": self.web_sales_rows,
                                 "date_dim_rows": self.date_dim_rows,
                                 "customer_address_rows": self.customer_address_rows,
@@ -8766,7 +8505,6 @@ def _make_derived1():
                         )
                     state = snapshot.get("state")
                     names = (
-                        "in_1_rows",
                         "web_sales_rows",
                         "date_dim_rows",
                         "customer_address_rows",
@@ -9062,8 +8800,6 @@ def _make_derived1():
                 if len(row) != 2:
                     raise ViewError(_arity_message("derived1", 2, row))
                 v_i_item_id, v_total_sales = row
-                if d < 0 and self.ws_root.get(row, _ZERO) + d < 0:
-                    raise ViewError(_absent_message("derived1", row))
                 pending = self._pending
                 ws_root = self.ws_root
                 # atom ws
@@ -9093,11 +8829,13 @@ def _make_derived1():
                 # the subquery behind relation derived1 reads this relation
                 sub = self.sub_derived1
                 sub._appliers["web_sales"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
@@ -9111,11 +8849,13 @@ def _make_derived1():
                 # the subquery behind relation derived1 reads this relation
                 sub = self.sub_derived1
                 sub._appliers["date_dim"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
@@ -9129,11 +8869,13 @@ def _make_derived1():
                 # the subquery behind relation derived1 reads this relation
                 sub = self.sub_derived1
                 sub._appliers["customer_address"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
@@ -9147,11 +8889,13 @@ def _make_derived1():
                 # the subquery behind relation derived1 reads this relation
                 sub = self.sub_derived1
                 sub._appliers["item"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
@@ -9524,13 +9268,12 @@ class View:
     }
     COLUMNS = ("i_item_id", "total_sales")
     QUERY_ID = "75fda30be15e2d65"
-    LAYOUT_ID = "2adf8aa5373ef78a"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "6631b6d08e6ef747"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
         # root tmp1: its tuples
         self.tmp1_root = {}
         self._appliers = {
@@ -9665,10 +9408,6 @@ class View:
         if len(row) != 2:
             raise ViewError(_arity_message("derived1", 2, row))
         v_i_item_id, c_tmp1_total_sales = row
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         _p = (
             d,
             (d if c_tmp1_total_sales is not None else 0),
@@ -9676,10 +9415,6 @@ class View:
         )
         pending = self._pending
         tmp1_root = self.tmp1_root
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom tmp1
         _o = tmp1_root.get(v_i_item_id)
         if _o is None:
@@ -9710,8 +9445,9 @@ class View:
         sub._appliers["store_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_date_dim(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -9725,8 +9461,9 @@ class View:
         sub._appliers["date_dim"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_customer_address(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -9740,8 +9477,9 @@ class View:
         sub._appliers["customer_address"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_item(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -9755,8 +9493,9 @@ class View:
         sub._appliers["item"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_catalog_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -9770,8 +9509,9 @@ class View:
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_web_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -9785,8 +9525,9 @@ class View:
         sub._appliers["web_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _lookup(self, v_i_item_id):
         """The payload of one output tuple, in O(1); None if absent."""
@@ -9870,7 +9611,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
                     "tmp1_root": self.tmp1_root,
                     "_ordered": self._ordered,
                     "_reported": self._reported,
@@ -9901,13 +9641,7 @@ class View:
                 "module generated by another dynyan version"
             )
         state = snapshot.get("state")
-        names = (
-            "derived1_rows",
-            "tmp1_root",
-            "_ordered",
-            "_reported",
-            "sub:sub_derived1",
-        )
+        names = ("tmp1_root", "_ordered", "_reported", "sub:sub_derived1")
         if not isinstance(state, dict) or set(state) != set(names):
             found = (
                 sorted(map(str, state))

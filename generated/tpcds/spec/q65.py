@@ -390,8 +390,7 @@ def _make_derived1():
                     "date_dim": self._apply_date_dim,
                 }
                 self._batchers = {  # update() of several rows: summed per key first
-                    "store_sales": self._batch_store_sales,
-                    "date_dim": self._batch_date_dim,
+                    "date_dim": self._batch_date_dim
                 }
                 self._on_delta = on_delta
                 self._pending = {} if (push or on_delta is not None) else None
@@ -604,15 +603,25 @@ def _make_derived1():
                                 n0_root[_t1] = _n
                             else:
                                 del n0_root[_t1]
-                        if pending is not None:
-                            _k = (v_ss_store_sk, v_ss_item_sk)
-                            _v = _d3
-                            _o = pending.get(_k)
-                            pending[_k] = (
-                                _v
-                                if _o is None
-                                else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
-                            )
+                        key = (v_ss_store_sk, v_ss_item_sk)
+                        reported = self._reported
+                        changes = []
+                        new = None
+                        _m1 = self.n0_root.get((v_ss_item_sk, v_ss_store_sk))
+                        if _m1 is not None:
+                            p = _m1
+                            _a0 = None if p[1] == 0 else (p[2] / 100)
+                            new = (v_ss_store_sk, v_ss_item_sk, _a0)
+                        old = reported.get(key)
+                        if old != new:  # no output can be NaN: equal rows are the same
+                            if old is not None:
+                                changes.append((old, -1))
+                            if new is not None:
+                                changes.append((new, 1))
+                                reported[key] = new
+                            else:
+                                del reported[key]
+                        return changes
 
             def _apply_date_dim(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -685,144 +694,6 @@ def _make_derived1():
                                     if _o is None
                                     else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                                 )
-
-            def _batch_store_sales(self, rows, mults):
-                """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
-                every row is checked and its payload summed per key (the values its
-                atoms' paths read) first, then each key's sum takes the path to the
-                root once. Nothing changes before every check has passed."""
-                counts = {}  # row -> its multiplicity after the batch
-                store = self.store_sales_rows
-                sums0 = {}  # atom store_sales: key -> summed payload
-                for row, d in zip(rows, mults):
-                    if type(d) is not int:
-                        raise ViewError(f"multiplicities must be int, got {d!r}")
-                    if not d:
-                        continue
-                    if type(row) is not tuple:
-                        row = tuple(row)
-                    if len(row) != 23:
-                        raise ViewError(_arity_message("store_sales", 23, row))
-                    v_ss_sold_date_sk = row[0]
-                    v_ss_item_sk = row[2]
-                    v_ss_store_sk = row[7]
-                    c_store_sales_ss_sales_price = row[13]
-                    if v_ss_item_sk is None:
-                        raise _null_error("store_sales", row, ((2, "ss_item_sk"),))
-                    keep_store_sales = v_ss_sold_date_sk is not None
-                    if keep_store_sales:
-                        _p = (
-                            d,
-                            (d if c_store_sales_ss_sales_price is not None else 0),
-                            (
-                                d * round(c_store_sales_ss_sales_price * 100)
-                                if c_store_sales_ss_sales_price is not None
-                                else 0
-                            ),
-                        )
-                        _k = (v_ss_sold_date_sk, v_ss_item_sk, v_ss_store_sk)
-                        _o = sums0.get(_k)
-                        sums0[_k] = (
-                            _p
-                            if _o is None
-                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                        )
-                    c = counts.get(row)
-                    counts[row] = (store.get(row, 0) if c is None else c) + d
-                for row, c in counts.items():
-                    if c < 0:
-                        raise ViewError(_absent_message("store_sales", row))
-                for row, c in counts.items():
-                    if c:
-                        store[row] = c
-                    else:
-                        store.pop(row, None)
-                pending = self._pending
-                date_dim_count_by_ss_sold_date_sk = (
-                    self.date_dim_count_by_ss_sold_date_sk
-                )
-                n0_root = self.n0_root
-                store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk = (
-                    self.store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk
-                )
-                # atom store_sales
-                for _k, _p in sums0.items():
-                    v_ss_sold_date_sk, v_ss_item_sk, v_ss_store_sk = _k
-                    # a zero count with nonzero sums only where the key is kept (else
-                    # it is what float sums leave of rows inserted and deleted again)
-                    if not _p[0] and (
-                        _p == _ZERO
-                        or not _entry(
-                            self.store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk.get(
-                                v_ss_sold_date_sk
-                            ),
-                            (v_ss_item_sk, v_ss_store_sk),
-                            _ZERO,
-                        )[0]
-                    ):
-                        continue
-                    _t1 = (v_ss_item_sk, v_ss_store_sk)
-                    _grp = store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk.get(
-                        v_ss_sold_date_sk
-                    )
-                    if _grp is None:
-                        store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
-                            v_ss_sold_date_sk
-                        ] = (_t1, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                            if _n[0]:
-                                store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ] = (_grp[0], _n)
-                            else:
-                                del store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ]
-                        else:
-                            store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ] = {_grp[0]: _grp[1], _e: _p}
-                    else:
-                        _o = _grp.get(_t1)
-                        if _o is None:
-                            _grp[_t1] = _p
-                        else:
-                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                            if _n[0]:
-                                _grp[_t1] = _n
-                            else:
-                                del _grp[_t1]
-                                if len(_grp) == 1:
-                                    store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ] = next(
-                                        iter(_grp.items())
-                                    )
-                    _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w2 is not None:
-                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
-                        _o = n0_root.get(_t1)
-                        if _o is None:
-                            n0_root[_t1] = _d3
-                        else:
-                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
-                            if _n[0]:
-                                n0_root[_t1] = _n
-                            else:
-                                del n0_root[_t1]
-                        if pending is not None:
-                            _k = (v_ss_store_sk, v_ss_item_sk)
-                            _v = _d3
-                            _o = pending.get(_k)
-                            pending[_k] = (
-                                _v
-                                if _o is None
-                                else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
-                            )
 
             def _batch_date_dim(self, rows, mults):
                 """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -1144,7 +1015,7 @@ def _make_derived1():
         COLUMNS = ("ss_store_sk", "ave")
         QUERY_ID = "6179862545906ac2"
         LAYOUT_ID = (
-            "fd8dbc6a94f6e5d5"  # the state's layout: snapshots restore only here
+            "6fa173a7e7c321f6"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1153,7 +1024,6 @@ def _make_derived1():
             on_delta: Callable[[tuple, int], None] | None = None,
             push: bool = False,
         ) -> None:
-            self.derived1_rows = {}  # input rows: row -> multiplicity
             # root sa: its tuples
             self.sa_root = {}
             self._appliers = {
@@ -1282,10 +1152,6 @@ def _make_derived1():
             if len(row) != 3:
                 raise ViewError(_arity_message("derived1", 3, row))
             v_ss_store_sk, _, c_sa_revenue = row
-            store = self.derived1_rows
-            count = store.get(row, 0) + d
-            if count < 0:
-                raise ViewError(_absent_message("derived1", row))
             _p = (
                 d,
                 (d if c_sa_revenue is not None else 0),
@@ -1293,10 +1159,6 @@ def _make_derived1():
             )
             pending = self._pending
             sa_root = self.sa_root
-            if count:
-                store[row] = count
-            else:
-                del store[row]
             # atom sa
             _o = sa_root.get(v_ss_store_sk)
             if _o is None:
@@ -1324,12 +1186,10 @@ def _make_derived1():
             pending = self._pending
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
-            sub._appliers["store_sales"](row, d)
-            if sub._pending:  # else its result is unchanged
-                try:
-                    changes = sub._changes_of(sub._pending)
-                finally:
-                    sub._pending.clear()
+            changes = sub._appliers["store_sales"](
+                row, d
+            )  # the change of its one group
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -1343,11 +1203,13 @@ def _make_derived1():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["date_dim"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -1441,7 +1303,6 @@ def _make_derived1():
                     "query": self.QUERY_ID,
                     "layout": self.LAYOUT_ID,
                     "state": {
-                        "derived1_rows": self.derived1_rows,
                         "sa_root": self.sa_root,
                         "_reported": self._reported,
                         "sub:sub_derived1": self.sub_derived1.snapshot(),
@@ -1471,7 +1332,7 @@ def _make_derived1():
                     "module generated by another dynyan version"
                 )
             state = snapshot.get("state")
-            names = ("derived1_rows", "sa_root", "_reported", "sub:sub_derived1")
+            names = ("sa_root", "_reported", "sub:sub_derived1")
             if not isinstance(state, dict) or set(state) != set(names):
                 found = (
                     sorted(map(str, state))
@@ -1653,8 +1514,7 @@ def _make_derived2():
                 "date_dim": self._apply_date_dim,
             }
             self._batchers = {  # update() of several rows: summed per key first
-                "store_sales": self._batch_store_sales,
-                "date_dim": self._batch_date_dim,
+                "date_dim": self._batch_date_dim
             }
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
@@ -1858,15 +1718,25 @@ def _make_derived2():
                             n0_root[_t1] = _n
                         else:
                             del n0_root[_t1]
-                    if pending is not None:
-                        _k = (v_ss_store_sk, v_ss_item_sk)
-                        _v = _d3
-                        _o = pending.get(_k)
-                        pending[_k] = (
-                            _v
-                            if _o is None
-                            else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
-                        )
+                    key = (v_ss_store_sk, v_ss_item_sk)
+                    reported = self._reported
+                    changes = []
+                    new = None
+                    _m1 = self.n0_root.get((v_ss_item_sk, v_ss_store_sk))
+                    if _m1 is not None:
+                        p = _m1
+                        _a0 = None if p[1] == 0 else (p[2] / 100)
+                        new = (v_ss_store_sk, v_ss_item_sk, _a0)
+                    old = reported.get(key)
+                    if old != new:  # no output can be NaN: equal rows are the same
+                        if old is not None:
+                            changes.append((old, -1))
+                        if new is not None:
+                            changes.append((new, 1))
+                            reported[key] = new
+                        else:
+                            del reported[key]
+                    return changes
 
         def _apply_date_dim(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -1937,140 +1807,6 @@ def _make_derived2():
                                 if _o is None
                                 else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                             )
-
-        def _batch_store_sales(self, rows, mults):
-            """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
-            every row is checked and its payload summed per key (the values its
-            atoms' paths read) first, then each key's sum takes the path to the
-            root once. Nothing changes before every check has passed."""
-            counts = {}  # row -> its multiplicity after the batch
-            store = self.store_sales_rows
-            sums0 = {}  # atom store_sales: key -> summed payload
-            for row, d in zip(rows, mults):
-                if type(d) is not int:
-                    raise ViewError(f"multiplicities must be int, got {d!r}")
-                if not d:
-                    continue
-                if type(row) is not tuple:
-                    row = tuple(row)
-                if len(row) != 23:
-                    raise ViewError(_arity_message("store_sales", 23, row))
-                v_ss_sold_date_sk = row[0]
-                v_ss_item_sk = row[2]
-                v_ss_store_sk = row[7]
-                c_store_sales_ss_sales_price = row[13]
-                if v_ss_item_sk is None:
-                    raise _null_error("store_sales", row, ((2, "ss_item_sk"),))
-                keep_store_sales = v_ss_sold_date_sk is not None
-                if keep_store_sales:
-                    _p = (
-                        d,
-                        (d if c_store_sales_ss_sales_price is not None else 0),
-                        (
-                            d * round(c_store_sales_ss_sales_price * 100)
-                            if c_store_sales_ss_sales_price is not None
-                            else 0
-                        ),
-                    )
-                    _k = (v_ss_sold_date_sk, v_ss_item_sk, v_ss_store_sk)
-                    _o = sums0.get(_k)
-                    sums0[_k] = (
-                        _p
-                        if _o is None
-                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                    )
-                c = counts.get(row)
-                counts[row] = (store.get(row, 0) if c is None else c) + d
-            for row, c in counts.items():
-                if c < 0:
-                    raise ViewError(_absent_message("store_sales", row))
-            for row, c in counts.items():
-                if c:
-                    store[row] = c
-                else:
-                    store.pop(row, None)
-            pending = self._pending
-            date_dim_count_by_ss_sold_date_sk = self.date_dim_count_by_ss_sold_date_sk
-            n0_root = self.n0_root
-            store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk = (
-                self.store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk
-            )
-            # atom store_sales
-            for _k, _p in sums0.items():
-                v_ss_sold_date_sk, v_ss_item_sk, v_ss_store_sk = _k
-                # a zero count with nonzero sums only where the key is kept (else
-                # it is what float sums leave of rows inserted and deleted again)
-                if not _p[0] and (
-                    _p == _ZERO
-                    or not _entry(
-                        self.store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk.get(
-                            v_ss_sold_date_sk
-                        ),
-                        (v_ss_item_sk, v_ss_store_sk),
-                        _ZERO,
-                    )[0]
-                ):
-                    continue
-                _t1 = (v_ss_item_sk, v_ss_store_sk)
-                _grp = store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk.get(
-                    v_ss_sold_date_sk
-                )
-                if _grp is None:
-                    store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
-                        v_ss_sold_date_sk
-                    ] = (_t1, _p)
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                        if _n[0]:
-                            store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ] = (_grp[0], _n)
-                        else:
-                            del store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ]
-                    else:
-                        store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
-                            v_ss_sold_date_sk
-                        ] = {_grp[0]: _grp[1], _e: _p}
-                else:
-                    _o = _grp.get(_t1)
-                    if _o is None:
-                        _grp[_t1] = _p
-                    else:
-                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                        if _n[0]:
-                            _grp[_t1] = _n
-                        else:
-                            del _grp[_t1]
-                            if len(_grp) == 1:
-                                store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ] = next(iter(_grp.items()))
-                _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                if _w2 is not None:
-                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
-                    _o = n0_root.get(_t1)
-                    if _o is None:
-                        n0_root[_t1] = _d3
-                    else:
-                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
-                        if _n[0]:
-                            n0_root[_t1] = _n
-                        else:
-                            del n0_root[_t1]
-                    if pending is not None:
-                        _k = (v_ss_store_sk, v_ss_item_sk)
-                        _v = _d3
-                        _o = pending.get(_k)
-                        pending[_k] = (
-                            _v
-                            if _o is None
-                            else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
-                        )
 
         def _batch_date_dim(self, rows, mults):
             """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -2448,14 +2184,12 @@ class View:
         "i_brand",
     )
     QUERY_ID = "6ee4fe552ccdf391"
-    LAYOUT_ID = "94eb53eece805364"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "9b1fed2067106b60"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.derived2_rows = {}  # input rows: row -> multiplicity
         self.store_rows = {}  # input rows: row -> multiplicity
         self.item_rows = {}  # input rows: row -> multiplicity
         # root n0: its tuples
@@ -2623,10 +2357,6 @@ class View:
             raise ViewError(_arity_message("derived1", 2, row))
         v_s_store_sk, v_ave = row
         keep_sb = v_s_store_sk is not None
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         item_count_by_i_item_sk = self.item_count_by_i_item_sk
         n0_root = self.n0_root
@@ -2637,10 +2367,6 @@ class View:
         sb_count_by_s_store_sk = self.sb_count_by_s_store_sk
         sc_i_item_sk_by_s_store_sk = self.sc_i_item_sk_by_s_store_sk
         store_2_count_by_s_store_sk = self.store_2_count_by_s_store_sk
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom sb
         if keep_sb:
             _p = d
@@ -2824,10 +2550,6 @@ class View:
             raise ViewError(_arity_message("derived2", 3, row))
         v_s_store_sk, v_i_item_sk, v_revenue = row
         keep_sc = v_s_store_sk is not None and v_i_item_sk is not None
-        store = self.derived2_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived2", row))
         pending = self._pending
         item_count_by_i_item_sk = self.item_count_by_i_item_sk
         n0_root = self.n0_root
@@ -2836,10 +2558,6 @@ class View:
         n3_count_by_s_store_sk = self.n3_count_by_s_store_sk
         sc_by_s_store_sk_i_item_sk = self.sc_by_s_store_sk_i_item_sk
         sc_i_item_sk_by_s_store_sk = self.sc_i_item_sk_by_s_store_sk
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom sc
         if keep_sc:
             _p = d
@@ -3340,21 +3058,19 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
-        sub._appliers["store_sales"](row, d)
-        if sub._pending:  # else its result is unchanged
-            try:
-                changes = sub._changes_of(sub._pending)
-            finally:
-                sub._pending.clear()
+        changes = sub._appliers["store_sales"](row, d)  # the change of its one group
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
@@ -3370,21 +3086,25 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
@@ -3924,8 +3644,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
-                    "derived2_rows": self.derived2_rows,
                     "store_rows": self.store_rows,
                     "item_rows": self.item_rows,
                     "n0_root": self.n0_root,
@@ -3971,8 +3689,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "derived1_rows",
-            "derived2_rows",
             "store_rows",
             "item_rows",
             "n0_root",

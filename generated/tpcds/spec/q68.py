@@ -4215,13 +4215,12 @@ class View:
         "list_price",
     )
     QUERY_ID = "b66ff2428e264e74"
-    LAYOUT_ID = "35359eaefcccee8e"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "6a090bb44509b071"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
         self.customer_rows = {}  # input rows: row -> multiplicity
         self.customer_address_rows = {}  # input rows: row -> multiplicity
         # root n0: its tuples
@@ -4387,10 +4386,6 @@ class View:
             v_extended_tax,
         ) = row
         keep_dn = v_ss_customer_sk is not None
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         current_addr_count_by_c_current_addr_sk = (
             self.current_addr_count_by_c_current_addr_sk
@@ -4403,10 +4398,6 @@ class View:
         n0_root = self.n0_root
         n1_by_c_current_addr_sk = self.n1_by_c_current_addr_sk
         n1_count_by_c_current_addr_sk = self.n1_count_by_c_current_addr_sk
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom dn
         if keep_dn:
             _p = d
@@ -4924,11 +4915,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["customer_address"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -4942,11 +4935,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -4960,11 +4955,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -4978,11 +4975,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -4996,11 +4995,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["household_demographics"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -5375,7 +5376,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
                     "customer_rows": self.customer_rows,
                     "customer_address_rows": self.customer_address_rows,
                     "n0_root": self.n0_root,
@@ -5417,7 +5417,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "derived1_rows",
             "customer_rows",
             "customer_address_rows",
             "n0_root",

@@ -2631,13 +2631,12 @@ class View:
         "cnt3",
     )
     QUERY_ID = "8a8fcc9938f7f4ee"
-    LAYOUT_ID = "0eaf34774e23e005"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "5cbc52580946f73b"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.exists_1_rows = {}  # input rows: row -> multiplicity
         self.customer_rows = {}  # input rows: row -> multiplicity
         self.customer_address_rows = {}  # input rows: row -> multiplicity
         self.customer_demographics_rows = {}  # input rows: row -> multiplicity
@@ -2810,10 +2809,6 @@ class View:
             raise ViewError(_arity_message("exists_1", 1, row))
         (v_c_customer_sk,) = row
         keep_exists1 = v_c_customer_sk is not None
-        store = self.exists_1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("exists_1", row))
         pending = self._pending
         c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk = (
             self.c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk
@@ -2828,10 +2823,6 @@ class View:
         n4_c_current_cdemo_sk_by_c_current_addr_sk = (
             self.n4_c_current_cdemo_sk_by_c_current_addr_sk
         )
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom exists1
         if keep_exists1:
             _p = d
@@ -3369,11 +3360,13 @@ class View:
         # the subquery behind relation exists_1 reads this relation
         sub = self.sub_exists_1
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_exists_1(sub_row, change)
 
@@ -3389,33 +3382,37 @@ class View:
         # the subquery behind relation exists_1 reads this relation
         sub = self.sub_exists_1
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_exists_1(sub_row, change)
         # the subquery behind relation exists_2 reads this relation
         sub = self.sub_exists_2
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
-            if changes:
-                self._on_exists_2(changes)
+        if changes:
+            self._on_exists_2(changes)
         # the subquery behind relation exists_3 reads this relation
         sub = self.sub_exists_3
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
-            if changes:
-                self._on_exists_3(changes)
+        if changes:
+            self._on_exists_3(changes)
 
     def _apply_web_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -3427,13 +3424,14 @@ class View:
         # the subquery behind relation exists_2 reads this relation
         sub = self.sub_exists_2
         sub._appliers["web_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
-            if changes:
-                self._on_exists_2(changes)
+        if changes:
+            self._on_exists_2(changes)
 
     def _apply_catalog_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -3445,13 +3443,14 @@ class View:
         # the subquery behind relation exists_3 reads this relation
         sub = self.sub_exists_3
         sub._appliers["catalog_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
-            if changes:
-                self._on_exists_3(changes)
+        if changes:
+            self._on_exists_3(changes)
 
     def _batch_customer_address(self, rows, mults):
         """Apply a batch of customer_address rows (row i changes by mults[i]) at once:
@@ -4114,7 +4113,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "exists_1_rows": self.exists_1_rows,
                     "customer_rows": self.customer_rows,
                     "customer_address_rows": self.customer_address_rows,
                     "customer_demographics_rows": self.customer_demographics_rows,
@@ -4161,7 +4159,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "exists_1_rows",
             "customer_rows",
             "customer_address_rows",
             "customer_demographics_rows",

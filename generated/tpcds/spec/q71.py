@@ -3202,13 +3202,12 @@ class View:
     }
     COLUMNS = ("brand_id", "brand", "t_hour", "t_minute", "ext_price")
     QUERY_ID = "90f811dfb2185dad"
-    LAYOUT_ID = "39c63a64003d03d5"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "e55fee5828476aba"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
         self.item_rows = {}  # input rows: row -> multiplicity
         self.time_dim_rows = {}  # input rows: row -> multiplicity
         # root n0: its tuples
@@ -3369,10 +3368,6 @@ class View:
             raise ViewError(_arity_message("derived1", 4, row))
         c_tmp_ext_price, _, v_i_item_sk, v_time_sk = row
         keep_tmp = v_i_item_sk is not None and v_time_sk is not None
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         # only for a row the atom takes (its NULL-rejecting filters hold)
         _p = (
             (
@@ -3391,10 +3386,6 @@ class View:
         time_dim_count_by_time_sk = self.time_dim_count_by_time_sk
         tmp = self.tmp
         tmp_i_item_sk_by_time_sk = self.tmp_i_item_sk_by_time_sk
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom tmp
         if keep_tmp:
             _t1 = (v_i_item_sk, v_time_sk)
@@ -3776,8 +3767,9 @@ class View:
         sub._appliers["web_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_date_dim(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -3791,8 +3783,9 @@ class View:
         sub._appliers["date_dim"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_catalog_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -3806,8 +3799,9 @@ class View:
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_store_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -3821,8 +3815,9 @@ class View:
         sub._appliers["store_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _batch_item(self, rows, mults):
         """Apply a batch of item rows (row i changes by mults[i]) at once:
@@ -4264,7 +4259,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
                     "item_rows": self.item_rows,
                     "time_dim_rows": self.time_dim_rows,
                     "n0_root": self.n0_root,
@@ -4307,7 +4301,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "derived1_rows",
             "item_rows",
             "time_dim_rows",
             "n0_root",

@@ -419,7 +419,6 @@ def _make_derived1():
                 "household_demographics": self._apply_household_demographics,
             }
             self._batchers = {  # update() of several rows: summed per key first
-                "store_sales": self._batch_store_sales,
                 "date_dim": self._batch_date_dim,
                 "store": self._batch_store,
                 "household_demographics": self._batch_household_demographics,
@@ -583,6 +582,8 @@ def _make_derived1():
                     v_ss_store_sk,
                     v_ss_ticket_number,
                 )
+                _t4 = (v_ss_customer_sk, v_ss_hdemo_sk, v_ss_ticket_number)
+                _t7 = (v_ss_customer_sk, v_ss_ticket_number)
                 _grp = store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
                     v_ss_sold_date_sk
                 )
@@ -635,7 +636,6 @@ def _make_derived1():
                 _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _w2 is not None:
                     _d3 = _p * _w2
-                    _t4 = (v_ss_customer_sk, v_ss_hdemo_sk, v_ss_ticket_number)
                     _grp = n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk.get(
                         v_ss_store_sk
                     )
@@ -685,7 +685,6 @@ def _make_derived1():
                     _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                     if _w5 is not None:
                         _d6 = _d3 * _w5
-                        _t7 = (v_ss_customer_sk, v_ss_ticket_number)
                         _grp = n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
@@ -740,11 +739,29 @@ def _make_derived1():
                                     n0_root[_t7] = _n
                                 else:
                                     del n0_root[_t7]
-                            if pending is not None:
-                                _k = (v_ss_ticket_number, v_ss_customer_sk)
-                                _v = _d9
-                                _o = pending.get(_k)
-                                pending[_k] = _v if _o is None else _o + _v
+                            key = (v_ss_ticket_number, v_ss_customer_sk)
+                            reported = self._reported
+                            changes = []
+                            new = None
+                            _m1 = self.n0_root.get(
+                                (v_ss_customer_sk, v_ss_ticket_number)
+                            )
+                            if _m1 is not None:
+                                p = _m1
+                                _a0 = p
+                                new = (v_ss_ticket_number, v_ss_customer_sk, _a0)
+                            old = reported.get(key)
+                            if (
+                                old != new
+                            ):  # no output can be NaN: equal rows are the same
+                                if old is not None:
+                                    changes.append((old, -1))
+                                if new is not None:
+                                    changes.append((new, 1))
+                                    reported[key] = new
+                                else:
+                                    del reported[key]
+                            return changes
 
         def _apply_date_dim(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -1155,268 +1172,6 @@ def _make_derived1():
                             _v = _d2
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
-
-        def _batch_store_sales(self, rows, mults):
-            """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
-            every row is checked and its payload summed per key (the values its
-            atoms' paths read) first, then each key's sum takes the path to the
-            root once. Nothing changes before every check has passed."""
-            counts = {}  # row -> its multiplicity after the batch
-            store = self.store_sales_rows
-            sums0 = {}  # atom store_sales: key -> summed payload
-            for row, d in zip(rows, mults):
-                if type(d) is not int:
-                    raise ViewError(f"multiplicities must be int, got {d!r}")
-                if not d:
-                    continue
-                if type(row) is not tuple:
-                    row = tuple(row)
-                if len(row) != 23:
-                    raise ViewError(_arity_message("store_sales", 23, row))
-                v_ss_sold_date_sk = row[0]
-                v_ss_customer_sk = row[3]
-                v_ss_hdemo_sk = row[5]
-                v_ss_store_sk = row[7]
-                v_ss_ticket_number = row[9]
-                if v_ss_ticket_number is None:
-                    raise _null_error("store_sales", row, ((9, "ss_ticket_number"),))
-                keep_store_sales = (
-                    v_ss_sold_date_sk is not None
-                    and v_ss_hdemo_sk is not None
-                    and v_ss_store_sk is not None
-                )
-                if keep_store_sales:
-                    _p = d
-                    _k = (
-                        v_ss_sold_date_sk,
-                        v_ss_customer_sk,
-                        v_ss_hdemo_sk,
-                        v_ss_store_sk,
-                        v_ss_ticket_number,
-                    )
-                    _o = sums0.get(_k)
-                    sums0[_k] = _p if _o is None else _o + _p
-                c = counts.get(row)
-                counts[row] = (store.get(row, 0) if c is None else c) + d
-            for row, c in counts.items():
-                if c < 0:
-                    raise ViewError(_absent_message("store_sales", row))
-            for row, c in counts.items():
-                if c:
-                    store[row] = c
-                else:
-                    store.pop(row, None)
-            pending = self._pending
-            date_dim_count_by_ss_sold_date_sk = self.date_dim_count_by_ss_sold_date_sk
-            household_demographics_count_by_ss_hdemo_sk = (
-                self.household_demographics_count_by_ss_hdemo_sk
-            )
-            n0_root = self.n0_root
-            n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk = (
-                self.n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk
-            )
-            n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk = (
-                self.n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk
-            )
-            store_2_count_by_ss_store_sk = self.store_2_count_by_ss_store_sk
-            store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk = (
-                self.store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk
-            )
-            # atom store_sales
-            for _k, _p in sums0.items():
-                (
-                    v_ss_sold_date_sk,
-                    v_ss_customer_sk,
-                    v_ss_hdemo_sk,
-                    v_ss_store_sk,
-                    v_ss_ticket_number,
-                ) = _k
-                # a zero count with nonzero sums only where the key is kept (else
-                # it is what float sums leave of rows inserted and deleted again)
-                if not _p and (
-                    _p == _ZERO
-                    or not _entry(
-                        self.store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
-                            v_ss_sold_date_sk
-                        ),
-                        (
-                            v_ss_customer_sk,
-                            v_ss_hdemo_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        ),
-                        _ZERO,
-                    )
-                ):
-                    continue
-                _t1 = (
-                    v_ss_customer_sk,
-                    v_ss_hdemo_sk,
-                    v_ss_store_sk,
-                    v_ss_ticket_number,
-                )
-                _grp = store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
-                    v_ss_sold_date_sk
-                )
-                if _grp is None:
-                    store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
-                        v_ss_sold_date_sk
-                    ] = (
-                        _t1,
-                        _p,
-                    )
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ]
-                    else:
-                        store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
-                            v_ss_sold_date_sk
-                        ] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
-                    _o = _grp.get(_t1)
-                    if _o is None:
-                        _grp[_t1] = _p
-                    else:
-                        _n = _o + _p
-                        if _n:
-                            _grp[_t1] = _n
-                        else:
-                            del _grp[_t1]
-                            if len(_grp) == 1:
-                                store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ] = next(
-                                    iter(_grp.items())
-                                )
-                _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                if _w2 is not None:
-                    _d3 = _p * _w2
-                    _t4 = (v_ss_customer_sk, v_ss_hdemo_sk, v_ss_ticket_number)
-                    _grp = n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk.get(
-                        v_ss_store_sk
-                    )
-                    if _grp is None:
-                        n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
-                            v_ss_store_sk
-                        ] = (_t4, _d3)
-                    elif type(_grp) is tuple:
-                        _e = _t4
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _d3
-                            if _n:
-                                n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
-                                    v_ss_store_sk
-                                ] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
-                                    v_ss_store_sk
-                                ]
-                        else:
-                            n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
-                                v_ss_store_sk
-                            ] = {
-                                _grp[0]: _grp[1],
-                                _e: _d3,
-                            }
-                    else:
-                        _o = _grp.get(_t4)
-                        if _o is None:
-                            _grp[_t4] = _d3
-                        else:
-                            _n = _o + _d3
-                            if _n:
-                                _grp[_t4] = _n
-                            else:
-                                del _grp[_t4]
-                                if len(_grp) == 1:
-                                    n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
-                                        v_ss_store_sk
-                                    ] = next(
-                                        iter(_grp.items())
-                                    )
-                    _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w5 is not None:
-                        _d6 = _d3 * _w5
-                        _t7 = (v_ss_customer_sk, v_ss_ticket_number)
-                        _grp = n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk.get(
-                            v_ss_hdemo_sk
-                        )
-                        if _grp is None:
-                            n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
-                                v_ss_hdemo_sk
-                            ] = (_t7, _d6)
-                        elif type(_grp) is tuple:
-                            _e = _t7
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d6
-                                if _n:
-                                    n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
-                                        v_ss_hdemo_sk
-                                    ] = (_grp[0], _n)
-                                else:
-                                    del n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
-                                        v_ss_hdemo_sk
-                                    ]
-                            else:
-                                n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
-                                    v_ss_hdemo_sk
-                                ] = {_grp[0]: _grp[1], _e: _d6}
-                        else:
-                            _o = _grp.get(_t7)
-                            if _o is None:
-                                _grp[_t7] = _d6
-                            else:
-                                _n = _o + _d6
-                                if _n:
-                                    _grp[_t7] = _n
-                                else:
-                                    del _grp[_t7]
-                                    if len(_grp) == 1:
-                                        n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
-                                            v_ss_hdemo_sk
-                                        ] = next(
-                                            iter(_grp.items())
-                                        )
-                        _w8 = household_demographics_count_by_ss_hdemo_sk.get(
-                            v_ss_hdemo_sk
-                        )
-                        if _w8 is not None:
-                            _d9 = _d6 * _w8
-                            _o = n0_root.get(_t7)
-                            if _o is None:
-                                n0_root[_t7] = _d9
-                            else:
-                                _n = _o + _d9
-                                if _n:
-                                    n0_root[_t7] = _n
-                                else:
-                                    del n0_root[_t7]
-                            if pending is not None:
-                                _k = (v_ss_ticket_number, v_ss_customer_sk)
-                                _v = _d9
-                                _o = pending.get(_k)
-                                pending[_k] = _v if _o is None else _o + _v
 
         def _batch_date_dim(self, rows, mults):
             """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -2201,13 +1956,12 @@ class View:
         "cnt",
     )
     QUERY_ID = "a9cd2e884e8f6880"
-    LAYOUT_ID = "6f3d542f4c83441b"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "106c2f1dbf31f9e8"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
         self.customer_rows = {}  # input rows: row -> multiplicity
         # root n0: its tuples
         self.n0_root = {}
@@ -2358,19 +2112,11 @@ class View:
         keep_dj = v_ss_customer_sk is not None and (
             v_cnt is not None and (v_cnt >= 1) and (v_cnt <= 5)
         )
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         customer_count_by_ss_customer_sk = self.customer_count_by_ss_customer_sk
         dj_by_ss_customer_sk = self.dj_by_ss_customer_sk
         dj_count_by_ss_customer_sk = self.dj_count_by_ss_customer_sk
         n0_root = self.n0_root
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom dj
         if keep_dj:
             _p = d
@@ -2565,12 +2311,8 @@ class View:
         pending = self._pending
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
-        sub._appliers["store_sales"](row, d)
-        if sub._pending:  # else its result is unchanged
-            try:
-                changes = sub._changes_of(sub._pending)
-            finally:
-                sub._pending.clear()
+        changes = sub._appliers["store_sales"](row, d)  # the change of its one group
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -2584,11 +2326,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -2602,11 +2346,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -2620,11 +2366,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["household_demographics"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -2877,7 +2625,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
                     "customer_rows": self.customer_rows,
                     "n0_root": self.n0_root,
                     "customer_by_ss_customer_sk": self.customer_by_ss_customer_sk,
@@ -2914,7 +2661,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "derived1_rows",
             "customer_rows",
             "n0_root",
             "customer_by_ss_customer_sk",

@@ -14710,16 +14710,12 @@ class View:
     }
     COLUMNS = ("customer_id", "customer_first_name", "customer_last_name")
     QUERY_ID = "619fe0ecdfa8387f"
-    LAYOUT_ID = "a7ad540ac9ffbab9"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "833bc2acae919b64"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.derived2_rows = {}  # input rows: row -> multiplicity
-        self.derived3_rows = {}  # input rows: row -> multiplicity
-        self.derived4_rows = {}  # input rows: row -> multiplicity
         # root n0: its tuples
         self.n0_root = {}
         # n1: total multiplicity by what it shares with its sibling
@@ -14902,10 +14898,6 @@ class View:
             and (c_t_s_firstyear_year == 2001)
             and (v_year_total > 0)
         )
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_customer_id = self.n1_count_by_customer_id
@@ -14915,10 +14907,6 @@ class View:
         t_s_secyear_count_by_customer_id = self.t_s_secyear_count_by_customer_id
         t_w_firstyear_count_by_customer_id = self.t_w_firstyear_count_by_customer_id
         t_w_secyear_count_by_customer_id = self.t_w_secyear_count_by_customer_id
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom t_s_firstyear
         if keep_t_s_firstyear:
             _p = d
@@ -15130,10 +15118,6 @@ class View:
             and (c_t_s_secyear_sale_type == "s")
             and (c_t_s_secyear_year == 2002)
         )
-        store = self.derived2_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived2", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_customer_id = self.n1_count_by_customer_id
@@ -15143,10 +15127,6 @@ class View:
         t_s_secyear_count_by_customer_id = self.t_s_secyear_count_by_customer_id
         t_w_firstyear_count_by_customer_id = self.t_w_firstyear_count_by_customer_id
         t_w_secyear_count_by_customer_id = self.t_w_secyear_count_by_customer_id
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom t_s_secyear
         if keep_t_s_secyear:
             _p = d
@@ -15360,10 +15340,6 @@ class View:
             and (c_t_w_firstyear_year == 2001)
             and (v_t_w_firstyear_year_total > 0)
         )
-        store = self.derived3_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived3", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_customer_id = self.n1_count_by_customer_id
@@ -15371,10 +15347,6 @@ class View:
         t_w_firstyear_by_customer_id = self.t_w_firstyear_by_customer_id
         t_w_firstyear_count_by_customer_id = self.t_w_firstyear_count_by_customer_id
         t_w_secyear_count_by_customer_id = self.t_w_secyear_count_by_customer_id
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom t_w_firstyear
         if keep_t_w_firstyear:
             _p = d
@@ -15566,19 +15538,11 @@ class View:
             and (c_t_w_secyear_sale_type == "w")
             and (c_t_w_secyear_year == 2002)
         )
-        store = self.derived4_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived4", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_customer_id = self.n1_count_by_customer_id
         t_w_secyear_by_customer_id = self.t_w_secyear_by_customer_id
         t_w_secyear_count_by_customer_id = self.t_w_secyear_count_by_customer_id
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom t_w_secyear
         if keep_t_w_secyear:
             _p = d
@@ -15743,29 +15707,33 @@ class View:
         sub._appliers["customer"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["customer"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived2(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["customer"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived3(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived3(sub_row, change)
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["customer"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived4(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived4(sub_row, change)
 
     def _apply_store_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -15779,29 +15747,33 @@ class View:
         sub._appliers["store_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["store_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived2(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["store_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived3(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived3(sub_row, change)
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["store_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived4(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived4(sub_row, change)
 
     def _apply_date_dim(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -15817,29 +15789,33 @@ class View:
         sub._appliers["date_dim"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["date_dim"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived2(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["date_dim"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived3(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived3(sub_row, change)
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["date_dim"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived4(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived4(sub_row, change)
 
     def _apply_web_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -15853,29 +15829,33 @@ class View:
         sub._appliers["web_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["web_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived2(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["web_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived3(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived3(sub_row, change)
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["web_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived4(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived4(sub_row, change)
 
     def _lookup(
         self,
@@ -15984,10 +15964,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
-                    "derived2_rows": self.derived2_rows,
-                    "derived3_rows": self.derived3_rows,
-                    "derived4_rows": self.derived4_rows,
                     "n0_root": self.n0_root,
                     "n1_count_by_customer_id": self.n1_count_by_customer_id,
                     "n2_count_by_customer_id": self.n2_count_by_customer_id,
@@ -16032,10 +16008,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "derived1_rows",
-            "derived2_rows",
-            "derived3_rows",
-            "derived4_rows",
             "n0_root",
             "n1_count_by_customer_id",
             "n2_count_by_customer_id",

@@ -3935,9 +3935,9 @@ def _make_derived1():
                                     self._appliers = {
                                         "catalog_returns": self._apply_catalog_returns
                                     }
-                                    self._batchers = {  # update() of several rows: summed per key first
-                                        "catalog_returns": self._batch_catalog_returns
-                                    }
+                                    self._batchers = (
+                                        {}  # update() of several rows: summed per key first
+                                    )
                                     self._on_delta = on_delta
                                     self._pending = (
                                         {} if (push or on_delta is not None) else None
@@ -4125,110 +4125,16 @@ def _make_derived1():
                                     # atom catalog_returns
                                     _p = d
                                     _t1 = (v_cr_item_sk, v_cr_order_number)
-                                    _o = catalog_returns_root.get(_t1)
-                                    if _o is None:
-                                        catalog_returns_root[_t1] = _p
+                                    _o = catalog_returns_root.get(_t1, 0)
+                                    _n = _o + _p
+                                    if _n:
+                                        catalog_returns_root[_t1] = _n
                                     else:
-                                        _n = _o + _p
-                                        if _n:
-                                            catalog_returns_root[_t1] = _n
-                                        else:
-                                            del catalog_returns_root[_t1]
-                                    if pending is not None:
-                                        _k = (v_cr_order_number, v_cr_item_sk)
-                                        _v = _p
-                                        _o = pending.get(_k)
-                                        pending[_k] = _v if _o is None else _o + _v
-
-                                def _batch_catalog_returns(self, rows, mults):
-                                    """Apply a batch of catalog_returns rows (row i changes by mults[i]) at once:
-                                    every row is checked and its payload summed per key (the values its
-                                    atoms' paths read) first, then each key's sum takes the path to the
-                                    root once. Nothing changes before every check has passed.
-                                    """
-                                    counts = (
-                                        {}
-                                    )  # row -> its multiplicity after the batch
-                                    store = self.catalog_returns_rows
-                                    sums0 = (
-                                        {}
-                                    )  # atom catalog_returns: key -> summed payload
-                                    for row, d in zip(rows, mults):
-                                        if type(d) is not int:
-                                            raise ViewError(
-                                                f"multiplicities must be int, got {d!r}"
-                                            )
-                                        if not d:
-                                            continue
-                                        if type(row) is not tuple:
-                                            row = tuple(row)
-                                        if len(row) != 27:
-                                            raise ViewError(
-                                                _arity_message(
-                                                    "catalog_returns", 27, row
-                                                )
-                                            )
-                                        v_cr_item_sk = row[2]
-                                        v_cr_order_number = row[16]
-                                        if (
-                                            v_cr_item_sk is None
-                                            or v_cr_order_number is None
-                                        ):
-                                            raise _null_error(
-                                                "catalog_returns",
-                                                row,
-                                                (
-                                                    (2, "cr_item_sk"),
-                                                    (16, "cr_order_number"),
-                                                ),
-                                            )
-                                        _p = d
-                                        _k = (v_cr_item_sk, v_cr_order_number)
-                                        _o = sums0.get(_k)
-                                        sums0[_k] = _p if _o is None else _o + _p
-                                        c = counts.get(row)
-                                        counts[row] = (
-                                            store.get(row, 0) if c is None else c
-                                        ) + d
-                                    for row, c in counts.items():
-                                        if c < 0:
-                                            raise ViewError(
-                                                _absent_message("catalog_returns", row)
-                                            )
-                                    for row, c in counts.items():
-                                        if c:
-                                            store[row] = c
-                                        else:
-                                            store.pop(row, None)
-                                    pending = self._pending
-                                    catalog_returns_root = self.catalog_returns_root
-                                    # atom catalog_returns
-                                    for _k, _p in sums0.items():
-                                        v_cr_item_sk, v_cr_order_number = _k
-                                        # a zero count with nonzero sums only where the key is kept (else
-                                        # it is what float sums leave of rows inserted and deleted again)
-                                        if not _p and (
-                                            _p == _ZERO
-                                            or not self.catalog_returns_root.get(
-                                                (v_cr_item_sk, v_cr_order_number), _ZERO
-                                            )
-                                        ):
-                                            continue
-                                        _t1 = (v_cr_item_sk, v_cr_order_number)
-                                        _o = catalog_returns_root.get(_t1)
-                                        if _o is None:
-                                            catalog_returns_root[_t1] = _p
-                                        else:
-                                            _n = _o + _p
-                                            if _n:
-                                                catalog_returns_root[_t1] = _n
-                                            else:
-                                                del catalog_returns_root[_t1]
-                                        if pending is not None:
-                                            _k = (v_cr_order_number, v_cr_item_sk)
-                                            _v = _p
-                                            _o = pending.get(_k)
-                                            pending[_k] = _v if _o is None else _o + _v
+                                        del catalog_returns_root[_t1]
+                                    if not _o:
+                                        return (v_cr_order_number, v_cr_item_sk), 1
+                                    if not _n:
+                                        return (v_cr_order_number, v_cr_item_sk), -1
 
                                 def _lookup(self, v_cr_order_number, v_cr_item_sk):
                                     """The payload of one output tuple, in O(1); None if absent."""
@@ -5403,14 +5309,11 @@ def _make_derived1():
                                 pending = self._pending
                                 # the subquery behind relation exists_1 reads this relation
                                 sub = self.sub_exists_1
-                                sub._appliers["catalog_returns"](row, d)
-                                if sub._pending:  # else its result is unchanged
-                                    try:
-                                        changes = sub._changes_of(sub._pending)
-                                    finally:
-                                        sub._pending.clear()
-                                    if changes:
-                                        self._on_exists_1(changes)
+                                change = sub._appliers["catalog_returns"](row, d)
+                                if (
+                                    change is not None
+                                ):  # the one row of its result it changed
+                                    self._on_exists_1([change])
 
                             def _batch_item(self, rows, mults):
                                 """Apply a batch of item rows (row i changes by mults[i]) at once:
@@ -6621,7 +6524,7 @@ def _make_derived1():
                         "sales_amt",
                     )
                     QUERY_ID = "4c48843592c036c7"
-                    LAYOUT_ID = "c67db1a140c06549"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "f233842a32cd127b"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -6629,7 +6532,6 @@ def _make_derived1():
                         on_delta: Callable[[tuple, int], None] | None = None,
                         push: bool = False,
                     ) -> None:
-                        self.derived1_rows = {}  # input rows: row -> multiplicity
                         # root oj1: its tuples
                         self.oj1_root = {}
                         self._appliers = {
@@ -6792,16 +6694,8 @@ def _make_derived1():
                         keep_oj1 = c___oj1_item__i_category is not None and (
                             c___oj1_item__i_category == "Books"
                         )
-                        store = self.derived1_rows
-                        count = store.get(row, 0) + d
-                        if count < 0:
-                            raise ViewError(_absent_message("derived1", row))
                         pending = self._pending
                         oj1_root = self.oj1_root
-                        if count:
-                            store[row] = count
-                        else:
-                            del store[row]
                         # atom oj1
                         if keep_oj1:
                             _p = d
@@ -6875,8 +6769,9 @@ def _make_derived1():
                         sub._appliers["catalog_sales"](row, d)
                         sub._flush()
                         changes = sub._changes
-                        for sub_row, change in changes:
-                            self._apply_derived1(sub_row, change)
+                        if changes:
+                            for sub_row, change in changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _apply_item(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -6890,8 +6785,9 @@ def _make_derived1():
                         sub._appliers["item"](row, d)
                         sub._flush()
                         changes = sub._changes
-                        for sub_row, change in changes:
-                            self._apply_derived1(sub_row, change)
+                        if changes:
+                            for sub_row, change in changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _apply_date_dim(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -6905,8 +6801,9 @@ def _make_derived1():
                         sub._appliers["date_dim"](row, d)
                         sub._flush()
                         changes = sub._changes
-                        for sub_row, change in changes:
-                            self._apply_derived1(sub_row, change)
+                        if changes:
+                            for sub_row, change in changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _apply_catalog_returns(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -6920,8 +6817,9 @@ def _make_derived1():
                         sub._appliers["catalog_returns"](row, d)
                         sub._flush()
                         changes = sub._changes
-                        for sub_row, change in changes:
-                            self._apply_derived1(sub_row, change)
+                        if changes:
+                            for sub_row, change in changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _lookup(
                         self,
@@ -7049,7 +6947,6 @@ def _make_derived1():
                                 "query": self.QUERY_ID,
                                 "layout": self.LAYOUT_ID,
                                 "state": {
-                                    "derived1_rows": self.derived1_rows,
                                     "oj1_root": self.oj1_root,
                                     "sub:sub_derived1": self.sub_derived1.snapshot(),
                                 },
@@ -7085,7 +6982,7 @@ def _make_derived1():
                                 "module generated by another dynyan version"
                             )
                         state = snapshot.get("state")
-                        names = ("derived1_rows", "oj1_root", "sub:sub_derived1")
+                        names = ("oj1_root", "sub:sub_derived1")
                         if not isinstance(state, dict) or set(state) != set(names):
                             found = (
                                 sorted(map(str, state))
@@ -10645,9 +10542,9 @@ def _make_derived1():
                                     self._appliers = {
                                         "store_returns": self._apply_store_returns
                                     }
-                                    self._batchers = {  # update() of several rows: summed per key first
-                                        "store_returns": self._batch_store_returns
-                                    }
+                                    self._batchers = (
+                                        {}  # update() of several rows: summed per key first
+                                    )
                                     self._on_delta = on_delta
                                     self._pending = (
                                         {} if (push or on_delta is not None) else None
@@ -10835,109 +10732,16 @@ def _make_derived1():
                                     # atom store_returns
                                     _p = d
                                     _t1 = (v_sr_item_sk, v_sr_ticket_number)
-                                    _o = store_returns_root.get(_t1)
-                                    if _o is None:
-                                        store_returns_root[_t1] = _p
+                                    _o = store_returns_root.get(_t1, 0)
+                                    _n = _o + _p
+                                    if _n:
+                                        store_returns_root[_t1] = _n
                                     else:
-                                        _n = _o + _p
-                                        if _n:
-                                            store_returns_root[_t1] = _n
-                                        else:
-                                            del store_returns_root[_t1]
-                                    if pending is not None:
-                                        _k = (v_sr_ticket_number, v_sr_item_sk)
-                                        _v = _p
-                                        _o = pending.get(_k)
-                                        pending[_k] = _v if _o is None else _o + _v
-
-                                def _batch_store_returns(self, rows, mults):
-                                    """Apply a batch of store_returns rows (row i changes by mults[i]) at once:
-                                    every row is checked and its payload summed per key (the values its
-                                    atoms' paths read) first, then each key's sum takes the path to the
-                                    root once. Nothing changes before every check has passed.
-                                    """
-                                    counts = (
-                                        {}
-                                    )  # row -> its multiplicity after the batch
-                                    store = self.store_returns_rows
-                                    sums0 = (
-                                        {}
-                                    )  # atom store_returns: key -> summed payload
-                                    for row, d in zip(rows, mults):
-                                        if type(d) is not int:
-                                            raise ViewError(
-                                                f"multiplicities must be int, got {d!r}"
-                                            )
-                                        if not d:
-                                            continue
-                                        if type(row) is not tuple:
-                                            row = tuple(row)
-                                        if len(row) != 20:
-                                            raise ViewError(
-                                                _arity_message("store_returns", 20, row)
-                                            )
-                                        v_sr_item_sk = row[2]
-                                        v_sr_ticket_number = row[9]
-                                        if (
-                                            v_sr_item_sk is None
-                                            or v_sr_ticket_number is None
-                                        ):
-                                            raise _null_error(
-                                                "store_returns",
-                                                row,
-                                                (
-                                                    (2, "sr_item_sk"),
-                                                    (9, "sr_ticket_number"),
-                                                ),
-                                            )
-                                        _p = d
-                                        _k = (v_sr_item_sk, v_sr_ticket_number)
-                                        _o = sums0.get(_k)
-                                        sums0[_k] = _p if _o is None else _o + _p
-                                        c = counts.get(row)
-                                        counts[row] = (
-                                            store.get(row, 0) if c is None else c
-                                        ) + d
-                                    for row, c in counts.items():
-                                        if c < 0:
-                                            raise ViewError(
-                                                _absent_message("store_returns", row)
-                                            )
-                                    for row, c in counts.items():
-                                        if c:
-                                            store[row] = c
-                                        else:
-                                            store.pop(row, None)
-                                    pending = self._pending
-                                    store_returns_root = self.store_returns_root
-                                    # atom store_returns
-                                    for _k, _p in sums0.items():
-                                        v_sr_item_sk, v_sr_ticket_number = _k
-                                        # a zero count with nonzero sums only where the key is kept (else
-                                        # it is what float sums leave of rows inserted and deleted again)
-                                        if not _p and (
-                                            _p == _ZERO
-                                            or not self.store_returns_root.get(
-                                                (v_sr_item_sk, v_sr_ticket_number),
-                                                _ZERO,
-                                            )
-                                        ):
-                                            continue
-                                        _t1 = (v_sr_item_sk, v_sr_ticket_number)
-                                        _o = store_returns_root.get(_t1)
-                                        if _o is None:
-                                            store_returns_root[_t1] = _p
-                                        else:
-                                            _n = _o + _p
-                                            if _n:
-                                                store_returns_root[_t1] = _n
-                                            else:
-                                                del store_returns_root[_t1]
-                                        if pending is not None:
-                                            _k = (v_sr_ticket_number, v_sr_item_sk)
-                                            _v = _p
-                                            _o = pending.get(_k)
-                                            pending[_k] = _v if _o is None else _o + _v
+                                        del store_returns_root[_t1]
+                                    if not _o:
+                                        return (v_sr_ticket_number, v_sr_item_sk), 1
+                                    if not _n:
+                                        return (v_sr_ticket_number, v_sr_item_sk), -1
 
                                 def _lookup(self, v_sr_ticket_number, v_sr_item_sk):
                                     """The payload of one output tuple, in O(1); None if absent."""
@@ -12089,14 +11893,11 @@ def _make_derived1():
                                 pending = self._pending
                                 # the subquery behind relation exists_1 reads this relation
                                 sub = self.sub_exists_1
-                                sub._appliers["store_returns"](row, d)
-                                if sub._pending:  # else its result is unchanged
-                                    try:
-                                        changes = sub._changes_of(sub._pending)
-                                    finally:
-                                        sub._pending.clear()
-                                    if changes:
-                                        self._on_exists_1(changes)
+                                change = sub._appliers["store_returns"](row, d)
+                                if (
+                                    change is not None
+                                ):  # the one row of its result it changed
+                                    self._on_exists_1([change])
 
                             def _batch_item(self, rows, mults):
                                 """Apply a batch of item rows (row i changes by mults[i]) at once:
@@ -13289,7 +13090,7 @@ def _make_derived1():
                         "sales_amt",
                     )
                     QUERY_ID = "22ee1be711a358fe"
-                    LAYOUT_ID = "826db2771f65aa93"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "10c0b6e38fbd8179"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -13297,7 +13098,6 @@ def _make_derived1():
                         on_delta: Callable[[tuple, int], None] | None = None,
                         push: bool = False,
                     ) -> None:
-                        self.derived1_rows = {}  # input rows: row -> multiplicity
                         # root oj1: its tuples
                         self.oj1_root = {}
                         self._appliers = {
@@ -13460,16 +13260,8 @@ def _make_derived1():
                         keep_oj1 = c___oj1_item__i_category is not None and (
                             c___oj1_item__i_category == "Books"
                         )
-                        store = self.derived1_rows
-                        count = store.get(row, 0) + d
-                        if count < 0:
-                            raise ViewError(_absent_message("derived1", row))
                         pending = self._pending
                         oj1_root = self.oj1_root
-                        if count:
-                            store[row] = count
-                        else:
-                            del store[row]
                         # atom oj1
                         if keep_oj1:
                             _p = d
@@ -13543,8 +13335,9 @@ def _make_derived1():
                         sub._appliers["store_sales"](row, d)
                         sub._flush()
                         changes = sub._changes
-                        for sub_row, change in changes:
-                            self._apply_derived1(sub_row, change)
+                        if changes:
+                            for sub_row, change in changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _apply_item(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -13558,8 +13351,9 @@ def _make_derived1():
                         sub._appliers["item"](row, d)
                         sub._flush()
                         changes = sub._changes
-                        for sub_row, change in changes:
-                            self._apply_derived1(sub_row, change)
+                        if changes:
+                            for sub_row, change in changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _apply_date_dim(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -13573,8 +13367,9 @@ def _make_derived1():
                         sub._appliers["date_dim"](row, d)
                         sub._flush()
                         changes = sub._changes
-                        for sub_row, change in changes:
-                            self._apply_derived1(sub_row, change)
+                        if changes:
+                            for sub_row, change in changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _apply_store_returns(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -13588,8 +13383,9 @@ def _make_derived1():
                         sub._appliers["store_returns"](row, d)
                         sub._flush()
                         changes = sub._changes
-                        for sub_row, change in changes:
-                            self._apply_derived1(sub_row, change)
+                        if changes:
+                            for sub_row, change in changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _lookup(
                         self,
@@ -13717,7 +13513,6 @@ def _make_derived1():
                                 "query": self.QUERY_ID,
                                 "layout": self.LAYOUT_ID,
                                 "state": {
-                                    "derived1_rows": self.derived1_rows,
                                     "oj1_root": self.oj1_root,
                                     "sub:sub_derived1": self.sub_derived1.snapshot(),
                                 },
@@ -13753,7 +13548,7 @@ def _make_derived1():
                                 "module generated by another dynyan version"
                             )
                         state = snapshot.get("state")
-                        names = ("derived1_rows", "oj1_root", "sub:sub_derived1")
+                        names = ("oj1_root", "sub:sub_derived1")
                         if not isinstance(state, dict) or set(state) != set(names):
                             found = (
                                 sorted(map(str, state))
@@ -17234,9 +17029,7 @@ def _make_derived1():
                                     "web_returns": self._apply_web_returns
                                 }
                                 self._batchers = (
-                                    {  # update() of several rows: summed per key first
-                                        "web_returns": self._batch_web_returns
-                                    }
+                                    {}  # update() of several rows: summed per key first
                                 )
                                 self._on_delta = on_delta
                                 self._pending = (
@@ -17412,104 +17205,16 @@ def _make_derived1():
                                 # atom web_returns
                                 _p = d
                                 _t1 = (v_wr_item_sk, v_wr_order_number)
-                                _o = web_returns_root.get(_t1)
-                                if _o is None:
-                                    web_returns_root[_t1] = _p
+                                _o = web_returns_root.get(_t1, 0)
+                                _n = _o + _p
+                                if _n:
+                                    web_returns_root[_t1] = _n
                                 else:
-                                    _n = _o + _p
-                                    if _n:
-                                        web_returns_root[_t1] = _n
-                                    else:
-                                        del web_returns_root[_t1]
-                                if pending is not None:
-                                    _k = (v_wr_order_number, v_wr_item_sk)
-                                    _v = _p
-                                    _o = pending.get(_k)
-                                    pending[_k] = _v if _o is None else _o + _v
-
-                            def _batch_web_returns(self, rows, mults):
-                                """Apply a batch of web_returns rows (row i changes by mults[i]) at once:
-                                every row is checked and its payload summed per key (the values its
-                                atoms' paths read) first, then each key's sum takes the path to the
-                                root once. Nothing changes before every check has passed.
-                                """
-                                counts = {}  # row -> its multiplicity after the batch
-                                store = self.web_returns_rows
-                                sums0 = {}  # atom web_returns: key -> summed payload
-                                for row, d in zip(rows, mults):
-                                    if type(d) is not int:
-                                        raise ViewError(
-                                            f"multiplicities must be int, got {d!r}"
-                                        )
-                                    if not d:
-                                        continue
-                                    if type(row) is not tuple:
-                                        row = tuple(row)
-                                    if len(row) != 24:
-                                        raise ViewError(
-                                            _arity_message("web_returns", 24, row)
-                                        )
-                                    v_wr_item_sk = row[2]
-                                    v_wr_order_number = row[13]
-                                    if (
-                                        v_wr_item_sk is None
-                                        or v_wr_order_number is None
-                                    ):
-                                        raise _null_error(
-                                            "web_returns",
-                                            row,
-                                            (
-                                                (2, "wr_item_sk"),
-                                                (13, "wr_order_number"),
-                                            ),
-                                        )
-                                    _p = d
-                                    _k = (v_wr_item_sk, v_wr_order_number)
-                                    _o = sums0.get(_k)
-                                    sums0[_k] = _p if _o is None else _o + _p
-                                    c = counts.get(row)
-                                    counts[row] = (
-                                        store.get(row, 0) if c is None else c
-                                    ) + d
-                                for row, c in counts.items():
-                                    if c < 0:
-                                        raise ViewError(
-                                            _absent_message("web_returns", row)
-                                        )
-                                for row, c in counts.items():
-                                    if c:
-                                        store[row] = c
-                                    else:
-                                        store.pop(row, None)
-                                pending = self._pending
-                                web_returns_root = self.web_returns_root
-                                # atom web_returns
-                                for _k, _p in sums0.items():
-                                    v_wr_item_sk, v_wr_order_number = _k
-                                    # a zero count with nonzero sums only where the key is kept (else
-                                    # it is what float sums leave of rows inserted and deleted again)
-                                    if not _p and (
-                                        _p == _ZERO
-                                        or not self.web_returns_root.get(
-                                            (v_wr_item_sk, v_wr_order_number), _ZERO
-                                        )
-                                    ):
-                                        continue
-                                    _t1 = (v_wr_item_sk, v_wr_order_number)
-                                    _o = web_returns_root.get(_t1)
-                                    if _o is None:
-                                        web_returns_root[_t1] = _p
-                                    else:
-                                        _n = _o + _p
-                                        if _n:
-                                            web_returns_root[_t1] = _n
-                                        else:
-                                            del web_returns_root[_t1]
-                                    if pending is not None:
-                                        _k = (v_wr_order_number, v_wr_item_sk)
-                                        _v = _p
-                                        _o = pending.get(_k)
-                                        pending[_k] = _v if _o is None else _o + _v
+                                    del web_returns_root[_t1]
+                                if not _o:
+                                    return (v_wr_order_number, v_wr_item_sk), 1
+                                if not _n:
+                                    return (v_wr_order_number, v_wr_item_sk), -1
 
                             def _lookup(self, v_wr_order_number, v_wr_item_sk):
                                 """The payload of one output tuple, in O(1); None if absent."""
@@ -18618,14 +18323,11 @@ def _make_derived1():
                             pending = self._pending
                             # the subquery behind relation exists_1 reads this relation
                             sub = self.sub_exists_1
-                            sub._appliers["web_returns"](row, d)
-                            if sub._pending:  # else its result is unchanged
-                                try:
-                                    changes = sub._changes_of(sub._pending)
-                                finally:
-                                    sub._pending.clear()
-                                if changes:
-                                    self._on_exists_1(changes)
+                            change = sub._appliers["web_returns"](row, d)
+                            if (
+                                change is not None
+                            ):  # the one row of its result it changed
+                                self._on_exists_1([change])
 
                         def _batch_item(self, rows, mults):
                             """Apply a batch of item rows (row i changes by mults[i]) at once:
@@ -19784,7 +19486,7 @@ def _make_derived1():
                     "sales_amt",
                 )
                 QUERY_ID = "160461e143ec6400"
-                LAYOUT_ID = "58fbbbb80e9eee92"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "b17fb072cbc306e5"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -19792,7 +19494,6 @@ def _make_derived1():
                     on_delta: Callable[[tuple, int], None] | None = None,
                     push: bool = False,
                 ) -> None:
-                    self.derived1_rows = {}  # input rows: row -> multiplicity
                     # root oj1: its tuples
                     self.oj1_root = {}
                     self._appliers = {
@@ -19951,16 +19652,8 @@ def _make_derived1():
                     keep_oj1 = c___oj1_item__i_category is not None and (
                         c___oj1_item__i_category == "Books"
                     )
-                    store = self.derived1_rows
-                    count = store.get(row, 0) + d
-                    if count < 0:
-                        raise ViewError(_absent_message("derived1", row))
                     pending = self._pending
                     oj1_root = self.oj1_root
-                    if count:
-                        store[row] = count
-                    else:
-                        del store[row]
                     # atom oj1
                     if keep_oj1:
                         _p = d
@@ -20033,8 +19726,9 @@ def _make_derived1():
                     sub._appliers["web_sales"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_item(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -20048,8 +19742,9 @@ def _make_derived1():
                     sub._appliers["item"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -20063,8 +19758,9 @@ def _make_derived1():
                     sub._appliers["date_dim"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_web_returns(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -20078,8 +19774,9 @@ def _make_derived1():
                     sub._appliers["web_returns"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _lookup(
                     self,
@@ -20205,7 +19902,6 @@ def _make_derived1():
                             "query": self.QUERY_ID,
                             "layout": self.LAYOUT_ID,
                             "state": {
-                                "derived1_rows": self.derived1_rows,
                                 "oj1_root": self.oj1_root,
                                 "sub:sub_derived1": self.sub_derived1.snapshot(),
                             },
@@ -20240,7 +19936,7 @@ def _make_derived1():
                             "module generated by another dynyan version"
                         )
                     state = snapshot.get("state")
-                    names = ("derived1_rows", "oj1_root", "sub:sub_derived1")
+                    names = ("oj1_root", "sub:sub_derived1")
                     if not isinstance(state, dict) or set(state) != set(names):
                         found = (
                             sorted(map(str, state))
@@ -20608,7 +20304,7 @@ def _make_derived1():
         )
         QUERY_ID = "c5479226ff579709"
         LAYOUT_ID = (
-            "90ff2b581eda010e"  # the state's layout: snapshots restore only here
+            "870aef0cb6271c83"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -20617,7 +20313,6 @@ def _make_derived1():
             on_delta: Callable[[tuple, int], None] | None = None,
             push: bool = False,
         ) -> None:
-            self.derived1_rows = {}  # input rows: row -> multiplicity
             # root sales_detail: its tuples
             self.sales_detail_root = {}
             self._appliers = {
@@ -20771,10 +20466,6 @@ def _make_derived1():
                         (6, "sales_amt", _NUM_OR_NULL, "a number or None"),
                     ),
                 )
-            store = self.derived1_rows
-            count = store.get(row, 0) + d
-            if count < 0:
-                raise ViewError(_absent_message("derived1", row))
             _p = (
                 d,
                 (d if c_sales_detail_sales_cnt is not None else 0),
@@ -20792,10 +20483,6 @@ def _make_derived1():
             )
             pending = self._pending
             sales_detail_root = self.sales_detail_root
-            if count:
-                store[row] = count
-            else:
-                del store[row]
             # atom sales_detail
             _t1 = (
                 v_d_year,
@@ -20853,8 +20540,9 @@ def _make_derived1():
             sub._appliers["catalog_sales"](row, d)
             sub._flush()
             changes = sub._changes
-            for sub_row, change in changes:
-                self._apply_derived1(sub_row, change)
+            if changes:
+                for sub_row, change in changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_item(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -20868,8 +20556,9 @@ def _make_derived1():
             sub._appliers["item"](row, d)
             sub._flush()
             changes = sub._changes
-            for sub_row, change in changes:
-                self._apply_derived1(sub_row, change)
+            if changes:
+                for sub_row, change in changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_date_dim(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -20883,8 +20572,9 @@ def _make_derived1():
             sub._appliers["date_dim"](row, d)
             sub._flush()
             changes = sub._changes
-            for sub_row, change in changes:
-                self._apply_derived1(sub_row, change)
+            if changes:
+                for sub_row, change in changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_catalog_returns(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -20898,8 +20588,9 @@ def _make_derived1():
             sub._appliers["catalog_returns"](row, d)
             sub._flush()
             changes = sub._changes
-            for sub_row, change in changes:
-                self._apply_derived1(sub_row, change)
+            if changes:
+                for sub_row, change in changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_store_sales(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -20913,8 +20604,9 @@ def _make_derived1():
             sub._appliers["store_sales"](row, d)
             sub._flush()
             changes = sub._changes
-            for sub_row, change in changes:
-                self._apply_derived1(sub_row, change)
+            if changes:
+                for sub_row, change in changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_store_returns(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -20928,8 +20620,9 @@ def _make_derived1():
             sub._appliers["store_returns"](row, d)
             sub._flush()
             changes = sub._changes
-            for sub_row, change in changes:
-                self._apply_derived1(sub_row, change)
+            if changes:
+                for sub_row, change in changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_web_sales(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -20943,8 +20636,9 @@ def _make_derived1():
             sub._appliers["web_sales"](row, d)
             sub._flush()
             changes = sub._changes
-            for sub_row, change in changes:
-                self._apply_derived1(sub_row, change)
+            if changes:
+                for sub_row, change in changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_web_returns(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -20958,8 +20652,9 @@ def _make_derived1():
             sub._appliers["web_returns"](row, d)
             sub._flush()
             changes = sub._changes
-            for sub_row, change in changes:
-                self._apply_derived1(sub_row, change)
+            if changes:
+                for sub_row, change in changes:
+                    self._apply_derived1(sub_row, change)
 
         def _lookup(
             self, v_d_year, v_i_brand_id, v_i_class_id, v_i_category_id, v_i_manufact_id
@@ -21109,7 +20804,6 @@ def _make_derived1():
                     "query": self.QUERY_ID,
                     "layout": self.LAYOUT_ID,
                     "state": {
-                        "derived1_rows": self.derived1_rows,
                         "sales_detail_root": self.sales_detail_root,
                         "_reported": self._reported,
                         "sub:sub_derived1": self.sub_derived1.snapshot(),
@@ -21139,12 +20833,7 @@ def _make_derived1():
                     "module generated by another dynyan version"
                 )
             state = snapshot.get("state")
-            names = (
-                "derived1_rows",
-                "sales_detail_root",
-                "_reported",
-                "sub:sub_derived1",
-            )
+            names = ("sales_detail_root", "_reported", "sub:sub_derived1")
             if not isinstance(state, dict) or set(state) != set(names):
                 found = (
                     sorted(map(str, state))
@@ -24881,9 +24570,9 @@ def _make_derived2():
                                     self._appliers = {
                                         "catalog_returns": self._apply_catalog_returns
                                     }
-                                    self._batchers = {  # update() of several rows: summed per key first
-                                        "catalog_returns": self._batch_catalog_returns
-                                    }
+                                    self._batchers = (
+                                        {}  # update() of several rows: summed per key first
+                                    )
                                     self._on_delta = on_delta
                                     self._pending = (
                                         {} if (push or on_delta is not None) else None
@@ -25071,110 +24760,16 @@ def _make_derived2():
                                     # atom catalog_returns
                                     _p = d
                                     _t1 = (v_cr_item_sk, v_cr_order_number)
-                                    _o = catalog_returns_root.get(_t1)
-                                    if _o is None:
-                                        catalog_returns_root[_t1] = _p
+                                    _o = catalog_returns_root.get(_t1, 0)
+                                    _n = _o + _p
+                                    if _n:
+                                        catalog_returns_root[_t1] = _n
                                     else:
-                                        _n = _o + _p
-                                        if _n:
-                                            catalog_returns_root[_t1] = _n
-                                        else:
-                                            del catalog_returns_root[_t1]
-                                    if pending is not None:
-                                        _k = (v_cr_order_number, v_cr_item_sk)
-                                        _v = _p
-                                        _o = pending.get(_k)
-                                        pending[_k] = _v if _o is None else _o + _v
-
-                                def _batch_catalog_returns(self, rows, mults):
-                                    """Apply a batch of catalog_returns rows (row i changes by mults[i]) at once:
-                                    every row is checked and its payload summed per key (the values its
-                                    atoms' paths read) first, then each key's sum takes the path to the
-                                    root once. Nothing changes before every check has passed.
-                                    """
-                                    counts = (
-                                        {}
-                                    )  # row -> its multiplicity after the batch
-                                    store = self.catalog_returns_rows
-                                    sums0 = (
-                                        {}
-                                    )  # atom catalog_returns: key -> summed payload
-                                    for row, d in zip(rows, mults):
-                                        if type(d) is not int:
-                                            raise ViewError(
-                                                f"multiplicities must be int, got {d!r}"
-                                            )
-                                        if not d:
-                                            continue
-                                        if type(row) is not tuple:
-                                            row = tuple(row)
-                                        if len(row) != 27:
-                                            raise ViewError(
-                                                _arity_message(
-                                                    "catalog_returns", 27, row
-                                                )
-                                            )
-                                        v_cr_item_sk = row[2]
-                                        v_cr_order_number = row[16]
-                                        if (
-                                            v_cr_item_sk is None
-                                            or v_cr_order_number is None
-                                        ):
-                                            raise _null_error(
-                                                "catalog_returns",
-                                                row,
-                                                (
-                                                    (2, "cr_item_sk"),
-                                                    (16, "cr_order_number"),
-                                                ),
-                                            )
-                                        _p = d
-                                        _k = (v_cr_item_sk, v_cr_order_number)
-                                        _o = sums0.get(_k)
-                                        sums0[_k] = _p if _o is None else _o + _p
-                                        c = counts.get(row)
-                                        counts[row] = (
-                                            store.get(row, 0) if c is None else c
-                                        ) + d
-                                    for row, c in counts.items():
-                                        if c < 0:
-                                            raise ViewError(
-                                                _absent_message("catalog_returns", row)
-                                            )
-                                    for row, c in counts.items():
-                                        if c:
-                                            store[row] = c
-                                        else:
-                                            store.pop(row, None)
-                                    pending = self._pending
-                                    catalog_returns_root = self.catalog_returns_root
-                                    # atom catalog_returns
-                                    for _k, _p in sums0.items():
-                                        v_cr_item_sk, v_cr_order_number = _k
-                                        # a zero count with nonzero sums only where the key is kept (else
-                                        # it is what float sums leave of rows inserted and deleted again)
-                                        if not _p and (
-                                            _p == _ZERO
-                                            or not self.catalog_returns_root.get(
-                                                (v_cr_item_sk, v_cr_order_number), _ZERO
-                                            )
-                                        ):
-                                            continue
-                                        _t1 = (v_cr_item_sk, v_cr_order_number)
-                                        _o = catalog_returns_root.get(_t1)
-                                        if _o is None:
-                                            catalog_returns_root[_t1] = _p
-                                        else:
-                                            _n = _o + _p
-                                            if _n:
-                                                catalog_returns_root[_t1] = _n
-                                            else:
-                                                del catalog_returns_root[_t1]
-                                        if pending is not None:
-                                            _k = (v_cr_order_number, v_cr_item_sk)
-                                            _v = _p
-                                            _o = pending.get(_k)
-                                            pending[_k] = _v if _o is None else _o + _v
+                                        del catalog_returns_root[_t1]
+                                    if not _o:
+                                        return (v_cr_order_number, v_cr_item_sk), 1
+                                    if not _n:
+                                        return (v_cr_order_number, v_cr_item_sk), -1
 
                                 def _lookup(self, v_cr_order_number, v_cr_item_sk):
                                     """The payload of one output tuple, in O(1); None if absent."""
@@ -26349,14 +25944,11 @@ def _make_derived2():
                                 pending = self._pending
                                 # the subquery behind relation exists_1 reads this relation
                                 sub = self.sub_exists_1
-                                sub._appliers["catalog_returns"](row, d)
-                                if sub._pending:  # else its result is unchanged
-                                    try:
-                                        changes = sub._changes_of(sub._pending)
-                                    finally:
-                                        sub._pending.clear()
-                                    if changes:
-                                        self._on_exists_1(changes)
+                                change = sub._appliers["catalog_returns"](row, d)
+                                if (
+                                    change is not None
+                                ):  # the one row of its result it changed
+                                    self._on_exists_1([change])
 
                             def _batch_item(self, rows, mults):
                                 """Apply a batch of item rows (row i changes by mults[i]) at once:
@@ -27567,7 +27159,7 @@ def _make_derived2():
                         "sales_amt",
                     )
                     QUERY_ID = "6dfc354a7cacf536"
-                    LAYOUT_ID = "bee3dbedeb72ce5e"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "f233842a32cd127b"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -27575,7 +27167,6 @@ def _make_derived2():
                         on_delta: Callable[[tuple, int], None] | None = None,
                         push: bool = False,
                     ) -> None:
-                        self.derived1__rows = {}  # input rows: row -> multiplicity
                         # root oj1: its tuples
                         self.oj1_root = {}
                         self._appliers = {
@@ -27738,16 +27329,8 @@ def _make_derived2():
                         keep_oj1 = c___oj1_item__i_category is not None and (
                             c___oj1_item__i_category == "Books"
                         )
-                        store = self.derived1__rows
-                        count = store.get(row, 0) + d
-                        if count < 0:
-                            raise ViewError(_absent_message("derived1_", row))
                         pending = self._pending
                         oj1_root = self.oj1_root
-                        if count:
-                            store[row] = count
-                        else:
-                            del store[row]
                         # atom oj1
                         if keep_oj1:
                             _p = d
@@ -27821,8 +27404,9 @@ def _make_derived2():
                         sub._appliers["catalog_sales"](row, d)
                         sub._flush()
                         changes = sub._changes
-                        for sub_row, change in changes:
-                            self._apply_derived1(sub_row, change)
+                        if changes:
+                            for sub_row, change in changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _apply_item(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -27836,8 +27420,9 @@ def _make_derived2():
                         sub._appliers["item"](row, d)
                         sub._flush()
                         changes = sub._changes
-                        for sub_row, change in changes:
-                            self._apply_derived1(sub_row, change)
+                        if changes:
+                            for sub_row, change in changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _apply_date_dim(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -27851,8 +27436,9 @@ def _make_derived2():
                         sub._appliers["date_dim"](row, d)
                         sub._flush()
                         changes = sub._changes
-                        for sub_row, change in changes:
-                            self._apply_derived1(sub_row, change)
+                        if changes:
+                            for sub_row, change in changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _apply_catalog_returns(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -27866,8 +27452,9 @@ def _make_derived2():
                         sub._appliers["catalog_returns"](row, d)
                         sub._flush()
                         changes = sub._changes
-                        for sub_row, change in changes:
-                            self._apply_derived1(sub_row, change)
+                        if changes:
+                            for sub_row, change in changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _lookup(
                         self,
@@ -27995,7 +27582,6 @@ def _make_derived2():
                                 "query": self.QUERY_ID,
                                 "layout": self.LAYOUT_ID,
                                 "state": {
-                                    "derived1__rows": self.derived1__rows,
                                     "oj1_root": self.oj1_root,
                                     "sub:sub_derived1": self.sub_derived1.snapshot(),
                                 },
@@ -28031,7 +27617,7 @@ def _make_derived2():
                                 "module generated by another dynyan version"
                             )
                         state = snapshot.get("state")
-                        names = ("derived1__rows", "oj1_root", "sub:sub_derived1")
+                        names = ("oj1_root", "sub:sub_derived1")
                         if not isinstance(state, dict) or set(state) != set(names):
                             found = (
                                 sorted(map(str, state))
@@ -31591,9 +31177,9 @@ def _make_derived2():
                                     self._appliers = {
                                         "store_returns": self._apply_store_returns
                                     }
-                                    self._batchers = {  # update() of several rows: summed per key first
-                                        "store_returns": self._batch_store_returns
-                                    }
+                                    self._batchers = (
+                                        {}  # update() of several rows: summed per key first
+                                    )
                                     self._on_delta = on_delta
                                     self._pending = (
                                         {} if (push or on_delta is not None) else None
@@ -31781,109 +31367,16 @@ def _make_derived2():
                                     # atom store_returns
                                     _p = d
                                     _t1 = (v_sr_item_sk, v_sr_ticket_number)
-                                    _o = store_returns_root.get(_t1)
-                                    if _o is None:
-                                        store_returns_root[_t1] = _p
+                                    _o = store_returns_root.get(_t1, 0)
+                                    _n = _o + _p
+                                    if _n:
+                                        store_returns_root[_t1] = _n
                                     else:
-                                        _n = _o + _p
-                                        if _n:
-                                            store_returns_root[_t1] = _n
-                                        else:
-                                            del store_returns_root[_t1]
-                                    if pending is not None:
-                                        _k = (v_sr_ticket_number, v_sr_item_sk)
-                                        _v = _p
-                                        _o = pending.get(_k)
-                                        pending[_k] = _v if _o is None else _o + _v
-
-                                def _batch_store_returns(self, rows, mults):
-                                    """Apply a batch of store_returns rows (row i changes by mults[i]) at once:
-                                    every row is checked and its payload summed per key (the values its
-                                    atoms' paths read) first, then each key's sum takes the path to the
-                                    root once. Nothing changes before every check has passed.
-                                    """
-                                    counts = (
-                                        {}
-                                    )  # row -> its multiplicity after the batch
-                                    store = self.store_returns_rows
-                                    sums0 = (
-                                        {}
-                                    )  # atom store_returns: key -> summed payload
-                                    for row, d in zip(rows, mults):
-                                        if type(d) is not int:
-                                            raise ViewError(
-                                                f"multiplicities must be int, got {d!r}"
-                                            )
-                                        if not d:
-                                            continue
-                                        if type(row) is not tuple:
-                                            row = tuple(row)
-                                        if len(row) != 20:
-                                            raise ViewError(
-                                                _arity_message("store_returns", 20, row)
-                                            )
-                                        v_sr_item_sk = row[2]
-                                        v_sr_ticket_number = row[9]
-                                        if (
-                                            v_sr_item_sk is None
-                                            or v_sr_ticket_number is None
-                                        ):
-                                            raise _null_error(
-                                                "store_returns",
-                                                row,
-                                                (
-                                                    (2, "sr_item_sk"),
-                                                    (9, "sr_ticket_number"),
-                                                ),
-                                            )
-                                        _p = d
-                                        _k = (v_sr_item_sk, v_sr_ticket_number)
-                                        _o = sums0.get(_k)
-                                        sums0[_k] = _p if _o is None else _o + _p
-                                        c = counts.get(row)
-                                        counts[row] = (
-                                            store.get(row, 0) if c is None else c
-                                        ) + d
-                                    for row, c in counts.items():
-                                        if c < 0:
-                                            raise ViewError(
-                                                _absent_message("store_returns", row)
-                                            )
-                                    for row, c in counts.items():
-                                        if c:
-                                            store[row] = c
-                                        else:
-                                            store.pop(row, None)
-                                    pending = self._pending
-                                    store_returns_root = self.store_returns_root
-                                    # atom store_returns
-                                    for _k, _p in sums0.items():
-                                        v_sr_item_sk, v_sr_ticket_number = _k
-                                        # a zero count with nonzero sums only where the key is kept (else
-                                        # it is what float sums leave of rows inserted and deleted again)
-                                        if not _p and (
-                                            _p == _ZERO
-                                            or not self.store_returns_root.get(
-                                                (v_sr_item_sk, v_sr_ticket_number),
-                                                _ZERO,
-                                            )
-                                        ):
-                                            continue
-                                        _t1 = (v_sr_item_sk, v_sr_ticket_number)
-                                        _o = store_returns_root.get(_t1)
-                                        if _o is None:
-                                            store_returns_root[_t1] = _p
-                                        else:
-                                            _n = _o + _p
-                                            if _n:
-                                                store_returns_root[_t1] = _n
-                                            else:
-                                                del store_returns_root[_t1]
-                                        if pending is not None:
-                                            _k = (v_sr_ticket_number, v_sr_item_sk)
-                                            _v = _p
-                                            _o = pending.get(_k)
-                                            pending[_k] = _v if _o is None else _o + _v
+                                        del store_returns_root[_t1]
+                                    if not _o:
+                                        return (v_sr_ticket_number, v_sr_item_sk), 1
+                                    if not _n:
+                                        return (v_sr_ticket_number, v_sr_item_sk), -1
 
                                 def _lookup(self, v_sr_ticket_number, v_sr_item_sk):
                                     """The payload of one output tuple, in O(1); None if absent."""
@@ -33035,14 +32528,11 @@ def _make_derived2():
                                 pending = self._pending
                                 # the subquery behind relation exists_1 reads this relation
                                 sub = self.sub_exists_1
-                                sub._appliers["store_returns"](row, d)
-                                if sub._pending:  # else its result is unchanged
-                                    try:
-                                        changes = sub._changes_of(sub._pending)
-                                    finally:
-                                        sub._pending.clear()
-                                    if changes:
-                                        self._on_exists_1(changes)
+                                change = sub._appliers["store_returns"](row, d)
+                                if (
+                                    change is not None
+                                ):  # the one row of its result it changed
+                                    self._on_exists_1([change])
 
                             def _batch_item(self, rows, mults):
                                 """Apply a batch of item rows (row i changes by mults[i]) at once:
@@ -34235,7 +33725,7 @@ def _make_derived2():
                         "sales_amt",
                     )
                     QUERY_ID = "2df5567efc06b06a"
-                    LAYOUT_ID = "c6183c409cb3d586"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "10c0b6e38fbd8179"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -34243,7 +33733,6 @@ def _make_derived2():
                         on_delta: Callable[[tuple, int], None] | None = None,
                         push: bool = False,
                     ) -> None:
-                        self.derived1__rows = {}  # input rows: row -> multiplicity
                         # root oj1: its tuples
                         self.oj1_root = {}
                         self._appliers = {
@@ -34406,16 +33895,8 @@ def _make_derived2():
                         keep_oj1 = c___oj1_item__i_category is not None and (
                             c___oj1_item__i_category == "Books"
                         )
-                        store = self.derived1__rows
-                        count = store.get(row, 0) + d
-                        if count < 0:
-                            raise ViewError(_absent_message("derived1_", row))
                         pending = self._pending
                         oj1_root = self.oj1_root
-                        if count:
-                            store[row] = count
-                        else:
-                            del store[row]
                         # atom oj1
                         if keep_oj1:
                             _p = d
@@ -34489,8 +33970,9 @@ def _make_derived2():
                         sub._appliers["store_sales"](row, d)
                         sub._flush()
                         changes = sub._changes
-                        for sub_row, change in changes:
-                            self._apply_derived1(sub_row, change)
+                        if changes:
+                            for sub_row, change in changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _apply_item(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -34504,8 +33986,9 @@ def _make_derived2():
                         sub._appliers["item"](row, d)
                         sub._flush()
                         changes = sub._changes
-                        for sub_row, change in changes:
-                            self._apply_derived1(sub_row, change)
+                        if changes:
+                            for sub_row, change in changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _apply_date_dim(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -34519,8 +34002,9 @@ def _make_derived2():
                         sub._appliers["date_dim"](row, d)
                         sub._flush()
                         changes = sub._changes
-                        for sub_row, change in changes:
-                            self._apply_derived1(sub_row, change)
+                        if changes:
+                            for sub_row, change in changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _apply_store_returns(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -34534,8 +34018,9 @@ def _make_derived2():
                         sub._appliers["store_returns"](row, d)
                         sub._flush()
                         changes = sub._changes
-                        for sub_row, change in changes:
-                            self._apply_derived1(sub_row, change)
+                        if changes:
+                            for sub_row, change in changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _lookup(
                         self,
@@ -34663,7 +34148,6 @@ def _make_derived2():
                                 "query": self.QUERY_ID,
                                 "layout": self.LAYOUT_ID,
                                 "state": {
-                                    "derived1__rows": self.derived1__rows,
                                     "oj1_root": self.oj1_root,
                                     "sub:sub_derived1": self.sub_derived1.snapshot(),
                                 },
@@ -34699,7 +34183,7 @@ def _make_derived2():
                                 "module generated by another dynyan version"
                             )
                         state = snapshot.get("state")
-                        names = ("derived1__rows", "oj1_root", "sub:sub_derived1")
+                        names = ("oj1_root", "sub:sub_derived1")
                         if not isinstance(state, dict) or set(state) != set(names):
                             found = (
                                 sorted(map(str, state))
@@ -38180,9 +37664,7 @@ def _make_derived2():
                                     "web_returns": self._apply_web_returns
                                 }
                                 self._batchers = (
-                                    {  # update() of several rows: summed per key first
-                                        "web_returns": self._batch_web_returns
-                                    }
+                                    {}  # update() of several rows: summed per key first
                                 )
                                 self._on_delta = on_delta
                                 self._pending = (
@@ -38358,104 +37840,16 @@ def _make_derived2():
                                 # atom web_returns
                                 _p = d
                                 _t1 = (v_wr_item_sk, v_wr_order_number)
-                                _o = web_returns_root.get(_t1)
-                                if _o is None:
-                                    web_returns_root[_t1] = _p
+                                _o = web_returns_root.get(_t1, 0)
+                                _n = _o + _p
+                                if _n:
+                                    web_returns_root[_t1] = _n
                                 else:
-                                    _n = _o + _p
-                                    if _n:
-                                        web_returns_root[_t1] = _n
-                                    else:
-                                        del web_returns_root[_t1]
-                                if pending is not None:
-                                    _k = (v_wr_order_number, v_wr_item_sk)
-                                    _v = _p
-                                    _o = pending.get(_k)
-                                    pending[_k] = _v if _o is None else _o + _v
-
-                            def _batch_web_returns(self, rows, mults):
-                                """Apply a batch of web_returns rows (row i changes by mults[i]) at once:
-                                every row is checked and its payload summed per key (the values its
-                                atoms' paths read) first, then each key's sum takes the path to the
-                                root once. Nothing changes before every check has passed.
-                                """
-                                counts = {}  # row -> its multiplicity after the batch
-                                store = self.web_returns_rows
-                                sums0 = {}  # atom web_returns: key -> summed payload
-                                for row, d in zip(rows, mults):
-                                    if type(d) is not int:
-                                        raise ViewError(
-                                            f"multiplicities must be int, got {d!r}"
-                                        )
-                                    if not d:
-                                        continue
-                                    if type(row) is not tuple:
-                                        row = tuple(row)
-                                    if len(row) != 24:
-                                        raise ViewError(
-                                            _arity_message("web_returns", 24, row)
-                                        )
-                                    v_wr_item_sk = row[2]
-                                    v_wr_order_number = row[13]
-                                    if (
-                                        v_wr_item_sk is None
-                                        or v_wr_order_number is None
-                                    ):
-                                        raise _null_error(
-                                            "web_returns",
-                                            row,
-                                            (
-                                                (2, "wr_item_sk"),
-                                                (13, "wr_order_number"),
-                                            ),
-                                        )
-                                    _p = d
-                                    _k = (v_wr_item_sk, v_wr_order_number)
-                                    _o = sums0.get(_k)
-                                    sums0[_k] = _p if _o is None else _o + _p
-                                    c = counts.get(row)
-                                    counts[row] = (
-                                        store.get(row, 0) if c is None else c
-                                    ) + d
-                                for row, c in counts.items():
-                                    if c < 0:
-                                        raise ViewError(
-                                            _absent_message("web_returns", row)
-                                        )
-                                for row, c in counts.items():
-                                    if c:
-                                        store[row] = c
-                                    else:
-                                        store.pop(row, None)
-                                pending = self._pending
-                                web_returns_root = self.web_returns_root
-                                # atom web_returns
-                                for _k, _p in sums0.items():
-                                    v_wr_item_sk, v_wr_order_number = _k
-                                    # a zero count with nonzero sums only where the key is kept (else
-                                    # it is what float sums leave of rows inserted and deleted again)
-                                    if not _p and (
-                                        _p == _ZERO
-                                        or not self.web_returns_root.get(
-                                            (v_wr_item_sk, v_wr_order_number), _ZERO
-                                        )
-                                    ):
-                                        continue
-                                    _t1 = (v_wr_item_sk, v_wr_order_number)
-                                    _o = web_returns_root.get(_t1)
-                                    if _o is None:
-                                        web_returns_root[_t1] = _p
-                                    else:
-                                        _n = _o + _p
-                                        if _n:
-                                            web_returns_root[_t1] = _n
-                                        else:
-                                            del web_returns_root[_t1]
-                                    if pending is not None:
-                                        _k = (v_wr_order_number, v_wr_item_sk)
-                                        _v = _p
-                                        _o = pending.get(_k)
-                                        pending[_k] = _v if _o is None else _o + _v
+                                    del web_returns_root[_t1]
+                                if not _o:
+                                    return (v_wr_order_number, v_wr_item_sk), 1
+                                if not _n:
+                                    return (v_wr_order_number, v_wr_item_sk), -1
 
                             def _lookup(self, v_wr_order_number, v_wr_item_sk):
                                 """The payload of one output tuple, in O(1); None if absent."""
@@ -39564,14 +38958,11 @@ def _make_derived2():
                             pending = self._pending
                             # the subquery behind relation exists_1 reads this relation
                             sub = self.sub_exists_1
-                            sub._appliers["web_returns"](row, d)
-                            if sub._pending:  # else its result is unchanged
-                                try:
-                                    changes = sub._changes_of(sub._pending)
-                                finally:
-                                    sub._pending.clear()
-                                if changes:
-                                    self._on_exists_1(changes)
+                            change = sub._appliers["web_returns"](row, d)
+                            if (
+                                change is not None
+                            ):  # the one row of its result it changed
+                                self._on_exists_1([change])
 
                         def _batch_item(self, rows, mults):
                             """Apply a batch of item rows (row i changes by mults[i]) at once:
@@ -40730,7 +40121,7 @@ def _make_derived2():
                     "sales_amt",
                 )
                 QUERY_ID = "52810896b447e296"
-                LAYOUT_ID = "d165850efcab42e0"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "b17fb072cbc306e5"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -40738,7 +40129,6 @@ def _make_derived2():
                     on_delta: Callable[[tuple, int], None] | None = None,
                     push: bool = False,
                 ) -> None:
-                    self.derived1__rows = {}  # input rows: row -> multiplicity
                     # root oj1: its tuples
                     self.oj1_root = {}
                     self._appliers = {
@@ -40897,16 +40287,8 @@ def _make_derived2():
                     keep_oj1 = c___oj1_item__i_category is not None and (
                         c___oj1_item__i_category == "Books"
                     )
-                    store = self.derived1__rows
-                    count = store.get(row, 0) + d
-                    if count < 0:
-                        raise ViewError(_absent_message("derived1_", row))
                     pending = self._pending
                     oj1_root = self.oj1_root
-                    if count:
-                        store[row] = count
-                    else:
-                        del store[row]
                     # atom oj1
                     if keep_oj1:
                         _p = d
@@ -40979,8 +40361,9 @@ def _make_derived2():
                     sub._appliers["web_sales"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_item(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -40994,8 +40377,9 @@ def _make_derived2():
                     sub._appliers["item"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_date_dim(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -41009,8 +40393,9 @@ def _make_derived2():
                     sub._appliers["date_dim"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_web_returns(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -41024,8 +40409,9 @@ def _make_derived2():
                     sub._appliers["web_returns"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _lookup(
                     self,
@@ -41151,7 +40537,6 @@ def _make_derived2():
                             "query": self.QUERY_ID,
                             "layout": self.LAYOUT_ID,
                             "state": {
-                                "derived1__rows": self.derived1__rows,
                                 "oj1_root": self.oj1_root,
                                 "sub:sub_derived1": self.sub_derived1.snapshot(),
                             },
@@ -41186,7 +40571,7 @@ def _make_derived2():
                             "module generated by another dynyan version"
                         )
                     state = snapshot.get("state")
-                    names = ("derived1__rows", "oj1_root", "sub:sub_derived1")
+                    names = ("oj1_root", "sub:sub_derived1")
                     if not isinstance(state, dict) or set(state) != set(names):
                         found = (
                             sorted(map(str, state))
@@ -41554,7 +40939,7 @@ def _make_derived2():
         )
         QUERY_ID = "eb7515aa1780f8f1"
         LAYOUT_ID = (
-            "0de31b61762a9684"  # the state's layout: snapshots restore only here
+            "870aef0cb6271c83"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -41563,7 +40948,6 @@ def _make_derived2():
             on_delta: Callable[[tuple, int], None] | None = None,
             push: bool = False,
         ) -> None:
-            self.derived1__rows = {}  # input rows: row -> multiplicity
             # root sales_detail: its tuples
             self.sales_detail_root = {}
             self._appliers = {
@@ -41717,10 +41101,6 @@ def _make_derived2():
                         (6, "sales_amt", _NUM_OR_NULL, "a number or None"),
                     ),
                 )
-            store = self.derived1__rows
-            count = store.get(row, 0) + d
-            if count < 0:
-                raise ViewError(_absent_message("derived1_", row))
             _p = (
                 d,
                 (d if c_sales_detail_sales_cnt is not None else 0),
@@ -41738,10 +41118,6 @@ def _make_derived2():
             )
             pending = self._pending
             sales_detail_root = self.sales_detail_root
-            if count:
-                store[row] = count
-            else:
-                del store[row]
             # atom sales_detail
             _t1 = (
                 v_d_year,
@@ -41799,8 +41175,9 @@ def _make_derived2():
             sub._appliers["catalog_sales"](row, d)
             sub._flush()
             changes = sub._changes
-            for sub_row, change in changes:
-                self._apply_derived1(sub_row, change)
+            if changes:
+                for sub_row, change in changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_item(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -41814,8 +41191,9 @@ def _make_derived2():
             sub._appliers["item"](row, d)
             sub._flush()
             changes = sub._changes
-            for sub_row, change in changes:
-                self._apply_derived1(sub_row, change)
+            if changes:
+                for sub_row, change in changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_date_dim(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -41829,8 +41207,9 @@ def _make_derived2():
             sub._appliers["date_dim"](row, d)
             sub._flush()
             changes = sub._changes
-            for sub_row, change in changes:
-                self._apply_derived1(sub_row, change)
+            if changes:
+                for sub_row, change in changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_catalog_returns(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -41844,8 +41223,9 @@ def _make_derived2():
             sub._appliers["catalog_returns"](row, d)
             sub._flush()
             changes = sub._changes
-            for sub_row, change in changes:
-                self._apply_derived1(sub_row, change)
+            if changes:
+                for sub_row, change in changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_store_sales(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -41859,8 +41239,9 @@ def _make_derived2():
             sub._appliers["store_sales"](row, d)
             sub._flush()
             changes = sub._changes
-            for sub_row, change in changes:
-                self._apply_derived1(sub_row, change)
+            if changes:
+                for sub_row, change in changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_store_returns(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -41874,8 +41255,9 @@ def _make_derived2():
             sub._appliers["store_returns"](row, d)
             sub._flush()
             changes = sub._changes
-            for sub_row, change in changes:
-                self._apply_derived1(sub_row, change)
+            if changes:
+                for sub_row, change in changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_web_sales(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -41889,8 +41271,9 @@ def _make_derived2():
             sub._appliers["web_sales"](row, d)
             sub._flush()
             changes = sub._changes
-            for sub_row, change in changes:
-                self._apply_derived1(sub_row, change)
+            if changes:
+                for sub_row, change in changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_web_returns(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -41904,8 +41287,9 @@ def _make_derived2():
             sub._appliers["web_returns"](row, d)
             sub._flush()
             changes = sub._changes
-            for sub_row, change in changes:
-                self._apply_derived1(sub_row, change)
+            if changes:
+                for sub_row, change in changes:
+                    self._apply_derived1(sub_row, change)
 
         def _lookup(
             self, v_d_year, v_i_brand_id, v_i_class_id, v_i_category_id, v_i_manufact_id
@@ -42055,7 +41439,6 @@ def _make_derived2():
                     "query": self.QUERY_ID,
                     "layout": self.LAYOUT_ID,
                     "state": {
-                        "derived1__rows": self.derived1__rows,
                         "sales_detail_root": self.sales_detail_root,
                         "_reported": self._reported,
                         "sub:sub_derived1": self.sub_derived1.snapshot(),
@@ -42085,12 +41468,7 @@ def _make_derived2():
                     "module generated by another dynyan version"
                 )
             state = snapshot.get("state")
-            names = (
-                "derived1__rows",
-                "sales_detail_root",
-                "_reported",
-                "sub:sub_derived1",
-            )
+            names = ("sales_detail_root", "_reported", "sub:sub_derived1")
             if not isinstance(state, dict) or set(state) != set(names):
                 found = (
                     sorted(map(str, state))
@@ -42360,14 +41738,12 @@ class View:
         "sales_amt_diff",
     )
     QUERY_ID = "4b86ba3571ed782c"
-    LAYOUT_ID = "0179c9229868379c"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "bc58aa5983fb8c44"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.derived2_rows = {}  # input rows: row -> multiplicity
         # root n0: its tuples
         self.n0_root = {}
         # curr_yr by the variables it shares with its parent
@@ -42545,10 +41921,6 @@ class View:
                     (6, "sales_amt", _NUM_OR_NULL, "a number or None"),
                 ),
             )
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         curr_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id = (
             self.curr_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id
@@ -42560,10 +41932,6 @@ class View:
         prev_yr_count_by_i_brand_id_i_class_id_i_category_id_i_manufact_id = (
             self.prev_yr_count_by_i_brand_id_i_class_id_i_category_id_i_manufact_id
         )
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom curr_yr
         if keep_curr_yr:
             _p = d
@@ -42732,10 +42100,6 @@ class View:
             and v_i_manufact_id is not None
             and (v_prev_yr_d_year is not None and (v_prev_yr_d_year == 2001))
         )
-        store = self.derived2_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived2", row))
         pending = self._pending
         curr_yr_count_by_i_brand_id_i_class_id_i_category_id_i_manufact_id = (
             self.curr_yr_count_by_i_brand_id_i_class_id_i_category_id_i_manufact_id
@@ -42747,10 +42111,6 @@ class View:
         prev_yr_count_by_i_brand_id_i_class_id_i_category_id_i_manufact_id = (
             self.prev_yr_count_by_i_brand_id_i_class_id_i_category_id_i_manufact_id
         )
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom prev_yr
         if keep_prev_yr:
             _p = d
@@ -42911,21 +42271,25 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["catalog_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["catalog_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
@@ -42941,21 +42305,25 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["item"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["item"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
@@ -42971,21 +42339,25 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
@@ -43003,21 +42375,25 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["catalog_returns"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["catalog_returns"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
@@ -43035,21 +42411,25 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
@@ -43067,21 +42447,25 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store_returns"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["store_returns"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
@@ -43099,21 +42483,25 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["web_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["web_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
@@ -43131,21 +42519,25 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["web_returns"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["web_returns"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
@@ -43267,8 +42659,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
-                    "derived2_rows": self.derived2_rows,
                     "n0_root": self.n0_root,
                     "curr_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id": self.curr_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id,
                     "curr_yr_count_by_i_brand_id_i_class_id_i_category_id_i_manufact_id": self.curr_yr_count_by_i_brand_id_i_class_id_i_category_id_i_manufact_id,
@@ -43305,8 +42695,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "derived1_rows",
-            "derived2_rows",
             "n0_root",
             "curr_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id",
             "curr_yr_count_by_i_brand_id_i_class_id_i_category_id_i_manufact_id",

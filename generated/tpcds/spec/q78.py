@@ -1921,9 +1921,9 @@ def _make_derived1():
                                         self._appliers = {
                                             "store_returns": self._apply_store_returns
                                         }
-                                        self._batchers = {  # update() of several rows: summed per key first
-                                            "store_returns": self._batch_store_returns
-                                        }
+                                        self._batchers = (
+                                            {}  # update() of several rows: summed per key first
+                                        )
                                         self._on_delta = on_delta
                                         self._pending = (
                                             {}
@@ -2128,115 +2128,19 @@ def _make_derived1():
                                         # atom store_returns
                                         _p = d
                                         _t1 = (v_sr_item_sk, v_sr_ticket_number)
-                                        _o = store_returns_root.get(_t1)
-                                        if _o is None:
-                                            store_returns_root[_t1] = _p
+                                        _o = store_returns_root.get(_t1, 0)
+                                        _n = _o + _p
+                                        if _n:
+                                            store_returns_root[_t1] = _n
                                         else:
-                                            _n = _o + _p
-                                            if _n:
-                                                store_returns_root[_t1] = _n
-                                            else:
-                                                del store_returns_root[_t1]
-                                        if pending is not None:
-                                            _k = (v_sr_ticket_number, v_sr_item_sk)
-                                            _v = _p
-                                            _o = pending.get(_k)
-                                            pending[_k] = _v if _o is None else _o + _v
-
-                                    def _batch_store_returns(self, rows, mults):
-                                        """Apply a batch of store_returns rows (row i changes by mults[i]) at once:
-                                        every row is checked and its payload summed per key (the values its
-                                        atoms' paths read) first, then each key's sum takes the path to the
-                                        root once. Nothing changes before every check has passed.
-                                        """
-                                        counts = (
-                                            {}
-                                        )  # row -> its multiplicity after the batch
-                                        store = self.store_returns_rows
-                                        sums0 = (
-                                            {}
-                                        )  # atom store_returns: key -> summed payload
-                                        for row, d in zip(rows, mults):
-                                            if type(d) is not int:
-                                                raise ViewError(
-                                                    f"multiplicities must be int, got {d!r}"
-                                                )
-                                            if not d:
-                                                continue
-                                            if type(row) is not tuple:
-                                                row = tuple(row)
-                                            if len(row) != 20:
-                                                raise ViewError(
-                                                    _arity_message(
-                                                        "store_returns", 20, row
-                                                    )
-                                                )
-                                            v_sr_item_sk = row[2]
-                                            v_sr_ticket_number = row[9]
-                                            if (
-                                                v_sr_item_sk is None
-                                                or v_sr_ticket_number is None
-                                            ):
-                                                raise _null_error(
-                                                    "store_returns",
-                                                    row,
-                                                    (
-                                                        (2, "sr_item_sk"),
-                                                        (9, "sr_ticket_number"),
-                                                    ),
-                                                )
-                                            _p = d
-                                            _k = (v_sr_item_sk, v_sr_ticket_number)
-                                            _o = sums0.get(_k)
-                                            sums0[_k] = _p if _o is None else _o + _p
-                                            c = counts.get(row)
-                                            counts[row] = (
-                                                store.get(row, 0) if c is None else c
-                                            ) + d
-                                        for row, c in counts.items():
-                                            if c < 0:
-                                                raise ViewError(
-                                                    _absent_message(
-                                                        "store_returns", row
-                                                    )
-                                                )
-                                        for row, c in counts.items():
-                                            if c:
-                                                store[row] = c
-                                            else:
-                                                store.pop(row, None)
-                                        pending = self._pending
-                                        store_returns_root = self.store_returns_root
-                                        # atom store_returns
-                                        for _k, _p in sums0.items():
-                                            v_sr_item_sk, v_sr_ticket_number = _k
-                                            # a zero count with nonzero sums only where the key is kept (else
-                                            # it is what float sums leave of rows inserted and deleted again)
-                                            if not _p and (
-                                                _p == _ZERO
-                                                or not self.store_returns_root.get(
-                                                    (v_sr_item_sk, v_sr_ticket_number),
-                                                    _ZERO,
-                                                )
-                                            ):
-                                                continue
-                                            _t1 = (v_sr_item_sk, v_sr_ticket_number)
-                                            _o = store_returns_root.get(_t1)
-                                            if _o is None:
-                                                store_returns_root[_t1] = _p
-                                            else:
-                                                _n = _o + _p
-                                                if _n:
-                                                    store_returns_root[_t1] = _n
-                                                else:
-                                                    del store_returns_root[_t1]
-                                            if pending is not None:
-                                                _k = (v_sr_ticket_number, v_sr_item_sk)
-                                                _v = _p
-                                                _o = pending.get(_k)
-                                                pending[_k] = (
-                                                    _v if _o is None else _o + _v
-                                                )
+                                            del store_returns_root[_t1]
+                                        if not _o:
+                                            return (v_sr_ticket_number, v_sr_item_sk), 1
+                                        if not _n:
+                                            return (
+                                                v_sr_ticket_number,
+                                                v_sr_item_sk,
+                                            ), -1
 
                                     def _lookup(self, v_sr_ticket_number, v_sr_item_sk):
                                         """The payload of one output tuple, in O(1); None if absent."""
@@ -2743,14 +2647,11 @@ def _make_derived1():
                                     pending = self._pending
                                     # the subquery behind relation exists_1 reads this relation
                                     sub = self.sub_exists_1
-                                    sub._appliers["store_returns"](row, d)
-                                    if sub._pending:  # else its result is unchanged
-                                        try:
-                                            changes = sub._changes_of(sub._pending)
-                                        finally:
-                                            sub._pending.clear()
-                                        if changes:
-                                            self._on_exists_1(changes)
+                                    change = sub._appliers["store_returns"](row, d)
+                                    if (
+                                        change is not None
+                                    ):  # the one row of its result it changed
+                                        self._on_exists_1([change])
 
                                 def _rows_of_store_sales(self, row, d):
                                     """Apply `d` copies of `row` to atom store_sales alone (its relation's
@@ -3169,7 +3070,7 @@ def _make_derived1():
                             "ss_sp",
                         )
                         QUERY_ID = "20dccf76fd4ebc0e"
-                        LAYOUT_ID = "7183393c36681398"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "a1b14d17aee2fcbf"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -3177,7 +3078,6 @@ def _make_derived1():
                             on_delta: Callable[[tuple, int], None] | None = None,
                             push: bool = False,
                         ) -> None:
-                            self.derived1_rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
                             # root n0: its tuples
                             self.n0_root = {}
@@ -3364,10 +3264,6 @@ def _make_derived1():
                             keep_oj1 = v_store_sales__ss_sold_date_sk is not None and (
                                 (c___oj1_store_returns__sr_ticket_number is None)
                             )
-                            store = self.derived1_rows
-                            count = store.get(row, 0) + d
-                            if count < 0:
-                                raise ViewError(_absent_message("derived1", row))
                             # only for a row the atom takes (its NULL-rejecting filters hold)
                             _p = (
                                 (
@@ -3422,10 +3318,6 @@ def _make_derived1():
                             oj1_count_by_store_sales__ss_sold_date_sk = (
                                 self.oj1_count_by_store_sales__ss_sold_date_sk
                             )
-                            if count:
-                                store[row] = count
-                            else:
-                                del store[row]
                             # atom oj1
                             if keep_oj1:
                                 _t1 = (
@@ -3788,8 +3680,9 @@ def _make_derived1():
                             sub._appliers["store_sales"](row, d)
                             sub._flush()
                             changes = sub._changes
-                            for sub_row, change in changes:
-                                self._apply_derived1(sub_row, change)
+                            if changes:
+                                for sub_row, change in changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_store_returns(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -3805,8 +3698,9 @@ def _make_derived1():
                             sub._appliers["store_returns"](row, d)
                             sub._flush()
                             changes = sub._changes
-                            for sub_row, change in changes:
-                                self._apply_derived1(sub_row, change)
+                            if changes:
+                                for sub_row, change in changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _batch_date_dim(self, rows, mults):
                             """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -4228,7 +4122,6 @@ def _make_derived1():
                                     "query": self.QUERY_ID,
                                     "layout": self.LAYOUT_ID,
                                     "state": {
-                                        "derived1_rows": self.derived1_rows,
                                         "date_dim_rows": self.date_dim_rows,
                                         "n0_root": self.n0_root,
                                         "date_dim_by_store_sales__ss_sold_date_sk": self.date_dim_by_store_sales__ss_sold_date_sk,
@@ -4272,7 +4165,6 @@ def _make_derived1():
                                 )
                             state = snapshot.get("state")
                             names = (
-                                "derived1_rows",
                                 "date_dim_rows",
                                 "n0_root",
                                 "date_dim_by_store_sales__ss_sold_date_sk",
@@ -5704,9 +5596,9 @@ def _make_derived1():
                                         self._appliers = {
                                             "web_returns": self._apply_web_returns
                                         }
-                                        self._batchers = {  # update() of several rows: summed per key first
-                                            "web_returns": self._batch_web_returns
-                                        }
+                                        self._batchers = (
+                                            {}  # update() of several rows: summed per key first
+                                        )
                                         self._on_delta = on_delta
                                         self._pending = (
                                             {}
@@ -5911,113 +5803,16 @@ def _make_derived1():
                                         # atom web_returns
                                         _p = d
                                         _t1 = (v_wr_item_sk, v_wr_order_number)
-                                        _o = web_returns_root.get(_t1)
-                                        if _o is None:
-                                            web_returns_root[_t1] = _p
+                                        _o = web_returns_root.get(_t1, 0)
+                                        _n = _o + _p
+                                        if _n:
+                                            web_returns_root[_t1] = _n
                                         else:
-                                            _n = _o + _p
-                                            if _n:
-                                                web_returns_root[_t1] = _n
-                                            else:
-                                                del web_returns_root[_t1]
-                                        if pending is not None:
-                                            _k = (v_wr_order_number, v_wr_item_sk)
-                                            _v = _p
-                                            _o = pending.get(_k)
-                                            pending[_k] = _v if _o is None else _o + _v
-
-                                    def _batch_web_returns(self, rows, mults):
-                                        """Apply a batch of web_returns rows (row i changes by mults[i]) at once:
-                                        every row is checked and its payload summed per key (the values its
-                                        atoms' paths read) first, then each key's sum takes the path to the
-                                        root once. Nothing changes before every check has passed.
-                                        """
-                                        counts = (
-                                            {}
-                                        )  # row -> its multiplicity after the batch
-                                        store = self.web_returns_rows
-                                        sums0 = (
-                                            {}
-                                        )  # atom web_returns: key -> summed payload
-                                        for row, d in zip(rows, mults):
-                                            if type(d) is not int:
-                                                raise ViewError(
-                                                    f"multiplicities must be int, got {d!r}"
-                                                )
-                                            if not d:
-                                                continue
-                                            if type(row) is not tuple:
-                                                row = tuple(row)
-                                            if len(row) != 24:
-                                                raise ViewError(
-                                                    _arity_message(
-                                                        "web_returns", 24, row
-                                                    )
-                                                )
-                                            v_wr_item_sk = row[2]
-                                            v_wr_order_number = row[13]
-                                            if (
-                                                v_wr_item_sk is None
-                                                or v_wr_order_number is None
-                                            ):
-                                                raise _null_error(
-                                                    "web_returns",
-                                                    row,
-                                                    (
-                                                        (2, "wr_item_sk"),
-                                                        (13, "wr_order_number"),
-                                                    ),
-                                                )
-                                            _p = d
-                                            _k = (v_wr_item_sk, v_wr_order_number)
-                                            _o = sums0.get(_k)
-                                            sums0[_k] = _p if _o is None else _o + _p
-                                            c = counts.get(row)
-                                            counts[row] = (
-                                                store.get(row, 0) if c is None else c
-                                            ) + d
-                                        for row, c in counts.items():
-                                            if c < 0:
-                                                raise ViewError(
-                                                    _absent_message("web_returns", row)
-                                                )
-                                        for row, c in counts.items():
-                                            if c:
-                                                store[row] = c
-                                            else:
-                                                store.pop(row, None)
-                                        pending = self._pending
-                                        web_returns_root = self.web_returns_root
-                                        # atom web_returns
-                                        for _k, _p in sums0.items():
-                                            v_wr_item_sk, v_wr_order_number = _k
-                                            # a zero count with nonzero sums only where the key is kept (else
-                                            # it is what float sums leave of rows inserted and deleted again)
-                                            if not _p and (
-                                                _p == _ZERO
-                                                or not self.web_returns_root.get(
-                                                    (v_wr_item_sk, v_wr_order_number),
-                                                    _ZERO,
-                                                )
-                                            ):
-                                                continue
-                                            _t1 = (v_wr_item_sk, v_wr_order_number)
-                                            _o = web_returns_root.get(_t1)
-                                            if _o is None:
-                                                web_returns_root[_t1] = _p
-                                            else:
-                                                _n = _o + _p
-                                                if _n:
-                                                    web_returns_root[_t1] = _n
-                                                else:
-                                                    del web_returns_root[_t1]
-                                            if pending is not None:
-                                                _k = (v_wr_order_number, v_wr_item_sk)
-                                                _v = _p
-                                                _o = pending.get(_k)
-                                                pending[_k] = (
-                                                    _v if _o is None else _o + _v
-                                                )
+                                            del web_returns_root[_t1]
+                                        if not _o:
+                                            return (v_wr_order_number, v_wr_item_sk), 1
+                                        if not _n:
+                                            return (v_wr_order_number, v_wr_item_sk), -1
 
                                     def _lookup(self, v_wr_order_number, v_wr_item_sk):
                                         """The payload of one output tuple, in O(1); None if absent."""
@@ -6531,14 +6326,11 @@ def _make_derived1():
                                     pending = self._pending
                                     # the subquery behind relation exists_1 reads this relation
                                     sub = self.sub_exists_1
-                                    sub._appliers["web_returns"](row, d)
-                                    if sub._pending:  # else its result is unchanged
-                                        try:
-                                            changes = sub._changes_of(sub._pending)
-                                        finally:
-                                            sub._pending.clear()
-                                        if changes:
-                                            self._on_exists_1(changes)
+                                    change = sub._appliers["web_returns"](row, d)
+                                    if (
+                                        change is not None
+                                    ):  # the one row of its result it changed
+                                        self._on_exists_1([change])
 
                                 def _rows_of_web_sales(self, row, d):
                                     """Apply `d` copies of `row` to atom web_sales alone (its relation's
@@ -6972,7 +6764,7 @@ def _make_derived1():
                             "ws_sp",
                         )
                         QUERY_ID = "4db9d34ca73f3c13"
-                        LAYOUT_ID = "1707b7454df1319b"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "4cfb15f71d63fdff"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -6980,7 +6772,6 @@ def _make_derived1():
                             on_delta: Callable[[tuple, int], None] | None = None,
                             push: bool = False,
                         ) -> None:
-                            self.derived1__rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
                             # root n0: its tuples
                             self.n0_root = {}
@@ -7167,10 +6958,6 @@ def _make_derived1():
                             keep_oj1 = v_web_sales__ws_sold_date_sk is not None and (
                                 (c___oj1_web_returns__wr_order_number is None)
                             )
-                            store = self.derived1__rows
-                            count = store.get(row, 0) + d
-                            if count < 0:
-                                raise ViewError(_absent_message("derived1_", row))
                             # only for a row the atom takes (its NULL-rejecting filters hold)
                             _p = (
                                 (
@@ -7222,10 +7009,6 @@ def _make_derived1():
                             oj1_count_by_web_sales__ws_sold_date_sk = (
                                 self.oj1_count_by_web_sales__ws_sold_date_sk
                             )
-                            if count:
-                                store[row] = count
-                            else:
-                                del store[row]
                             # atom oj1
                             if keep_oj1:
                                 _t1 = (
@@ -7586,8 +7369,9 @@ def _make_derived1():
                             sub._appliers["web_sales"](row, d)
                             sub._flush()
                             changes = sub._changes
-                            for sub_row, change in changes:
-                                self._apply_derived1(sub_row, change)
+                            if changes:
+                                for sub_row, change in changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_web_returns(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -7601,8 +7385,9 @@ def _make_derived1():
                             sub._appliers["web_returns"](row, d)
                             sub._flush()
                             changes = sub._changes
-                            for sub_row, change in changes:
-                                self._apply_derived1(sub_row, change)
+                            if changes:
+                                for sub_row, change in changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _batch_date_dim(self, rows, mults):
                             """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -8020,7 +7805,6 @@ def _make_derived1():
                                     "query": self.QUERY_ID,
                                     "layout": self.LAYOUT_ID,
                                     "state": {
-                                        "derived1__rows": self.derived1__rows,
                                         "date_dim_rows": self.date_dim_rows,
                                         "n0_root": self.n0_root,
                                         "date_dim_by_web_sales__ws_sold_date_sk": self.date_dim_by_web_sales__ws_sold_date_sk,
@@ -8064,7 +7848,6 @@ def _make_derived1():
                                 )
                             state = snapshot.get("state")
                             names = (
-                                "derived1__rows",
                                 "date_dim_rows",
                                 "n0_root",
                                 "date_dim_by_web_sales__ws_sold_date_sk",
@@ -8252,7 +8035,7 @@ def _make_derived1():
                         "ws__ws_sp",
                     )
                     QUERY_ID = "a3ef3c3874bfd1fc"
-                    LAYOUT_ID = "89aa954c1722ce27"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "4c7e45918ae50762"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -8260,8 +8043,6 @@ def _make_derived1():
                         on_delta: Callable[[tuple, int], None] | None = None,
                         push: bool = False,
                     ) -> None:
-                        self.derived1_rows = {}  # input rows: row -> multiplicity
-                        self.derived2_rows = {}  # input rows: row -> multiplicity
                         # root n0: its tuples
                         self.n0_root = {}
                         # ss by the variables it shares with its parent
@@ -8449,10 +8230,6 @@ def _make_derived1():
                                     (4, "ss_wc", _NUM_OR_NULL, "a number or None"),
                                 ),
                             )
-                        store = self.derived1_rows
-                        count = store.get(row, 0) + d
-                        if count < 0:
-                            raise ViewError(_absent_message("derived1", row))
                         pending = self._pending
                         n0_root = self.n0_root
                         ss_by_ss_sold_year_ss_item_sk_ss_customer_sk = (
@@ -8464,10 +8241,6 @@ def _make_derived1():
                         ws_count_by_ss_sold_year_ss_item_sk_ss_customer_sk = (
                             self.ws_count_by_ss_sold_year_ss_item_sk_ss_customer_sk
                         )
-                        if count:
-                            store[row] = count
-                        else:
-                            del store[row]
                         # atom ss
                         if keep_ss:
                             _p = d
@@ -8602,10 +8375,6 @@ def _make_derived1():
                             and v_ss_item_sk is not None
                             and v_ss_customer_sk is not None
                         )
-                        store = self.derived2_rows
-                        count = store.get(row, 0) + d
-                        if count < 0:
-                            raise ViewError(_absent_message("derived2", row))
                         pending = self._pending
                         n0_root = self.n0_root
                         ss_count_by_ss_sold_year_ss_item_sk_ss_customer_sk = (
@@ -8617,10 +8386,6 @@ def _make_derived1():
                         ws_count_by_ss_sold_year_ss_item_sk_ss_customer_sk = (
                             self.ws_count_by_ss_sold_year_ss_item_sk_ss_customer_sk
                         )
-                        if count:
-                            store[row] = count
-                        else:
-                            del store[row]
                         # atom ws
                         if keep_ws:
                             _p = d
@@ -8748,21 +8513,25 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["date_dim"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
                         # the subquery behind relation derived2 reads this relation
                         sub = self.sub_derived2
                         sub._appliers["date_dim"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived2(sub_row, change)
 
@@ -8776,11 +8545,13 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["store_sales"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
@@ -8794,11 +8565,13 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["store_returns"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
@@ -8812,11 +8585,13 @@ def _make_derived1():
                         # the subquery behind relation derived2 reads this relation
                         sub = self.sub_derived2
                         sub._appliers["web_sales"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived2(sub_row, change)
 
@@ -8830,11 +8605,13 @@ def _make_derived1():
                         # the subquery behind relation derived2 reads this relation
                         sub = self.sub_derived2
                         sub._appliers["web_returns"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived2(sub_row, change)
 
@@ -9032,8 +8809,6 @@ def _make_derived1():
                                 "query": self.QUERY_ID,
                                 "layout": self.LAYOUT_ID,
                                 "state": {
-                                    "derived1_rows": self.derived1_rows,
-                                    "derived2_rows": self.derived2_rows,
                                     "n0_root": self.n0_root,
                                     "ss_by_ss_sold_year_ss_item_sk_ss_customer_sk": self.ss_by_ss_sold_year_ss_item_sk_ss_customer_sk,
                                     "ss_count_by_ss_sold_year_ss_item_sk_ss_customer_sk": self.ss_count_by_ss_sold_year_ss_item_sk_ss_customer_sk,
@@ -9075,8 +8850,6 @@ def _make_derived1():
                             )
                         state = snapshot.get("state")
                         names = (
-                            "derived1_rows",
-                            "derived2_rows",
                             "n0_root",
                             "ss_by_ss_sold_year_ss_item_sk_ss_customer_sk",
                             "ss_count_by_ss_sold_year_ss_item_sk_ss_customer_sk",
@@ -10573,9 +10346,9 @@ def _make_derived1():
                                         self._appliers = {
                                             "store_returns": self._apply_store_returns
                                         }
-                                        self._batchers = {  # update() of several rows: summed per key first
-                                            "store_returns": self._batch_store_returns
-                                        }
+                                        self._batchers = (
+                                            {}  # update() of several rows: summed per key first
+                                        )
                                         self._on_delta = on_delta
                                         self._pending = (
                                             {}
@@ -10780,115 +10553,19 @@ def _make_derived1():
                                         # atom store_returns
                                         _p = d
                                         _t1 = (v_sr_item_sk, v_sr_ticket_number)
-                                        _o = store_returns_root.get(_t1)
-                                        if _o is None:
-                                            store_returns_root[_t1] = _p
+                                        _o = store_returns_root.get(_t1, 0)
+                                        _n = _o + _p
+                                        if _n:
+                                            store_returns_root[_t1] = _n
                                         else:
-                                            _n = _o + _p
-                                            if _n:
-                                                store_returns_root[_t1] = _n
-                                            else:
-                                                del store_returns_root[_t1]
-                                        if pending is not None:
-                                            _k = (v_sr_ticket_number, v_sr_item_sk)
-                                            _v = _p
-                                            _o = pending.get(_k)
-                                            pending[_k] = _v if _o is None else _o + _v
-
-                                    def _batch_store_returns(self, rows, mults):
-                                        """Apply a batch of store_returns rows (row i changes by mults[i]) at once:
-                                        every row is checked and its payload summed per key (the values its
-                                        atoms' paths read) first, then each key's sum takes the path to the
-                                        root once. Nothing changes before every check has passed.
-                                        """
-                                        counts = (
-                                            {}
-                                        )  # row -> its multiplicity after the batch
-                                        store = self.store_returns_rows
-                                        sums0 = (
-                                            {}
-                                        )  # atom store_returns: key -> summed payload
-                                        for row, d in zip(rows, mults):
-                                            if type(d) is not int:
-                                                raise ViewError(
-                                                    f"multiplicities must be int, got {d!r}"
-                                                )
-                                            if not d:
-                                                continue
-                                            if type(row) is not tuple:
-                                                row = tuple(row)
-                                            if len(row) != 20:
-                                                raise ViewError(
-                                                    _arity_message(
-                                                        "store_returns", 20, row
-                                                    )
-                                                )
-                                            v_sr_item_sk = row[2]
-                                            v_sr_ticket_number = row[9]
-                                            if (
-                                                v_sr_item_sk is None
-                                                or v_sr_ticket_number is None
-                                            ):
-                                                raise _null_error(
-                                                    "store_returns",
-                                                    row,
-                                                    (
-                                                        (2, "sr_item_sk"),
-                                                        (9, "sr_ticket_number"),
-                                                    ),
-                                                )
-                                            _p = d
-                                            _k = (v_sr_item_sk, v_sr_ticket_number)
-                                            _o = sums0.get(_k)
-                                            sums0[_k] = _p if _o is None else _o + _p
-                                            c = counts.get(row)
-                                            counts[row] = (
-                                                store.get(row, 0) if c is None else c
-                                            ) + d
-                                        for row, c in counts.items():
-                                            if c < 0:
-                                                raise ViewError(
-                                                    _absent_message(
-                                                        "store_returns", row
-                                                    )
-                                                )
-                                        for row, c in counts.items():
-                                            if c:
-                                                store[row] = c
-                                            else:
-                                                store.pop(row, None)
-                                        pending = self._pending
-                                        store_returns_root = self.store_returns_root
-                                        # atom store_returns
-                                        for _k, _p in sums0.items():
-                                            v_sr_item_sk, v_sr_ticket_number = _k
-                                            # a zero count with nonzero sums only where the key is kept (else
-                                            # it is what float sums leave of rows inserted and deleted again)
-                                            if not _p and (
-                                                _p == _ZERO
-                                                or not self.store_returns_root.get(
-                                                    (v_sr_item_sk, v_sr_ticket_number),
-                                                    _ZERO,
-                                                )
-                                            ):
-                                                continue
-                                            _t1 = (v_sr_item_sk, v_sr_ticket_number)
-                                            _o = store_returns_root.get(_t1)
-                                            if _o is None:
-                                                store_returns_root[_t1] = _p
-                                            else:
-                                                _n = _o + _p
-                                                if _n:
-                                                    store_returns_root[_t1] = _n
-                                                else:
-                                                    del store_returns_root[_t1]
-                                            if pending is not None:
-                                                _k = (v_sr_ticket_number, v_sr_item_sk)
-                                                _v = _p
-                                                _o = pending.get(_k)
-                                                pending[_k] = (
-                                                    _v if _o is None else _o + _v
-                                                )
+                                            del store_returns_root[_t1]
+                                        if not _o:
+                                            return (v_sr_ticket_number, v_sr_item_sk), 1
+                                        if not _n:
+                                            return (
+                                                v_sr_ticket_number,
+                                                v_sr_item_sk,
+                                            ), -1
 
                                     def _lookup(self, v_sr_ticket_number, v_sr_item_sk):
                                         """The payload of one output tuple, in O(1); None if absent."""
@@ -11395,14 +11072,11 @@ def _make_derived1():
                                     pending = self._pending
                                     # the subquery behind relation exists_1 reads this relation
                                     sub = self.sub_exists_1
-                                    sub._appliers["store_returns"](row, d)
-                                    if sub._pending:  # else its result is unchanged
-                                        try:
-                                            changes = sub._changes_of(sub._pending)
-                                        finally:
-                                            sub._pending.clear()
-                                        if changes:
-                                            self._on_exists_1(changes)
+                                    change = sub._appliers["store_returns"](row, d)
+                                    if (
+                                        change is not None
+                                    ):  # the one row of its result it changed
+                                        self._on_exists_1([change])
 
                                 def _rows_of_store_sales(self, row, d):
                                     """Apply `d` copies of `row` to atom store_sales alone (its relation's
@@ -11821,7 +11495,7 @@ def _make_derived1():
                             "ss_sp",
                         )
                         QUERY_ID = "20dccf76fd4ebc0e"
-                        LAYOUT_ID = "7183393c36681398"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "a1b14d17aee2fcbf"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -11829,7 +11503,6 @@ def _make_derived1():
                             on_delta: Callable[[tuple, int], None] | None = None,
                             push: bool = False,
                         ) -> None:
-                            self.derived1_rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
                             # root n0: its tuples
                             self.n0_root = {}
@@ -12016,10 +11689,6 @@ def _make_derived1():
                             keep_oj1 = v_store_sales__ss_sold_date_sk is not None and (
                                 (c___oj1_store_returns__sr_ticket_number is None)
                             )
-                            store = self.derived1_rows
-                            count = store.get(row, 0) + d
-                            if count < 0:
-                                raise ViewError(_absent_message("derived1", row))
                             # only for a row the atom takes (its NULL-rejecting filters hold)
                             _p = (
                                 (
@@ -12074,10 +11743,6 @@ def _make_derived1():
                             oj1_count_by_store_sales__ss_sold_date_sk = (
                                 self.oj1_count_by_store_sales__ss_sold_date_sk
                             )
-                            if count:
-                                store[row] = count
-                            else:
-                                del store[row]
                             # atom oj1
                             if keep_oj1:
                                 _t1 = (
@@ -12440,8 +12105,9 @@ def _make_derived1():
                             sub._appliers["store_sales"](row, d)
                             sub._flush()
                             changes = sub._changes
-                            for sub_row, change in changes:
-                                self._apply_derived1(sub_row, change)
+                            if changes:
+                                for sub_row, change in changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_store_returns(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -12457,8 +12123,9 @@ def _make_derived1():
                             sub._appliers["store_returns"](row, d)
                             sub._flush()
                             changes = sub._changes
-                            for sub_row, change in changes:
-                                self._apply_derived1(sub_row, change)
+                            if changes:
+                                for sub_row, change in changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _batch_date_dim(self, rows, mults):
                             """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -12880,7 +12547,6 @@ def _make_derived1():
                                     "query": self.QUERY_ID,
                                     "layout": self.LAYOUT_ID,
                                     "state": {
-                                        "derived1_rows": self.derived1_rows,
                                         "date_dim_rows": self.date_dim_rows,
                                         "n0_root": self.n0_root,
                                         "date_dim_by_store_sales__ss_sold_date_sk": self.date_dim_by_store_sales__ss_sold_date_sk,
@@ -12924,7 +12590,6 @@ def _make_derived1():
                                 )
                             state = snapshot.get("state")
                             names = (
-                                "derived1_rows",
                                 "date_dim_rows",
                                 "n0_root",
                                 "date_dim_by_store_sales__ss_sold_date_sk",
@@ -14453,9 +14118,9 @@ def _make_derived1():
                                             self._appliers = {
                                                 "web_returns": self._apply_web_returns
                                             }
-                                            self._batchers = {  # update() of several rows: summed per key first
-                                                "web_returns": self._batch_web_returns
-                                            }
+                                            self._batchers = (
+                                                {}  # update() of several rows: summed per key first
+                                            )
                                             self._on_delta = on_delta
                                             self._pending = (
                                                 {}
@@ -14664,127 +14329,22 @@ def _make_derived1():
                                             # atom web_returns
                                             _p = d
                                             _t1 = (v_wr_item_sk, v_wr_order_number)
-                                            _o = web_returns_root.get(_t1)
-                                            if _o is None:
-                                                web_returns_root[_t1] = _p
+                                            _o = web_returns_root.get(_t1, 0)
+                                            _n = _o + _p
+                                            if _n:
+                                                web_returns_root[_t1] = _n
                                             else:
-                                                _n = _o + _p
-                                                if _n:
-                                                    web_returns_root[_t1] = _n
-                                                else:
-                                                    del web_returns_root[_t1]
-                                            if pending is not None:
-                                                _k = (v_wr_order_number, v_wr_item_sk)
-                                                _v = _p
-                                                _o = pending.get(_k)
-                                                pending[_k] = (
-                                                    _v if _o is None else _o + _v
-                                                )
-
-                                        def _batch_web_returns(self, rows, mults):
-                                            """Apply a batch of web_returns rows (row i changes by mults[i]) at once:
-                                            every row is checked and its payload summed per key (the values its
-                                            atoms' paths read) first, then each key's sum takes the path to the
-                                            root once. Nothing changes before every check has passed.
-                                            """
-                                            counts = (
-                                                {}
-                                            )  # row -> its multiplicity after the batch
-                                            store = self.web_returns_rows
-                                            sums0 = (
-                                                {}
-                                            )  # atom web_returns: key -> summed payload
-                                            for row, d in zip(rows, mults):
-                                                if type(d) is not int:
-                                                    raise ViewError(
-                                                        f"multiplicities must be int, got {d!r}"
-                                                    )
-                                                if not d:
-                                                    continue
-                                                if type(row) is not tuple:
-                                                    row = tuple(row)
-                                                if len(row) != 24:
-                                                    raise ViewError(
-                                                        _arity_message(
-                                                            "web_returns", 24, row
-                                                        )
-                                                    )
-                                                v_wr_item_sk = row[2]
-                                                v_wr_order_number = row[13]
-                                                if (
-                                                    v_wr_item_sk is None
-                                                    or v_wr_order_number is None
-                                                ):
-                                                    raise _null_error(
-                                                        "web_returns",
-                                                        row,
-                                                        (
-                                                            (2, "wr_item_sk"),
-                                                            (13, "wr_order_number"),
-                                                        ),
-                                                    )
-                                                _p = d
-                                                _k = (v_wr_item_sk, v_wr_order_number)
-                                                _o = sums0.get(_k)
-                                                sums0[_k] = (
-                                                    _p if _o is None else _o + _p
-                                                )
-                                                c = counts.get(row)
-                                                counts[row] = (
-                                                    store.get(row, 0)
-                                                    if c is None
-                                                    else c
-                                                ) + d
-                                            for row, c in counts.items():
-                                                if c < 0:
-                                                    raise ViewError(
-                                                        _absent_message(
-                                                            "web_returns", row
-                                                        )
-                                                    )
-                                            for row, c in counts.items():
-                                                if c:
-                                                    store[row] = c
-                                                else:
-                                                    store.pop(row, None)
-                                            pending = self._pending
-                                            web_returns_root = self.web_returns_root
-                                            # atom web_returns
-                                            for _k, _p in sums0.items():
-                                                v_wr_item_sk, v_wr_order_number = _k
-                                                # a zero count with nonzero sums only where the key is kept (else
-                                                # it is what float sums leave of rows inserted and deleted again)
-                                                if not _p and (
-                                                    _p == _ZERO
-                                                    or not self.web_returns_root.get(
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        ),
-                                                        _ZERO,
-                                                    )
-                                                ):
-                                                    continue
-                                                _t1 = (v_wr_item_sk, v_wr_order_number)
-                                                _o = web_returns_root.get(_t1)
-                                                if _o is None:
-                                                    web_returns_root[_t1] = _p
-                                                else:
-                                                    _n = _o + _p
-                                                    if _n:
-                                                        web_returns_root[_t1] = _n
-                                                    else:
-                                                        del web_returns_root[_t1]
-                                                if pending is not None:
-                                                    _k = (
-                                                        v_wr_order_number,
-                                                        v_wr_item_sk,
-                                                    )
-                                                    _v = _p
-                                                    _o = pending.get(_k)
-                                                    pending[_k] = (
-                                                        _v if _o is None else _o + _v
-                                                    )
+                                                del web_returns_root[_t1]
+                                            if not _o:
+                                                return (
+                                                    v_wr_order_number,
+                                                    v_wr_item_sk,
+                                                ), 1
+                                            if not _n:
+                                                return (
+                                                    v_wr_order_number,
+                                                    v_wr_item_sk,
+                                                ), -1
 
                                         def _lookup(
                                             self, v_wr_order_number, v_wr_item_sk
@@ -15337,14 +14897,11 @@ def _make_derived1():
                                         pending = self._pending
                                         # the subquery behind relation exists_1 reads this relation
                                         sub = self.sub_exists_1
-                                        sub._appliers["web_returns"](row, d)
-                                        if sub._pending:  # else its result is unchanged
-                                            try:
-                                                changes = sub._changes_of(sub._pending)
-                                            finally:
-                                                sub._pending.clear()
-                                            if changes:
-                                                self._on_exists_1(changes)
+                                        change = sub._appliers["web_returns"](row, d)
+                                        if (
+                                            change is not None
+                                        ):  # the one row of its result it changed
+                                            self._on_exists_1([change])
 
                                     def _rows_of_web_sales(self, row, d):
                                         """Apply `d` copies of `row` to atom web_sales alone (its relation's
@@ -15785,7 +15342,7 @@ def _make_derived1():
                                 "ws_sp",
                             )
                             QUERY_ID = "4db9d34ca73f3c13"
-                            LAYOUT_ID = "1707b7454df1319b"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "4cfb15f71d63fdff"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -15793,9 +15350,6 @@ def _make_derived1():
                                 on_delta: Callable[[tuple, int], None] | None = None,
                                 push: bool = False,
                             ) -> None:
-                                self.derived1__rows = (
-                                    {}
-                                )  # input rows: row -> multiplicity
                                 self.date_dim_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
@@ -15996,10 +15550,6 @@ def _make_derived1():
                                     v_web_sales__ws_sold_date_sk is not None
                                     and ((c___oj1_web_returns__wr_order_number is None))
                                 )
-                                store = self.derived1__rows
-                                count = store.get(row, 0) + d
-                                if count < 0:
-                                    raise ViewError(_absent_message("derived1_", row))
                                 # only for a row the atom takes (its NULL-rejecting filters hold)
                                 _p = (
                                     (
@@ -16059,10 +15609,6 @@ def _make_derived1():
                                 oj1_count_by_web_sales__ws_sold_date_sk = (
                                     self.oj1_count_by_web_sales__ws_sold_date_sk
                                 )
-                                if count:
-                                    store[row] = count
-                                else:
-                                    del store[row]
                                 # atom oj1
                                 if keep_oj1:
                                     _t1 = (
@@ -16431,8 +15977,9 @@ def _make_derived1():
                                 sub._appliers["web_sales"](row, d)
                                 sub._flush()
                                 changes = sub._changes
-                                for sub_row, change in changes:
-                                    self._apply_derived1(sub_row, change)
+                                if changes:
+                                    for sub_row, change in changes:
+                                        self._apply_derived1(sub_row, change)
 
                             def _apply_web_returns(self, row, d):
                                 """Apply multiplicity change `d` of one row: every atom of the
@@ -16448,8 +15995,9 @@ def _make_derived1():
                                 sub._appliers["web_returns"](row, d)
                                 sub._flush()
                                 changes = sub._changes
-                                for sub_row, change in changes:
-                                    self._apply_derived1(sub_row, change)
+                                if changes:
+                                    for sub_row, change in changes:
+                                        self._apply_derived1(sub_row, change)
 
                             def _batch_date_dim(self, rows, mults):
                                 """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -16887,7 +16435,6 @@ def _make_derived1():
                                         "query": self.QUERY_ID,
                                         "layout": self.LAYOUT_ID,
                                         "state": {
-                                            "derived1__rows": self.derived1__rows,
                                             "date_dim_rows": self.date_dim_rows,
                                             "n0_root": self.n0_root,
                                             "date_dim_by_web_sales__ws_sold_date_sk": self.date_dim_by_web_sales__ws_sold_date_sk,
@@ -16933,7 +16480,6 @@ def _make_derived1():
                                     )
                                 state = snapshot.get("state")
                                 names = (
-                                    "derived1__rows",
                                     "date_dim_rows",
                                     "n0_root",
                                     "date_dim_by_web_sales__ws_sold_date_sk",
@@ -17068,7 +16614,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("k1", "k2", "k3")
                         QUERY_ID = "88e7a7f431022daf"
-                        LAYOUT_ID = "65aa41f8a5ab0e63"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "42c708b826eae055"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -17076,7 +16622,6 @@ def _make_derived1():
                             on_delta: Callable[[tuple, int], None] | None = None,
                             push: bool = False,
                         ) -> None:
-                            self.derived1__rows = {}  # input rows: row -> multiplicity
                             # root ws: its tuples
                             self.ws_root = {}
                             self._appliers = {
@@ -17250,16 +16795,8 @@ def _make_derived1():
                                         (4, "ws_wc", _NUM_OR_NULL, "a number or None"),
                                     ),
                                 )
-                            store = self.derived1__rows
-                            count = store.get(row, 0) + d
-                            if count < 0:
-                                raise ViewError(_absent_message("derived1_", row))
                             pending = self._pending
                             ws_root = self.ws_root
-                            if count:
-                                store[row] = count
-                            else:
-                                del store[row]
                             # atom ws
                             _p = d
                             _t1 = (v_ws_sold_year, v_ws_item_sk, v_ws_customer_sk)
@@ -17288,11 +16825,13 @@ def _make_derived1():
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
+                            changes = None
                             if sub._pending:  # else its result is unchanged
                                 try:
                                     changes = sub._changes_of(sub._pending)
                                 finally:
                                     sub._pending.clear()
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -17306,11 +16845,13 @@ def _make_derived1():
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
                             sub._appliers["web_sales"](row, d)
+                            changes = None
                             if sub._pending:  # else its result is unchanged
                                 try:
                                     changes = sub._changes_of(sub._pending)
                                 finally:
                                     sub._pending.clear()
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -17324,11 +16865,13 @@ def _make_derived1():
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
                             sub._appliers["web_returns"](row, d)
+                            changes = None
                             if sub._pending:  # else its result is unchanged
                                 try:
                                     changes = sub._changes_of(sub._pending)
                                 finally:
                                     sub._pending.clear()
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -17423,7 +16966,6 @@ def _make_derived1():
                                     "query": self.QUERY_ID,
                                     "layout": self.LAYOUT_ID,
                                     "state": {
-                                        "derived1__rows": self.derived1__rows,
                                         "ws_root": self.ws_root,
                                         "sub:sub_derived1": self.sub_derived1.snapshot(),
                                     },
@@ -17459,7 +17001,7 @@ def _make_derived1():
                                     "module generated by another dynyan version"
                                 )
                             state = snapshot.get("state")
-                            names = ("derived1__rows", "ws_root", "sub:sub_derived1")
+                            names = ("ws_root", "sub:sub_derived1")
                             if not isinstance(state, dict) or set(state) != set(names):
                                 found = (
                                     sorted(map(str, state))
@@ -17850,13 +17392,6 @@ def _make_derived1():
                                     (4, "ss_wc", _NUM_OR_NULL, "a number or None"),
                                 ),
                             )
-                        if (
-                            d < 0
-                            and self.derived1_by_exists_2.get((), _EMPTY).get(row, 0)
-                            + d
-                            < 0
-                        ):
-                            raise ViewError(_absent_message("derived1", row))
                         pending = self._pending
                         ss_root = self.ss_root
                         # rows by the key of the test on inner view exists_2
@@ -17910,23 +17445,26 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["date_dim"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
                         # the subquery behind relation exists_2 reads this relation
                         sub = self.sub_exists_2
                         sub._appliers["date_dim"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
-                            if changes:
-                                self._on_exists_2(changes)
+                        if changes:
+                            self._on_exists_2(changes)
 
                     def _apply_store_sales(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -17938,11 +17476,13 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["store_sales"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
@@ -17956,11 +17496,13 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["store_returns"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
@@ -17974,13 +17516,14 @@ def _make_derived1():
                         # the subquery behind relation exists_2 reads this relation
                         sub = self.sub_exists_2
                         sub._appliers["web_sales"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
-                            if changes:
-                                self._on_exists_2(changes)
+                        if changes:
+                            self._on_exists_2(changes)
 
                     def _apply_web_returns(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -17992,13 +17535,14 @@ def _make_derived1():
                         # the subquery behind relation exists_2 reads this relation
                         sub = self.sub_exists_2
                         sub._appliers["web_returns"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
-                            if changes:
-                                self._on_exists_2(changes)
+                        if changes:
+                            self._on_exists_2(changes)
 
                     def _rows_of_ss(self, row, d):
                         """Apply `d` copies of `row` to atom ss alone (its relation's
@@ -19666,9 +19210,7 @@ def _make_derived1():
                                     "catalog_returns": self._apply_catalog_returns
                                 }
                                 self._batchers = (
-                                    {  # update() of several rows: summed per key first
-                                        "catalog_returns": self._batch_catalog_returns
-                                    }
+                                    {}  # update() of several rows: summed per key first
                                 )
                                 self._on_delta = on_delta
                                 self._pending = (
@@ -19846,106 +19388,16 @@ def _make_derived1():
                                 # atom catalog_returns
                                 _p = d
                                 _t1 = (v_cr_item_sk, v_cr_order_number)
-                                _o = catalog_returns_root.get(_t1)
-                                if _o is None:
-                                    catalog_returns_root[_t1] = _p
+                                _o = catalog_returns_root.get(_t1, 0)
+                                _n = _o + _p
+                                if _n:
+                                    catalog_returns_root[_t1] = _n
                                 else:
-                                    _n = _o + _p
-                                    if _n:
-                                        catalog_returns_root[_t1] = _n
-                                    else:
-                                        del catalog_returns_root[_t1]
-                                if pending is not None:
-                                    _k = (v_cr_order_number, v_cr_item_sk)
-                                    _v = _p
-                                    _o = pending.get(_k)
-                                    pending[_k] = _v if _o is None else _o + _v
-
-                            def _batch_catalog_returns(self, rows, mults):
-                                """Apply a batch of catalog_returns rows (row i changes by mults[i]) at once:
-                                every row is checked and its payload summed per key (the values its
-                                atoms' paths read) first, then each key's sum takes the path to the
-                                root once. Nothing changes before every check has passed.
-                                """
-                                counts = {}  # row -> its multiplicity after the batch
-                                store = self.catalog_returns_rows
-                                sums0 = (
-                                    {}
-                                )  # atom catalog_returns: key -> summed payload
-                                for row, d in zip(rows, mults):
-                                    if type(d) is not int:
-                                        raise ViewError(
-                                            f"multiplicities must be int, got {d!r}"
-                                        )
-                                    if not d:
-                                        continue
-                                    if type(row) is not tuple:
-                                        row = tuple(row)
-                                    if len(row) != 27:
-                                        raise ViewError(
-                                            _arity_message("catalog_returns", 27, row)
-                                        )
-                                    v_cr_item_sk = row[2]
-                                    v_cr_order_number = row[16]
-                                    if (
-                                        v_cr_item_sk is None
-                                        or v_cr_order_number is None
-                                    ):
-                                        raise _null_error(
-                                            "catalog_returns",
-                                            row,
-                                            (
-                                                (2, "cr_item_sk"),
-                                                (16, "cr_order_number"),
-                                            ),
-                                        )
-                                    _p = d
-                                    _k = (v_cr_item_sk, v_cr_order_number)
-                                    _o = sums0.get(_k)
-                                    sums0[_k] = _p if _o is None else _o + _p
-                                    c = counts.get(row)
-                                    counts[row] = (
-                                        store.get(row, 0) if c is None else c
-                                    ) + d
-                                for row, c in counts.items():
-                                    if c < 0:
-                                        raise ViewError(
-                                            _absent_message("catalog_returns", row)
-                                        )
-                                for row, c in counts.items():
-                                    if c:
-                                        store[row] = c
-                                    else:
-                                        store.pop(row, None)
-                                pending = self._pending
-                                catalog_returns_root = self.catalog_returns_root
-                                # atom catalog_returns
-                                for _k, _p in sums0.items():
-                                    v_cr_item_sk, v_cr_order_number = _k
-                                    # a zero count with nonzero sums only where the key is kept (else
-                                    # it is what float sums leave of rows inserted and deleted again)
-                                    if not _p and (
-                                        _p == _ZERO
-                                        or not self.catalog_returns_root.get(
-                                            (v_cr_item_sk, v_cr_order_number), _ZERO
-                                        )
-                                    ):
-                                        continue
-                                    _t1 = (v_cr_item_sk, v_cr_order_number)
-                                    _o = catalog_returns_root.get(_t1)
-                                    if _o is None:
-                                        catalog_returns_root[_t1] = _p
-                                    else:
-                                        _n = _o + _p
-                                        if _n:
-                                            catalog_returns_root[_t1] = _n
-                                        else:
-                                            del catalog_returns_root[_t1]
-                                    if pending is not None:
-                                        _k = (v_cr_order_number, v_cr_item_sk)
-                                        _v = _p
-                                        _o = pending.get(_k)
-                                        pending[_k] = _v if _o is None else _o + _v
+                                    del catalog_returns_root[_t1]
+                                if not _o:
+                                    return (v_cr_order_number, v_cr_item_sk), 1
+                                if not _n:
+                                    return (v_cr_order_number, v_cr_item_sk), -1
 
                             def _lookup(self, v_cr_order_number, v_cr_item_sk):
                                 """The payload of one output tuple, in O(1); None if absent."""
@@ -20437,14 +19889,11 @@ def _make_derived1():
                             pending = self._pending
                             # the subquery behind relation exists_1 reads this relation
                             sub = self.sub_exists_1
-                            sub._appliers["catalog_returns"](row, d)
-                            if sub._pending:  # else its result is unchanged
-                                try:
-                                    changes = sub._changes_of(sub._pending)
-                                finally:
-                                    sub._pending.clear()
-                                if changes:
-                                    self._on_exists_1(changes)
+                            change = sub._appliers["catalog_returns"](row, d)
+                            if (
+                                change is not None
+                            ):  # the one row of its result it changed
+                                self._on_exists_1([change])
 
                         def _rows_of_catalog_sales(self, row, d):
                             """Apply `d` copies of `row` to atom catalog_sales alone (its relation's
@@ -20869,7 +20318,7 @@ def _make_derived1():
                     "cs_sp",
                 )
                 QUERY_ID = "28f9fecacedc77d4"
-                LAYOUT_ID = "7ba13a39e36cbe3a"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "9ab41c60388f6a23"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -20877,7 +20326,6 @@ def _make_derived1():
                     on_delta: Callable[[tuple, int], None] | None = None,
                     push: bool = False,
                 ) -> None:
-                    self.derived1__rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
                     # root n0: its tuples
                     self.n0_root = {}
@@ -21046,10 +20494,6 @@ def _make_derived1():
                     keep_oj1 = v_catalog_sales__cs_sold_date_sk is not None and (
                         (c___oj1_catalog_returns__cr_order_number is None)
                     )
-                    store = self.derived1__rows
-                    count = store.get(row, 0) + d
-                    if count < 0:
-                        raise ViewError(_absent_message("derived1_", row))
                     # only for a row the atom takes (its NULL-rejecting filters hold)
                     _p = (
                         (
@@ -21099,10 +20543,6 @@ def _make_derived1():
                     oj1_count_by_catalog_sales__cs_sold_date_sk = (
                         self.oj1_count_by_catalog_sales__cs_sold_date_sk
                     )
-                    if count:
-                        store[row] = count
-                    else:
-                        del store[row]
                     # atom oj1
                     if keep_oj1:
                         _t1 = (
@@ -21463,8 +20903,9 @@ def _make_derived1():
                     sub._appliers["catalog_sales"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _apply_catalog_returns(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -21478,8 +20919,9 @@ def _make_derived1():
                     sub._appliers["catalog_returns"](row, d)
                     sub._flush()
                     changes = sub._changes
-                    for sub_row, change in changes:
-                        self._apply_derived1(sub_row, change)
+                    if changes:
+                        for sub_row, change in changes:
+                            self._apply_derived1(sub_row, change)
 
                 def _batch_date_dim(self, rows, mults):
                     """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -21890,7 +21332,6 @@ def _make_derived1():
                             "query": self.QUERY_ID,
                             "layout": self.LAYOUT_ID,
                             "state": {
-                                "derived1__rows": self.derived1__rows,
                                 "date_dim_rows": self.date_dim_rows,
                                 "n0_root": self.n0_root,
                                 "date_dim_by_catalog_sales__cs_sold_date_sk": self.date_dim_by_catalog_sales__cs_sold_date_sk,
@@ -21933,7 +21374,6 @@ def _make_derived1():
                         )
                     state = snapshot.get("state")
                     names = (
-                        "derived1__rows",
                         "date_dim_rows",
                         "n0_root",
                         "date_dim_by_catalog_sales__cs_sold_date_sk",
@@ -22190,7 +21630,7 @@ def _make_derived1():
             )
             QUERY_ID = "5713c7affb20948f"
             LAYOUT_ID = (
-                "5149cc98f118ffa3"  # the state's layout: snapshots restore only here
+                "1393ae24c3c6ff21"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -22201,8 +21641,6 @@ def _make_derived1():
                 on_delta: Callable[[tuple, int], None] | None = None,
                 push: bool = False,
             ) -> None:
-                self.derived1_rows = {}  # input rows: row -> multiplicity
-                self.derived2_rows = {}  # input rows: row -> multiplicity
                 # root n0: its tuples
                 self.n0_root = {}
                 # oj1 by the variables it shares with its parent
@@ -22381,10 +21819,6 @@ def _make_derived1():
                             (4, "ss__ss_wc", _NUM_OR_NULL, "a number or None"),
                         ),
                     )
-                store = self.derived1_rows
-                count = store.get(row, 0) + d
-                if count < 0:
-                    raise ViewError(_absent_message("derived1", row))
                 pending = self._pending
                 cs_count_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk = (
                     self.cs_count_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk
@@ -22396,10 +21830,6 @@ def _make_derived1():
                 oj1_count_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk = (
                     self.oj1_count_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk
                 )
-                if count:
-                    store[row] = count
-                else:
-                    del store[row]
                 # atom oj1
                 if keep_oj1:
                     _p = d
@@ -22541,10 +21971,6 @@ def _make_derived1():
                     and v_ss__ss_item_sk is not None
                     and v_ss__ss_customer_sk is not None
                 )
-                store = self.derived2_rows
-                count = store.get(row, 0) + d
-                if count < 0:
-                    raise ViewError(_absent_message("derived2", row))
                 pending = self._pending
                 cs_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk = (
                     self.cs_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk
@@ -22556,10 +21982,6 @@ def _make_derived1():
                 oj1_count_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk = (
                     self.oj1_count_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk
                 )
-                if count:
-                    store[row] = count
-                else:
-                    del store[row]
                 # atom cs
                 if keep_cs:
                     _p = d
@@ -22697,16 +22119,19 @@ def _make_derived1():
                 sub._appliers["date_dim"](row, d)
                 sub._flush()
                 changes = sub._changes
-                for sub_row, change in changes:
-                    self._apply_derived1(sub_row, change)
+                if changes:
+                    for sub_row, change in changes:
+                        self._apply_derived1(sub_row, change)
                 # the subquery behind relation derived2 reads this relation
                 sub = self.sub_derived2
                 sub._appliers["date_dim"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_derived2(sub_row, change)
 
@@ -22722,8 +22147,9 @@ def _make_derived1():
                 sub._appliers["store_sales"](row, d)
                 sub._flush()
                 changes = sub._changes
-                for sub_row, change in changes:
-                    self._apply_derived1(sub_row, change)
+                if changes:
+                    for sub_row, change in changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_store_returns(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -22737,8 +22163,9 @@ def _make_derived1():
                 sub._appliers["store_returns"](row, d)
                 sub._flush()
                 changes = sub._changes
-                for sub_row, change in changes:
-                    self._apply_derived1(sub_row, change)
+                if changes:
+                    for sub_row, change in changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_web_sales(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -22752,8 +22179,9 @@ def _make_derived1():
                 sub._appliers["web_sales"](row, d)
                 sub._flush()
                 changes = sub._changes
-                for sub_row, change in changes:
-                    self._apply_derived1(sub_row, change)
+                if changes:
+                    for sub_row, change in changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_web_returns(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -22767,8 +22195,9 @@ def _make_derived1():
                 sub._appliers["web_returns"](row, d)
                 sub._flush()
                 changes = sub._changes
-                for sub_row, change in changes:
-                    self._apply_derived1(sub_row, change)
+                if changes:
+                    for sub_row, change in changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_catalog_sales(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -22780,11 +22209,13 @@ def _make_derived1():
                 # the subquery behind relation derived2 reads this relation
                 sub = self.sub_derived2
                 sub._appliers["catalog_sales"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_derived2(sub_row, change)
 
@@ -22798,11 +22229,13 @@ def _make_derived1():
                 # the subquery behind relation derived2 reads this relation
                 sub = self.sub_derived2
                 sub._appliers["catalog_returns"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_derived2(sub_row, change)
 
@@ -23020,8 +22453,6 @@ def _make_derived1():
                         "query": self.QUERY_ID,
                         "layout": self.LAYOUT_ID,
                         "state": {
-                            "derived1_rows": self.derived1_rows,
-                            "derived2_rows": self.derived2_rows,
                             "n0_root": self.n0_root,
                             "oj1_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk": self.oj1_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk,
                             "oj1_count_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk": self.oj1_count_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk,
@@ -23061,8 +22492,6 @@ def _make_derived1():
                     )
                 state = snapshot.get("state")
                 names = (
-                    "derived1_rows",
-                    "derived2_rows",
                     "n0_root",
                     "oj1_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk",
                     "oj1_count_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk",
@@ -24684,9 +24113,9 @@ def _make_derived1():
                                         self._appliers = {
                                             "store_returns": self._apply_store_returns
                                         }
-                                        self._batchers = {  # update() of several rows: summed per key first
-                                            "store_returns": self._batch_store_returns
-                                        }
+                                        self._batchers = (
+                                            {}  # update() of several rows: summed per key first
+                                        )
                                         self._on_delta = on_delta
                                         self._pending = (
                                             {}
@@ -24891,115 +24320,19 @@ def _make_derived1():
                                         # atom store_returns
                                         _p = d
                                         _t1 = (v_sr_item_sk, v_sr_ticket_number)
-                                        _o = store_returns_root.get(_t1)
-                                        if _o is None:
-                                            store_returns_root[_t1] = _p
+                                        _o = store_returns_root.get(_t1, 0)
+                                        _n = _o + _p
+                                        if _n:
+                                            store_returns_root[_t1] = _n
                                         else:
-                                            _n = _o + _p
-                                            if _n:
-                                                store_returns_root[_t1] = _n
-                                            else:
-                                                del store_returns_root[_t1]
-                                        if pending is not None:
-                                            _k = (v_sr_ticket_number, v_sr_item_sk)
-                                            _v = _p
-                                            _o = pending.get(_k)
-                                            pending[_k] = _v if _o is None else _o + _v
-
-                                    def _batch_store_returns(self, rows, mults):
-                                        """Apply a batch of store_returns rows (row i changes by mults[i]) at once:
-                                        every row is checked and its payload summed per key (the values its
-                                        atoms' paths read) first, then each key's sum takes the path to the
-                                        root once. Nothing changes before every check has passed.
-                                        """
-                                        counts = (
-                                            {}
-                                        )  # row -> its multiplicity after the batch
-                                        store = self.store_returns_rows
-                                        sums0 = (
-                                            {}
-                                        )  # atom store_returns: key -> summed payload
-                                        for row, d in zip(rows, mults):
-                                            if type(d) is not int:
-                                                raise ViewError(
-                                                    f"multiplicities must be int, got {d!r}"
-                                                )
-                                            if not d:
-                                                continue
-                                            if type(row) is not tuple:
-                                                row = tuple(row)
-                                            if len(row) != 20:
-                                                raise ViewError(
-                                                    _arity_message(
-                                                        "store_returns", 20, row
-                                                    )
-                                                )
-                                            v_sr_item_sk = row[2]
-                                            v_sr_ticket_number = row[9]
-                                            if (
-                                                v_sr_item_sk is None
-                                                or v_sr_ticket_number is None
-                                            ):
-                                                raise _null_error(
-                                                    "store_returns",
-                                                    row,
-                                                    (
-                                                        (2, "sr_item_sk"),
-                                                        (9, "sr_ticket_number"),
-                                                    ),
-                                                )
-                                            _p = d
-                                            _k = (v_sr_item_sk, v_sr_ticket_number)
-                                            _o = sums0.get(_k)
-                                            sums0[_k] = _p if _o is None else _o + _p
-                                            c = counts.get(row)
-                                            counts[row] = (
-                                                store.get(row, 0) if c is None else c
-                                            ) + d
-                                        for row, c in counts.items():
-                                            if c < 0:
-                                                raise ViewError(
-                                                    _absent_message(
-                                                        "store_returns", row
-                                                    )
-                                                )
-                                        for row, c in counts.items():
-                                            if c:
-                                                store[row] = c
-                                            else:
-                                                store.pop(row, None)
-                                        pending = self._pending
-                                        store_returns_root = self.store_returns_root
-                                        # atom store_returns
-                                        for _k, _p in sums0.items():
-                                            v_sr_item_sk, v_sr_ticket_number = _k
-                                            # a zero count with nonzero sums only where the key is kept (else
-                                            # it is what float sums leave of rows inserted and deleted again)
-                                            if not _p and (
-                                                _p == _ZERO
-                                                or not self.store_returns_root.get(
-                                                    (v_sr_item_sk, v_sr_ticket_number),
-                                                    _ZERO,
-                                                )
-                                            ):
-                                                continue
-                                            _t1 = (v_sr_item_sk, v_sr_ticket_number)
-                                            _o = store_returns_root.get(_t1)
-                                            if _o is None:
-                                                store_returns_root[_t1] = _p
-                                            else:
-                                                _n = _o + _p
-                                                if _n:
-                                                    store_returns_root[_t1] = _n
-                                                else:
-                                                    del store_returns_root[_t1]
-                                            if pending is not None:
-                                                _k = (v_sr_ticket_number, v_sr_item_sk)
-                                                _v = _p
-                                                _o = pending.get(_k)
-                                                pending[_k] = (
-                                                    _v if _o is None else _o + _v
-                                                )
+                                            del store_returns_root[_t1]
+                                        if not _o:
+                                            return (v_sr_ticket_number, v_sr_item_sk), 1
+                                        if not _n:
+                                            return (
+                                                v_sr_ticket_number,
+                                                v_sr_item_sk,
+                                            ), -1
 
                                     def _lookup(self, v_sr_ticket_number, v_sr_item_sk):
                                         """The payload of one output tuple, in O(1); None if absent."""
@@ -25506,14 +24839,11 @@ def _make_derived1():
                                     pending = self._pending
                                     # the subquery behind relation exists_1 reads this relation
                                     sub = self.sub_exists_1
-                                    sub._appliers["store_returns"](row, d)
-                                    if sub._pending:  # else its result is unchanged
-                                        try:
-                                            changes = sub._changes_of(sub._pending)
-                                        finally:
-                                            sub._pending.clear()
-                                        if changes:
-                                            self._on_exists_1(changes)
+                                    change = sub._appliers["store_returns"](row, d)
+                                    if (
+                                        change is not None
+                                    ):  # the one row of its result it changed
+                                        self._on_exists_1([change])
 
                                 def _rows_of_store_sales(self, row, d):
                                     """Apply `d` copies of `row` to atom store_sales alone (its relation's
@@ -25932,7 +25262,7 @@ def _make_derived1():
                             "ss_sp",
                         )
                         QUERY_ID = "20dccf76fd4ebc0e"
-                        LAYOUT_ID = "7183393c36681398"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "a1b14d17aee2fcbf"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -25940,7 +25270,6 @@ def _make_derived1():
                             on_delta: Callable[[tuple, int], None] | None = None,
                             push: bool = False,
                         ) -> None:
-                            self.derived1_rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
                             # root n0: its tuples
                             self.n0_root = {}
@@ -26127,10 +25456,6 @@ def _make_derived1():
                             keep_oj1 = v_store_sales__ss_sold_date_sk is not None and (
                                 (c___oj1_store_returns__sr_ticket_number is None)
                             )
-                            store = self.derived1_rows
-                            count = store.get(row, 0) + d
-                            if count < 0:
-                                raise ViewError(_absent_message("derived1", row))
                             # only for a row the atom takes (its NULL-rejecting filters hold)
                             _p = (
                                 (
@@ -26185,10 +25510,6 @@ def _make_derived1():
                             oj1_count_by_store_sales__ss_sold_date_sk = (
                                 self.oj1_count_by_store_sales__ss_sold_date_sk
                             )
-                            if count:
-                                store[row] = count
-                            else:
-                                del store[row]
                             # atom oj1
                             if keep_oj1:
                                 _t1 = (
@@ -26551,8 +25872,9 @@ def _make_derived1():
                             sub._appliers["store_sales"](row, d)
                             sub._flush()
                             changes = sub._changes
-                            for sub_row, change in changes:
-                                self._apply_derived1(sub_row, change)
+                            if changes:
+                                for sub_row, change in changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_store_returns(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -26568,8 +25890,9 @@ def _make_derived1():
                             sub._appliers["store_returns"](row, d)
                             sub._flush()
                             changes = sub._changes
-                            for sub_row, change in changes:
-                                self._apply_derived1(sub_row, change)
+                            if changes:
+                                for sub_row, change in changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _batch_date_dim(self, rows, mults):
                             """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -26991,7 +26314,6 @@ def _make_derived1():
                                     "query": self.QUERY_ID,
                                     "layout": self.LAYOUT_ID,
                                     "state": {
-                                        "derived1_rows": self.derived1_rows,
                                         "date_dim_rows": self.date_dim_rows,
                                         "n0_root": self.n0_root,
                                         "date_dim_by_store_sales__ss_sold_date_sk": self.date_dim_by_store_sales__ss_sold_date_sk,
@@ -27035,7 +26357,6 @@ def _make_derived1():
                                 )
                             state = snapshot.get("state")
                             names = (
-                                "derived1_rows",
                                 "date_dim_rows",
                                 "n0_root",
                                 "date_dim_by_store_sales__ss_sold_date_sk",
@@ -28467,9 +27788,9 @@ def _make_derived1():
                                         self._appliers = {
                                             "web_returns": self._apply_web_returns
                                         }
-                                        self._batchers = {  # update() of several rows: summed per key first
-                                            "web_returns": self._batch_web_returns
-                                        }
+                                        self._batchers = (
+                                            {}  # update() of several rows: summed per key first
+                                        )
                                         self._on_delta = on_delta
                                         self._pending = (
                                             {}
@@ -28674,113 +27995,16 @@ def _make_derived1():
                                         # atom web_returns
                                         _p = d
                                         _t1 = (v_wr_item_sk, v_wr_order_number)
-                                        _o = web_returns_root.get(_t1)
-                                        if _o is None:
-                                            web_returns_root[_t1] = _p
+                                        _o = web_returns_root.get(_t1, 0)
+                                        _n = _o + _p
+                                        if _n:
+                                            web_returns_root[_t1] = _n
                                         else:
-                                            _n = _o + _p
-                                            if _n:
-                                                web_returns_root[_t1] = _n
-                                            else:
-                                                del web_returns_root[_t1]
-                                        if pending is not None:
-                                            _k = (v_wr_order_number, v_wr_item_sk)
-                                            _v = _p
-                                            _o = pending.get(_k)
-                                            pending[_k] = _v if _o is None else _o + _v
-
-                                    def _batch_web_returns(self, rows, mults):
-                                        """Apply a batch of web_returns rows (row i changes by mults[i]) at once:
-                                        every row is checked and its payload summed per key (the values its
-                                        atoms' paths read) first, then each key's sum takes the path to the
-                                        root once. Nothing changes before every check has passed.
-                                        """
-                                        counts = (
-                                            {}
-                                        )  # row -> its multiplicity after the batch
-                                        store = self.web_returns_rows
-                                        sums0 = (
-                                            {}
-                                        )  # atom web_returns: key -> summed payload
-                                        for row, d in zip(rows, mults):
-                                            if type(d) is not int:
-                                                raise ViewError(
-                                                    f"multiplicities must be int, got {d!r}"
-                                                )
-                                            if not d:
-                                                continue
-                                            if type(row) is not tuple:
-                                                row = tuple(row)
-                                            if len(row) != 24:
-                                                raise ViewError(
-                                                    _arity_message(
-                                                        "web_returns", 24, row
-                                                    )
-                                                )
-                                            v_wr_item_sk = row[2]
-                                            v_wr_order_number = row[13]
-                                            if (
-                                                v_wr_item_sk is None
-                                                or v_wr_order_number is None
-                                            ):
-                                                raise _null_error(
-                                                    "web_returns",
-                                                    row,
-                                                    (
-                                                        (2, "wr_item_sk"),
-                                                        (13, "wr_order_number"),
-                                                    ),
-                                                )
-                                            _p = d
-                                            _k = (v_wr_item_sk, v_wr_order_number)
-                                            _o = sums0.get(_k)
-                                            sums0[_k] = _p if _o is None else _o + _p
-                                            c = counts.get(row)
-                                            counts[row] = (
-                                                store.get(row, 0) if c is None else c
-                                            ) + d
-                                        for row, c in counts.items():
-                                            if c < 0:
-                                                raise ViewError(
-                                                    _absent_message("web_returns", row)
-                                                )
-                                        for row, c in counts.items():
-                                            if c:
-                                                store[row] = c
-                                            else:
-                                                store.pop(row, None)
-                                        pending = self._pending
-                                        web_returns_root = self.web_returns_root
-                                        # atom web_returns
-                                        for _k, _p in sums0.items():
-                                            v_wr_item_sk, v_wr_order_number = _k
-                                            # a zero count with nonzero sums only where the key is kept (else
-                                            # it is what float sums leave of rows inserted and deleted again)
-                                            if not _p and (
-                                                _p == _ZERO
-                                                or not self.web_returns_root.get(
-                                                    (v_wr_item_sk, v_wr_order_number),
-                                                    _ZERO,
-                                                )
-                                            ):
-                                                continue
-                                            _t1 = (v_wr_item_sk, v_wr_order_number)
-                                            _o = web_returns_root.get(_t1)
-                                            if _o is None:
-                                                web_returns_root[_t1] = _p
-                                            else:
-                                                _n = _o + _p
-                                                if _n:
-                                                    web_returns_root[_t1] = _n
-                                                else:
-                                                    del web_returns_root[_t1]
-                                            if pending is not None:
-                                                _k = (v_wr_order_number, v_wr_item_sk)
-                                                _v = _p
-                                                _o = pending.get(_k)
-                                                pending[_k] = (
-                                                    _v if _o is None else _o + _v
-                                                )
+                                            del web_returns_root[_t1]
+                                        if not _o:
+                                            return (v_wr_order_number, v_wr_item_sk), 1
+                                        if not _n:
+                                            return (v_wr_order_number, v_wr_item_sk), -1
 
                                     def _lookup(self, v_wr_order_number, v_wr_item_sk):
                                         """The payload of one output tuple, in O(1); None if absent."""
@@ -29294,14 +28518,11 @@ def _make_derived1():
                                     pending = self._pending
                                     # the subquery behind relation exists_1 reads this relation
                                     sub = self.sub_exists_1
-                                    sub._appliers["web_returns"](row, d)
-                                    if sub._pending:  # else its result is unchanged
-                                        try:
-                                            changes = sub._changes_of(sub._pending)
-                                        finally:
-                                            sub._pending.clear()
-                                        if changes:
-                                            self._on_exists_1(changes)
+                                    change = sub._appliers["web_returns"](row, d)
+                                    if (
+                                        change is not None
+                                    ):  # the one row of its result it changed
+                                        self._on_exists_1([change])
 
                                 def _rows_of_web_sales(self, row, d):
                                     """Apply `d` copies of `row` to atom web_sales alone (its relation's
@@ -29735,7 +28956,7 @@ def _make_derived1():
                             "ws_sp",
                         )
                         QUERY_ID = "4db9d34ca73f3c13"
-                        LAYOUT_ID = "1707b7454df1319b"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "4cfb15f71d63fdff"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -29743,7 +28964,6 @@ def _make_derived1():
                             on_delta: Callable[[tuple, int], None] | None = None,
                             push: bool = False,
                         ) -> None:
-                            self.derived1__rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
                             # root n0: its tuples
                             self.n0_root = {}
@@ -29930,10 +29150,6 @@ def _make_derived1():
                             keep_oj1 = v_web_sales__ws_sold_date_sk is not None and (
                                 (c___oj1_web_returns__wr_order_number is None)
                             )
-                            store = self.derived1__rows
-                            count = store.get(row, 0) + d
-                            if count < 0:
-                                raise ViewError(_absent_message("derived1_", row))
                             # only for a row the atom takes (its NULL-rejecting filters hold)
                             _p = (
                                 (
@@ -29985,10 +29201,6 @@ def _make_derived1():
                             oj1_count_by_web_sales__ws_sold_date_sk = (
                                 self.oj1_count_by_web_sales__ws_sold_date_sk
                             )
-                            if count:
-                                store[row] = count
-                            else:
-                                del store[row]
                             # atom oj1
                             if keep_oj1:
                                 _t1 = (
@@ -30349,8 +29561,9 @@ def _make_derived1():
                             sub._appliers["web_sales"](row, d)
                             sub._flush()
                             changes = sub._changes
-                            for sub_row, change in changes:
-                                self._apply_derived1(sub_row, change)
+                            if changes:
+                                for sub_row, change in changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_web_returns(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -30364,8 +29577,9 @@ def _make_derived1():
                             sub._appliers["web_returns"](row, d)
                             sub._flush()
                             changes = sub._changes
-                            for sub_row, change in changes:
-                                self._apply_derived1(sub_row, change)
+                            if changes:
+                                for sub_row, change in changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _batch_date_dim(self, rows, mults):
                             """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -30783,7 +29997,6 @@ def _make_derived1():
                                     "query": self.QUERY_ID,
                                     "layout": self.LAYOUT_ID,
                                     "state": {
-                                        "derived1__rows": self.derived1__rows,
                                         "date_dim_rows": self.date_dim_rows,
                                         "n0_root": self.n0_root,
                                         "date_dim_by_web_sales__ws_sold_date_sk": self.date_dim_by_web_sales__ws_sold_date_sk,
@@ -30827,7 +30040,6 @@ def _make_derived1():
                                 )
                             state = snapshot.get("state")
                             names = (
-                                "derived1__rows",
                                 "date_dim_rows",
                                 "n0_root",
                                 "date_dim_by_web_sales__ws_sold_date_sk",
@@ -31015,7 +30227,7 @@ def _make_derived1():
                         "ws__ws_sp",
                     )
                     QUERY_ID = "a3ef3c3874bfd1fc"
-                    LAYOUT_ID = "89aa954c1722ce27"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "4c7e45918ae50762"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -31023,8 +30235,6 @@ def _make_derived1():
                         on_delta: Callable[[tuple, int], None] | None = None,
                         push: bool = False,
                     ) -> None:
-                        self.derived1_rows = {}  # input rows: row -> multiplicity
-                        self.derived2_rows = {}  # input rows: row -> multiplicity
                         # root n0: its tuples
                         self.n0_root = {}
                         # ss by the variables it shares with its parent
@@ -31212,10 +30422,6 @@ def _make_derived1():
                                     (4, "ss_wc", _NUM_OR_NULL, "a number or None"),
                                 ),
                             )
-                        store = self.derived1_rows
-                        count = store.get(row, 0) + d
-                        if count < 0:
-                            raise ViewError(_absent_message("derived1", row))
                         pending = self._pending
                         n0_root = self.n0_root
                         ss_by_ss_sold_year_ss_item_sk_ss_customer_sk = (
@@ -31227,10 +30433,6 @@ def _make_derived1():
                         ws_count_by_ss_sold_year_ss_item_sk_ss_customer_sk = (
                             self.ws_count_by_ss_sold_year_ss_item_sk_ss_customer_sk
                         )
-                        if count:
-                            store[row] = count
-                        else:
-                            del store[row]
                         # atom ss
                         if keep_ss:
                             _p = d
@@ -31365,10 +30567,6 @@ def _make_derived1():
                             and v_ss_item_sk is not None
                             and v_ss_customer_sk is not None
                         )
-                        store = self.derived2_rows
-                        count = store.get(row, 0) + d
-                        if count < 0:
-                            raise ViewError(_absent_message("derived2", row))
                         pending = self._pending
                         n0_root = self.n0_root
                         ss_count_by_ss_sold_year_ss_item_sk_ss_customer_sk = (
@@ -31380,10 +30578,6 @@ def _make_derived1():
                         ws_count_by_ss_sold_year_ss_item_sk_ss_customer_sk = (
                             self.ws_count_by_ss_sold_year_ss_item_sk_ss_customer_sk
                         )
-                        if count:
-                            store[row] = count
-                        else:
-                            del store[row]
                         # atom ws
                         if keep_ws:
                             _p = d
@@ -31511,21 +30705,25 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["date_dim"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
                         # the subquery behind relation derived2 reads this relation
                         sub = self.sub_derived2
                         sub._appliers["date_dim"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived2(sub_row, change)
 
@@ -31539,11 +30737,13 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["store_sales"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
@@ -31557,11 +30757,13 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["store_returns"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
@@ -31575,11 +30777,13 @@ def _make_derived1():
                         # the subquery behind relation derived2 reads this relation
                         sub = self.sub_derived2
                         sub._appliers["web_sales"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived2(sub_row, change)
 
@@ -31593,11 +30797,13 @@ def _make_derived1():
                         # the subquery behind relation derived2 reads this relation
                         sub = self.sub_derived2
                         sub._appliers["web_returns"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived2(sub_row, change)
 
@@ -31795,8 +31001,6 @@ def _make_derived1():
                                 "query": self.QUERY_ID,
                                 "layout": self.LAYOUT_ID,
                                 "state": {
-                                    "derived1_rows": self.derived1_rows,
-                                    "derived2_rows": self.derived2_rows,
                                     "n0_root": self.n0_root,
                                     "ss_by_ss_sold_year_ss_item_sk_ss_customer_sk": self.ss_by_ss_sold_year_ss_item_sk_ss_customer_sk,
                                     "ss_count_by_ss_sold_year_ss_item_sk_ss_customer_sk": self.ss_count_by_ss_sold_year_ss_item_sk_ss_customer_sk,
@@ -31838,8 +31042,6 @@ def _make_derived1():
                             )
                         state = snapshot.get("state")
                         names = (
-                            "derived1_rows",
-                            "derived2_rows",
                             "n0_root",
                             "ss_by_ss_sold_year_ss_item_sk_ss_customer_sk",
                             "ss_count_by_ss_sold_year_ss_item_sk_ss_customer_sk",
@@ -33336,9 +32538,9 @@ def _make_derived1():
                                         self._appliers = {
                                             "store_returns": self._apply_store_returns
                                         }
-                                        self._batchers = {  # update() of several rows: summed per key first
-                                            "store_returns": self._batch_store_returns
-                                        }
+                                        self._batchers = (
+                                            {}  # update() of several rows: summed per key first
+                                        )
                                         self._on_delta = on_delta
                                         self._pending = (
                                             {}
@@ -33543,115 +32745,19 @@ def _make_derived1():
                                         # atom store_returns
                                         _p = d
                                         _t1 = (v_sr_item_sk, v_sr_ticket_number)
-                                        _o = store_returns_root.get(_t1)
-                                        if _o is None:
-                                            store_returns_root[_t1] = _p
+                                        _o = store_returns_root.get(_t1, 0)
+                                        _n = _o + _p
+                                        if _n:
+                                            store_returns_root[_t1] = _n
                                         else:
-                                            _n = _o + _p
-                                            if _n:
-                                                store_returns_root[_t1] = _n
-                                            else:
-                                                del store_returns_root[_t1]
-                                        if pending is not None:
-                                            _k = (v_sr_ticket_number, v_sr_item_sk)
-                                            _v = _p
-                                            _o = pending.get(_k)
-                                            pending[_k] = _v if _o is None else _o + _v
-
-                                    def _batch_store_returns(self, rows, mults):
-                                        """Apply a batch of store_returns rows (row i changes by mults[i]) at once:
-                                        every row is checked and its payload summed per key (the values its
-                                        atoms' paths read) first, then each key's sum takes the path to the
-                                        root once. Nothing changes before every check has passed.
-                                        """
-                                        counts = (
-                                            {}
-                                        )  # row -> its multiplicity after the batch
-                                        store = self.store_returns_rows
-                                        sums0 = (
-                                            {}
-                                        )  # atom store_returns: key -> summed payload
-                                        for row, d in zip(rows, mults):
-                                            if type(d) is not int:
-                                                raise ViewError(
-                                                    f"multiplicities must be int, got {d!r}"
-                                                )
-                                            if not d:
-                                                continue
-                                            if type(row) is not tuple:
-                                                row = tuple(row)
-                                            if len(row) != 20:
-                                                raise ViewError(
-                                                    _arity_message(
-                                                        "store_returns", 20, row
-                                                    )
-                                                )
-                                            v_sr_item_sk = row[2]
-                                            v_sr_ticket_number = row[9]
-                                            if (
-                                                v_sr_item_sk is None
-                                                or v_sr_ticket_number is None
-                                            ):
-                                                raise _null_error(
-                                                    "store_returns",
-                                                    row,
-                                                    (
-                                                        (2, "sr_item_sk"),
-                                                        (9, "sr_ticket_number"),
-                                                    ),
-                                                )
-                                            _p = d
-                                            _k = (v_sr_item_sk, v_sr_ticket_number)
-                                            _o = sums0.get(_k)
-                                            sums0[_k] = _p if _o is None else _o + _p
-                                            c = counts.get(row)
-                                            counts[row] = (
-                                                store.get(row, 0) if c is None else c
-                                            ) + d
-                                        for row, c in counts.items():
-                                            if c < 0:
-                                                raise ViewError(
-                                                    _absent_message(
-                                                        "store_returns", row
-                                                    )
-                                                )
-                                        for row, c in counts.items():
-                                            if c:
-                                                store[row] = c
-                                            else:
-                                                store.pop(row, None)
-                                        pending = self._pending
-                                        store_returns_root = self.store_returns_root
-                                        # atom store_returns
-                                        for _k, _p in sums0.items():
-                                            v_sr_item_sk, v_sr_ticket_number = _k
-                                            # a zero count with nonzero sums only where the key is kept (else
-                                            # it is what float sums leave of rows inserted and deleted again)
-                                            if not _p and (
-                                                _p == _ZERO
-                                                or not self.store_returns_root.get(
-                                                    (v_sr_item_sk, v_sr_ticket_number),
-                                                    _ZERO,
-                                                )
-                                            ):
-                                                continue
-                                            _t1 = (v_sr_item_sk, v_sr_ticket_number)
-                                            _o = store_returns_root.get(_t1)
-                                            if _o is None:
-                                                store_returns_root[_t1] = _p
-                                            else:
-                                                _n = _o + _p
-                                                if _n:
-                                                    store_returns_root[_t1] = _n
-                                                else:
-                                                    del store_returns_root[_t1]
-                                            if pending is not None:
-                                                _k = (v_sr_ticket_number, v_sr_item_sk)
-                                                _v = _p
-                                                _o = pending.get(_k)
-                                                pending[_k] = (
-                                                    _v if _o is None else _o + _v
-                                                )
+                                            del store_returns_root[_t1]
+                                        if not _o:
+                                            return (v_sr_ticket_number, v_sr_item_sk), 1
+                                        if not _n:
+                                            return (
+                                                v_sr_ticket_number,
+                                                v_sr_item_sk,
+                                            ), -1
 
                                     def _lookup(self, v_sr_ticket_number, v_sr_item_sk):
                                         """The payload of one output tuple, in O(1); None if absent."""
@@ -34158,14 +33264,11 @@ def _make_derived1():
                                     pending = self._pending
                                     # the subquery behind relation exists_1 reads this relation
                                     sub = self.sub_exists_1
-                                    sub._appliers["store_returns"](row, d)
-                                    if sub._pending:  # else its result is unchanged
-                                        try:
-                                            changes = sub._changes_of(sub._pending)
-                                        finally:
-                                            sub._pending.clear()
-                                        if changes:
-                                            self._on_exists_1(changes)
+                                    change = sub._appliers["store_returns"](row, d)
+                                    if (
+                                        change is not None
+                                    ):  # the one row of its result it changed
+                                        self._on_exists_1([change])
 
                                 def _rows_of_store_sales(self, row, d):
                                     """Apply `d` copies of `row` to atom store_sales alone (its relation's
@@ -34584,7 +33687,7 @@ def _make_derived1():
                             "ss_sp",
                         )
                         QUERY_ID = "20dccf76fd4ebc0e"
-                        LAYOUT_ID = "7183393c36681398"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "a1b14d17aee2fcbf"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -34592,7 +33695,6 @@ def _make_derived1():
                             on_delta: Callable[[tuple, int], None] | None = None,
                             push: bool = False,
                         ) -> None:
-                            self.derived1_rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
                             # root n0: its tuples
                             self.n0_root = {}
@@ -34779,10 +33881,6 @@ def _make_derived1():
                             keep_oj1 = v_store_sales__ss_sold_date_sk is not None and (
                                 (c___oj1_store_returns__sr_ticket_number is None)
                             )
-                            store = self.derived1_rows
-                            count = store.get(row, 0) + d
-                            if count < 0:
-                                raise ViewError(_absent_message("derived1", row))
                             # only for a row the atom takes (its NULL-rejecting filters hold)
                             _p = (
                                 (
@@ -34837,10 +33935,6 @@ def _make_derived1():
                             oj1_count_by_store_sales__ss_sold_date_sk = (
                                 self.oj1_count_by_store_sales__ss_sold_date_sk
                             )
-                            if count:
-                                store[row] = count
-                            else:
-                                del store[row]
                             # atom oj1
                             if keep_oj1:
                                 _t1 = (
@@ -35203,8 +34297,9 @@ def _make_derived1():
                             sub._appliers["store_sales"](row, d)
                             sub._flush()
                             changes = sub._changes
-                            for sub_row, change in changes:
-                                self._apply_derived1(sub_row, change)
+                            if changes:
+                                for sub_row, change in changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _apply_store_returns(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -35220,8 +34315,9 @@ def _make_derived1():
                             sub._appliers["store_returns"](row, d)
                             sub._flush()
                             changes = sub._changes
-                            for sub_row, change in changes:
-                                self._apply_derived1(sub_row, change)
+                            if changes:
+                                for sub_row, change in changes:
+                                    self._apply_derived1(sub_row, change)
 
                         def _batch_date_dim(self, rows, mults):
                             """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -35643,7 +34739,6 @@ def _make_derived1():
                                     "query": self.QUERY_ID,
                                     "layout": self.LAYOUT_ID,
                                     "state": {
-                                        "derived1_rows": self.derived1_rows,
                                         "date_dim_rows": self.date_dim_rows,
                                         "n0_root": self.n0_root,
                                         "date_dim_by_store_sales__ss_sold_date_sk": self.date_dim_by_store_sales__ss_sold_date_sk,
@@ -35687,7 +34782,6 @@ def _make_derived1():
                                 )
                             state = snapshot.get("state")
                             names = (
-                                "derived1_rows",
                                 "date_dim_rows",
                                 "n0_root",
                                 "date_dim_by_store_sales__ss_sold_date_sk",
@@ -37216,9 +36310,9 @@ def _make_derived1():
                                             self._appliers = {
                                                 "web_returns": self._apply_web_returns
                                             }
-                                            self._batchers = {  # update() of several rows: summed per key first
-                                                "web_returns": self._batch_web_returns
-                                            }
+                                            self._batchers = (
+                                                {}  # update() of several rows: summed per key first
+                                            )
                                             self._on_delta = on_delta
                                             self._pending = (
                                                 {}
@@ -37427,127 +36521,22 @@ def _make_derived1():
                                             # atom web_returns
                                             _p = d
                                             _t1 = (v_wr_item_sk, v_wr_order_number)
-                                            _o = web_returns_root.get(_t1)
-                                            if _o is None:
-                                                web_returns_root[_t1] = _p
+                                            _o = web_returns_root.get(_t1, 0)
+                                            _n = _o + _p
+                                            if _n:
+                                                web_returns_root[_t1] = _n
                                             else:
-                                                _n = _o + _p
-                                                if _n:
-                                                    web_returns_root[_t1] = _n
-                                                else:
-                                                    del web_returns_root[_t1]
-                                            if pending is not None:
-                                                _k = (v_wr_order_number, v_wr_item_sk)
-                                                _v = _p
-                                                _o = pending.get(_k)
-                                                pending[_k] = (
-                                                    _v if _o is None else _o + _v
-                                                )
-
-                                        def _batch_web_returns(self, rows, mults):
-                                            """Apply a batch of web_returns rows (row i changes by mults[i]) at once:
-                                            every row is checked and its payload summed per key (the values its
-                                            atoms' paths read) first, then each key's sum takes the path to the
-                                            root once. Nothing changes before every check has passed.
-                                            """
-                                            counts = (
-                                                {}
-                                            )  # row -> its multiplicity after the batch
-                                            store = self.web_returns_rows
-                                            sums0 = (
-                                                {}
-                                            )  # atom web_returns: key -> summed payload
-                                            for row, d in zip(rows, mults):
-                                                if type(d) is not int:
-                                                    raise ViewError(
-                                                        f"multiplicities must be int, got {d!r}"
-                                                    )
-                                                if not d:
-                                                    continue
-                                                if type(row) is not tuple:
-                                                    row = tuple(row)
-                                                if len(row) != 24:
-                                                    raise ViewError(
-                                                        _arity_message(
-                                                            "web_returns", 24, row
-                                                        )
-                                                    )
-                                                v_wr_item_sk = row[2]
-                                                v_wr_order_number = row[13]
-                                                if (
-                                                    v_wr_item_sk is None
-                                                    or v_wr_order_number is None
-                                                ):
-                                                    raise _null_error(
-                                                        "web_returns",
-                                                        row,
-                                                        (
-                                                            (2, "wr_item_sk"),
-                                                            (13, "wr_order_number"),
-                                                        ),
-                                                    )
-                                                _p = d
-                                                _k = (v_wr_item_sk, v_wr_order_number)
-                                                _o = sums0.get(_k)
-                                                sums0[_k] = (
-                                                    _p if _o is None else _o + _p
-                                                )
-                                                c = counts.get(row)
-                                                counts[row] = (
-                                                    store.get(row, 0)
-                                                    if c is None
-                                                    else c
-                                                ) + d
-                                            for row, c in counts.items():
-                                                if c < 0:
-                                                    raise ViewError(
-                                                        _absent_message(
-                                                            "web_returns", row
-                                                        )
-                                                    )
-                                            for row, c in counts.items():
-                                                if c:
-                                                    store[row] = c
-                                                else:
-                                                    store.pop(row, None)
-                                            pending = self._pending
-                                            web_returns_root = self.web_returns_root
-                                            # atom web_returns
-                                            for _k, _p in sums0.items():
-                                                v_wr_item_sk, v_wr_order_number = _k
-                                                # a zero count with nonzero sums only where the key is kept (else
-                                                # it is what float sums leave of rows inserted and deleted again)
-                                                if not _p and (
-                                                    _p == _ZERO
-                                                    or not self.web_returns_root.get(
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        ),
-                                                        _ZERO,
-                                                    )
-                                                ):
-                                                    continue
-                                                _t1 = (v_wr_item_sk, v_wr_order_number)
-                                                _o = web_returns_root.get(_t1)
-                                                if _o is None:
-                                                    web_returns_root[_t1] = _p
-                                                else:
-                                                    _n = _o + _p
-                                                    if _n:
-                                                        web_returns_root[_t1] = _n
-                                                    else:
-                                                        del web_returns_root[_t1]
-                                                if pending is not None:
-                                                    _k = (
-                                                        v_wr_order_number,
-                                                        v_wr_item_sk,
-                                                    )
-                                                    _v = _p
-                                                    _o = pending.get(_k)
-                                                    pending[_k] = (
-                                                        _v if _o is None else _o + _v
-                                                    )
+                                                del web_returns_root[_t1]
+                                            if not _o:
+                                                return (
+                                                    v_wr_order_number,
+                                                    v_wr_item_sk,
+                                                ), 1
+                                            if not _n:
+                                                return (
+                                                    v_wr_order_number,
+                                                    v_wr_item_sk,
+                                                ), -1
 
                                         def _lookup(
                                             self, v_wr_order_number, v_wr_item_sk
@@ -38100,14 +37089,11 @@ def _make_derived1():
                                         pending = self._pending
                                         # the subquery behind relation exists_1 reads this relation
                                         sub = self.sub_exists_1
-                                        sub._appliers["web_returns"](row, d)
-                                        if sub._pending:  # else its result is unchanged
-                                            try:
-                                                changes = sub._changes_of(sub._pending)
-                                            finally:
-                                                sub._pending.clear()
-                                            if changes:
-                                                self._on_exists_1(changes)
+                                        change = sub._appliers["web_returns"](row, d)
+                                        if (
+                                            change is not None
+                                        ):  # the one row of its result it changed
+                                            self._on_exists_1([change])
 
                                     def _rows_of_web_sales(self, row, d):
                                         """Apply `d` copies of `row` to atom web_sales alone (its relation's
@@ -38548,7 +37534,7 @@ def _make_derived1():
                                 "ws_sp",
                             )
                             QUERY_ID = "4db9d34ca73f3c13"
-                            LAYOUT_ID = "1707b7454df1319b"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "4cfb15f71d63fdff"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -38556,9 +37542,6 @@ def _make_derived1():
                                 on_delta: Callable[[tuple, int], None] | None = None,
                                 push: bool = False,
                             ) -> None:
-                                self.derived1__rows = (
-                                    {}
-                                )  # input rows: row -> multiplicity
                                 self.date_dim_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
@@ -38759,10 +37742,6 @@ def _make_derived1():
                                     v_web_sales__ws_sold_date_sk is not None
                                     and ((c___oj1_web_returns__wr_order_number is None))
                                 )
-                                store = self.derived1__rows
-                                count = store.get(row, 0) + d
-                                if count < 0:
-                                    raise ViewError(_absent_message("derived1_", row))
                                 # only for a row the atom takes (its NULL-rejecting filters hold)
                                 _p = (
                                     (
@@ -38822,10 +37801,6 @@ def _make_derived1():
                                 oj1_count_by_web_sales__ws_sold_date_sk = (
                                     self.oj1_count_by_web_sales__ws_sold_date_sk
                                 )
-                                if count:
-                                    store[row] = count
-                                else:
-                                    del store[row]
                                 # atom oj1
                                 if keep_oj1:
                                     _t1 = (
@@ -39194,8 +38169,9 @@ def _make_derived1():
                                 sub._appliers["web_sales"](row, d)
                                 sub._flush()
                                 changes = sub._changes
-                                for sub_row, change in changes:
-                                    self._apply_derived1(sub_row, change)
+                                if changes:
+                                    for sub_row, change in changes:
+                                        self._apply_derived1(sub_row, change)
 
                             def _apply_web_returns(self, row, d):
                                 """Apply multiplicity change `d` of one row: every atom of the
@@ -39211,8 +38187,9 @@ def _make_derived1():
                                 sub._appliers["web_returns"](row, d)
                                 sub._flush()
                                 changes = sub._changes
-                                for sub_row, change in changes:
-                                    self._apply_derived1(sub_row, change)
+                                if changes:
+                                    for sub_row, change in changes:
+                                        self._apply_derived1(sub_row, change)
 
                             def _batch_date_dim(self, rows, mults):
                                 """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -39650,7 +38627,6 @@ def _make_derived1():
                                         "query": self.QUERY_ID,
                                         "layout": self.LAYOUT_ID,
                                         "state": {
-                                            "derived1__rows": self.derived1__rows,
                                             "date_dim_rows": self.date_dim_rows,
                                             "n0_root": self.n0_root,
                                             "date_dim_by_web_sales__ws_sold_date_sk": self.date_dim_by_web_sales__ws_sold_date_sk,
@@ -39696,7 +38672,6 @@ def _make_derived1():
                                     )
                                 state = snapshot.get("state")
                                 names = (
-                                    "derived1__rows",
                                     "date_dim_rows",
                                     "n0_root",
                                     "date_dim_by_web_sales__ws_sold_date_sk",
@@ -39831,7 +38806,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("k1", "k2", "k3")
                         QUERY_ID = "88e7a7f431022daf"
-                        LAYOUT_ID = "65aa41f8a5ab0e63"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "42c708b826eae055"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -39839,7 +38814,6 @@ def _make_derived1():
                             on_delta: Callable[[tuple, int], None] | None = None,
                             push: bool = False,
                         ) -> None:
-                            self.derived1__rows = {}  # input rows: row -> multiplicity
                             # root ws: its tuples
                             self.ws_root = {}
                             self._appliers = {
@@ -40013,16 +38987,8 @@ def _make_derived1():
                                         (4, "ws_wc", _NUM_OR_NULL, "a number or None"),
                                     ),
                                 )
-                            store = self.derived1__rows
-                            count = store.get(row, 0) + d
-                            if count < 0:
-                                raise ViewError(_absent_message("derived1_", row))
                             pending = self._pending
                             ws_root = self.ws_root
-                            if count:
-                                store[row] = count
-                            else:
-                                del store[row]
                             # atom ws
                             _p = d
                             _t1 = (v_ws_sold_year, v_ws_item_sk, v_ws_customer_sk)
@@ -40051,11 +39017,13 @@ def _make_derived1():
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
                             sub._appliers["date_dim"](row, d)
+                            changes = None
                             if sub._pending:  # else its result is unchanged
                                 try:
                                     changes = sub._changes_of(sub._pending)
                                 finally:
                                     sub._pending.clear()
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -40069,11 +39037,13 @@ def _make_derived1():
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
                             sub._appliers["web_sales"](row, d)
+                            changes = None
                             if sub._pending:  # else its result is unchanged
                                 try:
                                     changes = sub._changes_of(sub._pending)
                                 finally:
                                     sub._pending.clear()
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -40087,11 +39057,13 @@ def _make_derived1():
                             # the subquery behind relation derived1_ reads this relation
                             sub = self.sub_derived1
                             sub._appliers["web_returns"](row, d)
+                            changes = None
                             if sub._pending:  # else its result is unchanged
                                 try:
                                     changes = sub._changes_of(sub._pending)
                                 finally:
                                     sub._pending.clear()
+                            if changes:
                                 for sub_row, change in changes:
                                     self._apply_derived1(sub_row, change)
 
@@ -40186,7 +39158,6 @@ def _make_derived1():
                                     "query": self.QUERY_ID,
                                     "layout": self.LAYOUT_ID,
                                     "state": {
-                                        "derived1__rows": self.derived1__rows,
                                         "ws_root": self.ws_root,
                                         "sub:sub_derived1": self.sub_derived1.snapshot(),
                                     },
@@ -40222,7 +39193,7 @@ def _make_derived1():
                                     "module generated by another dynyan version"
                                 )
                             state = snapshot.get("state")
-                            names = ("derived1__rows", "ws_root", "sub:sub_derived1")
+                            names = ("ws_root", "sub:sub_derived1")
                             if not isinstance(state, dict) or set(state) != set(names):
                                 found = (
                                     sorted(map(str, state))
@@ -40613,13 +39584,6 @@ def _make_derived1():
                                     (4, "ss_wc", _NUM_OR_NULL, "a number or None"),
                                 ),
                             )
-                        if (
-                            d < 0
-                            and self.derived1_by_exists_2.get((), _EMPTY).get(row, 0)
-                            + d
-                            < 0
-                        ):
-                            raise ViewError(_absent_message("derived1", row))
                         pending = self._pending
                         ss_root = self.ss_root
                         # rows by the key of the test on inner view exists_2
@@ -40673,23 +39637,26 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["date_dim"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
                         # the subquery behind relation exists_2 reads this relation
                         sub = self.sub_exists_2
                         sub._appliers["date_dim"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
-                            if changes:
-                                self._on_exists_2(changes)
+                        if changes:
+                            self._on_exists_2(changes)
 
                     def _apply_store_sales(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -40701,11 +39668,13 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["store_sales"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
@@ -40719,11 +39688,13 @@ def _make_derived1():
                         # the subquery behind relation derived1 reads this relation
                         sub = self.sub_derived1
                         sub._appliers["store_returns"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
@@ -40737,13 +39708,14 @@ def _make_derived1():
                         # the subquery behind relation exists_2 reads this relation
                         sub = self.sub_exists_2
                         sub._appliers["web_sales"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
-                            if changes:
-                                self._on_exists_2(changes)
+                        if changes:
+                            self._on_exists_2(changes)
 
                     def _apply_web_returns(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -40755,13 +39727,14 @@ def _make_derived1():
                         # the subquery behind relation exists_2 reads this relation
                         sub = self.sub_exists_2
                         sub._appliers["web_returns"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
-                            if changes:
-                                self._on_exists_2(changes)
+                        if changes:
+                            self._on_exists_2(changes)
 
                     def _rows_of_ss(self, row, d):
                         """Apply `d` copies of `row` to atom ss alone (its relation's
@@ -42543,9 +41516,9 @@ def _make_derived1():
                                     self._appliers = {
                                         "catalog_returns": self._apply_catalog_returns
                                     }
-                                    self._batchers = {  # update() of several rows: summed per key first
-                                        "catalog_returns": self._batch_catalog_returns
-                                    }
+                                    self._batchers = (
+                                        {}  # update() of several rows: summed per key first
+                                    )
                                     self._on_delta = on_delta
                                     self._pending = (
                                         {} if (push or on_delta is not None) else None
@@ -42733,110 +41706,16 @@ def _make_derived1():
                                     # atom catalog_returns
                                     _p = d
                                     _t1 = (v_cr_item_sk, v_cr_order_number)
-                                    _o = catalog_returns_root.get(_t1)
-                                    if _o is None:
-                                        catalog_returns_root[_t1] = _p
+                                    _o = catalog_returns_root.get(_t1, 0)
+                                    _n = _o + _p
+                                    if _n:
+                                        catalog_returns_root[_t1] = _n
                                     else:
-                                        _n = _o + _p
-                                        if _n:
-                                            catalog_returns_root[_t1] = _n
-                                        else:
-                                            del catalog_returns_root[_t1]
-                                    if pending is not None:
-                                        _k = (v_cr_order_number, v_cr_item_sk)
-                                        _v = _p
-                                        _o = pending.get(_k)
-                                        pending[_k] = _v if _o is None else _o + _v
-
-                                def _batch_catalog_returns(self, rows, mults):
-                                    """Apply a batch of catalog_returns rows (row i changes by mults[i]) at once:
-                                    every row is checked and its payload summed per key (the values its
-                                    atoms' paths read) first, then each key's sum takes the path to the
-                                    root once. Nothing changes before every check has passed.
-                                    """
-                                    counts = (
-                                        {}
-                                    )  # row -> its multiplicity after the batch
-                                    store = self.catalog_returns_rows
-                                    sums0 = (
-                                        {}
-                                    )  # atom catalog_returns: key -> summed payload
-                                    for row, d in zip(rows, mults):
-                                        if type(d) is not int:
-                                            raise ViewError(
-                                                f"multiplicities must be int, got {d!r}"
-                                            )
-                                        if not d:
-                                            continue
-                                        if type(row) is not tuple:
-                                            row = tuple(row)
-                                        if len(row) != 27:
-                                            raise ViewError(
-                                                _arity_message(
-                                                    "catalog_returns", 27, row
-                                                )
-                                            )
-                                        v_cr_item_sk = row[2]
-                                        v_cr_order_number = row[16]
-                                        if (
-                                            v_cr_item_sk is None
-                                            or v_cr_order_number is None
-                                        ):
-                                            raise _null_error(
-                                                "catalog_returns",
-                                                row,
-                                                (
-                                                    (2, "cr_item_sk"),
-                                                    (16, "cr_order_number"),
-                                                ),
-                                            )
-                                        _p = d
-                                        _k = (v_cr_item_sk, v_cr_order_number)
-                                        _o = sums0.get(_k)
-                                        sums0[_k] = _p if _o is None else _o + _p
-                                        c = counts.get(row)
-                                        counts[row] = (
-                                            store.get(row, 0) if c is None else c
-                                        ) + d
-                                    for row, c in counts.items():
-                                        if c < 0:
-                                            raise ViewError(
-                                                _absent_message("catalog_returns", row)
-                                            )
-                                    for row, c in counts.items():
-                                        if c:
-                                            store[row] = c
-                                        else:
-                                            store.pop(row, None)
-                                    pending = self._pending
-                                    catalog_returns_root = self.catalog_returns_root
-                                    # atom catalog_returns
-                                    for _k, _p in sums0.items():
-                                        v_cr_item_sk, v_cr_order_number = _k
-                                        # a zero count with nonzero sums only where the key is kept (else
-                                        # it is what float sums leave of rows inserted and deleted again)
-                                        if not _p and (
-                                            _p == _ZERO
-                                            or not self.catalog_returns_root.get(
-                                                (v_cr_item_sk, v_cr_order_number), _ZERO
-                                            )
-                                        ):
-                                            continue
-                                        _t1 = (v_cr_item_sk, v_cr_order_number)
-                                        _o = catalog_returns_root.get(_t1)
-                                        if _o is None:
-                                            catalog_returns_root[_t1] = _p
-                                        else:
-                                            _n = _o + _p
-                                            if _n:
-                                                catalog_returns_root[_t1] = _n
-                                            else:
-                                                del catalog_returns_root[_t1]
-                                        if pending is not None:
-                                            _k = (v_cr_order_number, v_cr_item_sk)
-                                            _v = _p
-                                            _o = pending.get(_k)
-                                            pending[_k] = _v if _o is None else _o + _v
+                                        del catalog_returns_root[_t1]
+                                    if not _o:
+                                        return (v_cr_order_number, v_cr_item_sk), 1
+                                    if not _n:
+                                        return (v_cr_order_number, v_cr_item_sk), -1
 
                                 def _lookup(self, v_cr_order_number, v_cr_item_sk):
                                     """The payload of one output tuple, in O(1); None if absent."""
@@ -43344,14 +42223,11 @@ def _make_derived1():
                                 pending = self._pending
                                 # the subquery behind relation exists_1 reads this relation
                                 sub = self.sub_exists_1
-                                sub._appliers["catalog_returns"](row, d)
-                                if sub._pending:  # else its result is unchanged
-                                    try:
-                                        changes = sub._changes_of(sub._pending)
-                                    finally:
-                                        sub._pending.clear()
-                                    if changes:
-                                        self._on_exists_1(changes)
+                                change = sub._appliers["catalog_returns"](row, d)
+                                if (
+                                    change is not None
+                                ):  # the one row of its result it changed
+                                    self._on_exists_1([change])
 
                             def _rows_of_catalog_sales(self, row, d):
                                 """Apply `d` copies of `row` to atom catalog_sales alone (its relation's
@@ -43788,7 +42664,7 @@ def _make_derived1():
                         "cs_sp",
                     )
                     QUERY_ID = "28f9fecacedc77d4"
-                    LAYOUT_ID = "7ba13a39e36cbe3a"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "9ab41c60388f6a23"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -43796,7 +42672,6 @@ def _make_derived1():
                         on_delta: Callable[[tuple, int], None] | None = None,
                         push: bool = False,
                     ) -> None:
-                        self.derived1__rows = {}  # input rows: row -> multiplicity
                         self.date_dim_rows = {}  # input rows: row -> multiplicity
                         # root n0: its tuples
                         self.n0_root = {}
@@ -43973,10 +42848,6 @@ def _make_derived1():
                         keep_oj1 = v_catalog_sales__cs_sold_date_sk is not None and (
                             (c___oj1_catalog_returns__cr_order_number is None)
                         )
-                        store = self.derived1__rows
-                        count = store.get(row, 0) + d
-                        if count < 0:
-                            raise ViewError(_absent_message("derived1_", row))
                         # only for a row the atom takes (its NULL-rejecting filters hold)
                         _p = (
                             (
@@ -44028,10 +42899,6 @@ def _make_derived1():
                         oj1_count_by_catalog_sales__cs_sold_date_sk = (
                             self.oj1_count_by_catalog_sales__cs_sold_date_sk
                         )
-                        if count:
-                            store[row] = count
-                        else:
-                            del store[row]
                         # atom oj1
                         if keep_oj1:
                             _t1 = (
@@ -44392,8 +43259,9 @@ def _make_derived1():
                         sub._appliers["catalog_sales"](row, d)
                         sub._flush()
                         changes = sub._changes
-                        for sub_row, change in changes:
-                            self._apply_derived1(sub_row, change)
+                        if changes:
+                            for sub_row, change in changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _apply_catalog_returns(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -44407,8 +43275,9 @@ def _make_derived1():
                         sub._appliers["catalog_returns"](row, d)
                         sub._flush()
                         changes = sub._changes
-                        for sub_row, change in changes:
-                            self._apply_derived1(sub_row, change)
+                        if changes:
+                            for sub_row, change in changes:
+                                self._apply_derived1(sub_row, change)
 
                     def _batch_date_dim(self, rows, mults):
                         """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -44821,7 +43690,6 @@ def _make_derived1():
                                 "query": self.QUERY_ID,
                                 "layout": self.LAYOUT_ID,
                                 "state": {
-                                    "derived1__rows": self.derived1__rows,
                                     "date_dim_rows": self.date_dim_rows,
                                     "n0_root": self.n0_root,
                                     "date_dim_by_catalog_sales__cs_sold_date_sk": self.date_dim_by_catalog_sales__cs_sold_date_sk,
@@ -44865,7 +43733,6 @@ def _make_derived1():
                             )
                         state = snapshot.get("state")
                         names = (
-                            "derived1__rows",
                             "date_dim_rows",
                             "n0_root",
                             "date_dim_by_catalog_sales__cs_sold_date_sk",
@@ -44999,7 +43866,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1", "k2", "k3")
                 QUERY_ID = "85e99f3da4f61320"
-                LAYOUT_ID = "762a0dae122ea06b"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "88fb209dae7a5205"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -45007,7 +43874,6 @@ def _make_derived1():
                     on_delta: Callable[[tuple, int], None] | None = None,
                     push: bool = False,
                 ) -> None:
-                    self.derived1__rows = {}  # input rows: row -> multiplicity
                     # root cs: its tuples
                     self.cs_root = {}
                     self._appliers = {
@@ -45165,16 +44031,8 @@ def _make_derived1():
                                 (4, "cs_wc", _NUM_OR_NULL, "a number or None"),
                             ),
                         )
-                    store = self.derived1__rows
-                    count = store.get(row, 0) + d
-                    if count < 0:
-                        raise ViewError(_absent_message("derived1_", row))
                     pending = self._pending
                     cs_root = self.cs_root
-                    if count:
-                        store[row] = count
-                    else:
-                        del store[row]
                     # atom cs
                     _p = d
                     _t1 = (v_cs_sold_year, v_cs_item_sk, v_cs_customer_sk)
@@ -45203,11 +44061,13 @@ def _make_derived1():
                     # the subquery behind relation derived1_ reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -45221,11 +44081,13 @@ def _make_derived1():
                     # the subquery behind relation derived1_ reads this relation
                     sub = self.sub_derived1
                     sub._appliers["catalog_sales"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -45239,11 +44101,13 @@ def _make_derived1():
                     # the subquery behind relation derived1_ reads this relation
                     sub = self.sub_derived1
                     sub._appliers["catalog_returns"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -45329,7 +44193,6 @@ def _make_derived1():
                             "query": self.QUERY_ID,
                             "layout": self.LAYOUT_ID,
                             "state": {
-                                "derived1__rows": self.derived1__rows,
                                 "cs_root": self.cs_root,
                                 "sub:sub_derived1": self.sub_derived1.snapshot(),
                             },
@@ -45364,7 +44227,7 @@ def _make_derived1():
                             "module generated by another dynyan version"
                         )
                     state = snapshot.get("state")
-                    names = ("derived1__rows", "cs_root", "sub:sub_derived1")
+                    names = ("cs_root", "sub:sub_derived1")
                     if not isinstance(state, dict) or set(state) != set(names):
                         found = (
                             sorted(map(str, state))
@@ -45804,11 +44667,6 @@ def _make_derived1():
                             (4, "ss__ss_wc", _NUM_OR_NULL, "a number or None"),
                         ),
                     )
-                if (
-                    d < 0
-                    and self.derived1_by_exists_2.get((), _EMPTY).get(row, 0) + d < 0
-                ):
-                    raise ViewError(_absent_message("derived1", row))
                 pending = self._pending
                 oj1_root = self.oj1_root
                 # rows by the key of the test on inner view exists_2
@@ -45867,18 +44725,20 @@ def _make_derived1():
                 sub._appliers["date_dim"](row, d)
                 sub._flush()
                 changes = sub._changes
-                for sub_row, change in changes:
-                    self._apply_derived1(sub_row, change)
+                if changes:
+                    for sub_row, change in changes:
+                        self._apply_derived1(sub_row, change)
                 # the subquery behind relation exists_2 reads this relation
                 sub = self.sub_exists_2
                 sub._appliers["date_dim"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
-                    if changes:
-                        self._on_exists_2(changes)
+                if changes:
+                    self._on_exists_2(changes)
 
             def _apply_store_sales(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -45892,8 +44752,9 @@ def _make_derived1():
                 sub._appliers["store_sales"](row, d)
                 sub._flush()
                 changes = sub._changes
-                for sub_row, change in changes:
-                    self._apply_derived1(sub_row, change)
+                if changes:
+                    for sub_row, change in changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_store_returns(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -45907,8 +44768,9 @@ def _make_derived1():
                 sub._appliers["store_returns"](row, d)
                 sub._flush()
                 changes = sub._changes
-                for sub_row, change in changes:
-                    self._apply_derived1(sub_row, change)
+                if changes:
+                    for sub_row, change in changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_web_sales(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -45922,8 +44784,9 @@ def _make_derived1():
                 sub._appliers["web_sales"](row, d)
                 sub._flush()
                 changes = sub._changes
-                for sub_row, change in changes:
-                    self._apply_derived1(sub_row, change)
+                if changes:
+                    for sub_row, change in changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_web_returns(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -45937,8 +44800,9 @@ def _make_derived1():
                 sub._appliers["web_returns"](row, d)
                 sub._flush()
                 changes = sub._changes
-                for sub_row, change in changes:
-                    self._apply_derived1(sub_row, change)
+                if changes:
+                    for sub_row, change in changes:
+                        self._apply_derived1(sub_row, change)
 
             def _apply_catalog_sales(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -45950,13 +44814,14 @@ def _make_derived1():
                 # the subquery behind relation exists_2 reads this relation
                 sub = self.sub_exists_2
                 sub._appliers["catalog_sales"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
-                    if changes:
-                        self._on_exists_2(changes)
+                if changes:
+                    self._on_exists_2(changes)
 
             def _apply_catalog_returns(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -45968,13 +44833,14 @@ def _make_derived1():
                 # the subquery behind relation exists_2 reads this relation
                 sub = self.sub_exists_2
                 sub._appliers["catalog_returns"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
-                    if changes:
-                        self._on_exists_2(changes)
+                if changes:
+                    self._on_exists_2(changes)
 
             def _rows_of_oj1(self, row, d):
                 """Apply `d` copies of `row` to atom oj1 alone (its relation's
@@ -46559,13 +45425,12 @@ class View:
         "other_chan_sales_price",
     )
     QUERY_ID = "569c71946075176f"
-    LAYOUT_ID = "9136894cc46dfcbb"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "65aaa213c98becc7"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
         # root oj2: its tuples
         self.oj2_root = {}
         self._appliers = {
@@ -46732,16 +45597,8 @@ class View:
                     (4, "__oj1__ss__ss_wc", _NUM_OR_NULL, "a number or None"),
                 ),
             )
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         oj2_root = self.oj2_root
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom oj2
         if keep_oj2:
             _p = d
@@ -46820,8 +45677,9 @@ class View:
         sub._appliers["date_dim"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_store_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -46835,8 +45693,9 @@ class View:
         sub._appliers["store_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_store_returns(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -46850,8 +45709,9 @@ class View:
         sub._appliers["store_returns"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_web_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -46865,8 +45725,9 @@ class View:
         sub._appliers["web_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_web_returns(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -46880,8 +45741,9 @@ class View:
         sub._appliers["web_returns"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_catalog_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -46895,8 +45757,9 @@ class View:
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_catalog_returns(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -46910,8 +45773,9 @@ class View:
         sub._appliers["catalog_returns"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _lookup(
         self,
@@ -47001,7 +45865,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
                     "oj2_root": self.oj2_root,
                     "_ordered": self._ordered,
                     "sub:sub_derived1": self.sub_derived1.snapshot(),
@@ -47031,7 +45894,7 @@ class View:
                 "module generated by another dynyan version"
             )
         state = snapshot.get("state")
-        names = ("derived1_rows", "oj2_root", "_ordered", "sub:sub_derived1")
+        names = ("oj2_root", "_ordered", "sub:sub_derived1")
         if not isinstance(state, dict) or set(state) != set(names):
             found = (
                 sorted(map(str, state))

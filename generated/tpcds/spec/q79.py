@@ -2989,13 +2989,12 @@ class View:
         "profit",
     )
     QUERY_ID = "5a0c672a5e8265b9"
-    LAYOUT_ID = "0b43245edb106d7a"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "a62286c0bfba713e"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
         self.customer_rows = {}  # input rows: row -> multiplicity
         # root n0: its tuples
         self.n0_root = {}
@@ -3144,19 +3143,11 @@ class View:
             raise ViewError(_arity_message("derived1", 5, row))
         v_ss_ticket_number, v_ss_customer_sk, v_s_city, v_amt, v_profit = row
         keep_ms = v_ss_customer_sk is not None
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         customer_count_by_ss_customer_sk = self.customer_count_by_ss_customer_sk
         ms_by_ss_customer_sk = self.ms_by_ss_customer_sk
         ms_count_by_ss_customer_sk = self.ms_count_by_ss_customer_sk
         n0_root = self.n0_root
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom ms
         if keep_ms:
             _p = d
@@ -3344,11 +3335,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -3362,11 +3355,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -3380,11 +3375,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -3398,11 +3395,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["household_demographics"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -3628,7 +3627,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
                     "customer_rows": self.customer_rows,
                     "n0_root": self.n0_root,
                     "customer_by_ss_customer_sk": self.customer_by_ss_customer_sk,
@@ -3665,7 +3663,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "derived1_rows",
             "customer_rows",
             "n0_root",
             "customer_by_ss_customer_sk",

@@ -432,9 +432,9 @@ def _make_derived1():
                     # root date_dim: its tuples
                     self.date_dim_root = {}
                     self._appliers = {"date_dim": self._apply_date_dim}
-                    self._batchers = {  # update() of several rows: summed per key first
-                        "date_dim": self._batch_date_dim
-                    }
+                    self._batchers = (
+                        {}  # update() of several rows: summed per key first
+                    )
                     self._on_delta = on_delta
                     self._pending = {} if (push or on_delta is not None) else None
                     self._changes = []
@@ -582,89 +582,16 @@ def _make_derived1():
                     # atom date_dim
                     if keep_date_dim:
                         _p = d
-                        _o = date_dim_root.get(v_d_week_seq)
-                        if _o is None:
-                            date_dim_root[v_d_week_seq] = _p
+                        _o = date_dim_root.get(v_d_week_seq, 0)
+                        _n = _o + _p
+                        if _n:
+                            date_dim_root[v_d_week_seq] = _n
                         else:
-                            _n = _o + _p
-                            if _n:
-                                date_dim_root[v_d_week_seq] = _n
-                            else:
-                                del date_dim_root[v_d_week_seq]
-                        if pending is not None:
-                            _k = (v_d_week_seq,)
-                            _v = _p
-                            _o = pending.get(_k)
-                            pending[_k] = _v if _o is None else _o + _v
-
-                def _batch_date_dim(self, rows, mults):
-                    """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
-                    every row is checked and its payload summed per key (the values its
-                    atoms' paths read) first, then each key's sum takes the path to the
-                    root once. Nothing changes before every check has passed."""
-                    counts = {}  # row -> its multiplicity after the batch
-                    store = self.date_dim_rows
-                    sums0 = {}  # atom date_dim: key -> summed payload
-                    for row, d in zip(rows, mults):
-                        if type(d) is not int:
-                            raise ViewError(f"multiplicities must be int, got {d!r}")
-                        if not d:
-                            continue
-                        if type(row) is not tuple:
-                            row = tuple(row)
-                        if len(row) != 28:
-                            raise ViewError(_arity_message("date_dim", 28, row))
-                        c_date_dim_d_date = row[2]
-                        v_d_week_seq = row[4]
-                        keep_date_dim = c_date_dim_d_date is not None and (
-                            c_date_dim_d_date
-                            in (
-                                datetime.date(2000, 6, 30),
-                                datetime.date(2000, 9, 27),
-                                datetime.date(2000, 11, 17),
-                            )
-                        )
-                        if keep_date_dim:
-                            _p = d
-                            _k = v_d_week_seq
-                            _o = sums0.get(_k)
-                            sums0[_k] = _p if _o is None else _o + _p
-                        c = counts.get(row)
-                        counts[row] = (store.get(row, 0) if c is None else c) + d
-                    for row, c in counts.items():
-                        if c < 0:
-                            raise ViewError(_absent_message("date_dim", row))
-                    for row, c in counts.items():
-                        if c:
-                            store[row] = c
-                        else:
-                            store.pop(row, None)
-                    pending = self._pending
-                    date_dim_root = self.date_dim_root
-                    # atom date_dim
-                    for _k, _p in sums0.items():
-                        v_d_week_seq = _k
-                        # a zero count with nonzero sums only where the key is kept (else
-                        # it is what float sums leave of rows inserted and deleted again)
-                        if not _p and (
-                            _p == _ZERO
-                            or not self.date_dim_root.get(v_d_week_seq, _ZERO)
-                        ):
-                            continue
-                        _o = date_dim_root.get(v_d_week_seq)
-                        if _o is None:
-                            date_dim_root[v_d_week_seq] = _p
-                        else:
-                            _n = _o + _p
-                            if _n:
-                                date_dim_root[v_d_week_seq] = _n
-                            else:
-                                del date_dim_root[v_d_week_seq]
-                        if pending is not None:
-                            _k = (v_d_week_seq,)
-                            _v = _p
-                            _o = pending.get(_k)
-                            pending[_k] = _v if _o is None else _o + _v
+                            del date_dim_root[v_d_week_seq]
+                        if not _o:
+                            return (v_d_week_seq,), 1
+                        if not _n:
+                            return (v_d_week_seq,), -1
 
                 def _lookup(self, v_d_week_seq):
                     """The payload of one output tuple, in O(1); None if absent."""
@@ -833,7 +760,7 @@ def _make_derived1():
             COLUMNS = ("k1",)
             QUERY_ID = "f95907930dd958bb"
             LAYOUT_ID = (
-                "b8007e48301641b4"  # the state's layout: snapshots restore only here
+                "cca6f301d6350bec"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -844,7 +771,6 @@ def _make_derived1():
                 on_delta: Callable[[tuple, int], None] | None = None,
                 push: bool = False,
             ) -> None:
-                self.in_1_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
                 # root n0: its tuples
                 self.n0_root = {}
@@ -980,18 +906,10 @@ def _make_derived1():
                     raise ViewError(_arity_message("in_1", 1, row))
                 (v_d_week_seq,) = row
                 keep_in1 = v_d_week_seq is not None
-                store = self.in_1_rows
-                count = store.get(row, 0) + d
-                if count < 0:
-                    raise ViewError(_absent_message("in_1", row))
                 pending = self._pending
                 date_dim_d_date_by_d_week_seq = self.date_dim_d_date_by_d_week_seq
                 in1_count_by_d_week_seq = self.in1_count_by_d_week_seq
                 n0_root = self.n0_root
-                if count:
-                    store[row] = count
-                else:
-                    del store[row]
                 # atom in1
                 if keep_in1:
                     _p = d
@@ -1103,14 +1021,9 @@ def _make_derived1():
 
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
-                sub._appliers["date_dim"](row, d)
-                if sub._pending:  # else its result is unchanged
-                    try:
-                        changes = sub._changes_of(sub._pending)
-                    finally:
-                        sub._pending.clear()
-                    for sub_row, change in changes:
-                        self._apply_in_1(sub_row, change)
+                change = sub._appliers["date_dim"](row, d)
+                if change is not None:  # the one row of its result it changed
+                    self._apply_in_1(change[0], change[1])
 
             def _lookup(self, v_d_date):
                 """The payload of one output tuple, in O(1); None if absent."""
@@ -1186,7 +1099,6 @@ def _make_derived1():
                         "query": self.QUERY_ID,
                         "layout": self.LAYOUT_ID,
                         "state": {
-                            "in_1_rows": self.in_1_rows,
                             "date_dim_rows": self.date_dim_rows,
                             "n0_root": self.n0_root,
                             "date_dim_d_date_by_d_week_seq": self.date_dim_d_date_by_d_week_seq,
@@ -1224,7 +1136,6 @@ def _make_derived1():
                     )
                 state = snapshot.get("state")
                 names = (
-                    "in_1_rows",
                     "date_dim_rows",
                     "n0_root",
                     "date_dim_d_date_by_d_week_seq",
@@ -1336,7 +1247,7 @@ def _make_derived1():
         COLUMNS = ("item_id", "sr_item_qty")
         QUERY_ID = "8362fd104c17bf8a"
         LAYOUT_ID = (
-            "df13458651727ff4"  # the state's layout: snapshots restore only here
+            "8c79f125e62c961e"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1345,7 +1256,6 @@ def _make_derived1():
             on_delta: Callable[[tuple, int], None] | None = None,
             push: bool = False,
         ) -> None:
-            self.in_1_rows = {}  # input rows: row -> multiplicity
             self.store_returns_rows = {}  # input rows: row -> multiplicity
             self.item_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
@@ -1494,10 +1404,6 @@ def _make_derived1():
                 raise ViewError(_arity_message("in_1", 1, row))
             (v_d_date,) = row
             keep_in1 = v_d_date is not None
-            store = self.in_1_rows
-            count = store.get(row, 0) + d
-            if count < 0:
-                raise ViewError(_absent_message("in_1", row))
             # only for a row the atom takes (its NULL-rejecting filters hold)
             _p = (d, d, d) if keep_in1 else None
             pending = self._pending
@@ -1512,10 +1418,6 @@ def _make_derived1():
             store_returns_sr_item_sk_by_sr_returned_date_sk = (
                 self.store_returns_sr_item_sk_by_sr_returned_date_sk
             )
-            if count:
-                store[row] = count
-            else:
-                del store[row]
             # atom in1
             if keep_in1:
                 _o = in1_count_by_d_date.get(v_d_date)
@@ -1945,11 +1847,13 @@ def _make_derived1():
             # the subquery behind relation in_1 reads this relation
             sub = self.sub_in_1
             sub._appliers["date_dim"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_in_1(sub_row, change)
 
@@ -2300,7 +2204,6 @@ def _make_derived1():
                     "query": self.QUERY_ID,
                     "layout": self.LAYOUT_ID,
                     "state": {
-                        "in_1_rows": self.in_1_rows,
                         "store_returns_rows": self.store_returns_rows,
                         "item_rows": self.item_rows,
                         "date_dim_rows": self.date_dim_rows,
@@ -2340,7 +2243,6 @@ def _make_derived1():
                 )
             state = snapshot.get("state")
             names = (
-                "in_1_rows",
                 "store_returns_rows",
                 "item_rows",
                 "date_dim_rows",
@@ -2589,9 +2491,9 @@ def _make_derived2():
                     # root date_dim: its tuples
                     self.date_dim_root = {}
                     self._appliers = {"date_dim": self._apply_date_dim}
-                    self._batchers = {  # update() of several rows: summed per key first
-                        "date_dim": self._batch_date_dim
-                    }
+                    self._batchers = (
+                        {}  # update() of several rows: summed per key first
+                    )
                     self._on_delta = on_delta
                     self._pending = {} if (push or on_delta is not None) else None
                     self._changes = []
@@ -2739,89 +2641,16 @@ def _make_derived2():
                     # atom date_dim
                     if keep_date_dim:
                         _p = d
-                        _o = date_dim_root.get(v_d_week_seq)
-                        if _o is None:
-                            date_dim_root[v_d_week_seq] = _p
+                        _o = date_dim_root.get(v_d_week_seq, 0)
+                        _n = _o + _p
+                        if _n:
+                            date_dim_root[v_d_week_seq] = _n
                         else:
-                            _n = _o + _p
-                            if _n:
-                                date_dim_root[v_d_week_seq] = _n
-                            else:
-                                del date_dim_root[v_d_week_seq]
-                        if pending is not None:
-                            _k = (v_d_week_seq,)
-                            _v = _p
-                            _o = pending.get(_k)
-                            pending[_k] = _v if _o is None else _o + _v
-
-                def _batch_date_dim(self, rows, mults):
-                    """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
-                    every row is checked and its payload summed per key (the values its
-                    atoms' paths read) first, then each key's sum takes the path to the
-                    root once. Nothing changes before every check has passed."""
-                    counts = {}  # row -> its multiplicity after the batch
-                    store = self.date_dim_rows
-                    sums0 = {}  # atom date_dim: key -> summed payload
-                    for row, d in zip(rows, mults):
-                        if type(d) is not int:
-                            raise ViewError(f"multiplicities must be int, got {d!r}")
-                        if not d:
-                            continue
-                        if type(row) is not tuple:
-                            row = tuple(row)
-                        if len(row) != 28:
-                            raise ViewError(_arity_message("date_dim", 28, row))
-                        c_date_dim_d_date = row[2]
-                        v_d_week_seq = row[4]
-                        keep_date_dim = c_date_dim_d_date is not None and (
-                            c_date_dim_d_date
-                            in (
-                                datetime.date(2000, 6, 30),
-                                datetime.date(2000, 9, 27),
-                                datetime.date(2000, 11, 17),
-                            )
-                        )
-                        if keep_date_dim:
-                            _p = d
-                            _k = v_d_week_seq
-                            _o = sums0.get(_k)
-                            sums0[_k] = _p if _o is None else _o + _p
-                        c = counts.get(row)
-                        counts[row] = (store.get(row, 0) if c is None else c) + d
-                    for row, c in counts.items():
-                        if c < 0:
-                            raise ViewError(_absent_message("date_dim", row))
-                    for row, c in counts.items():
-                        if c:
-                            store[row] = c
-                        else:
-                            store.pop(row, None)
-                    pending = self._pending
-                    date_dim_root = self.date_dim_root
-                    # atom date_dim
-                    for _k, _p in sums0.items():
-                        v_d_week_seq = _k
-                        # a zero count with nonzero sums only where the key is kept (else
-                        # it is what float sums leave of rows inserted and deleted again)
-                        if not _p and (
-                            _p == _ZERO
-                            or not self.date_dim_root.get(v_d_week_seq, _ZERO)
-                        ):
-                            continue
-                        _o = date_dim_root.get(v_d_week_seq)
-                        if _o is None:
-                            date_dim_root[v_d_week_seq] = _p
-                        else:
-                            _n = _o + _p
-                            if _n:
-                                date_dim_root[v_d_week_seq] = _n
-                            else:
-                                del date_dim_root[v_d_week_seq]
-                        if pending is not None:
-                            _k = (v_d_week_seq,)
-                            _v = _p
-                            _o = pending.get(_k)
-                            pending[_k] = _v if _o is None else _o + _v
+                            del date_dim_root[v_d_week_seq]
+                        if not _o:
+                            return (v_d_week_seq,), 1
+                        if not _n:
+                            return (v_d_week_seq,), -1
 
                 def _lookup(self, v_d_week_seq):
                     """The payload of one output tuple, in O(1); None if absent."""
@@ -2990,7 +2819,7 @@ def _make_derived2():
             COLUMNS = ("k1",)
             QUERY_ID = "f95907930dd958bb"
             LAYOUT_ID = (
-                "b8007e48301641b4"  # the state's layout: snapshots restore only here
+                "cca6f301d6350bec"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -3001,7 +2830,6 @@ def _make_derived2():
                 on_delta: Callable[[tuple, int], None] | None = None,
                 push: bool = False,
             ) -> None:
-                self.in_1_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
                 # root n0: its tuples
                 self.n0_root = {}
@@ -3137,18 +2965,10 @@ def _make_derived2():
                     raise ViewError(_arity_message("in_1", 1, row))
                 (v_d_week_seq,) = row
                 keep_in1 = v_d_week_seq is not None
-                store = self.in_1_rows
-                count = store.get(row, 0) + d
-                if count < 0:
-                    raise ViewError(_absent_message("in_1", row))
                 pending = self._pending
                 date_dim_d_date_by_d_week_seq = self.date_dim_d_date_by_d_week_seq
                 in1_count_by_d_week_seq = self.in1_count_by_d_week_seq
                 n0_root = self.n0_root
-                if count:
-                    store[row] = count
-                else:
-                    del store[row]
                 # atom in1
                 if keep_in1:
                     _p = d
@@ -3260,14 +3080,9 @@ def _make_derived2():
 
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
-                sub._appliers["date_dim"](row, d)
-                if sub._pending:  # else its result is unchanged
-                    try:
-                        changes = sub._changes_of(sub._pending)
-                    finally:
-                        sub._pending.clear()
-                    for sub_row, change in changes:
-                        self._apply_in_1(sub_row, change)
+                change = sub._appliers["date_dim"](row, d)
+                if change is not None:  # the one row of its result it changed
+                    self._apply_in_1(change[0], change[1])
 
             def _lookup(self, v_d_date):
                 """The payload of one output tuple, in O(1); None if absent."""
@@ -3343,7 +3158,6 @@ def _make_derived2():
                         "query": self.QUERY_ID,
                         "layout": self.LAYOUT_ID,
                         "state": {
-                            "in_1_rows": self.in_1_rows,
                             "date_dim_rows": self.date_dim_rows,
                             "n0_root": self.n0_root,
                             "date_dim_d_date_by_d_week_seq": self.date_dim_d_date_by_d_week_seq,
@@ -3381,7 +3195,6 @@ def _make_derived2():
                     )
                 state = snapshot.get("state")
                 names = (
-                    "in_1_rows",
                     "date_dim_rows",
                     "n0_root",
                     "date_dim_d_date_by_d_week_seq",
@@ -3500,7 +3313,7 @@ def _make_derived2():
         COLUMNS = ("item_id", "cr_item_qty")
         QUERY_ID = "4f3e789452e40752"
         LAYOUT_ID = (
-            "b6e33f3ddc86c9e6"  # the state's layout: snapshots restore only here
+            "80dde946c99939f7"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3509,7 +3322,6 @@ def _make_derived2():
             on_delta: Callable[[tuple, int], None] | None = None,
             push: bool = False,
         ) -> None:
-            self.in_1_rows = {}  # input rows: row -> multiplicity
             self.catalog_returns_rows = {}  # input rows: row -> multiplicity
             self.item_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
@@ -3658,10 +3470,6 @@ def _make_derived2():
                 raise ViewError(_arity_message("in_1", 1, row))
             (v_d_date,) = row
             keep_in1 = v_d_date is not None
-            store = self.in_1_rows
-            count = store.get(row, 0) + d
-            if count < 0:
-                raise ViewError(_absent_message("in_1", row))
             # only for a row the atom takes (its NULL-rejecting filters hold)
             _p = (d, d, d) if keep_in1 else None
             pending = self._pending
@@ -3676,10 +3484,6 @@ def _make_derived2():
             n0_root = self.n0_root
             n3_count_by_cr_item_sk = self.n3_count_by_cr_item_sk
             n5_count_by_cr_returned_date_sk = self.n5_count_by_cr_returned_date_sk
-            if count:
-                store[row] = count
-            else:
-                del store[row]
             # atom in1
             if keep_in1:
                 _o = in1_count_by_d_date.get(v_d_date)
@@ -4109,11 +3913,13 @@ def _make_derived2():
             # the subquery behind relation in_1 reads this relation
             sub = self.sub_in_1
             sub._appliers["date_dim"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_in_1(sub_row, change)
 
@@ -4464,7 +4270,6 @@ def _make_derived2():
                     "query": self.QUERY_ID,
                     "layout": self.LAYOUT_ID,
                     "state": {
-                        "in_1_rows": self.in_1_rows,
                         "catalog_returns_rows": self.catalog_returns_rows,
                         "item_rows": self.item_rows,
                         "date_dim_rows": self.date_dim_rows,
@@ -4504,7 +4309,6 @@ def _make_derived2():
                 )
             state = snapshot.get("state")
             names = (
-                "in_1_rows",
                 "catalog_returns_rows",
                 "item_rows",
                 "date_dim_rows",
@@ -4753,9 +4557,9 @@ def _make_derived3():
                     # root date_dim: its tuples
                     self.date_dim_root = {}
                     self._appliers = {"date_dim": self._apply_date_dim}
-                    self._batchers = {  # update() of several rows: summed per key first
-                        "date_dim": self._batch_date_dim
-                    }
+                    self._batchers = (
+                        {}  # update() of several rows: summed per key first
+                    )
                     self._on_delta = on_delta
                     self._pending = {} if (push or on_delta is not None) else None
                     self._changes = []
@@ -4903,89 +4707,16 @@ def _make_derived3():
                     # atom date_dim
                     if keep_date_dim:
                         _p = d
-                        _o = date_dim_root.get(v_d_week_seq)
-                        if _o is None:
-                            date_dim_root[v_d_week_seq] = _p
+                        _o = date_dim_root.get(v_d_week_seq, 0)
+                        _n = _o + _p
+                        if _n:
+                            date_dim_root[v_d_week_seq] = _n
                         else:
-                            _n = _o + _p
-                            if _n:
-                                date_dim_root[v_d_week_seq] = _n
-                            else:
-                                del date_dim_root[v_d_week_seq]
-                        if pending is not None:
-                            _k = (v_d_week_seq,)
-                            _v = _p
-                            _o = pending.get(_k)
-                            pending[_k] = _v if _o is None else _o + _v
-
-                def _batch_date_dim(self, rows, mults):
-                    """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
-                    every row is checked and its payload summed per key (the values its
-                    atoms' paths read) first, then each key's sum takes the path to the
-                    root once. Nothing changes before every check has passed."""
-                    counts = {}  # row -> its multiplicity after the batch
-                    store = self.date_dim_rows
-                    sums0 = {}  # atom date_dim: key -> summed payload
-                    for row, d in zip(rows, mults):
-                        if type(d) is not int:
-                            raise ViewError(f"multiplicities must be int, got {d!r}")
-                        if not d:
-                            continue
-                        if type(row) is not tuple:
-                            row = tuple(row)
-                        if len(row) != 28:
-                            raise ViewError(_arity_message("date_dim", 28, row))
-                        c_date_dim_d_date = row[2]
-                        v_d_week_seq = row[4]
-                        keep_date_dim = c_date_dim_d_date is not None and (
-                            c_date_dim_d_date
-                            in (
-                                datetime.date(2000, 6, 30),
-                                datetime.date(2000, 9, 27),
-                                datetime.date(2000, 11, 17),
-                            )
-                        )
-                        if keep_date_dim:
-                            _p = d
-                            _k = v_d_week_seq
-                            _o = sums0.get(_k)
-                            sums0[_k] = _p if _o is None else _o + _p
-                        c = counts.get(row)
-                        counts[row] = (store.get(row, 0) if c is None else c) + d
-                    for row, c in counts.items():
-                        if c < 0:
-                            raise ViewError(_absent_message("date_dim", row))
-                    for row, c in counts.items():
-                        if c:
-                            store[row] = c
-                        else:
-                            store.pop(row, None)
-                    pending = self._pending
-                    date_dim_root = self.date_dim_root
-                    # atom date_dim
-                    for _k, _p in sums0.items():
-                        v_d_week_seq = _k
-                        # a zero count with nonzero sums only where the key is kept (else
-                        # it is what float sums leave of rows inserted and deleted again)
-                        if not _p and (
-                            _p == _ZERO
-                            or not self.date_dim_root.get(v_d_week_seq, _ZERO)
-                        ):
-                            continue
-                        _o = date_dim_root.get(v_d_week_seq)
-                        if _o is None:
-                            date_dim_root[v_d_week_seq] = _p
-                        else:
-                            _n = _o + _p
-                            if _n:
-                                date_dim_root[v_d_week_seq] = _n
-                            else:
-                                del date_dim_root[v_d_week_seq]
-                        if pending is not None:
-                            _k = (v_d_week_seq,)
-                            _v = _p
-                            _o = pending.get(_k)
-                            pending[_k] = _v if _o is None else _o + _v
+                            del date_dim_root[v_d_week_seq]
+                        if not _o:
+                            return (v_d_week_seq,), 1
+                        if not _n:
+                            return (v_d_week_seq,), -1
 
                 def _lookup(self, v_d_week_seq):
                     """The payload of one output tuple, in O(1); None if absent."""
@@ -5154,7 +4885,7 @@ def _make_derived3():
             COLUMNS = ("k1",)
             QUERY_ID = "f95907930dd958bb"
             LAYOUT_ID = (
-                "b8007e48301641b4"  # the state's layout: snapshots restore only here
+                "cca6f301d6350bec"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -5165,7 +4896,6 @@ def _make_derived3():
                 on_delta: Callable[[tuple, int], None] | None = None,
                 push: bool = False,
             ) -> None:
-                self.in_1_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
                 # root n0: its tuples
                 self.n0_root = {}
@@ -5301,18 +5031,10 @@ def _make_derived3():
                     raise ViewError(_arity_message("in_1", 1, row))
                 (v_d_week_seq,) = row
                 keep_in1 = v_d_week_seq is not None
-                store = self.in_1_rows
-                count = store.get(row, 0) + d
-                if count < 0:
-                    raise ViewError(_absent_message("in_1", row))
                 pending = self._pending
                 date_dim_d_date_by_d_week_seq = self.date_dim_d_date_by_d_week_seq
                 in1_count_by_d_week_seq = self.in1_count_by_d_week_seq
                 n0_root = self.n0_root
-                if count:
-                    store[row] = count
-                else:
-                    del store[row]
                 # atom in1
                 if keep_in1:
                     _p = d
@@ -5424,14 +5146,9 @@ def _make_derived3():
 
                 # the subquery behind relation in_1 reads this relation
                 sub = self.sub_in_1
-                sub._appliers["date_dim"](row, d)
-                if sub._pending:  # else its result is unchanged
-                    try:
-                        changes = sub._changes_of(sub._pending)
-                    finally:
-                        sub._pending.clear()
-                    for sub_row, change in changes:
-                        self._apply_in_1(sub_row, change)
+                change = sub._appliers["date_dim"](row, d)
+                if change is not None:  # the one row of its result it changed
+                    self._apply_in_1(change[0], change[1])
 
             def _lookup(self, v_d_date):
                 """The payload of one output tuple, in O(1); None if absent."""
@@ -5507,7 +5224,6 @@ def _make_derived3():
                         "query": self.QUERY_ID,
                         "layout": self.LAYOUT_ID,
                         "state": {
-                            "in_1_rows": self.in_1_rows,
                             "date_dim_rows": self.date_dim_rows,
                             "n0_root": self.n0_root,
                             "date_dim_d_date_by_d_week_seq": self.date_dim_d_date_by_d_week_seq,
@@ -5545,7 +5261,6 @@ def _make_derived3():
                     )
                 state = snapshot.get("state")
                 names = (
-                    "in_1_rows",
                     "date_dim_rows",
                     "n0_root",
                     "date_dim_d_date_by_d_week_seq",
@@ -5661,7 +5376,7 @@ def _make_derived3():
         COLUMNS = ("item_id", "wr_item_qty")
         QUERY_ID = "880989f70ea81d71"
         LAYOUT_ID = (
-            "2f3298d2f59e67ef"  # the state's layout: snapshots restore only here
+            "645151af43b4aa72"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -5670,7 +5385,6 @@ def _make_derived3():
             on_delta: Callable[[tuple, int], None] | None = None,
             push: bool = False,
         ) -> None:
-            self.in_1_rows = {}  # input rows: row -> multiplicity
             self.web_returns_rows = {}  # input rows: row -> multiplicity
             self.item_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
@@ -5819,10 +5533,6 @@ def _make_derived3():
                 raise ViewError(_arity_message("in_1", 1, row))
             (v_d_date,) = row
             keep_in1 = v_d_date is not None
-            store = self.in_1_rows
-            count = store.get(row, 0) + d
-            if count < 0:
-                raise ViewError(_absent_message("in_1", row))
             # only for a row the atom takes (its NULL-rejecting filters hold)
             _p = (d, d, d) if keep_in1 else None
             pending = self._pending
@@ -5837,10 +5547,6 @@ def _make_derived3():
             web_returns_wr_item_sk_by_wr_returned_date_sk = (
                 self.web_returns_wr_item_sk_by_wr_returned_date_sk
             )
-            if count:
-                store[row] = count
-            else:
-                del store[row]
             # atom in1
             if keep_in1:
                 _o = in1_count_by_d_date.get(v_d_date)
@@ -6270,11 +5976,13 @@ def _make_derived3():
             # the subquery behind relation in_1 reads this relation
             sub = self.sub_in_1
             sub._appliers["date_dim"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_in_1(sub_row, change)
 
@@ -6625,7 +6333,6 @@ def _make_derived3():
                     "query": self.QUERY_ID,
                     "layout": self.LAYOUT_ID,
                     "state": {
-                        "in_1_rows": self.in_1_rows,
                         "web_returns_rows": self.web_returns_rows,
                         "item_rows": self.item_rows,
                         "date_dim_rows": self.date_dim_rows,
@@ -6665,7 +6372,6 @@ def _make_derived3():
                 )
             state = snapshot.get("state")
             names = (
-                "in_1_rows",
                 "web_returns_rows",
                 "item_rows",
                 "date_dim_rows",
@@ -6849,15 +6555,12 @@ class View:
         "average",
     )
     QUERY_ID = "720ce879cd0debb2"
-    LAYOUT_ID = "2e153ed92e8b890e"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "e5934ff2e0c63362"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.derived2_rows = {}  # input rows: row -> multiplicity
-        self.derived3_rows = {}  # input rows: row -> multiplicity
         # root n0: its tuples
         self.n0_root = {}
         # sr_items: its tuples
@@ -7013,19 +6716,11 @@ class View:
             raise ViewError(_arity_message("derived1", 2, row))
         v_item_id, v_sr_item_qty = row
         keep_sr_items = v_item_id is not None
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         n0_root = self.n0_root
         n2_count_by_item_id = self.n2_count_by_item_id
         sr_items = self.sr_items
         sr_items_sr_item_qty_by_item_id = self.sr_items_sr_item_qty_by_item_id
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom sr_items
         if keep_sr_items:
             _p = d
@@ -7341,10 +7036,6 @@ class View:
             raise ViewError(_arity_message("derived2", 2, row))
         v_item_id, v_cr_item_qty = row
         keep_cr_items = v_item_id is not None
-        store = self.derived2_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived2", row))
         pending = self._pending
         cr_items_by_item_id = self.cr_items_by_item_id
         cr_items_count_by_item_id = self.cr_items_count_by_item_id
@@ -7352,10 +7043,6 @@ class View:
         n2_count_by_item_id = self.n2_count_by_item_id
         sr_items_sr_item_qty_by_item_id = self.sr_items_sr_item_qty_by_item_id
         wr_items_count_by_item_id = self.wr_items_count_by_item_id
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom cr_items
         if keep_cr_items:
             _p = d
@@ -7686,10 +7373,6 @@ class View:
             raise ViewError(_arity_message("derived3", 2, row))
         v_item_id, v_wr_item_qty = row
         keep_wr_items = v_item_id is not None
-        store = self.derived3_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived3", row))
         pending = self._pending
         cr_items_count_by_item_id = self.cr_items_count_by_item_id
         n0_root = self.n0_root
@@ -7697,10 +7380,6 @@ class View:
         sr_items_sr_item_qty_by_item_id = self.sr_items_sr_item_qty_by_item_id
         wr_items_by_item_id = self.wr_items_by_item_id
         wr_items_count_by_item_id = self.wr_items_count_by_item_id
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom wr_items
         if keep_wr_items:
             _p = d
@@ -8033,11 +7712,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store_returns"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -8053,31 +7734,37 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["item"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["item"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["item"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived3(sub_row, change)
 
@@ -8093,31 +7780,37 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived3(sub_row, change)
 
@@ -8131,11 +7824,13 @@ class View:
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["catalog_returns"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
@@ -8149,11 +7844,13 @@ class View:
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["web_returns"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived3(sub_row, change)
 
@@ -8457,9 +8154,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
-                    "derived2_rows": self.derived2_rows,
-                    "derived3_rows": self.derived3_rows,
                     "n0_root": self.n0_root,
                     "sr_items": self.sr_items,
                     "sr_items_sr_item_qty_by_item_id": self.sr_items_sr_item_qty_by_item_id,
@@ -8500,9 +8194,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "derived1_rows",
-            "derived2_rows",
-            "derived3_rows",
             "n0_root",
             "sr_items",
             "sr_items_sr_item_qty_by_item_id",

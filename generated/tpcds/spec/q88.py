@@ -11883,20 +11883,12 @@ class View:
         "h12_to_12_30",
     )
     QUERY_ID = "4dce620e48c1c454"
-    LAYOUT_ID = "de431bbf272127c7"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "13dd8a2c96e13cd2"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.derived2_rows = {}  # input rows: row -> multiplicity
-        self.derived3_rows = {}  # input rows: row -> multiplicity
-        self.derived4_rows = {}  # input rows: row -> multiplicity
-        self.derived5_rows = {}  # input rows: row -> multiplicity
-        self.derived6_rows = {}  # input rows: row -> multiplicity
-        self.derived7_rows = {}  # input rows: row -> multiplicity
-        self.derived8_rows = {}  # input rows: row -> multiplicity
         # root n0: its tuples
         self.n0_root = {}
         # n1: total multiplicity by what it shares with its sibling
@@ -12098,10 +12090,6 @@ class View:
         if len(row) != 1:
             raise ViewError(_arity_message("derived1", 1, row))
         (v_h8_30_to_9,) = row
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_all = self.n1_count_by_all
@@ -12119,10 +12107,6 @@ class View:
         s6_count_by_all = self.s6_count_by_all
         s7_count_by_all = self.s7_count_by_all
         s8_count_by_all = self.s8_count_by_all
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom s1
         _p = d
         _grp = s1_by_all.get(())
@@ -12349,10 +12333,6 @@ class View:
         if len(row) != 1:
             raise ViewError(_arity_message("derived2", 1, row))
         (v_h9_to_9_30,) = row
-        store = self.derived2_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived2", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_all = self.n1_count_by_all
@@ -12370,10 +12350,6 @@ class View:
         s6_count_by_all = self.s6_count_by_all
         s7_count_by_all = self.s7_count_by_all
         s8_count_by_all = self.s8_count_by_all
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom s2
         _p = d
         _grp = s2_by_all.get(())
@@ -12600,10 +12576,6 @@ class View:
         if len(row) != 1:
             raise ViewError(_arity_message("derived3", 1, row))
         (v_h9_30_to_10,) = row
-        store = self.derived3_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived3", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_all = self.n1_count_by_all
@@ -12619,10 +12591,6 @@ class View:
         s6_count_by_all = self.s6_count_by_all
         s7_count_by_all = self.s7_count_by_all
         s8_count_by_all = self.s8_count_by_all
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom s3
         _p = d
         _grp = s3_by_all.get(())
@@ -12827,10 +12795,6 @@ class View:
         if len(row) != 1:
             raise ViewError(_arity_message("derived4", 1, row))
         (v_h10_to_10_30,) = row
-        store = self.derived4_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived4", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_all = self.n1_count_by_all
@@ -12844,10 +12808,6 @@ class View:
         s6_count_by_all = self.s6_count_by_all
         s7_count_by_all = self.s7_count_by_all
         s8_count_by_all = self.s8_count_by_all
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom s4
         _p = d
         _grp = s4_by_all.get(())
@@ -13030,10 +12990,6 @@ class View:
         if len(row) != 1:
             raise ViewError(_arity_message("derived5", 1, row))
         (v_h10_30_to_11,) = row
-        store = self.derived5_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived5", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_all = self.n1_count_by_all
@@ -13045,10 +13001,6 @@ class View:
         s6_count_by_all = self.s6_count_by_all
         s7_count_by_all = self.s7_count_by_all
         s8_count_by_all = self.s8_count_by_all
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom s5
         _p = d
         _grp = s5_by_all.get(())
@@ -13212,10 +13164,6 @@ class View:
         if len(row) != 1:
             raise ViewError(_arity_message("derived6", 1, row))
         (v_h11_to_11_30,) = row
-        store = self.derived6_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived6", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_all = self.n1_count_by_all
@@ -13225,10 +13173,6 @@ class View:
         s6_count_by_all = self.s6_count_by_all
         s7_count_by_all = self.s7_count_by_all
         s8_count_by_all = self.s8_count_by_all
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom s6
         _p = d
         _grp = s6_by_all.get(())
@@ -13375,10 +13319,6 @@ class View:
         if len(row) != 1:
             raise ViewError(_arity_message("derived7", 1, row))
         (v_h11_30_to_12,) = row
-        store = self.derived7_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived7", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_all = self.n1_count_by_all
@@ -13386,10 +13326,6 @@ class View:
         s7_by_all = self.s7_by_all
         s7_count_by_all = self.s7_count_by_all
         s8_count_by_all = self.s8_count_by_all
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom s7
         _p = d
         _grp = s7_by_all.get(())
@@ -13521,19 +13457,11 @@ class View:
         if len(row) != 1:
             raise ViewError(_arity_message("derived8", 1, row))
         (v_h12_to_12_30,) = row
-        store = self.derived8_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived8", row))
         pending = self._pending
         n0_root = self.n0_root
         n1_count_by_all = self.n1_count_by_all
         s8_by_all = self.s8_by_all
         s8_count_by_all = self.s8_count_by_all
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom s8
         _p = d
         _grp = s8_by_all.get(())
@@ -13653,81 +13581,97 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived3(sub_row, change)
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived4(sub_row, change)
         # the subquery behind relation derived5 reads this relation
         sub = self.sub_derived5
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived5(sub_row, change)
         # the subquery behind relation derived6 reads this relation
         sub = self.sub_derived6
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived6(sub_row, change)
         # the subquery behind relation derived7 reads this relation
         sub = self.sub_derived7
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived7(sub_row, change)
         # the subquery behind relation derived8 reads this relation
         sub = self.sub_derived8
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived8(sub_row, change)
 
@@ -13743,81 +13687,97 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["household_demographics"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["household_demographics"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["household_demographics"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived3(sub_row, change)
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["household_demographics"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived4(sub_row, change)
         # the subquery behind relation derived5 reads this relation
         sub = self.sub_derived5
         sub._appliers["household_demographics"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived5(sub_row, change)
         # the subquery behind relation derived6 reads this relation
         sub = self.sub_derived6
         sub._appliers["household_demographics"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived6(sub_row, change)
         # the subquery behind relation derived7 reads this relation
         sub = self.sub_derived7
         sub._appliers["household_demographics"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived7(sub_row, change)
         # the subquery behind relation derived8 reads this relation
         sub = self.sub_derived8
         sub._appliers["household_demographics"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived8(sub_row, change)
 
@@ -13833,81 +13793,97 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["time_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["time_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["time_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived3(sub_row, change)
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["time_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived4(sub_row, change)
         # the subquery behind relation derived5 reads this relation
         sub = self.sub_derived5
         sub._appliers["time_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived5(sub_row, change)
         # the subquery behind relation derived6 reads this relation
         sub = self.sub_derived6
         sub._appliers["time_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived6(sub_row, change)
         # the subquery behind relation derived7 reads this relation
         sub = self.sub_derived7
         sub._appliers["time_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived7(sub_row, change)
         # the subquery behind relation derived8 reads this relation
         sub = self.sub_derived8
         sub._appliers["time_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived8(sub_row, change)
 
@@ -13923,81 +13899,97 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["store"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
         # the subquery behind relation derived3 reads this relation
         sub = self.sub_derived3
         sub._appliers["store"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived3(sub_row, change)
         # the subquery behind relation derived4 reads this relation
         sub = self.sub_derived4
         sub._appliers["store"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived4(sub_row, change)
         # the subquery behind relation derived5 reads this relation
         sub = self.sub_derived5
         sub._appliers["store"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived5(sub_row, change)
         # the subquery behind relation derived6 reads this relation
         sub = self.sub_derived6
         sub._appliers["store"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived6(sub_row, change)
         # the subquery behind relation derived7 reads this relation
         sub = self.sub_derived7
         sub._appliers["store"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived7(sub_row, change)
         # the subquery behind relation derived8 reads this relation
         sub = self.sub_derived8
         sub._appliers["store"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived8(sub_row, change)
 
@@ -14190,14 +14182,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
-                    "derived2_rows": self.derived2_rows,
-                    "derived3_rows": self.derived3_rows,
-                    "derived4_rows": self.derived4_rows,
-                    "derived5_rows": self.derived5_rows,
-                    "derived6_rows": self.derived6_rows,
-                    "derived7_rows": self.derived7_rows,
-                    "derived8_rows": self.derived8_rows,
                     "n0_root": self.n0_root,
                     "n1_count_by_all": self.n1_count_by_all,
                     "n2_count_by_all": self.n2_count_by_all,
@@ -14256,14 +14240,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "derived1_rows",
-            "derived2_rows",
-            "derived3_rows",
-            "derived4_rows",
-            "derived5_rows",
-            "derived6_rows",
-            "derived7_rows",
-            "derived8_rows",
             "n0_root",
             "n1_count_by_all",
             "n2_count_by_all",

@@ -366,8 +366,7 @@ def _make_scalar_1():
                 "date_dim": self._apply_date_dim,
             }
             self._batchers = {  # update() of several rows: summed per key first
-                "web_sales": self._batch_web_sales,
-                "date_dim": self._batch_date_dim,
+                "date_dim": self._batch_date_dim
             }
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
@@ -569,15 +568,25 @@ def _make_scalar_1():
                             n0_root[v_ws_item_sk] = _n
                         else:
                             del n0_root[v_ws_item_sk]
-                    if pending is not None:
-                        _k = (v_ws_item_sk,)
-                        _v = _d2
-                        _o = pending.get(_k)
-                        pending[_k] = (
-                            _v
-                            if _o is None
-                            else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
-                        )
+                    key = (v_ws_item_sk,)
+                    reported = self._reported
+                    changes = []
+                    new = None
+                    _m1 = self.n0_root.get(v_ws_item_sk)
+                    if _m1 is not None:
+                        p = _m1
+                        _a0 = None if p[1] == 0 else (p[2] / 100) / p[1]
+                        new = (v_ws_item_sk, (None if _a0 is None else (1.3 * _a0)))
+                    old = reported.get(key)
+                    if old != new and not _same(old, new):
+                        if old is not None:
+                            changes.append((old, -1))
+                        if new is not None:
+                            changes.append((new, 1))
+                            reported[key] = new
+                        else:
+                            del reported[key]
+                    return changes
 
         def _apply_date_dim(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -645,138 +654,6 @@ def _make_scalar_1():
                                 if _o is None
                                 else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                             )
-
-        def _batch_web_sales(self, rows, mults):
-            """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
-            every row is checked and its payload summed per key (the values its
-            atoms' paths read) first, then each key's sum takes the path to the
-            root once. Nothing changes before every check has passed."""
-            counts = {}  # row -> its multiplicity after the batch
-            store = self.web_sales_rows
-            sums0 = {}  # atom web_sales: key -> summed payload
-            for row, d in zip(rows, mults):
-                if type(d) is not int:
-                    raise ViewError(f"multiplicities must be int, got {d!r}")
-                if not d:
-                    continue
-                if type(row) is not tuple:
-                    row = tuple(row)
-                if len(row) != 34:
-                    raise ViewError(_arity_message("web_sales", 34, row))
-                v_ws_sold_date_sk = row[0]
-                v_ws_item_sk = row[3]
-                c_web_sales_ws_ext_discount_amt = row[22]
-                if v_ws_item_sk is None:
-                    raise _null_error("web_sales", row, ((3, "ws_item_sk"),))
-                keep_web_sales = v_ws_sold_date_sk is not None
-                if keep_web_sales:
-                    _p = (
-                        d,
-                        (d if c_web_sales_ws_ext_discount_amt is not None else 0),
-                        (
-                            d * round(c_web_sales_ws_ext_discount_amt * 100)
-                            if c_web_sales_ws_ext_discount_amt is not None
-                            else 0
-                        ),
-                    )
-                    _k = (v_ws_sold_date_sk, v_ws_item_sk)
-                    _o = sums0.get(_k)
-                    sums0[_k] = (
-                        _p
-                        if _o is None
-                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                    )
-                c = counts.get(row)
-                counts[row] = (store.get(row, 0) if c is None else c) + d
-            for row, c in counts.items():
-                if c < 0:
-                    raise ViewError(_absent_message("web_sales", row))
-            for row, c in counts.items():
-                if c:
-                    store[row] = c
-                else:
-                    store.pop(row, None)
-            pending = self._pending
-            date_dim_count_by_ws_sold_date_sk = self.date_dim_count_by_ws_sold_date_sk
-            n0_root = self.n0_root
-            web_sales_ws_item_sk_by_ws_sold_date_sk = (
-                self.web_sales_ws_item_sk_by_ws_sold_date_sk
-            )
-            # atom web_sales
-            for _k, _p in sums0.items():
-                v_ws_sold_date_sk, v_ws_item_sk = _k
-                # a zero count with nonzero sums only where the key is kept (else
-                # it is what float sums leave of rows inserted and deleted again)
-                if not _p[0] and (
-                    _p == _ZERO
-                    or not _entry(
-                        self.web_sales_ws_item_sk_by_ws_sold_date_sk.get(
-                            v_ws_sold_date_sk
-                        ),
-                        v_ws_item_sk,
-                        _ZERO,
-                    )[0]
-                ):
-                    continue
-                _grp = web_sales_ws_item_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                if _grp is None:
-                    web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
-                        v_ws_item_sk,
-                        _p,
-                    )
-                elif type(_grp) is tuple:
-                    _e = v_ws_item_sk
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                        if _n[0]:
-                            web_sales_ws_item_sk_by_ws_sold_date_sk[
-                                v_ws_sold_date_sk
-                            ] = (_grp[0], _n)
-                        else:
-                            del web_sales_ws_item_sk_by_ws_sold_date_sk[
-                                v_ws_sold_date_sk
-                            ]
-                    else:
-                        web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
-                    _o = _grp.get(v_ws_item_sk)
-                    if _o is None:
-                        _grp[v_ws_item_sk] = _p
-                    else:
-                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                        if _n[0]:
-                            _grp[v_ws_item_sk] = _n
-                        else:
-                            del _grp[v_ws_item_sk]
-                            if len(_grp) == 1:
-                                web_sales_ws_item_sk_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ] = next(iter(_grp.items()))
-                _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                    _o = n0_root.get(v_ws_item_sk)
-                    if _o is None:
-                        n0_root[v_ws_item_sk] = _d2
-                    else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
-                        if _n[0]:
-                            n0_root[v_ws_item_sk] = _n
-                        else:
-                            del n0_root[v_ws_item_sk]
-                    if pending is not None:
-                        _k = (v_ws_item_sk,)
-                        _v = _d2
-                        _o = pending.get(_k)
-                        pending[_k] = (
-                            _v
-                            if _o is None
-                            else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
-                        )
 
         def _batch_date_dim(self, rows, mults):
             """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -1413,14 +1290,9 @@ class View:
 
         # the subquery behind relation scalar_1 reads this relation
         sub = self.sub_scalar_1
-        sub._appliers["web_sales"](row, d)
-        if sub._pending:  # else its result is unchanged
-            try:
-                changes = sub._changes_of(sub._pending)
-            finally:
-                sub._pending.clear()
-            if changes:
-                self._on_scalar_1(changes)
+        changes = sub._appliers["web_sales"](row, d)  # the change of its one group
+        if changes:
+            self._on_scalar_1(changes)
 
     def _apply_item(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -1558,13 +1430,14 @@ class View:
         # the subquery behind relation scalar_1 reads this relation
         sub = self.sub_scalar_1
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
-            if changes:
-                self._on_scalar_1(changes)
+        if changes:
+            self._on_scalar_1(changes)
 
     def _batch_item(self, rows, mults):
         """Apply a batch of item rows (row i changes by mults[i]) at once:

@@ -1535,9 +1535,7 @@ def _make_derived1():
                         self.store_returns_root = {}
                         self._appliers = {"store_returns": self._apply_store_returns}
                         self._batchers = (
-                            {  # update() of several rows: summed per key first
-                                "store_returns": self._batch_store_returns
-                            }
+                            {}  # update() of several rows: summed per key first
                         )
                         self._on_delta = on_delta
                         self._pending = {} if (push or on_delta is not None) else None
@@ -1688,93 +1686,16 @@ def _make_derived1():
                         # atom store_returns
                         _p = d
                         _t1 = (v_sr_item_sk, v_sr_ticket_number)
-                        _o = store_returns_root.get(_t1)
-                        if _o is None:
-                            store_returns_root[_t1] = _p
+                        _o = store_returns_root.get(_t1, 0)
+                        _n = _o + _p
+                        if _n:
+                            store_returns_root[_t1] = _n
                         else:
-                            _n = _o + _p
-                            if _n:
-                                store_returns_root[_t1] = _n
-                            else:
-                                del store_returns_root[_t1]
-                        if pending is not None:
-                            _k = (v_sr_item_sk, v_sr_ticket_number)
-                            _v = _p
-                            _o = pending.get(_k)
-                            pending[_k] = _v if _o is None else _o + _v
-
-                    def _batch_store_returns(self, rows, mults):
-                        """Apply a batch of store_returns rows (row i changes by mults[i]) at once:
-                        every row is checked and its payload summed per key (the values its
-                        atoms' paths read) first, then each key's sum takes the path to the
-                        root once. Nothing changes before every check has passed."""
-                        counts = {}  # row -> its multiplicity after the batch
-                        store = self.store_returns_rows
-                        sums0 = {}  # atom store_returns: key -> summed payload
-                        for row, d in zip(rows, mults):
-                            if type(d) is not int:
-                                raise ViewError(
-                                    f"multiplicities must be int, got {d!r}"
-                                )
-                            if not d:
-                                continue
-                            if type(row) is not tuple:
-                                row = tuple(row)
-                            if len(row) != 20:
-                                raise ViewError(
-                                    _arity_message("store_returns", 20, row)
-                                )
-                            v_sr_item_sk = row[2]
-                            v_sr_ticket_number = row[9]
-                            if v_sr_item_sk is None or v_sr_ticket_number is None:
-                                raise _null_error(
-                                    "store_returns",
-                                    row,
-                                    ((2, "sr_item_sk"), (9, "sr_ticket_number")),
-                                )
-                            _p = d
-                            _k = (v_sr_item_sk, v_sr_ticket_number)
-                            _o = sums0.get(_k)
-                            sums0[_k] = _p if _o is None else _o + _p
-                            c = counts.get(row)
-                            counts[row] = (store.get(row, 0) if c is None else c) + d
-                        for row, c in counts.items():
-                            if c < 0:
-                                raise ViewError(_absent_message("store_returns", row))
-                        for row, c in counts.items():
-                            if c:
-                                store[row] = c
-                            else:
-                                store.pop(row, None)
-                        pending = self._pending
-                        store_returns_root = self.store_returns_root
-                        # atom store_returns
-                        for _k, _p in sums0.items():
-                            v_sr_item_sk, v_sr_ticket_number = _k
-                            # a zero count with nonzero sums only where the key is kept (else
-                            # it is what float sums leave of rows inserted and deleted again)
-                            if not _p and (
-                                _p == _ZERO
-                                or not self.store_returns_root.get(
-                                    (v_sr_item_sk, v_sr_ticket_number), _ZERO
-                                )
-                            ):
-                                continue
-                            _t1 = (v_sr_item_sk, v_sr_ticket_number)
-                            _o = store_returns_root.get(_t1)
-                            if _o is None:
-                                store_returns_root[_t1] = _p
-                            else:
-                                _n = _o + _p
-                                if _n:
-                                    store_returns_root[_t1] = _n
-                                else:
-                                    del store_returns_root[_t1]
-                            if pending is not None:
-                                _k = (v_sr_item_sk, v_sr_ticket_number)
-                                _v = _p
-                                _o = pending.get(_k)
-                                pending[_k] = _v if _o is None else _o + _v
+                            del store_returns_root[_t1]
+                        if not _o:
+                            return (v_sr_item_sk, v_sr_ticket_number), 1
+                        if not _n:
+                            return (v_sr_item_sk, v_sr_ticket_number), -1
 
                     def _lookup(self, v_sr_item_sk, v_sr_ticket_number):
                         """The payload of one output tuple, in O(1); None if absent."""
@@ -2211,14 +2132,9 @@ def _make_derived1():
                     pending = self._pending
                     # the subquery behind relation exists_1 reads this relation
                     sub = self.sub_exists_1
-                    sub._appliers["store_returns"](row, d)
-                    if sub._pending:  # else its result is unchanged
-                        try:
-                            changes = sub._changes_of(sub._pending)
-                        finally:
-                            sub._pending.clear()
-                        if changes:
-                            self._on_exists_1(changes)
+                    change = sub._appliers["store_returns"](row, d)
+                    if change is not None:  # the one row of its result it changed
+                        self._on_exists_1([change])
 
                 def _rows_of_store_sales(self, row, d):
                     """Apply `d` copies of `row` to atom store_sales alone (its relation's
@@ -2584,7 +2500,7 @@ def _make_derived1():
         COLUMNS = ("ss_item_sk", "ss_ticket_number", "ss_customer_sk", "act_sales")
         QUERY_ID = "02ebf92ff30d4ada"
         LAYOUT_ID = (
-            "9cda37cc2d8ce243"  # the state's layout: snapshots restore only here
+            "d837d6569ed4d3a4"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -2593,7 +2509,6 @@ def _make_derived1():
             on_delta: Callable[[tuple, int], None] | None = None,
             push: bool = False,
         ) -> None:
-            self.derived1_rows = {}  # input rows: row -> multiplicity
             self.reason_rows = {}  # input rows: row -> multiplicity
             # root n0: its tuples
             self.n0_root = {}
@@ -2740,10 +2655,6 @@ def _make_derived1():
                 v_store_returns__sr_return_quantity,
             ) = row
             keep_oj1 = v_store_returns__sr_reason_sk is not None
-            store = self.derived1_rows
-            count = store.get(row, 0) + d
-            if count < 0:
-                raise ViewError(_absent_message("derived1", row))
             pending = self._pending
             n0_root = self.n0_root
             oj1_store_sales__ss_item_sk_store_sales__ss_ticket_number_store_sales__ss_customer_sk_store_sales__ss_sales_price_store_sales__ss_quantity_store_returns__sr_return_quantity_by_store_returns__sr_reason_sk = (
@@ -2752,10 +2663,6 @@ def _make_derived1():
             reason_count_by_store_returns__sr_reason_sk = (
                 self.reason_count_by_store_returns__sr_reason_sk
             )
-            if count:
-                store[row] = count
-            else:
-                del store[row]
             # atom oj1
             if keep_oj1:
                 _p = d
@@ -3023,8 +2930,9 @@ def _make_derived1():
             sub._appliers["store_sales"](row, d)
             sub._flush()
             changes = sub._changes
-            for sub_row, change in changes:
-                self._apply_derived1(sub_row, change)
+            if changes:
+                for sub_row, change in changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_store_returns(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -3038,8 +2946,9 @@ def _make_derived1():
             sub._appliers["store_returns"](row, d)
             sub._flush()
             changes = sub._changes
-            for sub_row, change in changes:
-                self._apply_derived1(sub_row, change)
+            if changes:
+                for sub_row, change in changes:
+                    self._apply_derived1(sub_row, change)
 
         def _batch_reason(self, rows, mults):
             """Apply a batch of reason rows (row i changes by mults[i]) at once:
@@ -3325,7 +3234,6 @@ def _make_derived1():
                     "query": self.QUERY_ID,
                     "layout": self.LAYOUT_ID,
                     "state": {
-                        "derived1_rows": self.derived1_rows,
                         "reason_rows": self.reason_rows,
                         "n0_root": self.n0_root,
                         "oj1_store_sales__ss_item_sk_store_sales__ss_ticket_number_store_sales__ss_customer_sk_store_sales__ss_sales_price_store_sales__ss_quantity_store_returns__sr_return_quantity_by_store_returns__sr_reason_sk": self.oj1_store_sales__ss_item_sk_store_sales__ss_ticket_number_store_sales__ss_customer_sk_store_sales__ss_sales_price_store_sales__ss_quantity_store_returns__sr_return_quantity_by_store_returns__sr_reason_sk,
@@ -3358,7 +3266,6 @@ def _make_derived1():
                 )
             state = snapshot.get("state")
             names = (
-                "derived1_rows",
                 "reason_rows",
                 "n0_root",
                 "oj1_store_sales__ss_item_sk_store_sales__ss_ticket_number_store_sales__ss_customer_sk_store_sales__ss_sales_price_store_sales__ss_quantity_store_returns__sr_return_quantity_by_store_returns__sr_reason_sk",
@@ -3443,13 +3350,12 @@ class View:
     }
     COLUMNS = ("ss_customer_sk", "sumsales")
     QUERY_ID = "e782212f1e846f3d"
-    LAYOUT_ID = "1ec243e85e1618de"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "a481c8002fa2d362"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
         # root t: its tuples
         self.t_root = {}
         self._appliers = {
@@ -3582,10 +3488,6 @@ class View:
             raise ViewError(_arity_message("derived1", 4, row))
         v_ss_customer_sk = row[2]
         c_t_act_sales = row[3]
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         _p = (
             d,
             (d if c_t_act_sales is not None else 0),
@@ -3593,10 +3495,6 @@ class View:
         )
         pending = self._pending
         t_root = self.t_root
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom t
         _o = t_root.get(v_ss_customer_sk)
         if _o is None:
@@ -3625,11 +3523,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["reason"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -3643,11 +3543,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -3661,11 +3563,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store_returns"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -3751,7 +3655,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
                     "t_root": self.t_root,
                     "_ordered": self._ordered,
                     "_reported": self._reported,
@@ -3782,7 +3685,7 @@ class View:
                 "module generated by another dynyan version"
             )
         state = snapshot.get("state")
-        names = ("derived1_rows", "t_root", "_ordered", "_reported", "sub:sub_derived1")
+        names = ("t_root", "_ordered", "_reported", "sub:sub_derived1")
         if not isinstance(state, dict) or set(state) != set(names):
             found = (
                 sorted(map(str, state))

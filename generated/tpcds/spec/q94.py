@@ -293,9 +293,7 @@ def _make_exists_1():
             # root ws2: its tuples
             self.ws2_root = {}
             self._appliers = {"web_sales": self._apply_web_sales}
-            self._batchers = {  # update() of several rows: summed per key first
-                "web_sales": self._batch_web_sales
-            }
+            self._batchers = {}  # update() of several rows: summed per key first
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._changes = []
@@ -426,85 +424,16 @@ def _make_exists_1():
             # atom ws2
             _p = d
             _t1 = (v_ws_warehouse_sk, v_ws_order_number)
-            _o = ws2_root.get(_t1)
-            if _o is None:
-                ws2_root[_t1] = _p
+            _o = ws2_root.get(_t1, 0)
+            _n = _o + _p
+            if _n:
+                ws2_root[_t1] = _n
             else:
-                _n = _o + _p
-                if _n:
-                    ws2_root[_t1] = _n
-                else:
-                    del ws2_root[_t1]
-            if pending is not None:
-                _k = (v_ws_order_number, v_ws_warehouse_sk)
-                _v = _p
-                _o = pending.get(_k)
-                pending[_k] = _v if _o is None else _o + _v
-
-        def _batch_web_sales(self, rows, mults):
-            """Apply a batch of web_sales rows (row i changes by mults[i]) at once:
-            every row is checked and its payload summed per key (the values its
-            atoms' paths read) first, then each key's sum takes the path to the
-            root once. Nothing changes before every check has passed."""
-            counts = {}  # row -> its multiplicity after the batch
-            store = self.web_sales_rows
-            sums0 = {}  # atom ws2: key -> summed payload
-            for row, d in zip(rows, mults):
-                if type(d) is not int:
-                    raise ViewError(f"multiplicities must be int, got {d!r}")
-                if not d:
-                    continue
-                if type(row) is not tuple:
-                    row = tuple(row)
-                if len(row) != 34:
-                    raise ViewError(_arity_message("web_sales", 34, row))
-                v_ws_warehouse_sk = row[15]
-                v_ws_order_number = row[17]
-                if v_ws_order_number is None:
-                    raise _null_error("web_sales", row, ((17, "ws_order_number"),))
-                _p = d
-                _k = (v_ws_warehouse_sk, v_ws_order_number)
-                _o = sums0.get(_k)
-                sums0[_k] = _p if _o is None else _o + _p
-                c = counts.get(row)
-                counts[row] = (store.get(row, 0) if c is None else c) + d
-            for row, c in counts.items():
-                if c < 0:
-                    raise ViewError(_absent_message("web_sales", row))
-            for row, c in counts.items():
-                if c:
-                    store[row] = c
-                else:
-                    store.pop(row, None)
-            pending = self._pending
-            ws2_root = self.ws2_root
-            # atom ws2
-            for _k, _p in sums0.items():
-                v_ws_warehouse_sk, v_ws_order_number = _k
-                # a zero count with nonzero sums only where the key is kept (else
-                # it is what float sums leave of rows inserted and deleted again)
-                if not _p and (
-                    _p == _ZERO
-                    or not self.ws2_root.get(
-                        (v_ws_warehouse_sk, v_ws_order_number), _ZERO
-                    )
-                ):
-                    continue
-                _t1 = (v_ws_warehouse_sk, v_ws_order_number)
-                _o = ws2_root.get(_t1)
-                if _o is None:
-                    ws2_root[_t1] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        ws2_root[_t1] = _n
-                    else:
-                        del ws2_root[_t1]
-                if pending is not None:
-                    _k = (v_ws_order_number, v_ws_warehouse_sk)
-                    _v = _p
-                    _o = pending.get(_k)
-                    pending[_k] = _v if _o is None else _o + _v
+                del ws2_root[_t1]
+            if not _o:
+                return (v_ws_order_number, v_ws_warehouse_sk), 1
+            if not _n:
+                return (v_ws_order_number, v_ws_warehouse_sk), -1
 
         def _lookup(self, v_ws_order_number, v_ws_warehouse_sk):
             """The payload of one output tuple, in O(1); None if absent."""
@@ -716,9 +645,7 @@ def _make_exists_2():
             # root wr1: its tuples
             self.wr1_root = {}
             self._appliers = {"web_returns": self._apply_web_returns}
-            self._batchers = {  # update() of several rows: summed per key first
-                "web_returns": self._batch_web_returns
-            }
+            self._batchers = {}  # update() of several rows: summed per key first
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._changes = []
@@ -847,80 +774,16 @@ def _make_exists_2():
                 del store[row]
             # atom wr1
             _p = d
-            _o = wr1_root.get(v_wr_order_number)
-            if _o is None:
-                wr1_root[v_wr_order_number] = _p
+            _o = wr1_root.get(v_wr_order_number, 0)
+            _n = _o + _p
+            if _n:
+                wr1_root[v_wr_order_number] = _n
             else:
-                _n = _o + _p
-                if _n:
-                    wr1_root[v_wr_order_number] = _n
-                else:
-                    del wr1_root[v_wr_order_number]
-            if pending is not None:
-                _k = (v_wr_order_number,)
-                _v = _p
-                _o = pending.get(_k)
-                pending[_k] = _v if _o is None else _o + _v
-
-        def _batch_web_returns(self, rows, mults):
-            """Apply a batch of web_returns rows (row i changes by mults[i]) at once:
-            every row is checked and its payload summed per key (the values its
-            atoms' paths read) first, then each key's sum takes the path to the
-            root once. Nothing changes before every check has passed."""
-            counts = {}  # row -> its multiplicity after the batch
-            store = self.web_returns_rows
-            sums0 = {}  # atom wr1: key -> summed payload
-            for row, d in zip(rows, mults):
-                if type(d) is not int:
-                    raise ViewError(f"multiplicities must be int, got {d!r}")
-                if not d:
-                    continue
-                if type(row) is not tuple:
-                    row = tuple(row)
-                if len(row) != 24:
-                    raise ViewError(_arity_message("web_returns", 24, row))
-                v_wr_order_number = row[13]
-                if v_wr_order_number is None:
-                    raise _null_error("web_returns", row, ((13, "wr_order_number"),))
-                _p = d
-                _k = v_wr_order_number
-                _o = sums0.get(_k)
-                sums0[_k] = _p if _o is None else _o + _p
-                c = counts.get(row)
-                counts[row] = (store.get(row, 0) if c is None else c) + d
-            for row, c in counts.items():
-                if c < 0:
-                    raise ViewError(_absent_message("web_returns", row))
-            for row, c in counts.items():
-                if c:
-                    store[row] = c
-                else:
-                    store.pop(row, None)
-            pending = self._pending
-            wr1_root = self.wr1_root
-            # atom wr1
-            for _k, _p in sums0.items():
-                v_wr_order_number = _k
-                # a zero count with nonzero sums only where the key is kept (else
-                # it is what float sums leave of rows inserted and deleted again)
-                if not _p and (
-                    _p == _ZERO or not self.wr1_root.get(v_wr_order_number, _ZERO)
-                ):
-                    continue
-                _o = wr1_root.get(v_wr_order_number)
-                if _o is None:
-                    wr1_root[v_wr_order_number] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        wr1_root[v_wr_order_number] = _n
-                    else:
-                        del wr1_root[v_wr_order_number]
-                if pending is not None:
-                    _k = (v_wr_order_number,)
-                    _v = _p
-                    _o = pending.get(_k)
-                    pending[_k] = _v if _o is None else _o + _v
+                del wr1_root[v_wr_order_number]
+            if not _o:
+                return (v_wr_order_number,), 1
+            if not _n:
+                return (v_wr_order_number,), -1
 
         def _lookup(self, v_wr_order_number):
             """The payload of one output tuple, in O(1); None if absent."""
@@ -1696,14 +1559,9 @@ class View:
 
         # the subquery behind relation exists_1 reads this relation
         sub = self.sub_exists_1
-        sub._appliers["web_sales"](row, d)
-        if sub._pending:  # else its result is unchanged
-            try:
-                changes = sub._changes_of(sub._pending)
-            finally:
-                sub._pending.clear()
-            if changes:
-                self._on_exists_1(changes)
+        change = sub._appliers["web_sales"](row, d)
+        if change is not None:  # the one row of its result it changed
+            self._on_exists_1([change])
 
     def _apply_date_dim(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -2190,14 +2048,9 @@ class View:
         pending = self._pending
         # the subquery behind relation exists_2 reads this relation
         sub = self.sub_exists_2
-        sub._appliers["web_returns"](row, d)
-        if sub._pending:  # else its result is unchanged
-            try:
-                changes = sub._changes_of(sub._pending)
-            finally:
-                sub._pending.clear()
-            if changes:
-                self._on_exists_2(changes)
+        change = sub._appliers["web_returns"](row, d)
+        if change is not None:  # the one row of its result it changed
+            self._on_exists_2([change])
 
     def _batch_date_dim(self, rows, mults):
         """Apply a batch of date_dim rows (row i changes by mults[i]) at once:

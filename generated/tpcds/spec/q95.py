@@ -1268,7 +1268,7 @@ def _make_in_1():
         COLUMNS = ("k1",)
         QUERY_ID = "f610503f1120adff"
         LAYOUT_ID = (
-            "282d5b9aef2d3f4c"  # the state's layout: snapshots restore only here
+            "b23d212a5bb43ca3"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1277,7 +1277,6 @@ def _make_in_1():
             on_delta: Callable[[tuple, int], None] | None = None,
             push: bool = False,
         ) -> None:
-            self.derived1_rows = {}  # input rows: row -> multiplicity
             self.web_returns_rows = {}  # input rows: row -> multiplicity
             # root n0: its tuples
             self.n0_root = {}
@@ -1413,20 +1412,12 @@ def _make_in_1():
                 raise ViewError(_arity_message("derived1", 3, row))
             v_wr_order_number = row[0]
             keep_ws_wh = v_wr_order_number is not None
-            store = self.derived1_rows
-            count = store.get(row, 0) + d
-            if count < 0:
-                raise ViewError(_absent_message("derived1", row))
             pending = self._pending
             n0_root = self.n0_root
             web_returns_count_by_wr_order_number = (
                 self.web_returns_count_by_wr_order_number
             )
             ws_wh_count_by_wr_order_number = self.ws_wh_count_by_wr_order_number
-            if count:
-                store[row] = count
-            else:
-                del store[row]
             # atom ws_wh
             if keep_ws_wh:
                 _p = d
@@ -1519,11 +1510,13 @@ def _make_in_1():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["web_sales"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -1680,7 +1673,6 @@ def _make_in_1():
                     "query": self.QUERY_ID,
                     "layout": self.LAYOUT_ID,
                     "state": {
-                        "derived1_rows": self.derived1_rows,
                         "web_returns_rows": self.web_returns_rows,
                         "n0_root": self.n0_root,
                         "ws_wh_count_by_wr_order_number": self.ws_wh_count_by_wr_order_number,
@@ -1713,7 +1705,6 @@ def _make_in_1():
                 )
             state = snapshot.get("state")
             names = (
-                "derived1_rows",
                 "web_returns_rows",
                 "n0_root",
                 "ws_wh_count_by_wr_order_number",
@@ -2750,7 +2741,7 @@ def _make_in_2():
         COLUMNS = ("k1",)
         QUERY_ID = "2211a0f9dd3e3820"
         LAYOUT_ID = (
-            "15bc5d349cff9919"  # the state's layout: snapshots restore only here
+            "0f94957097a726b9"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -2759,7 +2750,6 @@ def _make_in_2():
             on_delta: Callable[[tuple, int], None] | None = None,
             push: bool = False,
         ) -> None:
-            self.derived1_rows = {}  # input rows: row -> multiplicity
             # root ws_wh: its tuples
             self.ws_wh_root = {}
             self._appliers = {"web_sales": self._apply_web_sales}
@@ -2884,16 +2874,8 @@ def _make_in_2():
             if len(row) != 3:
                 raise ViewError(_arity_message("derived1", 3, row))
             v_ws_order_number = row[0]
-            store = self.derived1_rows
-            count = store.get(row, 0) + d
-            if count < 0:
-                raise ViewError(_absent_message("derived1", row))
             pending = self._pending
             ws_wh_root = self.ws_wh_root
-            if count:
-                store[row] = count
-            else:
-                del store[row]
             # atom ws_wh
             _p = d
             _o = ws_wh_root.get(v_ws_order_number)
@@ -2921,11 +2903,13 @@ def _make_in_2():
             # the subquery behind relation derived1 reads this relation
             sub = self.sub_derived1
             sub._appliers["web_sales"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -3003,7 +2987,6 @@ def _make_in_2():
                     "query": self.QUERY_ID,
                     "layout": self.LAYOUT_ID,
                     "state": {
-                        "derived1_rows": self.derived1_rows,
                         "ws_wh_root": self.ws_wh_root,
                         "sub:sub_derived1": self.sub_derived1.snapshot(),
                     },
@@ -3032,7 +3015,7 @@ def _make_in_2():
                     "module generated by another dynyan version"
                 )
             state = snapshot.get("state")
-            names = ("derived1_rows", "ws_wh_root", "sub:sub_derived1")
+            names = ("ws_wh_root", "sub:sub_derived1")
             if not isinstance(state, dict) or set(state) != set(names):
                 found = (
                     sorted(map(str, state))
@@ -3198,14 +3181,12 @@ class View:
     }
     COLUMNS = ("order count", "total shipping cost", "total net profit")
     QUERY_ID = "aa591f52c4a2a434"
-    LAYOUT_ID = "77658c2641af959c"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "85d31222b8a206e8"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.in_1_rows = {}  # input rows: row -> multiplicity
-        self.in_2_rows = {}  # input rows: row -> multiplicity
         self.web_sales_rows = {}  # input rows: row -> multiplicity
         self.date_dim_rows = {}  # input rows: row -> multiplicity
         self.customer_address_rows = {}  # input rows: row -> multiplicity
@@ -3383,10 +3364,6 @@ class View:
             raise ViewError(_arity_message("in_1", 1, row))
         (v_ws_order_number,) = row
         keep_in1 = v_ws_order_number is not None
-        store = self.in_1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("in_1", row))
         # only for a row the atom takes (its NULL-rejecting filters hold)
         _p = (d, d, d, d, d) if keep_in1 else None
         pending = self._pending
@@ -3395,10 +3372,6 @@ class View:
         n0_root = self.n0_root
         n1_count_by_ws_order_number = self.n1_count_by_ws_order_number
         n2_count_by_ws_order_number = self.n2_count_by_ws_order_number
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom in1
         if keep_in1:
             _o = in1_count_by_ws_order_number.get(v_ws_order_number)
@@ -3488,20 +3461,12 @@ class View:
             raise ViewError(_arity_message("in_2", 1, row))
         (v_ws_order_number,) = row
         keep_in2 = v_ws_order_number is not None
-        store = self.in_2_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("in_2", row))
         # only for a row the atom takes (its NULL-rejecting filters hold)
         _p = (d, d, d, d, d) if keep_in2 else None
         pending = self._pending
         in2_count_by_ws_order_number = self.in2_count_by_ws_order_number
         n0_root = self.n0_root
         n1_count_by_ws_order_number = self.n1_count_by_ws_order_number
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom in2
         if keep_in2:
             _o = in2_count_by_ws_order_number.get(v_ws_order_number)
@@ -3905,21 +3870,25 @@ class View:
         # the subquery behind relation in_1 reads this relation
         sub = self.sub_in_1
         sub._appliers["web_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_in_1(sub_row, change)
         # the subquery behind relation in_2 reads this relation
         sub = self.sub_in_2
         sub._appliers["web_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_in_2(sub_row, change)
 
@@ -4573,11 +4542,13 @@ class View:
         # the subquery behind relation in_1 reads this relation
         sub = self.sub_in_1
         sub._appliers["web_returns"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_in_1(sub_row, change)
 
@@ -5438,8 +5409,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "in_1_rows": self.in_1_rows,
-                    "in_2_rows": self.in_2_rows,
                     "web_sales_rows": self.web_sales_rows,
                     "date_dim_rows": self.date_dim_rows,
                     "customer_address_rows": self.customer_address_rows,
@@ -5487,8 +5456,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "in_1_rows",
-            "in_2_rows",
             "web_sales_rows",
             "date_dim_rows",
             "customer_address_rows",

@@ -436,8 +436,7 @@ def _make_derived1():
                         }
                         self._batchers = (
                             {  # update() of several rows: summed per key first
-                                "store_sales": self._batch_store_sales,
-                                "date_dim": self._batch_date_dim,
+                                "date_dim": self._batch_date_dim
                             }
                         )
                         self._on_delta = on_delta
@@ -660,11 +659,26 @@ def _make_derived1():
                                         n0_root[_t1] = _n
                                     else:
                                         del n0_root[_t1]
-                                if pending is not None:
-                                    _k = (v_ss_customer_sk, v_ss_item_sk)
-                                    _v = _d3
-                                    _o = pending.get(_k)
-                                    pending[_k] = _v if _o is None else _o + _v
+                                key = (v_ss_customer_sk, v_ss_item_sk)
+                                reported = self._reported
+                                changes = []
+                                new = None
+                                _m1 = self.n0_root.get((v_ss_item_sk, v_ss_customer_sk))
+                                if _m1 is not None:
+                                    p = _m1
+                                    new = (v_ss_customer_sk, v_ss_item_sk)
+                                old = reported.get(key)
+                                if (
+                                    old != new
+                                ):  # no output can be NaN: equal rows are the same
+                                    if old is not None:
+                                        changes.append((old, -1))
+                                    if new is not None:
+                                        changes.append((new, 1))
+                                        reported[key] = new
+                                    else:
+                                        del reported[key]
+                                return changes
 
                     def _apply_date_dim(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -740,142 +754,6 @@ def _make_derived1():
                                         _v = _d2
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
-
-                    def _batch_store_sales(self, rows, mults):
-                        """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
-                        every row is checked and its payload summed per key (the values its
-                        atoms' paths read) first, then each key's sum takes the path to the
-                        root once. Nothing changes before every check has passed."""
-                        counts = {}  # row -> its multiplicity after the batch
-                        store = self.store_sales_rows
-                        sums0 = {}  # atom store_sales: key -> summed payload
-                        for row, d in zip(rows, mults):
-                            if type(d) is not int:
-                                raise ViewError(
-                                    f"multiplicities must be int, got {d!r}"
-                                )
-                            if not d:
-                                continue
-                            if type(row) is not tuple:
-                                row = tuple(row)
-                            if len(row) != 23:
-                                raise ViewError(_arity_message("store_sales", 23, row))
-                            v_ss_sold_date_sk = row[0]
-                            v_ss_item_sk = row[2]
-                            v_ss_customer_sk = row[3]
-                            if v_ss_item_sk is None:
-                                raise _null_error(
-                                    "store_sales", row, ((2, "ss_item_sk"),)
-                                )
-                            keep_store_sales = v_ss_sold_date_sk is not None
-                            if keep_store_sales:
-                                _p = d
-                                _k = (v_ss_sold_date_sk, v_ss_item_sk, v_ss_customer_sk)
-                                _o = sums0.get(_k)
-                                sums0[_k] = _p if _o is None else _o + _p
-                            c = counts.get(row)
-                            counts[row] = (store.get(row, 0) if c is None else c) + d
-                        for row, c in counts.items():
-                            if c < 0:
-                                raise ViewError(_absent_message("store_sales", row))
-                        for row, c in counts.items():
-                            if c:
-                                store[row] = c
-                            else:
-                                store.pop(row, None)
-                        pending = self._pending
-                        date_dim_count_by_ss_sold_date_sk = (
-                            self.date_dim_count_by_ss_sold_date_sk
-                        )
-                        n0_root = self.n0_root
-                        store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk = (
-                            self.store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk
-                        )
-                        # atom store_sales
-                        for _k, _p in sums0.items():
-                            v_ss_sold_date_sk, v_ss_item_sk, v_ss_customer_sk = _k
-                            # a zero count with nonzero sums only where the key is kept (else
-                            # it is what float sums leave of rows inserted and deleted again)
-                            if not _p and (
-                                _p == _ZERO
-                                or not _entry(
-                                    self.store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk.get(
-                                        v_ss_sold_date_sk
-                                    ),
-                                    (v_ss_item_sk, v_ss_customer_sk),
-                                    _ZERO,
-                                )
-                            ):
-                                continue
-                            _t1 = (v_ss_item_sk, v_ss_customer_sk)
-                            _grp = store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk.get(
-                                v_ss_sold_date_sk
-                            )
-                            if _grp is None:
-                                store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ] = (
-                                    _t1,
-                                    _p,
-                                )
-                            elif type(_grp) is tuple:
-                                _e = _t1
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _p
-                                    if _n:
-                                        store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ] = (
-                                            _grp[0],
-                                            _n,
-                                        )
-                                    else:
-                                        del store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ]
-                                else:
-                                    store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _p,
-                                    }
-                            else:
-                                _o = _grp.get(_t1)
-                                if _o is None:
-                                    _grp[_t1] = _p
-                                else:
-                                    _n = _o + _p
-                                    if _n:
-                                        _grp[_t1] = _n
-                                    else:
-                                        del _grp[_t1]
-                                        if len(_grp) == 1:
-                                            store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
-                                                v_ss_sold_date_sk
-                                            ] = next(
-                                                iter(_grp.items())
-                                            )
-                            _w2 = date_dim_count_by_ss_sold_date_sk.get(
-                                v_ss_sold_date_sk
-                            )
-                            if _w2 is not None:
-                                _d3 = _p * _w2
-                                _o = n0_root.get(_t1)
-                                if _o is None:
-                                    n0_root[_t1] = _d3
-                                else:
-                                    _n = _o + _d3
-                                    if _n:
-                                        n0_root[_t1] = _n
-                                    else:
-                                        del n0_root[_t1]
-                                if pending is not None:
-                                    _k = (v_ss_customer_sk, v_ss_item_sk)
-                                    _v = _d3
-                                    _o = pending.get(_k)
-                                    pending[_k] = _v if _o is None else _o + _v
 
                     def _batch_date_dim(self, rows, mults):
                         """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -1318,8 +1196,7 @@ def _make_derived1():
                         }
                         self._batchers = (
                             {  # update() of several rows: summed per key first
-                                "catalog_sales": self._batch_catalog_sales,
-                                "date_dim": self._batch_date_dim,
+                                "date_dim": self._batch_date_dim
                             }
                         )
                         self._on_delta = on_delta
@@ -1544,11 +1421,28 @@ def _make_derived1():
                                         n0_root[_t1] = _n
                                     else:
                                         del n0_root[_t1]
-                                if pending is not None:
-                                    _k = (v_cs_bill_customer_sk, v_cs_item_sk)
-                                    _v = _d3
-                                    _o = pending.get(_k)
-                                    pending[_k] = _v if _o is None else _o + _v
+                                key = (v_cs_bill_customer_sk, v_cs_item_sk)
+                                reported = self._reported
+                                changes = []
+                                new = None
+                                _m1 = self.n0_root.get(
+                                    (v_cs_bill_customer_sk, v_cs_item_sk)
+                                )
+                                if _m1 is not None:
+                                    p = _m1
+                                    new = (v_cs_bill_customer_sk, v_cs_item_sk)
+                                old = reported.get(key)
+                                if (
+                                    old != new
+                                ):  # no output can be NaN: equal rows are the same
+                                    if old is not None:
+                                        changes.append((old, -1))
+                                    if new is not None:
+                                        changes.append((new, 1))
+                                        reported[key] = new
+                                    else:
+                                        del reported[key]
+                                return changes
 
                     def _apply_date_dim(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -1624,148 +1518,6 @@ def _make_derived1():
                                         _v = _d2
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
-
-                    def _batch_catalog_sales(self, rows, mults):
-                        """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
-                        every row is checked and its payload summed per key (the values its
-                        atoms' paths read) first, then each key's sum takes the path to the
-                        root once. Nothing changes before every check has passed."""
-                        counts = {}  # row -> its multiplicity after the batch
-                        store = self.catalog_sales_rows
-                        sums0 = {}  # atom catalog_sales: key -> summed payload
-                        for row, d in zip(rows, mults):
-                            if type(d) is not int:
-                                raise ViewError(
-                                    f"multiplicities must be int, got {d!r}"
-                                )
-                            if not d:
-                                continue
-                            if type(row) is not tuple:
-                                row = tuple(row)
-                            if len(row) != 34:
-                                raise ViewError(
-                                    _arity_message("catalog_sales", 34, row)
-                                )
-                            v_cs_sold_date_sk = row[0]
-                            v_cs_bill_customer_sk = row[3]
-                            v_cs_item_sk = row[15]
-                            if v_cs_item_sk is None:
-                                raise _null_error(
-                                    "catalog_sales", row, ((15, "cs_item_sk"),)
-                                )
-                            keep_catalog_sales = v_cs_sold_date_sk is not None
-                            if keep_catalog_sales:
-                                _p = d
-                                _k = (
-                                    v_cs_sold_date_sk,
-                                    v_cs_bill_customer_sk,
-                                    v_cs_item_sk,
-                                )
-                                _o = sums0.get(_k)
-                                sums0[_k] = _p if _o is None else _o + _p
-                            c = counts.get(row)
-                            counts[row] = (store.get(row, 0) if c is None else c) + d
-                        for row, c in counts.items():
-                            if c < 0:
-                                raise ViewError(_absent_message("catalog_sales", row))
-                        for row, c in counts.items():
-                            if c:
-                                store[row] = c
-                            else:
-                                store.pop(row, None)
-                        pending = self._pending
-                        catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk = (
-                            self.catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk
-                        )
-                        date_dim_count_by_cs_sold_date_sk = (
-                            self.date_dim_count_by_cs_sold_date_sk
-                        )
-                        n0_root = self.n0_root
-                        # atom catalog_sales
-                        for _k, _p in sums0.items():
-                            v_cs_sold_date_sk, v_cs_bill_customer_sk, v_cs_item_sk = _k
-                            # a zero count with nonzero sums only where the key is kept (else
-                            # it is what float sums leave of rows inserted and deleted again)
-                            if not _p and (
-                                _p == _ZERO
-                                or not _entry(
-                                    self.catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk.get(
-                                        v_cs_sold_date_sk
-                                    ),
-                                    (v_cs_bill_customer_sk, v_cs_item_sk),
-                                    _ZERO,
-                                )
-                            ):
-                                continue
-                            _t1 = (v_cs_bill_customer_sk, v_cs_item_sk)
-                            _grp = catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk.get(
-                                v_cs_sold_date_sk
-                            )
-                            if _grp is None:
-                                catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
-                                    v_cs_sold_date_sk
-                                ] = (
-                                    _t1,
-                                    _p,
-                                )
-                            elif type(_grp) is tuple:
-                                _e = _t1
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _p
-                                    if _n:
-                                        catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
-                                            v_cs_sold_date_sk
-                                        ] = (
-                                            _grp[0],
-                                            _n,
-                                        )
-                                    else:
-                                        del catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
-                                            v_cs_sold_date_sk
-                                        ]
-                                else:
-                                    catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
-                                        v_cs_sold_date_sk
-                                    ] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _p,
-                                    }
-                            else:
-                                _o = _grp.get(_t1)
-                                if _o is None:
-                                    _grp[_t1] = _p
-                                else:
-                                    _n = _o + _p
-                                    if _n:
-                                        _grp[_t1] = _n
-                                    else:
-                                        del _grp[_t1]
-                                        if len(_grp) == 1:
-                                            catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
-                                                v_cs_sold_date_sk
-                                            ] = next(
-                                                iter(_grp.items())
-                                            )
-                            _w2 = date_dim_count_by_cs_sold_date_sk.get(
-                                v_cs_sold_date_sk
-                            )
-                            if _w2 is not None:
-                                _d3 = _p * _w2
-                                _o = n0_root.get(_t1)
-                                if _o is None:
-                                    n0_root[_t1] = _d3
-                                else:
-                                    _n = _o + _d3
-                                    if _n:
-                                        n0_root[_t1] = _n
-                                    else:
-                                        del n0_root[_t1]
-                                if pending is not None:
-                                    _k = (v_cs_bill_customer_sk, v_cs_item_sk)
-                                    _v = _d3
-                                    _o = pending.get(_k)
-                                    pending[_k] = _v if _o is None else _o + _v
 
                     def _batch_date_dim(self, rows, mults):
                         """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -2135,7 +1887,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("csci__customer_sk", "ssci__customer_sk")
                 QUERY_ID = "79304dfb5d8bd163"
-                LAYOUT_ID = "b455f13c011c0f27"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "a3dee5ad008a415d"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -2143,8 +1895,6 @@ def _make_derived1():
                     on_delta: Callable[[tuple, int], None] | None = None,
                     push: bool = False,
                 ) -> None:
-                    self.derived1_rows = {}  # input rows: row -> multiplicity
-                    self.derived2_rows = {}  # input rows: row -> multiplicity
                     # root n0: its tuples
                     self.n0_root = {}
                     # ssci: total multiplicity by what it shares with its sibling
@@ -2299,10 +2049,6 @@ def _make_derived1():
                         raise ViewError(_arity_message("derived1", 2, row))
                     v_customer_sk, v_item_sk = row
                     keep_ssci = v_customer_sk is not None and v_item_sk is not None
-                    store = self.derived1_rows
-                    count = store.get(row, 0) + d
-                    if count < 0:
-                        raise ViewError(_absent_message("derived1", row))
                     pending = self._pending
                     csci_count_by_customer_sk_item_sk = (
                         self.csci_count_by_customer_sk_item_sk
@@ -2311,10 +2057,6 @@ def _make_derived1():
                     ssci_count_by_customer_sk_item_sk = (
                         self.ssci_count_by_customer_sk_item_sk
                     )
-                    if count:
-                        store[row] = count
-                    else:
-                        del store[row]
                     # atom ssci
                     if keep_ssci:
                         _p = d
@@ -2354,10 +2096,6 @@ def _make_derived1():
                         raise ViewError(_arity_message("derived2", 2, row))
                     v_customer_sk, v_item_sk = row
                     keep_csci = v_customer_sk is not None and v_item_sk is not None
-                    store = self.derived2_rows
-                    count = store.get(row, 0) + d
-                    if count < 0:
-                        raise ViewError(_absent_message("derived2", row))
                     pending = self._pending
                     csci_count_by_customer_sk_item_sk = (
                         self.csci_count_by_customer_sk_item_sk
@@ -2366,10 +2104,6 @@ def _make_derived1():
                     ssci_count_by_customer_sk_item_sk = (
                         self.ssci_count_by_customer_sk_item_sk
                     )
-                    if count:
-                        store[row] = count
-                    else:
-                        del store[row]
                     # atom csci
                     if keep_csci:
                         _p = d
@@ -2410,12 +2144,10 @@ def _make_derived1():
                     pending = self._pending
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
-                    sub._appliers["store_sales"](row, d)
-                    if sub._pending:  # else its result is unchanged
-                        try:
-                            changes = sub._changes_of(sub._pending)
-                        finally:
-                            sub._pending.clear()
+                    changes = sub._appliers["store_sales"](
+                        row, d
+                    )  # the change of its one group
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -2431,21 +2163,25 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
                     # the subquery behind relation derived2 reads this relation
                     sub = self.sub_derived2
                     sub._appliers["date_dim"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived2(sub_row, change)
 
@@ -2458,12 +2194,10 @@ def _make_derived1():
                     pending = self._pending
                     # the subquery behind relation derived2 reads this relation
                     sub = self.sub_derived2
-                    sub._appliers["catalog_sales"](row, d)
-                    if sub._pending:  # else its result is unchanged
-                        try:
-                            changes = sub._changes_of(sub._pending)
-                        finally:
-                            sub._pending.clear()
+                    changes = sub._appliers["catalog_sales"](
+                        row, d
+                    )  # the change of its one group
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived2(sub_row, change)
 
@@ -2534,8 +2268,6 @@ def _make_derived1():
                             "query": self.QUERY_ID,
                             "layout": self.LAYOUT_ID,
                             "state": {
-                                "derived1_rows": self.derived1_rows,
-                                "derived2_rows": self.derived2_rows,
                                 "n0_root": self.n0_root,
                                 "ssci_count_by_customer_sk_item_sk": self.ssci_count_by_customer_sk_item_sk,
                                 "csci_count_by_customer_sk_item_sk": self.csci_count_by_customer_sk_item_sk,
@@ -2574,8 +2306,6 @@ def _make_derived1():
                         )
                     state = snapshot.get("state")
                     names = (
-                        "derived1_rows",
-                        "derived2_rows",
                         "n0_root",
                         "ssci_count_by_customer_sk_item_sk",
                         "csci_count_by_customer_sk_item_sk",
@@ -2820,8 +2550,7 @@ def _make_derived1():
                         }
                         self._batchers = (
                             {  # update() of several rows: summed per key first
-                                "store_sales": self._batch_store_sales,
-                                "date_dim": self._batch_date_dim,
+                                "date_dim": self._batch_date_dim
                             }
                         )
                         self._on_delta = on_delta
@@ -3044,11 +2773,26 @@ def _make_derived1():
                                         n0_root[_t1] = _n
                                     else:
                                         del n0_root[_t1]
-                                if pending is not None:
-                                    _k = (v_ss_customer_sk, v_ss_item_sk)
-                                    _v = _d3
-                                    _o = pending.get(_k)
-                                    pending[_k] = _v if _o is None else _o + _v
+                                key = (v_ss_customer_sk, v_ss_item_sk)
+                                reported = self._reported
+                                changes = []
+                                new = None
+                                _m1 = self.n0_root.get((v_ss_item_sk, v_ss_customer_sk))
+                                if _m1 is not None:
+                                    p = _m1
+                                    new = (v_ss_customer_sk, v_ss_item_sk)
+                                old = reported.get(key)
+                                if (
+                                    old != new
+                                ):  # no output can be NaN: equal rows are the same
+                                    if old is not None:
+                                        changes.append((old, -1))
+                                    if new is not None:
+                                        changes.append((new, 1))
+                                        reported[key] = new
+                                    else:
+                                        del reported[key]
+                                return changes
 
                     def _apply_date_dim(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -3124,142 +2868,6 @@ def _make_derived1():
                                         _v = _d2
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
-
-                    def _batch_store_sales(self, rows, mults):
-                        """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
-                        every row is checked and its payload summed per key (the values its
-                        atoms' paths read) first, then each key's sum takes the path to the
-                        root once. Nothing changes before every check has passed."""
-                        counts = {}  # row -> its multiplicity after the batch
-                        store = self.store_sales_rows
-                        sums0 = {}  # atom store_sales: key -> summed payload
-                        for row, d in zip(rows, mults):
-                            if type(d) is not int:
-                                raise ViewError(
-                                    f"multiplicities must be int, got {d!r}"
-                                )
-                            if not d:
-                                continue
-                            if type(row) is not tuple:
-                                row = tuple(row)
-                            if len(row) != 23:
-                                raise ViewError(_arity_message("store_sales", 23, row))
-                            v_ss_sold_date_sk = row[0]
-                            v_ss_item_sk = row[2]
-                            v_ss_customer_sk = row[3]
-                            if v_ss_item_sk is None:
-                                raise _null_error(
-                                    "store_sales", row, ((2, "ss_item_sk"),)
-                                )
-                            keep_store_sales = v_ss_sold_date_sk is not None
-                            if keep_store_sales:
-                                _p = d
-                                _k = (v_ss_sold_date_sk, v_ss_item_sk, v_ss_customer_sk)
-                                _o = sums0.get(_k)
-                                sums0[_k] = _p if _o is None else _o + _p
-                            c = counts.get(row)
-                            counts[row] = (store.get(row, 0) if c is None else c) + d
-                        for row, c in counts.items():
-                            if c < 0:
-                                raise ViewError(_absent_message("store_sales", row))
-                        for row, c in counts.items():
-                            if c:
-                                store[row] = c
-                            else:
-                                store.pop(row, None)
-                        pending = self._pending
-                        date_dim_count_by_ss_sold_date_sk = (
-                            self.date_dim_count_by_ss_sold_date_sk
-                        )
-                        n0_root = self.n0_root
-                        store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk = (
-                            self.store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk
-                        )
-                        # atom store_sales
-                        for _k, _p in sums0.items():
-                            v_ss_sold_date_sk, v_ss_item_sk, v_ss_customer_sk = _k
-                            # a zero count with nonzero sums only where the key is kept (else
-                            # it is what float sums leave of rows inserted and deleted again)
-                            if not _p and (
-                                _p == _ZERO
-                                or not _entry(
-                                    self.store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk.get(
-                                        v_ss_sold_date_sk
-                                    ),
-                                    (v_ss_item_sk, v_ss_customer_sk),
-                                    _ZERO,
-                                )
-                            ):
-                                continue
-                            _t1 = (v_ss_item_sk, v_ss_customer_sk)
-                            _grp = store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk.get(
-                                v_ss_sold_date_sk
-                            )
-                            if _grp is None:
-                                store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ] = (
-                                    _t1,
-                                    _p,
-                                )
-                            elif type(_grp) is tuple:
-                                _e = _t1
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _p
-                                    if _n:
-                                        store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ] = (
-                                            _grp[0],
-                                            _n,
-                                        )
-                                    else:
-                                        del store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ]
-                                else:
-                                    store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _p,
-                                    }
-                            else:
-                                _o = _grp.get(_t1)
-                                if _o is None:
-                                    _grp[_t1] = _p
-                                else:
-                                    _n = _o + _p
-                                    if _n:
-                                        _grp[_t1] = _n
-                                    else:
-                                        del _grp[_t1]
-                                        if len(_grp) == 1:
-                                            store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
-                                                v_ss_sold_date_sk
-                                            ] = next(
-                                                iter(_grp.items())
-                                            )
-                            _w2 = date_dim_count_by_ss_sold_date_sk.get(
-                                v_ss_sold_date_sk
-                            )
-                            if _w2 is not None:
-                                _d3 = _p * _w2
-                                _o = n0_root.get(_t1)
-                                if _o is None:
-                                    n0_root[_t1] = _d3
-                                else:
-                                    _n = _o + _d3
-                                    if _n:
-                                        n0_root[_t1] = _n
-                                    else:
-                                        del n0_root[_t1]
-                                if pending is not None:
-                                    _k = (v_ss_customer_sk, v_ss_item_sk)
-                                    _v = _d3
-                                    _o = pending.get(_k)
-                                    pending[_k] = _v if _o is None else _o + _v
 
                     def _batch_date_dim(self, rows, mults):
                         """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -3739,8 +3347,7 @@ def _make_derived1():
                             }
                             self._batchers = (
                                 {  # update() of several rows: summed per key first
-                                    "catalog_sales": self._batch_catalog_sales,
-                                    "date_dim": self._batch_date_dim,
+                                    "date_dim": self._batch_date_dim
                                 }
                             )
                             self._on_delta = on_delta
@@ -3979,11 +3586,28 @@ def _make_derived1():
                                             n0_root[_t1] = _n
                                         else:
                                             del n0_root[_t1]
-                                    if pending is not None:
-                                        _k = (v_cs_bill_customer_sk, v_cs_item_sk)
-                                        _v = _d3
-                                        _o = pending.get(_k)
-                                        pending[_k] = _v if _o is None else _o + _v
+                                    key = (v_cs_bill_customer_sk, v_cs_item_sk)
+                                    reported = self._reported
+                                    changes = []
+                                    new = None
+                                    _m1 = self.n0_root.get(
+                                        (v_cs_bill_customer_sk, v_cs_item_sk)
+                                    )
+                                    if _m1 is not None:
+                                        p = _m1
+                                        new = (v_cs_bill_customer_sk, v_cs_item_sk)
+                                    old = reported.get(key)
+                                    if (
+                                        old != new
+                                    ):  # no output can be NaN: equal rows are the same
+                                        if old is not None:
+                                            changes.append((old, -1))
+                                        if new is not None:
+                                            changes.append((new, 1))
+                                            reported[key] = new
+                                        else:
+                                            del reported[key]
+                                    return changes
 
                         def _apply_date_dim(self, row, d):
                             """Apply multiplicity change `d` of one row: every atom of the
@@ -4059,156 +3683,6 @@ def _make_derived1():
                                             _v = _d2
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
-
-                        def _batch_catalog_sales(self, rows, mults):
-                            """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
-                            every row is checked and its payload summed per key (the values its
-                            atoms' paths read) first, then each key's sum takes the path to the
-                            root once. Nothing changes before every check has passed."""
-                            counts = {}  # row -> its multiplicity after the batch
-                            store = self.catalog_sales_rows
-                            sums0 = {}  # atom catalog_sales: key -> summed payload
-                            for row, d in zip(rows, mults):
-                                if type(d) is not int:
-                                    raise ViewError(
-                                        f"multiplicities must be int, got {d!r}"
-                                    )
-                                if not d:
-                                    continue
-                                if type(row) is not tuple:
-                                    row = tuple(row)
-                                if len(row) != 34:
-                                    raise ViewError(
-                                        _arity_message("catalog_sales", 34, row)
-                                    )
-                                v_cs_sold_date_sk = row[0]
-                                v_cs_bill_customer_sk = row[3]
-                                v_cs_item_sk = row[15]
-                                if v_cs_item_sk is None:
-                                    raise _null_error(
-                                        "catalog_sales", row, ((15, "cs_item_sk"),)
-                                    )
-                                keep_catalog_sales = v_cs_sold_date_sk is not None
-                                if keep_catalog_sales:
-                                    _p = d
-                                    _k = (
-                                        v_cs_sold_date_sk,
-                                        v_cs_bill_customer_sk,
-                                        v_cs_item_sk,
-                                    )
-                                    _o = sums0.get(_k)
-                                    sums0[_k] = _p if _o is None else _o + _p
-                                c = counts.get(row)
-                                counts[row] = (
-                                    store.get(row, 0) if c is None else c
-                                ) + d
-                            for row, c in counts.items():
-                                if c < 0:
-                                    raise ViewError(
-                                        _absent_message("catalog_sales", row)
-                                    )
-                            for row, c in counts.items():
-                                if c:
-                                    store[row] = c
-                                else:
-                                    store.pop(row, None)
-                            pending = self._pending
-                            catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk = (
-                                self.catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk
-                            )
-                            date_dim_count_by_cs_sold_date_sk = (
-                                self.date_dim_count_by_cs_sold_date_sk
-                            )
-                            n0_root = self.n0_root
-                            # atom catalog_sales
-                            for _k, _p in sums0.items():
-                                (
-                                    v_cs_sold_date_sk,
-                                    v_cs_bill_customer_sk,
-                                    v_cs_item_sk,
-                                ) = _k
-                                # a zero count with nonzero sums only where the key is kept (else
-                                # it is what float sums leave of rows inserted and deleted again)
-                                if not _p and (
-                                    _p == _ZERO
-                                    or not _entry(
-                                        self.catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk.get(
-                                            v_cs_sold_date_sk
-                                        ),
-                                        (v_cs_bill_customer_sk, v_cs_item_sk),
-                                        _ZERO,
-                                    )
-                                ):
-                                    continue
-                                _t1 = (v_cs_bill_customer_sk, v_cs_item_sk)
-                                _grp = catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk.get(
-                                    v_cs_sold_date_sk
-                                )
-                                if _grp is None:
-                                    catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
-                                        v_cs_sold_date_sk
-                                    ] = (
-                                        _t1,
-                                        _p,
-                                    )
-                                elif type(_grp) is tuple:
-                                    _e = _t1
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
-                                                v_cs_sold_date_sk
-                                            ] = (
-                                                _grp[0],
-                                                _n,
-                                            )
-                                        else:
-                                            del catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
-                                                v_cs_sold_date_sk
-                                            ]
-                                    else:
-                                        catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
-                                            v_cs_sold_date_sk
-                                        ] = {
-                                            _grp[0]: _grp[1],
-                                            _e: _p,
-                                        }
-                                else:
-                                    _o = _grp.get(_t1)
-                                    if _o is None:
-                                        _grp[_t1] = _p
-                                    else:
-                                        _n = _o + _p
-                                        if _n:
-                                            _grp[_t1] = _n
-                                        else:
-                                            del _grp[_t1]
-                                            if len(_grp) == 1:
-                                                catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
-                                                    v_cs_sold_date_sk
-                                                ] = next(
-                                                    iter(_grp.items())
-                                                )
-                                _w2 = date_dim_count_by_cs_sold_date_sk.get(
-                                    v_cs_sold_date_sk
-                                )
-                                if _w2 is not None:
-                                    _d3 = _p * _w2
-                                    _o = n0_root.get(_t1)
-                                    if _o is None:
-                                        n0_root[_t1] = _d3
-                                    else:
-                                        _n = _o + _d3
-                                        if _n:
-                                            n0_root[_t1] = _n
-                                        else:
-                                            del n0_root[_t1]
-                                    if pending is not None:
-                                        _k = (v_cs_bill_customer_sk, v_cs_item_sk)
-                                        _v = _d3
-                                        _o = pending.get(_k)
-                                        pending[_k] = _v if _o is None else _o + _v
 
                         def _batch_date_dim(self, rows, mults):
                             """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -4714,8 +4188,6 @@ def _make_derived1():
                         if len(row) != 2:
                             raise ViewError(_arity_message("derived1_", 2, row))
                         v_customer_sk, v_item_sk = row
-                        if d < 0 and self.csci_root.get(row, _ZERO) + d < 0:
-                            raise ViewError(_absent_message("derived1_", row))
                         pending = self._pending
                         csci_root = self.csci_root
                         # atom csci
@@ -4744,12 +4216,10 @@ def _make_derived1():
                         pending = self._pending
                         # the subquery behind relation derived1_ reads this relation
                         sub = self.sub_derived1
-                        sub._appliers["catalog_sales"](row, d)
-                        if sub._pending:  # else its result is unchanged
-                            try:
-                                changes = sub._changes_of(sub._pending)
-                            finally:
-                                sub._pending.clear()
+                        changes = sub._appliers["catalog_sales"](
+                            row, d
+                        )  # the change of its one group
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
@@ -4763,11 +4233,13 @@ def _make_derived1():
                         # the subquery behind relation derived1_ reads this relation
                         sub = self.sub_derived1
                         sub._appliers["date_dim"](row, d)
+                        changes = None
                         if sub._pending:  # else its result is unchanged
                             try:
                                 changes = sub._changes_of(sub._pending)
                             finally:
                                 sub._pending.clear()
+                        if changes:
                             for sub_row, change in changes:
                                 self._apply_derived1(sub_row, change)
 
@@ -5172,12 +4644,6 @@ def _make_derived1():
                         )
                         for _c in self.exists_2_result.get((), _EMPTY)
                     )
-                    if (
-                        d < 0
-                        and self.derived1_by_exists_2.get((), _EMPTY).get(row, 0) + d
-                        < 0
-                    ):
-                        raise ViewError(_absent_message("derived1", row))
                     pending = self._pending
                     ssci_root = self.ssci_root
                     # rows by the key of the test on inner view exists_2
@@ -5218,12 +4684,10 @@ def _make_derived1():
                     pending = self._pending
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
-                    sub._appliers["store_sales"](row, d)
-                    if sub._pending:  # else its result is unchanged
-                        try:
-                            changes = sub._changes_of(sub._pending)
-                        finally:
-                            sub._pending.clear()
+                    changes = sub._appliers["store_sales"](
+                        row, d
+                    )  # the change of its one group
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -5239,23 +4703,26 @@ def _make_derived1():
                     # the subquery behind relation derived1 reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
                     # the subquery behind relation exists_2 reads this relation
                     sub = self.sub_exists_2
                     sub._appliers["date_dim"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
-                        if changes:
-                            self._on_exists_2(changes)
+                    if changes:
+                        self._on_exists_2(changes)
 
                 def _apply_catalog_sales(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -5267,13 +4734,14 @@ def _make_derived1():
                     # the subquery behind relation exists_2 reads this relation
                     sub = self.sub_exists_2
                     sub._appliers["catalog_sales"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
-                        if changes:
-                            self._on_exists_2(changes)
+                    if changes:
+                        self._on_exists_2(changes)
 
                 def _rows_of_ssci(self, row, d):
                     """Apply `d` copies of `row` to atom ssci alone (its relation's
@@ -5765,8 +5233,7 @@ def _make_derived1():
                         "date_dim": self._apply_date_dim,
                     }
                     self._batchers = {  # update() of several rows: summed per key first
-                        "catalog_sales": self._batch_catalog_sales,
-                        "date_dim": self._batch_date_dim,
+                        "date_dim": self._batch_date_dim
                     }
                     self._on_delta = on_delta
                     self._pending = {} if (push or on_delta is not None) else None
@@ -5980,11 +5447,28 @@ def _make_derived1():
                                     n0_root[_t1] = _n
                                 else:
                                     del n0_root[_t1]
-                            if pending is not None:
-                                _k = (v_cs_bill_customer_sk, v_cs_item_sk)
-                                _v = _d3
-                                _o = pending.get(_k)
-                                pending[_k] = _v if _o is None else _o + _v
+                            key = (v_cs_bill_customer_sk, v_cs_item_sk)
+                            reported = self._reported
+                            changes = []
+                            new = None
+                            _m1 = self.n0_root.get(
+                                (v_cs_bill_customer_sk, v_cs_item_sk)
+                            )
+                            if _m1 is not None:
+                                p = _m1
+                                new = (v_cs_bill_customer_sk, v_cs_item_sk)
+                            old = reported.get(key)
+                            if (
+                                old != new
+                            ):  # no output can be NaN: equal rows are the same
+                                if old is not None:
+                                    changes.append((old, -1))
+                                if new is not None:
+                                    changes.append((new, 1))
+                                    reported[key] = new
+                                else:
+                                    del reported[key]
+                            return changes
 
                 def _apply_date_dim(self, row, d):
                     """Apply multiplicity change `d` of one row: every atom of the
@@ -6054,142 +5538,6 @@ def _make_derived1():
                                     _v = _d2
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
-
-                def _batch_catalog_sales(self, rows, mults):
-                    """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
-                    every row is checked and its payload summed per key (the values its
-                    atoms' paths read) first, then each key's sum takes the path to the
-                    root once. Nothing changes before every check has passed."""
-                    counts = {}  # row -> its multiplicity after the batch
-                    store = self.catalog_sales_rows
-                    sums0 = {}  # atom catalog_sales: key -> summed payload
-                    for row, d in zip(rows, mults):
-                        if type(d) is not int:
-                            raise ViewError(f"multiplicities must be int, got {d!r}")
-                        if not d:
-                            continue
-                        if type(row) is not tuple:
-                            row = tuple(row)
-                        if len(row) != 34:
-                            raise ViewError(_arity_message("catalog_sales", 34, row))
-                        v_cs_sold_date_sk = row[0]
-                        v_cs_bill_customer_sk = row[3]
-                        v_cs_item_sk = row[15]
-                        if v_cs_item_sk is None:
-                            raise _null_error(
-                                "catalog_sales", row, ((15, "cs_item_sk"),)
-                            )
-                        keep_catalog_sales = v_cs_sold_date_sk is not None
-                        if keep_catalog_sales:
-                            _p = d
-                            _k = (
-                                v_cs_sold_date_sk,
-                                v_cs_bill_customer_sk,
-                                v_cs_item_sk,
-                            )
-                            _o = sums0.get(_k)
-                            sums0[_k] = _p if _o is None else _o + _p
-                        c = counts.get(row)
-                        counts[row] = (store.get(row, 0) if c is None else c) + d
-                    for row, c in counts.items():
-                        if c < 0:
-                            raise ViewError(_absent_message("catalog_sales", row))
-                    for row, c in counts.items():
-                        if c:
-                            store[row] = c
-                        else:
-                            store.pop(row, None)
-                    pending = self._pending
-                    catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk = (
-                        self.catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk
-                    )
-                    date_dim_count_by_cs_sold_date_sk = (
-                        self.date_dim_count_by_cs_sold_date_sk
-                    )
-                    n0_root = self.n0_root
-                    # atom catalog_sales
-                    for _k, _p in sums0.items():
-                        v_cs_sold_date_sk, v_cs_bill_customer_sk, v_cs_item_sk = _k
-                        # a zero count with nonzero sums only where the key is kept (else
-                        # it is what float sums leave of rows inserted and deleted again)
-                        if not _p and (
-                            _p == _ZERO
-                            or not _entry(
-                                self.catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk.get(
-                                    v_cs_sold_date_sk
-                                ),
-                                (v_cs_bill_customer_sk, v_cs_item_sk),
-                                _ZERO,
-                            )
-                        ):
-                            continue
-                        _t1 = (v_cs_bill_customer_sk, v_cs_item_sk)
-                        _grp = catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk.get(
-                            v_cs_sold_date_sk
-                        )
-                        if _grp is None:
-                            catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
-                                v_cs_sold_date_sk
-                            ] = (
-                                _t1,
-                                _p,
-                            )
-                        elif type(_grp) is tuple:
-                            _e = _t1
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
-                                        v_cs_sold_date_sk
-                                    ] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
-                                        v_cs_sold_date_sk
-                                    ]
-                            else:
-                                catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
-                                    v_cs_sold_date_sk
-                                ] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _p,
-                                }
-                        else:
-                            _o = _grp.get(_t1)
-                            if _o is None:
-                                _grp[_t1] = _p
-                            else:
-                                _n = _o + _p
-                                if _n:
-                                    _grp[_t1] = _n
-                                else:
-                                    del _grp[_t1]
-                                    if len(_grp) == 1:
-                                        catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
-                                            v_cs_sold_date_sk
-                                        ] = next(
-                                            iter(_grp.items())
-                                        )
-                        _w2 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
-                        if _w2 is not None:
-                            _d3 = _p * _w2
-                            _o = n0_root.get(_t1)
-                            if _o is None:
-                                n0_root[_t1] = _d3
-                            else:
-                                _n = _o + _d3
-                                if _n:
-                                    n0_root[_t1] = _n
-                                else:
-                                    del n0_root[_t1]
-                            if pending is not None:
-                                _k = (v_cs_bill_customer_sk, v_cs_item_sk)
-                                _v = _d3
-                                _o = pending.get(_k)
-                                pending[_k] = _v if _o is None else _o + _v
 
                 def _batch_date_dim(self, rows, mults):
                     """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -6645,8 +5993,7 @@ def _make_derived1():
                         }
                         self._batchers = (
                             {  # update() of several rows: summed per key first
-                                "store_sales": self._batch_store_sales,
-                                "date_dim": self._batch_date_dim,
+                                "date_dim": self._batch_date_dim
                             }
                         )
                         self._on_delta = on_delta
@@ -6869,11 +6216,26 @@ def _make_derived1():
                                         n0_root[_t1] = _n
                                     else:
                                         del n0_root[_t1]
-                                if pending is not None:
-                                    _k = (v_ss_customer_sk, v_ss_item_sk)
-                                    _v = _d3
-                                    _o = pending.get(_k)
-                                    pending[_k] = _v if _o is None else _o + _v
+                                key = (v_ss_customer_sk, v_ss_item_sk)
+                                reported = self._reported
+                                changes = []
+                                new = None
+                                _m1 = self.n0_root.get((v_ss_item_sk, v_ss_customer_sk))
+                                if _m1 is not None:
+                                    p = _m1
+                                    new = (v_ss_customer_sk, v_ss_item_sk)
+                                old = reported.get(key)
+                                if (
+                                    old != new
+                                ):  # no output can be NaN: equal rows are the same
+                                    if old is not None:
+                                        changes.append((old, -1))
+                                    if new is not None:
+                                        changes.append((new, 1))
+                                        reported[key] = new
+                                    else:
+                                        del reported[key]
+                                return changes
 
                     def _apply_date_dim(self, row, d):
                         """Apply multiplicity change `d` of one row: every atom of the
@@ -6949,142 +6311,6 @@ def _make_derived1():
                                         _v = _d2
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
-
-                    def _batch_store_sales(self, rows, mults):
-                        """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
-                        every row is checked and its payload summed per key (the values its
-                        atoms' paths read) first, then each key's sum takes the path to the
-                        root once. Nothing changes before every check has passed."""
-                        counts = {}  # row -> its multiplicity after the batch
-                        store = self.store_sales_rows
-                        sums0 = {}  # atom store_sales: key -> summed payload
-                        for row, d in zip(rows, mults):
-                            if type(d) is not int:
-                                raise ViewError(
-                                    f"multiplicities must be int, got {d!r}"
-                                )
-                            if not d:
-                                continue
-                            if type(row) is not tuple:
-                                row = tuple(row)
-                            if len(row) != 23:
-                                raise ViewError(_arity_message("store_sales", 23, row))
-                            v_ss_sold_date_sk = row[0]
-                            v_ss_item_sk = row[2]
-                            v_ss_customer_sk = row[3]
-                            if v_ss_item_sk is None:
-                                raise _null_error(
-                                    "store_sales", row, ((2, "ss_item_sk"),)
-                                )
-                            keep_store_sales = v_ss_sold_date_sk is not None
-                            if keep_store_sales:
-                                _p = d
-                                _k = (v_ss_sold_date_sk, v_ss_item_sk, v_ss_customer_sk)
-                                _o = sums0.get(_k)
-                                sums0[_k] = _p if _o is None else _o + _p
-                            c = counts.get(row)
-                            counts[row] = (store.get(row, 0) if c is None else c) + d
-                        for row, c in counts.items():
-                            if c < 0:
-                                raise ViewError(_absent_message("store_sales", row))
-                        for row, c in counts.items():
-                            if c:
-                                store[row] = c
-                            else:
-                                store.pop(row, None)
-                        pending = self._pending
-                        date_dim_count_by_ss_sold_date_sk = (
-                            self.date_dim_count_by_ss_sold_date_sk
-                        )
-                        n0_root = self.n0_root
-                        store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk = (
-                            self.store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk
-                        )
-                        # atom store_sales
-                        for _k, _p in sums0.items():
-                            v_ss_sold_date_sk, v_ss_item_sk, v_ss_customer_sk = _k
-                            # a zero count with nonzero sums only where the key is kept (else
-                            # it is what float sums leave of rows inserted and deleted again)
-                            if not _p and (
-                                _p == _ZERO
-                                or not _entry(
-                                    self.store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk.get(
-                                        v_ss_sold_date_sk
-                                    ),
-                                    (v_ss_item_sk, v_ss_customer_sk),
-                                    _ZERO,
-                                )
-                            ):
-                                continue
-                            _t1 = (v_ss_item_sk, v_ss_customer_sk)
-                            _grp = store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk.get(
-                                v_ss_sold_date_sk
-                            )
-                            if _grp is None:
-                                store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ] = (
-                                    _t1,
-                                    _p,
-                                )
-                            elif type(_grp) is tuple:
-                                _e = _t1
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _p
-                                    if _n:
-                                        store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ] = (
-                                            _grp[0],
-                                            _n,
-                                        )
-                                    else:
-                                        del store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ]
-                                else:
-                                    store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _p,
-                                    }
-                            else:
-                                _o = _grp.get(_t1)
-                                if _o is None:
-                                    _grp[_t1] = _p
-                                else:
-                                    _n = _o + _p
-                                    if _n:
-                                        _grp[_t1] = _n
-                                    else:
-                                        del _grp[_t1]
-                                        if len(_grp) == 1:
-                                            store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
-                                                v_ss_sold_date_sk
-                                            ] = next(
-                                                iter(_grp.items())
-                                            )
-                            _w2 = date_dim_count_by_ss_sold_date_sk.get(
-                                v_ss_sold_date_sk
-                            )
-                            if _w2 is not None:
-                                _d3 = _p * _w2
-                                _o = n0_root.get(_t1)
-                                if _o is None:
-                                    n0_root[_t1] = _d3
-                                else:
-                                    _n = _o + _d3
-                                    if _n:
-                                        n0_root[_t1] = _n
-                                    else:
-                                        del n0_root[_t1]
-                                if pending is not None:
-                                    _k = (v_ss_customer_sk, v_ss_item_sk)
-                                    _v = _d3
-                                    _o = pending.get(_k)
-                                    pending[_k] = _v if _o is None else _o + _v
 
                     def _batch_date_dim(self, rows, mults):
                         """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -7562,8 +6788,6 @@ def _make_derived1():
                     if len(row) != 2:
                         raise ViewError(_arity_message("derived1_", 2, row))
                     v_customer_sk, v_item_sk = row
-                    if d < 0 and self.ssci_root.get(row, _ZERO) + d < 0:
-                        raise ViewError(_absent_message("derived1_", row))
                     pending = self._pending
                     ssci_root = self.ssci_root
                     # atom ssci
@@ -7592,12 +6816,10 @@ def _make_derived1():
                     pending = self._pending
                     # the subquery behind relation derived1_ reads this relation
                     sub = self.sub_derived1
-                    sub._appliers["store_sales"](row, d)
-                    if sub._pending:  # else its result is unchanged
-                        try:
-                            changes = sub._changes_of(sub._pending)
-                        finally:
-                            sub._pending.clear()
+                    changes = sub._appliers["store_sales"](
+                        row, d
+                    )  # the change of its one group
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -7611,11 +6833,13 @@ def _make_derived1():
                     # the subquery behind relation derived1_ reads this relation
                     sub = self.sub_derived1
                     sub._appliers["date_dim"](row, d)
+                    changes = None
                     if sub._pending:  # else its result is unchanged
                         try:
                             changes = sub._changes_of(sub._pending)
                         finally:
                             sub._pending.clear()
+                    if changes:
                         for sub_row, change in changes:
                             self._apply_derived1(sub_row, change)
 
@@ -8009,11 +7233,6 @@ def _make_derived1():
                     )
                     for _c in self.exists_2_result.get((), _EMPTY)
                 )
-                if (
-                    d < 0
-                    and self.derived1_by_exists_2.get((), _EMPTY).get(row, 0) + d < 0
-                ):
-                    raise ViewError(_absent_message("derived1", row))
                 pending = self._pending
                 csci_root = self.csci_root
                 # rows by the key of the test on inner view exists_2
@@ -8054,12 +7273,10 @@ def _make_derived1():
                 pending = self._pending
                 # the subquery behind relation derived1 reads this relation
                 sub = self.sub_derived1
-                sub._appliers["catalog_sales"](row, d)
-                if sub._pending:  # else its result is unchanged
-                    try:
-                        changes = sub._changes_of(sub._pending)
-                    finally:
-                        sub._pending.clear()
+                changes = sub._appliers["catalog_sales"](
+                    row, d
+                )  # the change of its one group
+                if changes:
                     for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
 
@@ -8075,23 +7292,26 @@ def _make_derived1():
                 # the subquery behind relation derived1 reads this relation
                 sub = self.sub_derived1
                 sub._appliers["date_dim"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
+                if changes:
                     for sub_row, change in changes:
                         self._apply_derived1(sub_row, change)
                 # the subquery behind relation exists_2 reads this relation
                 sub = self.sub_exists_2
                 sub._appliers["date_dim"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
-                    if changes:
-                        self._on_exists_2(changes)
+                if changes:
+                    self._on_exists_2(changes)
 
             def _apply_store_sales(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -8103,13 +7323,14 @@ def _make_derived1():
                 # the subquery behind relation exists_2 reads this relation
                 sub = self.sub_exists_2
                 sub._appliers["store_sales"](row, d)
+                changes = None
                 if sub._pending:  # else its result is unchanged
                     try:
                         changes = sub._changes_of(sub._pending)
                     finally:
                         sub._pending.clear()
-                    if changes:
-                        self._on_exists_2(changes)
+                if changes:
+                    self._on_exists_2(changes)
 
             def _rows_of_csci(self, row, d):
                 """Apply `d` copies of `row` to atom csci alone (its relation's
@@ -8473,13 +7694,12 @@ class View:
     }
     COLUMNS = ("store_only", "catalog_only", "store_and_catalog")
     QUERY_ID = "5cf1dbeb79326000"
-    LAYOUT_ID = "69ddf51af5280d98"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "4fa70b62725643d4"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
         # root oj1: its tuples
         self.oj1_root = {}
         self._appliers = {
@@ -8618,10 +7838,6 @@ class View:
         if len(row) != 2:
             raise ViewError(_arity_message("derived1", 2, row))
         c___oj1_csci__customer_sk, c___oj1_ssci__customer_sk = row
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         _p = (
             d,
             d
@@ -8660,10 +7876,6 @@ class View:
         )
         pending = self._pending
         oj1_root = self.oj1_root
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom oj1
         _o = oj1_root.get(())
         if _o is None:
@@ -8696,8 +7908,9 @@ class View:
         sub._appliers["store_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_date_dim(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -8711,8 +7924,9 @@ class View:
         sub._appliers["date_dim"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _apply_catalog_sales(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -8726,8 +7940,9 @@ class View:
         sub._appliers["catalog_sales"](row, d)
         sub._flush()
         changes = sub._changes
-        for sub_row, change in changes:
-            self._apply_derived1(sub_row, change)
+        if changes:
+            for sub_row, change in changes:
+                self._apply_derived1(sub_row, change)
 
     def _lookup(self):
         """The payload of one output tuple, in O(1); None if absent."""
@@ -8808,7 +8023,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
                     "oj1_root": self.oj1_root,
                     "_ordered": self._ordered,
                     "_reported": self._reported,
@@ -8839,13 +8053,7 @@ class View:
                 "module generated by another dynyan version"
             )
         state = snapshot.get("state")
-        names = (
-            "derived1_rows",
-            "oj1_root",
-            "_ordered",
-            "_reported",
-            "sub:sub_derived1",
-        )
+        names = ("oj1_root", "_ordered", "_reported", "sub:sub_derived1")
         if not isinstance(state, dict) or set(state) != set(names):
             found = (
                 sorted(map(str, state))

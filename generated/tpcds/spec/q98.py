@@ -366,7 +366,6 @@ def _make_derived1():
             }
             self._batchers = {  # update() of several rows: summed per key first
                 "store_sales": self._batch_store_sales,
-                "item": self._batch_item,
                 "date_dim": self._batch_date_dim,
             }
             self._on_delta = on_delta
@@ -720,21 +719,46 @@ def _make_derived1():
                             n0_root[_t1] = _n
                         else:
                             del n0_root[_t1]
-                    if pending is not None:
-                        _k = (
+                    key = (
+                        v_i_item_id,
+                        v_i_item_desc,
+                        v_i_category,
+                        v_i_class,
+                        v_i_current_price,
+                    )
+                    reported = self._reported
+                    changes = []
+                    new = None
+                    _m1 = self.n0_root.get(
+                        (
+                            v_i_item_id,
+                            v_i_item_desc,
+                            v_i_current_price,
+                            v_i_class,
+                            v_i_category,
+                        )
+                    )
+                    if _m1 is not None:
+                        p = _m1
+                        _a0 = None if p[1] == 0 else (p[2] / 100)
+                        new = (
                             v_i_item_id,
                             v_i_item_desc,
                             v_i_category,
                             v_i_class,
                             v_i_current_price,
+                            _a0,
                         )
-                        _v = _d3
-                        _o = pending.get(_k)
-                        pending[_k] = (
-                            _v
-                            if _o is None
-                            else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
-                        )
+                    old = reported.get(key)
+                    if old != new and not _same(old, new):
+                        if old is not None:
+                            changes.append((old, -1))
+                        if new is not None:
+                            changes.append((new, 1))
+                            reported[key] = new
+                        else:
+                            del reported[key]
+                    return changes
 
         def _apply_date_dim(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -1022,179 +1046,6 @@ def _make_derived1():
                                     if _o is None
                                     else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                                 )
-
-        def _batch_item(self, rows, mults):
-            """Apply a batch of item rows (row i changes by mults[i]) at once:
-            every row is checked and its payload summed per key (the values its
-            atoms' paths read) first, then each key's sum takes the path to the
-            root once. Nothing changes before every check has passed."""
-            counts = {}  # row -> its multiplicity after the batch
-            store = self.item_rows
-            sums0 = {}  # atom item: key -> summed payload
-            for row, d in zip(rows, mults):
-                if type(d) is not int:
-                    raise ViewError(f"multiplicities must be int, got {d!r}")
-                if not d:
-                    continue
-                if type(row) is not tuple:
-                    row = tuple(row)
-                if len(row) != 22:
-                    raise ViewError(_arity_message("item", 22, row))
-                v_ss_item_sk = row[0]
-                v_i_item_id = row[1]
-                v_i_item_desc = row[4]
-                v_i_current_price = row[5]
-                v_i_class = row[10]
-                v_i_category = row[12]
-                if v_ss_item_sk is None or v_i_item_id is None:
-                    raise _null_error("item", row, ((0, "i_item_sk"), (1, "i_item_id")))
-                keep_item = v_i_category is not None and (
-                    v_i_category in ("Sports", "Books", "Home")
-                )
-                if keep_item:
-                    _p = (d, d, d)
-                    _k = (
-                        v_ss_item_sk,
-                        v_i_item_id,
-                        v_i_item_desc,
-                        v_i_current_price,
-                        v_i_class,
-                        v_i_category,
-                    )
-                    _o = sums0.get(_k)
-                    sums0[_k] = (
-                        _p
-                        if _o is None
-                        else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                    )
-                c = counts.get(row)
-                counts[row] = (store.get(row, 0) if c is None else c) + d
-            for row, c in counts.items():
-                if c < 0:
-                    raise ViewError(_absent_message("item", row))
-            for row, c in counts.items():
-                if c:
-                    store[row] = c
-                else:
-                    store.pop(row, None)
-            pending = self._pending
-            item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ss_item_sk = (
-                self.item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ss_item_sk
-            )
-            n0_root = self.n0_root
-            n3_count_by_ss_item_sk = self.n3_count_by_ss_item_sk
-            # atom item
-            for _k, _p in sums0.items():
-                (
-                    v_ss_item_sk,
-                    v_i_item_id,
-                    v_i_item_desc,
-                    v_i_current_price,
-                    v_i_class,
-                    v_i_category,
-                ) = _k
-                # a zero count with nonzero sums only where the key is kept (else
-                # it is what float sums leave of rows inserted and deleted again)
-                if not _p[0] and (
-                    _p == _ZERO
-                    or not _entry(
-                        self.item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ss_item_sk.get(
-                            v_ss_item_sk
-                        ),
-                        (
-                            v_i_item_id,
-                            v_i_item_desc,
-                            v_i_current_price,
-                            v_i_class,
-                            v_i_category,
-                        ),
-                        _ZERO,
-                    )[0]
-                ):
-                    continue
-                _t1 = (
-                    v_i_item_id,
-                    v_i_item_desc,
-                    v_i_current_price,
-                    v_i_class,
-                    v_i_category,
-                )
-                _grp = item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ss_item_sk.get(
-                    v_ss_item_sk
-                )
-                if _grp is None:
-                    item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ss_item_sk[
-                        v_ss_item_sk
-                    ] = (
-                        _t1,
-                        _p,
-                    )
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                        if _n[0]:
-                            item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ss_item_sk[
-                                v_ss_item_sk
-                            ] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ss_item_sk[
-                                v_ss_item_sk
-                            ]
-                    else:
-                        item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ss_item_sk[
-                            v_ss_item_sk
-                        ] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
-                    _o = _grp.get(_t1)
-                    if _o is None:
-                        _grp[_t1] = _p
-                    else:
-                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                        if _n[0]:
-                            _grp[_t1] = _n
-                        else:
-                            del _grp[_t1]
-                            if len(_grp) == 1:
-                                item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ss_item_sk[
-                                    v_ss_item_sk
-                                ] = next(
-                                    iter(_grp.items())
-                                )
-                _w2 = n3_count_by_ss_item_sk.get(v_ss_item_sk)
-                if _w2 is not None:
-                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
-                    _o = n0_root.get(_t1)
-                    if _o is None:
-                        n0_root[_t1] = _d3
-                    else:
-                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
-                        if _n[0]:
-                            n0_root[_t1] = _n
-                        else:
-                            del n0_root[_t1]
-                    if pending is not None:
-                        _k = (
-                            v_i_item_id,
-                            v_i_item_desc,
-                            v_i_category,
-                            v_i_class,
-                            v_i_current_price,
-                        )
-                        _v = _d3
-                        _o = pending.get(_k)
-                        pending[_k] = (
-                            _v
-                            if _o is None
-                            else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
-                        )
 
         def _batch_date_dim(self, rows, mults):
             """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -1815,7 +1666,6 @@ def _make_derived2():
                 }
                 self._batchers = {  # update() of several rows: summed per key first
                     "store_sales": self._batch_store_sales,
-                    "item": self._batch_item,
                     "date_dim": self._batch_date_dim,
                 }
                 self._on_delta = on_delta
@@ -2189,21 +2039,46 @@ def _make_derived2():
                                 n0_root[_t1] = _n
                             else:
                                 del n0_root[_t1]
-                        if pending is not None:
-                            _k = (
+                        key = (
+                            v_i_item_id,
+                            v_i_item_desc,
+                            v_i_category,
+                            v_i_class,
+                            v_i_current_price,
+                        )
+                        reported = self._reported
+                        changes = []
+                        new = None
+                        _m1 = self.n0_root.get(
+                            (
+                                v_i_item_id,
+                                v_i_item_desc,
+                                v_i_current_price,
+                                v_i_class,
+                                v_i_category,
+                            )
+                        )
+                        if _m1 is not None:
+                            p = _m1
+                            _a0 = None if p[1] == 0 else (p[2] / 100)
+                            new = (
                                 v_i_item_id,
                                 v_i_item_desc,
                                 v_i_category,
                                 v_i_class,
                                 v_i_current_price,
+                                _a0,
                             )
-                            _v = _d3
-                            _o = pending.get(_k)
-                            pending[_k] = (
-                                _v
-                                if _o is None
-                                else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
-                            )
+                        old = reported.get(key)
+                        if old != new and not _same(old, new):
+                            if old is not None:
+                                changes.append((old, -1))
+                            if new is not None:
+                                changes.append((new, 1))
+                                reported[key] = new
+                            else:
+                                del reported[key]
+                        return changes
 
             def _apply_date_dim(self, row, d):
                 """Apply multiplicity change `d` of one row: every atom of the
@@ -2512,181 +2387,6 @@ def _make_derived2():
                                             _o[2] + _v[2],
                                         )
                                     )
-
-            def _batch_item(self, rows, mults):
-                """Apply a batch of item rows (row i changes by mults[i]) at once:
-                every row is checked and its payload summed per key (the values its
-                atoms' paths read) first, then each key's sum takes the path to the
-                root once. Nothing changes before every check has passed."""
-                counts = {}  # row -> its multiplicity after the batch
-                store = self.item_rows
-                sums0 = {}  # atom item: key -> summed payload
-                for row, d in zip(rows, mults):
-                    if type(d) is not int:
-                        raise ViewError(f"multiplicities must be int, got {d!r}")
-                    if not d:
-                        continue
-                    if type(row) is not tuple:
-                        row = tuple(row)
-                    if len(row) != 22:
-                        raise ViewError(_arity_message("item", 22, row))
-                    v_ss_item_sk = row[0]
-                    v_i_item_id = row[1]
-                    v_i_item_desc = row[4]
-                    v_i_current_price = row[5]
-                    v_i_class = row[10]
-                    v_i_category = row[12]
-                    if v_ss_item_sk is None or v_i_item_id is None:
-                        raise _null_error(
-                            "item", row, ((0, "i_item_sk"), (1, "i_item_id"))
-                        )
-                    keep_item = v_i_category is not None and (
-                        v_i_category in ("Sports", "Books", "Home")
-                    )
-                    if keep_item:
-                        _p = (d, d, d)
-                        _k = (
-                            v_ss_item_sk,
-                            v_i_item_id,
-                            v_i_item_desc,
-                            v_i_current_price,
-                            v_i_class,
-                            v_i_category,
-                        )
-                        _o = sums0.get(_k)
-                        sums0[_k] = (
-                            _p
-                            if _o is None
-                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                        )
-                    c = counts.get(row)
-                    counts[row] = (store.get(row, 0) if c is None else c) + d
-                for row, c in counts.items():
-                    if c < 0:
-                        raise ViewError(_absent_message("item", row))
-                for row, c in counts.items():
-                    if c:
-                        store[row] = c
-                    else:
-                        store.pop(row, None)
-                pending = self._pending
-                item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ss_item_sk = (
-                    self.item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ss_item_sk
-                )
-                n0_root = self.n0_root
-                n3_count_by_ss_item_sk = self.n3_count_by_ss_item_sk
-                # atom item
-                for _k, _p in sums0.items():
-                    (
-                        v_ss_item_sk,
-                        v_i_item_id,
-                        v_i_item_desc,
-                        v_i_current_price,
-                        v_i_class,
-                        v_i_category,
-                    ) = _k
-                    # a zero count with nonzero sums only where the key is kept (else
-                    # it is what float sums leave of rows inserted and deleted again)
-                    if not _p[0] and (
-                        _p == _ZERO
-                        or not _entry(
-                            self.item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ss_item_sk.get(
-                                v_ss_item_sk
-                            ),
-                            (
-                                v_i_item_id,
-                                v_i_item_desc,
-                                v_i_current_price,
-                                v_i_class,
-                                v_i_category,
-                            ),
-                            _ZERO,
-                        )[0]
-                    ):
-                        continue
-                    _t1 = (
-                        v_i_item_id,
-                        v_i_item_desc,
-                        v_i_current_price,
-                        v_i_class,
-                        v_i_category,
-                    )
-                    _grp = item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ss_item_sk.get(
-                        v_ss_item_sk
-                    )
-                    if _grp is None:
-                        item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ss_item_sk[
-                            v_ss_item_sk
-                        ] = (
-                            _t1,
-                            _p,
-                        )
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                            if _n[0]:
-                                item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ss_item_sk[
-                                    v_ss_item_sk
-                                ] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ss_item_sk[
-                                    v_ss_item_sk
-                                ]
-                        else:
-                            item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ss_item_sk[
-                                v_ss_item_sk
-                            ] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
-                        _o = _grp.get(_t1)
-                        if _o is None:
-                            _grp[_t1] = _p
-                        else:
-                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
-                            if _n[0]:
-                                _grp[_t1] = _n
-                            else:
-                                del _grp[_t1]
-                                if len(_grp) == 1:
-                                    item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ss_item_sk[
-                                        v_ss_item_sk
-                                    ] = next(
-                                        iter(_grp.items())
-                                    )
-                    _w2 = n3_count_by_ss_item_sk.get(v_ss_item_sk)
-                    if _w2 is not None:
-                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
-                        _o = n0_root.get(_t1)
-                        if _o is None:
-                            n0_root[_t1] = _d3
-                        else:
-                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
-                            if _n[0]:
-                                n0_root[_t1] = _n
-                            else:
-                                del n0_root[_t1]
-                        if pending is not None:
-                            _k = (
-                                v_i_item_id,
-                                v_i_item_desc,
-                                v_i_category,
-                                v_i_class,
-                                v_i_current_price,
-                            )
-                            _v = _d3
-                            _o = pending.get(_k)
-                            pending[_k] = (
-                                _v
-                                if _o is None
-                                else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
-                            )
 
             def _batch_date_dim(self, rows, mults):
                 """Apply a batch of date_dim rows (row i changes by mults[i]) at once:
@@ -3154,7 +2854,7 @@ def _make_derived2():
         COLUMNS = ("__c4", "__w1")
         QUERY_ID = "63541fd2a78c5c94"
         LAYOUT_ID = (
-            "13d45f0a010bc0de"  # the state's layout: snapshots restore only here
+            "bba26369f0b3259e"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3163,7 +2863,6 @@ def _make_derived2():
             on_delta: Callable[[tuple, int], None] | None = None,
             push: bool = False,
         ) -> None:
-            self.derived1__rows = {}  # input rows: row -> multiplicity
             # root rows_2: its tuples
             self.rows_2_root = {}
             self._appliers = {
@@ -3294,10 +2993,6 @@ def _make_derived2():
                 raise ViewError(_arity_message("derived1_", 6, row))
             v___c4 = row[3]
             c___rows___c6 = row[5]
-            store = self.derived1__rows
-            count = store.get(row, 0) + d
-            if count < 0:
-                raise ViewError(_absent_message("derived1_", row))
             _p = (
                 d,
                 (d if c___rows___c6 is not None else 0),
@@ -3305,10 +3000,6 @@ def _make_derived2():
             )
             pending = self._pending
             rows_2_root = self.rows_2_root
-            if count:
-                store[row] = count
-            else:
-                del store[row]
             # atom rows_2
             _o = rows_2_root.get(v___c4)
             if _o is None:
@@ -3337,11 +3028,13 @@ def _make_derived2():
             # the subquery behind relation derived1_ reads this relation
             sub = self.sub_derived1
             sub._appliers["store_sales"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -3354,12 +3047,8 @@ def _make_derived2():
             pending = self._pending
             # the subquery behind relation derived1_ reads this relation
             sub = self.sub_derived1
-            sub._appliers["item"](row, d)
-            if sub._pending:  # else its result is unchanged
-                try:
-                    changes = sub._changes_of(sub._pending)
-                finally:
-                    sub._pending.clear()
+            changes = sub._appliers["item"](row, d)  # the change of its one group
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -3373,11 +3062,13 @@ def _make_derived2():
             # the subquery behind relation derived1_ reads this relation
             sub = self.sub_derived1
             sub._appliers["date_dim"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -3471,7 +3162,6 @@ def _make_derived2():
                     "query": self.QUERY_ID,
                     "layout": self.LAYOUT_ID,
                     "state": {
-                        "derived1__rows": self.derived1__rows,
                         "rows_2_root": self.rows_2_root,
                         "_reported": self._reported,
                         "sub:sub_derived1": self.sub_derived1.snapshot(),
@@ -3501,7 +3191,7 @@ def _make_derived2():
                     "module generated by another dynyan version"
                 )
             state = snapshot.get("state")
-            names = ("derived1__rows", "rows_2_root", "_reported", "sub:sub_derived1")
+            names = ("rows_2_root", "_reported", "sub:sub_derived1")
             if not isinstance(state, dict) or set(state) != set(names):
                 found = (
                     sorted(map(str, state))
@@ -3767,8 +3457,6 @@ class View:
         if len(row) != 6:
             raise ViewError(_arity_message("derived1", 6, row))
         v___c1, v___c2, v___c3, v___c4, v___c5, v___c6 = row
-        if d < 0 and _entry(self.windowed_by___c4.get(v___c4), row, _ZERO) + d < 0:
-            raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         n0_root = self.n0_root
         partition1_count_by___c4 = self.partition1_count_by___c4
@@ -3849,8 +3537,6 @@ class View:
         if len(row) != 2:
             raise ViewError(_arity_message("derived2", 2, row))
         v___c4, v___w1 = row
-        if d < 0 and _entry(self.partition1_by___c4.get(v___c4), row, _ZERO) + d < 0:
-            raise ViewError(_absent_message("derived2", row))
         pending = self._pending
         n0_root = self.n0_root
         partition1_by___c4 = self.partition1_by___c4
@@ -3936,21 +3622,25 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["store_sales"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
@@ -3965,22 +3655,20 @@ class View:
         pending = self._pending
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
-        sub._appliers["item"](row, d)
-        if sub._pending:  # else its result is unchanged
-            try:
-                changes = sub._changes_of(sub._pending)
-            finally:
-                sub._pending.clear()
+        changes = sub._appliers["item"](row, d)  # the change of its one group
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["item"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
@@ -3996,21 +3684,25 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["date_dim"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 

@@ -270,7 +270,6 @@ def _make_derived1():
                 "nation": self._apply_nation,
             }
             self._batchers = {  # update() of several rows: summed per key first
-                "partsupp": self._batch_partsupp,
                 "supplier": self._batch_supplier,
                 "nation": self._batch_nation,
             }
@@ -471,11 +470,25 @@ def _make_derived1():
                         n0_root[v_ps_partkey] = _n
                     else:
                         del n0_root[v_ps_partkey]
-                if pending is not None:
-                    _k = (v_ps_partkey,)
-                    _v = _d2
-                    _o = pending.get(_k)
-                    pending[_k] = _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                key = (v_ps_partkey,)
+                reported = self._reported
+                changes = []
+                new = None
+                _m1 = self.n0_root.get(v_ps_partkey)
+                if _m1 is not None:
+                    p = _m1
+                    _a0 = None if p[0] == 0 else (p[1] / 100)
+                    new = (v_ps_partkey, _a0, _a0)
+                old = reported.get(key)
+                if old != new:  # no output can be NaN: equal rows are the same
+                    if old is not None:
+                        changes.append((old, -1))
+                    if new is not None:
+                        changes.append((new, 1))
+                        reported[key] = new
+                    else:
+                        del reported[key]
+                return changes
 
         def _apply_supplier(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -651,136 +664,6 @@ def _make_derived1():
                                         if _o is None
                                         else (_o[0] + _v[0], _o[1] + _v[1])
                                     )
-
-        def _batch_partsupp(self, rows, mults):
-            """Apply a batch of partsupp rows (row i changes by mults[i]) at once:
-            every row is checked and its payload summed per key (the values its
-            atoms' paths read) first, then each key's sum takes the path to the
-            root once. Nothing changes before every check has passed."""
-            counts = {}  # row -> its multiplicity after the batch
-            store = self.partsupp_rows
-            sums0 = {}  # atom partsupp: key -> summed payload
-            for row, d in zip(rows, mults):
-                if type(d) is not int:
-                    raise ViewError(f"multiplicities must be int, got {d!r}")
-                if not d:
-                    continue
-                if type(row) is not tuple:
-                    row = tuple(row)
-                if len(row) != 5:
-                    raise ViewError(_arity_message("partsupp", 5, row))
-                (
-                    v_ps_partkey,
-                    v_ps_suppkey,
-                    c_partsupp_ps_availqty,
-                    c_partsupp_ps_supplycost,
-                    _,
-                ) = row
-                if (
-                    v_ps_partkey is None
-                    or v_ps_suppkey is None
-                    or c_partsupp_ps_availqty is None
-                    or c_partsupp_ps_supplycost is None
-                ):
-                    raise _null_error(
-                        "partsupp",
-                        row,
-                        (
-                            (0, "ps_partkey"),
-                            (1, "ps_suppkey"),
-                            (2, "ps_availqty"),
-                            (3, "ps_supplycost"),
-                        ),
-                    )
-                _p = (
-                    d,
-                    d
-                    * round((c_partsupp_ps_supplycost * c_partsupp_ps_availqty) * 100),
-                )
-                _k = (v_ps_partkey, v_ps_suppkey)
-                _o = sums0.get(_k)
-                sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
-                c = counts.get(row)
-                counts[row] = (store.get(row, 0) if c is None else c) + d
-            for row, c in counts.items():
-                if c < 0:
-                    raise ViewError(_absent_message("partsupp", row))
-            for row, c in counts.items():
-                if c:
-                    store[row] = c
-                else:
-                    store.pop(row, None)
-            pending = self._pending
-            n0_root = self.n0_root
-            n3_count_by_ps_suppkey = self.n3_count_by_ps_suppkey
-            partsupp_ps_partkey_by_ps_suppkey = self.partsupp_ps_partkey_by_ps_suppkey
-            # atom partsupp
-            for _k, _p in sums0.items():
-                v_ps_partkey, v_ps_suppkey = _k
-                # a zero count with nonzero sums only where the key is kept (else
-                # it is what float sums leave of rows inserted and deleted again)
-                if not _p[0] and (
-                    _p == _ZERO
-                    or not _entry(
-                        self.partsupp_ps_partkey_by_ps_suppkey.get(v_ps_suppkey),
-                        v_ps_partkey,
-                        _ZERO,
-                    )[0]
-                ):
-                    continue
-                _grp = partsupp_ps_partkey_by_ps_suppkey.get(v_ps_suppkey)
-                if _grp is None:
-                    partsupp_ps_partkey_by_ps_suppkey[v_ps_suppkey] = (v_ps_partkey, _p)
-                elif type(_grp) is tuple:
-                    _e = v_ps_partkey
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = (_o[0] + _p[0], _o[1] + _p[1])
-                        if _n[0]:
-                            partsupp_ps_partkey_by_ps_suppkey[v_ps_suppkey] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del partsupp_ps_partkey_by_ps_suppkey[v_ps_suppkey]
-                    else:
-                        partsupp_ps_partkey_by_ps_suppkey[v_ps_suppkey] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
-                    _o = _grp.get(v_ps_partkey)
-                    if _o is None:
-                        _grp[v_ps_partkey] = _p
-                    else:
-                        _n = (_o[0] + _p[0], _o[1] + _p[1])
-                        if _n[0]:
-                            _grp[v_ps_partkey] = _n
-                        else:
-                            del _grp[v_ps_partkey]
-                            if len(_grp) == 1:
-                                partsupp_ps_partkey_by_ps_suppkey[v_ps_suppkey] = next(
-                                    iter(_grp.items())
-                                )
-                _w1 = n3_count_by_ps_suppkey.get(v_ps_suppkey)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
-                    _o = n0_root.get(v_ps_partkey)
-                    if _o is None:
-                        n0_root[v_ps_partkey] = _d2
-                    else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
-                        if _n[0]:
-                            n0_root[v_ps_partkey] = _n
-                        else:
-                            del n0_root[v_ps_partkey]
-                    if pending is not None:
-                        _k = (v_ps_partkey,)
-                        _v = _d2
-                        _o = pending.get(_k)
-                        pending[_k] = (
-                            _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
-                        )
 
         def _batch_supplier(self, rows, mults):
             """Apply a batch of supplier rows (row i changes by mults[i]) at once:
@@ -2136,13 +2019,12 @@ class View:
     }
     COLUMNS = ("ps_partkey", "value")
     QUERY_ID = "0630751cbf38370f"
-    LAYOUT_ID = "9aeb20e1a4b82d13"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "68c4c661dc883250"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
         # root having: its tuples
         self.having_root = {}
         self._appliers = {
@@ -2286,16 +2168,8 @@ class View:
             and c___having___h1 is not None
             and c___having___h1 > _t1
         )
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         having_root = self.having_root
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # rows by key and compared value, for the test on inner view scalar_2
         # (a NULL or NaN value, or a NULL key, never passes it)
         _x = row[2]
@@ -2358,24 +2232,21 @@ class View:
         pending = self._pending
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
-        sub._appliers["partsupp"](row, d)
-        if sub._pending:  # else its result is unchanged
-            try:
-                changes = sub._changes_of(sub._pending)
-            finally:
-                sub._pending.clear()
+        changes = sub._appliers["partsupp"](row, d)  # the change of its one group
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["partsupp"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
-            if changes:
-                self._on_scalar_2(changes)
+        if changes:
+            self._on_scalar_2(changes)
 
     def _apply_supplier(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -2389,23 +2260,26 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["supplier"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["supplier"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
-            if changes:
-                self._on_scalar_2(changes)
+        if changes:
+            self._on_scalar_2(changes)
 
     def _apply_nation(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -2419,23 +2293,26 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["nation"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["nation"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
-            if changes:
-                self._on_scalar_2(changes)
+        if changes:
+            self._on_scalar_2(changes)
 
     def _rows_of_having(self, row, d):
         """Apply `d` copies of `row` to atom having alone (its relation's
@@ -2578,7 +2455,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
                     "having_root": self.having_root,
                     "_ordered": self._ordered,
                     "sub:sub_derived1": self.sub_derived1.snapshot(),
@@ -2613,7 +2489,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "derived1_rows",
             "having_root",
             "_ordered",
             "sub:sub_derived1",

@@ -1028,9 +1028,7 @@ def _make_derived1():
                         self.orders_root = {}
                         self._appliers = {"orders": self._apply_orders}
                         self._batchers = (
-                            {  # update() of several rows: summed per key first
-                                "orders": self._batch_orders
-                            }
+                            {}  # update() of several rows: summed per key first
                         )
                         self._on_delta = on_delta
                         self._pending = {} if (push or on_delta is not None) else None
@@ -1182,90 +1180,16 @@ def _make_derived1():
                         # atom orders
                         if keep_orders:
                             _p = d
-                            _o = orders_root.get(v_o_custkey)
-                            if _o is None:
-                                orders_root[v_o_custkey] = _p
+                            _o = orders_root.get(v_o_custkey, 0)
+                            _n = _o + _p
+                            if _n:
+                                orders_root[v_o_custkey] = _n
                             else:
-                                _n = _o + _p
-                                if _n:
-                                    orders_root[v_o_custkey] = _n
-                                else:
-                                    del orders_root[v_o_custkey]
-                            if pending is not None:
-                                _k = (v_o_custkey,)
-                                _v = _p
-                                _o = pending.get(_k)
-                                pending[_k] = _v if _o is None else _o + _v
-
-                    def _batch_orders(self, rows, mults):
-                        """Apply a batch of orders rows (row i changes by mults[i]) at once:
-                        every row is checked and its payload summed per key (the values its
-                        atoms' paths read) first, then each key's sum takes the path to the
-                        root once. Nothing changes before every check has passed."""
-                        counts = {}  # row -> its multiplicity after the batch
-                        store = self.orders_rows
-                        sums0 = {}  # atom orders: key -> summed payload
-                        for row, d in zip(rows, mults):
-                            if type(d) is not int:
-                                raise ViewError(
-                                    f"multiplicities must be int, got {d!r}"
-                                )
-                            if not d:
-                                continue
-                            if type(row) is not tuple:
-                                row = tuple(row)
-                            if len(row) != 9:
-                                raise ViewError(_arity_message("orders", 9, row))
-                            v_o_custkey = row[1]
-                            c_orders_o_comment = row[8]
-                            if v_o_custkey is None or c_orders_o_comment is None:
-                                raise _null_error(
-                                    "orders", row, ((1, "o_custkey"), (8, "o_comment"))
-                                )
-                            keep_orders = not (
-                                _LIKE_0.fullmatch(c_orders_o_comment) is not None
-                            )
-                            if keep_orders:
-                                _p = d
-                                _k = v_o_custkey
-                                _o = sums0.get(_k)
-                                sums0[_k] = _p if _o is None else _o + _p
-                            c = counts.get(row)
-                            counts[row] = (store.get(row, 0) if c is None else c) + d
-                        for row, c in counts.items():
-                            if c < 0:
-                                raise ViewError(_absent_message("orders", row))
-                        for row, c in counts.items():
-                            if c:
-                                store[row] = c
-                            else:
-                                store.pop(row, None)
-                        pending = self._pending
-                        orders_root = self.orders_root
-                        # atom orders
-                        for _k, _p in sums0.items():
-                            v_o_custkey = _k
-                            # a zero count with nonzero sums only where the key is kept (else
-                            # it is what float sums leave of rows inserted and deleted again)
-                            if not _p and (
-                                _p == _ZERO
-                                or not self.orders_root.get(v_o_custkey, _ZERO)
-                            ):
-                                continue
-                            _o = orders_root.get(v_o_custkey)
-                            if _o is None:
-                                orders_root[v_o_custkey] = _p
-                            else:
-                                _n = _o + _p
-                                if _n:
-                                    orders_root[v_o_custkey] = _n
-                                else:
-                                    del orders_root[v_o_custkey]
-                            if pending is not None:
-                                _k = (v_o_custkey,)
-                                _v = _p
-                                _o = pending.get(_k)
-                                pending[_k] = _v if _o is None else _o + _v
+                                del orders_root[v_o_custkey]
+                            if not _o:
+                                return (v_o_custkey,), 1
+                            if not _n:
+                                return (v_o_custkey,), -1
 
                     def _lookup(self, v_o_custkey):
                         """The payload of one output tuple, in O(1); None if absent."""
@@ -1636,14 +1560,9 @@ def _make_derived1():
                     pending = self._pending
                     # the subquery behind relation exists_1 reads this relation
                     sub = self.sub_exists_1
-                    sub._appliers["orders"](row, d)
-                    if sub._pending:  # else its result is unchanged
-                        try:
-                            changes = sub._changes_of(sub._pending)
-                        finally:
-                            sub._pending.clear()
-                        if changes:
-                            self._on_exists_1(changes)
+                    change = sub._appliers["orders"](row, d)
+                    if change is not None:  # the one row of its result it changed
+                        self._on_exists_1([change])
 
                 def _rows_of_customer(self, row, d):
                     """Apply `d` copies of `row` to atom customer alone (its relation's
@@ -1919,7 +1838,7 @@ def _make_derived1():
         COLUMNS = ("c_custkey", "c_count")
         QUERY_ID = "519d123ec19e0397"
         LAYOUT_ID = (
-            "24c1dccc4c7eccf1"  # the state's layout: snapshots restore only here
+            "52d418c923985e3e"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1928,7 +1847,6 @@ def _make_derived1():
             on_delta: Callable[[tuple, int], None] | None = None,
             push: bool = False,
         ) -> None:
-            self.derived1_rows = {}  # input rows: row -> multiplicity
             # root oj1: its tuples
             self.oj1_root = {}
             self._appliers = {
@@ -2057,17 +1975,9 @@ def _make_derived1():
             if len(row) != 2:
                 raise ViewError(_arity_message("derived1", 2, row))
             v_customer__c_custkey, c___oj1_orders__o_orderkey = row
-            store = self.derived1_rows
-            count = store.get(row, 0) + d
-            if count < 0:
-                raise ViewError(_absent_message("derived1", row))
             _p = (d, (d if c___oj1_orders__o_orderkey is not None else 0))
             pending = self._pending
             oj1_root = self.oj1_root
-            if count:
-                store[row] = count
-            else:
-                del store[row]
             # atom oj1
             _o = oj1_root.get(v_customer__c_custkey)
             if _o is None:
@@ -2096,8 +2006,9 @@ def _make_derived1():
             sub._appliers["customer"](row, d)
             sub._flush()
             changes = sub._changes
-            for sub_row, change in changes:
-                self._apply_derived1(sub_row, change)
+            if changes:
+                for sub_row, change in changes:
+                    self._apply_derived1(sub_row, change)
 
         def _apply_orders(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -2111,8 +2022,9 @@ def _make_derived1():
             sub._appliers["orders"](row, d)
             sub._flush()
             changes = sub._changes
-            for sub_row, change in changes:
-                self._apply_derived1(sub_row, change)
+            if changes:
+                for sub_row, change in changes:
+                    self._apply_derived1(sub_row, change)
 
         def _lookup(self, v_customer__c_custkey):
             """The payload of one output tuple, in O(1); None if absent."""
@@ -2204,7 +2116,6 @@ def _make_derived1():
                     "query": self.QUERY_ID,
                     "layout": self.LAYOUT_ID,
                     "state": {
-                        "derived1_rows": self.derived1_rows,
                         "oj1_root": self.oj1_root,
                         "_reported": self._reported,
                         "sub:sub_derived1": self.sub_derived1.snapshot(),
@@ -2234,7 +2145,7 @@ def _make_derived1():
                     "module generated by another dynyan version"
                 )
             state = snapshot.get("state")
-            names = ("derived1_rows", "oj1_root", "_reported", "sub:sub_derived1")
+            names = ("oj1_root", "_reported", "sub:sub_derived1")
             if not isinstance(state, dict) or set(state) != set(names):
                 found = (
                     sorted(map(str, state))
@@ -2286,13 +2197,12 @@ class View:
     }
     COLUMNS = ("c_count", "custdist")
     QUERY_ID = "78f2f51f98d6bb6a"
-    LAYOUT_ID = "c2a53f1cd759ef1a"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "f93f8d370787aa5d"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
         # root c_orders: its tuples
         self.c_orders_root = {}
         self._appliers = {
@@ -2423,16 +2333,8 @@ class View:
         if len(row) != 2:
             raise ViewError(_arity_message("derived1", 2, row))
         v_c_count = row[1]
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         c_orders_root = self.c_orders_root
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom c_orders
         _p = d
         _o = c_orders_root.get(v_c_count)
@@ -2460,11 +2362,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["customer"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -2478,11 +2382,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["orders"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -2568,7 +2474,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
                     "c_orders_root": self.c_orders_root,
                     "_ordered": self._ordered,
                     "_reported": self._reported,
@@ -2599,13 +2504,7 @@ class View:
                 "module generated by another dynyan version"
             )
         state = snapshot.get("state")
-        names = (
-            "derived1_rows",
-            "c_orders_root",
-            "_ordered",
-            "_reported",
-            "sub:sub_derived1",
-        )
+        names = ("c_orders_root", "_ordered", "_reported", "sub:sub_derived1")
         if not isinstance(state, dict) or set(state) != set(names):
             found = (
                 sorted(map(str, state))

@@ -222,9 +222,7 @@ def _make_derived1():
             # root lineitem: its tuples
             self.lineitem_root = {}
             self._appliers = {"lineitem": self._apply_lineitem}
-            self._batchers = {  # update() of several rows: summed per key first
-                "lineitem": self._batch_lineitem
-            }
+            self._batchers = {}  # update() of several rows: summed per key first
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._reported = {}  # push mode: group key -> the row last reported
@@ -396,99 +394,25 @@ def _make_derived1():
                         lineitem_root[v_l_suppkey] = _n
                     else:
                         del lineitem_root[v_l_suppkey]
-                if pending is not None:
-                    _k = (v_l_suppkey,)
-                    _v = _p
-                    _o = pending.get(_k)
-                    pending[_k] = _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
-
-        def _batch_lineitem(self, rows, mults):
-            """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
-            every row is checked and its payload summed per key (the values its
-            atoms' paths read) first, then each key's sum takes the path to the
-            root once. Nothing changes before every check has passed."""
-            counts = {}  # row -> its multiplicity after the batch
-            store = self.lineitem_rows
-            sums0 = {}  # atom lineitem: key -> summed payload
-            for row, d in zip(rows, mults):
-                if type(d) is not int:
-                    raise ViewError(f"multiplicities must be int, got {d!r}")
-                if not d:
-                    continue
-                if type(row) is not tuple:
-                    row = tuple(row)
-                if len(row) != 16:
-                    raise ViewError(_arity_message("lineitem", 16, row))
-                v_l_suppkey = row[2]
-                c_lineitem_l_extendedprice = row[5]
-                c_lineitem_l_discount = row[6]
-                c_lineitem_l_shipdate = row[10]
-                if (
-                    v_l_suppkey is None
-                    or c_lineitem_l_extendedprice is None
-                    or c_lineitem_l_discount is None
-                    or c_lineitem_l_shipdate is None
-                ):
-                    raise _null_error(
-                        "lineitem",
-                        row,
-                        (
-                            (2, "l_suppkey"),
-                            (5, "l_extendedprice"),
-                            (6, "l_discount"),
-                            (10, "l_shipdate"),
-                        ),
-                    )
-                keep_lineitem = (
-                    c_lineitem_l_shipdate >= datetime.date(1996, 1, 1)
-                ) and (c_lineitem_l_shipdate < datetime.date(1996, 4, 1))
-                if keep_lineitem:
-                    _p = (
-                        d,
-                        d
-                        * round(
-                            (c_lineitem_l_extendedprice * (1 - c_lineitem_l_discount))
-                            * 10000
-                        ),
-                    )
-                    _k = v_l_suppkey
-                    _o = sums0.get(_k)
-                    sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
-                c = counts.get(row)
-                counts[row] = (store.get(row, 0) if c is None else c) + d
-            for row, c in counts.items():
-                if c < 0:
-                    raise ViewError(_absent_message("lineitem", row))
-            for row, c in counts.items():
-                if c:
-                    store[row] = c
-                else:
-                    store.pop(row, None)
-            pending = self._pending
-            lineitem_root = self.lineitem_root
-            # atom lineitem
-            for _k, _p in sums0.items():
-                v_l_suppkey = _k
-                # a zero count with nonzero sums only where the key is kept (else
-                # it is what float sums leave of rows inserted and deleted again)
-                if not _p[0] and (
-                    _p == _ZERO or not self.lineitem_root.get(v_l_suppkey, _ZERO)[0]
-                ):
-                    continue
-                _o = lineitem_root.get(v_l_suppkey)
-                if _o is None:
-                    lineitem_root[v_l_suppkey] = _p
-                else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1])
-                    if _n[0]:
-                        lineitem_root[v_l_suppkey] = _n
+                key = (v_l_suppkey,)
+                reported = self._reported
+                changes = []
+                new = None
+                _m1 = self.lineitem_root.get(v_l_suppkey)
+                if _m1 is not None:
+                    p = _m1
+                    _a0 = None if p[0] == 0 else (p[1] / 10000)
+                    new = (v_l_suppkey, _a0)
+                old = reported.get(key)
+                if old != new:  # no output can be NaN: equal rows are the same
+                    if old is not None:
+                        changes.append((old, -1))
+                    if new is not None:
+                        changes.append((new, 1))
+                        reported[key] = new
                     else:
-                        del lineitem_root[v_l_suppkey]
-                if pending is not None:
-                    _k = (v_l_suppkey,)
-                    _v = _p
-                    _o = pending.get(_k)
-                    pending[_k] = _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                        del reported[key]
+                return changes
 
         def _lookup(self, v_l_suppkey):
             """The payload of one output tuple, in O(1); None if absent."""
@@ -777,9 +701,7 @@ def _make_scalar_2():
                 # root lineitem: its tuples
                 self.lineitem_root = {}
                 self._appliers = {"lineitem": self._apply_lineitem}
-                self._batchers = {  # update() of several rows: summed per key first
-                    "lineitem": self._batch_lineitem
-                }
+                self._batchers = {}  # update() of several rows: summed per key first
                 self._on_delta = on_delta
                 self._pending = {} if (push or on_delta is not None) else None
                 self._reported = {}  # push mode: group key -> the row last reported
@@ -956,106 +878,25 @@ def _make_scalar_2():
                             lineitem_root[v_l_suppkey] = _n
                         else:
                             del lineitem_root[v_l_suppkey]
-                    if pending is not None:
-                        _k = (v_l_suppkey,)
-                        _v = _p
-                        _o = pending.get(_k)
-                        pending[_k] = (
-                            _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
-                        )
-
-            def _batch_lineitem(self, rows, mults):
-                """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
-                every row is checked and its payload summed per key (the values its
-                atoms' paths read) first, then each key's sum takes the path to the
-                root once. Nothing changes before every check has passed."""
-                counts = {}  # row -> its multiplicity after the batch
-                store = self.lineitem_rows
-                sums0 = {}  # atom lineitem: key -> summed payload
-                for row, d in zip(rows, mults):
-                    if type(d) is not int:
-                        raise ViewError(f"multiplicities must be int, got {d!r}")
-                    if not d:
-                        continue
-                    if type(row) is not tuple:
-                        row = tuple(row)
-                    if len(row) != 16:
-                        raise ViewError(_arity_message("lineitem", 16, row))
-                    v_l_suppkey = row[2]
-                    c_lineitem_l_extendedprice = row[5]
-                    c_lineitem_l_discount = row[6]
-                    c_lineitem_l_shipdate = row[10]
-                    if (
-                        v_l_suppkey is None
-                        or c_lineitem_l_extendedprice is None
-                        or c_lineitem_l_discount is None
-                        or c_lineitem_l_shipdate is None
-                    ):
-                        raise _null_error(
-                            "lineitem",
-                            row,
-                            (
-                                (2, "l_suppkey"),
-                                (5, "l_extendedprice"),
-                                (6, "l_discount"),
-                                (10, "l_shipdate"),
-                            ),
-                        )
-                    keep_lineitem = (
-                        c_lineitem_l_shipdate >= datetime.date(1996, 1, 1)
-                    ) and (c_lineitem_l_shipdate < datetime.date(1996, 4, 1))
-                    if keep_lineitem:
-                        _p = (
-                            d,
-                            d
-                            * round(
-                                (
-                                    c_lineitem_l_extendedprice
-                                    * (1 - c_lineitem_l_discount)
-                                )
-                                * 10000
-                            ),
-                        )
-                        _k = v_l_suppkey
-                        _o = sums0.get(_k)
-                        sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
-                    c = counts.get(row)
-                    counts[row] = (store.get(row, 0) if c is None else c) + d
-                for row, c in counts.items():
-                    if c < 0:
-                        raise ViewError(_absent_message("lineitem", row))
-                for row, c in counts.items():
-                    if c:
-                        store[row] = c
-                    else:
-                        store.pop(row, None)
-                pending = self._pending
-                lineitem_root = self.lineitem_root
-                # atom lineitem
-                for _k, _p in sums0.items():
-                    v_l_suppkey = _k
-                    # a zero count with nonzero sums only where the key is kept (else
-                    # it is what float sums leave of rows inserted and deleted again)
-                    if not _p[0] and (
-                        _p == _ZERO or not self.lineitem_root.get(v_l_suppkey, _ZERO)[0]
-                    ):
-                        continue
-                    _o = lineitem_root.get(v_l_suppkey)
-                    if _o is None:
-                        lineitem_root[v_l_suppkey] = _p
-                    else:
-                        _n = (_o[0] + _p[0], _o[1] + _p[1])
-                        if _n[0]:
-                            lineitem_root[v_l_suppkey] = _n
+                    key = (v_l_suppkey,)
+                    reported = self._reported
+                    changes = []
+                    new = None
+                    _m1 = self.lineitem_root.get(v_l_suppkey)
+                    if _m1 is not None:
+                        p = _m1
+                        _a0 = None if p[0] == 0 else (p[1] / 10000)
+                        new = (v_l_suppkey, _a0)
+                    old = reported.get(key)
+                    if old != new:  # no output can be NaN: equal rows are the same
+                        if old is not None:
+                            changes.append((old, -1))
+                        if new is not None:
+                            changes.append((new, 1))
+                            reported[key] = new
                         else:
-                            del lineitem_root[v_l_suppkey]
-                    if pending is not None:
-                        _k = (v_l_suppkey,)
-                        _v = _p
-                        _o = pending.get(_k)
-                        pending[_k] = (
-                            _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
-                        )
+                            del reported[key]
+                    return changes
 
             def _lookup(self, v_l_suppkey):
                 """The payload of one output tuple, in O(1); None if absent."""
@@ -1228,7 +1069,7 @@ def _make_scalar_2():
         COLUMNS = ("v",)
         QUERY_ID = "6c8a11c82c8f0b93"
         LAYOUT_ID = (
-            "e3d72ac8f7a9c26c"  # the state's layout: snapshots restore only here
+            "231f620560c55ad3"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1237,7 +1078,6 @@ def _make_scalar_2():
             on_delta: Callable[[tuple, int], None] | None = None,
             push: bool = False,
         ) -> None:
-            self.derived1__rows = {}  # input rows: row -> multiplicity
             # root revenue0: its tuples
             self.revenue0_root = {}
             self._appliers = {"lineitem": self._apply_lineitem}
@@ -1374,16 +1214,8 @@ def _make_scalar_2():
             if len(row) != 2:
                 raise ViewError(_arity_message("derived1_", 2, row))
             v_total_revenue = row[1]
-            store = self.derived1__rows
-            count = store.get(row, 0) + d
-            if count < 0:
-                raise ViewError(_absent_message("derived1_", row))
             pending = self._pending
             revenue0_root = self.revenue0_root
-            if count:
-                store[row] = count
-            else:
-                del store[row]
             # atom revenue0
             _p = d
             _o = revenue0_root.get(v_total_revenue)
@@ -1410,12 +1242,8 @@ def _make_scalar_2():
             pending = self._pending
             # the subquery behind relation derived1_ reads this relation
             sub = self.sub_derived1
-            sub._appliers["lineitem"](row, d)
-            if sub._pending:  # else its result is unchanged
-                try:
-                    changes = sub._changes_of(sub._pending)
-                finally:
-                    sub._pending.clear()
+            changes = sub._appliers["lineitem"](row, d)  # the change of its one group
+            if changes:
                 for sub_row, change in changes:
                     self._apply_derived1(sub_row, change)
 
@@ -1535,7 +1363,6 @@ def _make_scalar_2():
                     "query": self.QUERY_ID,
                     "layout": self.LAYOUT_ID,
                     "state": {
-                        "derived1__rows": self.derived1__rows,
                         "revenue0_root": self.revenue0_root,
                         "_result": self._result,
                         "_reported": self._reported,
@@ -1566,13 +1393,7 @@ def _make_scalar_2():
                     "module generated by another dynyan version"
                 )
             state = snapshot.get("state")
-            names = (
-                "derived1__rows",
-                "revenue0_root",
-                "_result",
-                "_reported",
-                "sub:sub_derived1",
-            )
+            names = ("revenue0_root", "_result", "_reported", "sub:sub_derived1")
             if not isinstance(state, dict) or set(state) != set(names):
                 found = (
                     sorted(map(str, state))
@@ -1630,13 +1451,12 @@ class View:
     }
     COLUMNS = ("s_suppkey", "s_name", "s_address", "s_phone", "total_revenue")
     QUERY_ID = "586e81b2d8db2586"
-    LAYOUT_ID = "6761ce31e2dc8ed5"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "f03562284f2933b7"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
         self.supplier_rows = {}  # input rows: row -> multiplicity
         # root n0: its tuples
         self.n0_root = {}
@@ -1792,19 +1612,11 @@ class View:
                 and v_total_revenue == _t1
             )
         )
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         n0_root = self.n0_root
         revenue0_by_s_suppkey = self.revenue0_by_s_suppkey
         revenue0_count_by_s_suppkey = self.revenue0_count_by_s_suppkey
         supplier_count_by_s_suppkey = self.supplier_count_by_s_suppkey
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # rows by key and compared value, for the test on inner view scalar_2
         # (a NULL or NaN value, or a NULL key, never passes it)
         _x = row[1]
@@ -2018,24 +1830,21 @@ class View:
         pending = self._pending
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
-        sub._appliers["lineitem"](row, d)
-        if sub._pending:  # else its result is unchanged
-            try:
-                changes = sub._changes_of(sub._pending)
-            finally:
-                sub._pending.clear()
+        changes = sub._appliers["lineitem"](row, d)  # the change of its one group
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
         # the subquery behind relation scalar_2 reads this relation
         sub = self.sub_scalar_2
         sub._appliers["lineitem"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
-            if changes:
-                self._on_scalar_2(changes)
+        if changes:
+            self._on_scalar_2(changes)
 
     def _batch_supplier(self, rows, mults):
         """Apply a batch of supplier rows (row i changes by mults[i]) at once:
@@ -2388,7 +2197,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
                     "supplier_rows": self.supplier_rows,
                     "n0_root": self.n0_root,
                     "revenue0_by_s_suppkey": self.revenue0_by_s_suppkey,
@@ -2428,7 +2236,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "derived1_rows",
             "supplier_rows",
             "n0_root",
             "revenue0_by_s_suppkey",

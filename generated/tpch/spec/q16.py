@@ -255,9 +255,7 @@ def _make_in_1():
             # root supplier: its tuples
             self.supplier_root = {}
             self._appliers = {"supplier": self._apply_supplier}
-            self._batchers = {  # update() of several rows: summed per key first
-                "supplier": self._batch_supplier
-            }
+            self._batchers = {}  # update() of several rows: summed per key first
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._changes = []
@@ -389,85 +387,16 @@ def _make_in_1():
             # atom supplier
             if keep_supplier:
                 _p = d
-                _o = supplier_root.get(v_s_suppkey)
-                if _o is None:
-                    supplier_root[v_s_suppkey] = _p
+                _o = supplier_root.get(v_s_suppkey, 0)
+                _n = _o + _p
+                if _n:
+                    supplier_root[v_s_suppkey] = _n
                 else:
-                    _n = _o + _p
-                    if _n:
-                        supplier_root[v_s_suppkey] = _n
-                    else:
-                        del supplier_root[v_s_suppkey]
-                if pending is not None:
-                    _k = (v_s_suppkey,)
-                    _v = _p
-                    _o = pending.get(_k)
-                    pending[_k] = _v if _o is None else _o + _v
-
-        def _batch_supplier(self, rows, mults):
-            """Apply a batch of supplier rows (row i changes by mults[i]) at once:
-            every row is checked and its payload summed per key (the values its
-            atoms' paths read) first, then each key's sum takes the path to the
-            root once. Nothing changes before every check has passed."""
-            counts = {}  # row -> its multiplicity after the batch
-            store = self.supplier_rows
-            sums0 = {}  # atom supplier: key -> summed payload
-            for row, d in zip(rows, mults):
-                if type(d) is not int:
-                    raise ViewError(f"multiplicities must be int, got {d!r}")
-                if not d:
-                    continue
-                if type(row) is not tuple:
-                    row = tuple(row)
-                if len(row) != 7:
-                    raise ViewError(_arity_message("supplier", 7, row))
-                v_s_suppkey = row[0]
-                c_supplier_s_comment = row[6]
-                if v_s_suppkey is None or c_supplier_s_comment is None:
-                    raise _null_error(
-                        "supplier", row, ((0, "s_suppkey"), (6, "s_comment"))
-                    )
-                keep_supplier = _LIKE_0.fullmatch(c_supplier_s_comment) is not None
-                if keep_supplier:
-                    _p = d
-                    _k = v_s_suppkey
-                    _o = sums0.get(_k)
-                    sums0[_k] = _p if _o is None else _o + _p
-                c = counts.get(row)
-                counts[row] = (store.get(row, 0) if c is None else c) + d
-            for row, c in counts.items():
-                if c < 0:
-                    raise ViewError(_absent_message("supplier", row))
-            for row, c in counts.items():
-                if c:
-                    store[row] = c
-                else:
-                    store.pop(row, None)
-            pending = self._pending
-            supplier_root = self.supplier_root
-            # atom supplier
-            for _k, _p in sums0.items():
-                v_s_suppkey = _k
-                # a zero count with nonzero sums only where the key is kept (else
-                # it is what float sums leave of rows inserted and deleted again)
-                if not _p and (
-                    _p == _ZERO or not self.supplier_root.get(v_s_suppkey, _ZERO)
-                ):
-                    continue
-                _o = supplier_root.get(v_s_suppkey)
-                if _o is None:
-                    supplier_root[v_s_suppkey] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        supplier_root[v_s_suppkey] = _n
-                    else:
-                        del supplier_root[v_s_suppkey]
-                if pending is not None:
-                    _k = (v_s_suppkey,)
-                    _v = _p
-                    _o = pending.get(_k)
-                    pending[_k] = _v if _o is None else _o + _v
+                    del supplier_root[v_s_suppkey]
+                if not _o:
+                    return (v_s_suppkey,), 1
+                if not _n:
+                    return (v_s_suppkey,), -1
 
         def _lookup(self, v_s_suppkey):
             """The payload of one output tuple, in O(1); None if absent."""
@@ -983,14 +912,9 @@ class View:
         pending = self._pending
         # the subquery behind relation in_1 reads this relation
         sub = self.sub_in_1
-        sub._appliers["supplier"](row, d)
-        if sub._pending:  # else its result is unchanged
-            try:
-                changes = sub._changes_of(sub._pending)
-            finally:
-                sub._pending.clear()
-            if changes:
-                self._on_in_1(changes)
+        change = sub._appliers["supplier"](row, d)
+        if change is not None:  # the one row of its result it changed
+            self._on_in_1([change])
 
     def _batch_part(self, rows, mults):
         """Apply a batch of part rows (row i changes by mults[i]) at once:

@@ -191,9 +191,7 @@ def _make_scalar_1():
             # root lineitem: its tuples
             self.lineitem_root = {}
             self._appliers = {"lineitem": self._apply_lineitem}
-            self._batchers = {  # update() of several rows: summed per key first
-                "lineitem": self._batch_lineitem
-            }
+            self._batchers = {}  # update() of several rows: summed per key first
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._reported = {}  # push mode: group key -> the row last reported
@@ -335,74 +333,25 @@ def _make_scalar_1():
                     lineitem_root[v_l_partkey] = _n
                 else:
                     del lineitem_root[v_l_partkey]
-            if pending is not None:
-                _k = (v_l_partkey,)
-                _v = _p
-                _o = pending.get(_k)
-                pending[_k] = _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
-
-        def _batch_lineitem(self, rows, mults):
-            """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
-            every row is checked and its payload summed per key (the values its
-            atoms' paths read) first, then each key's sum takes the path to the
-            root once. Nothing changes before every check has passed."""
-            counts = {}  # row -> its multiplicity after the batch
-            store = self.lineitem_rows
-            sums0 = {}  # atom lineitem: key -> summed payload
-            for row, d in zip(rows, mults):
-                if type(d) is not int:
-                    raise ViewError(f"multiplicities must be int, got {d!r}")
-                if not d:
-                    continue
-                if type(row) is not tuple:
-                    row = tuple(row)
-                if len(row) != 16:
-                    raise ViewError(_arity_message("lineitem", 16, row))
-                v_l_partkey = row[1]
-                c_lineitem_l_quantity = row[4]
-                if v_l_partkey is None or c_lineitem_l_quantity is None:
-                    raise _null_error(
-                        "lineitem", row, ((1, "l_partkey"), (4, "l_quantity"))
-                    )
-                _p = (d, d * round(c_lineitem_l_quantity * 100))
-                _k = v_l_partkey
-                _o = sums0.get(_k)
-                sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
-                c = counts.get(row)
-                counts[row] = (store.get(row, 0) if c is None else c) + d
-            for row, c in counts.items():
-                if c < 0:
-                    raise ViewError(_absent_message("lineitem", row))
-            for row, c in counts.items():
-                if c:
-                    store[row] = c
+            key = (v_l_partkey,)
+            reported = self._reported
+            changes = []
+            new = None
+            _m1 = self.lineitem_root.get(v_l_partkey)
+            if _m1 is not None:
+                p = _m1
+                _a0 = None if p[0] == 0 else (p[1] / 100) / p[0]
+                new = (v_l_partkey, (None if _a0 is None else (0.2 * _a0)))
+            old = reported.get(key)
+            if old != new and not _same(old, new):
+                if old is not None:
+                    changes.append((old, -1))
+                if new is not None:
+                    changes.append((new, 1))
+                    reported[key] = new
                 else:
-                    store.pop(row, None)
-            pending = self._pending
-            lineitem_root = self.lineitem_root
-            # atom lineitem
-            for _k, _p in sums0.items():
-                v_l_partkey = _k
-                # a zero count with nonzero sums only where the key is kept (else
-                # it is what float sums leave of rows inserted and deleted again)
-                if not _p[0] and (
-                    _p == _ZERO or not self.lineitem_root.get(v_l_partkey, _ZERO)[0]
-                ):
-                    continue
-                _o = lineitem_root.get(v_l_partkey)
-                if _o is None:
-                    lineitem_root[v_l_partkey] = _p
-                else:
-                    _n = (_o[0] + _p[0], _o[1] + _p[1])
-                    if _n[0]:
-                        lineitem_root[v_l_partkey] = _n
-                    else:
-                        del lineitem_root[v_l_partkey]
-                if pending is not None:
-                    _k = (v_l_partkey,)
-                    _v = _p
-                    _o = pending.get(_k)
-                    pending[_k] = _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                    del reported[key]
+            return changes
 
         def _lookup(self, v_l_partkey):
             """The payload of one output tuple, in O(1); None if absent."""
@@ -820,14 +769,9 @@ class View:
 
         # the subquery behind relation scalar_1 reads this relation
         sub = self.sub_scalar_1
-        sub._appliers["lineitem"](row, d)
-        if sub._pending:  # else its result is unchanged
-            try:
-                changes = sub._changes_of(sub._pending)
-            finally:
-                sub._pending.clear()
-            if changes:
-                self._on_scalar_1(changes)
+        changes = sub._appliers["lineitem"](row, d)  # the change of its one group
+        if changes:
+            self._on_scalar_1(changes)
 
     def _apply_part(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the

@@ -2285,13 +2285,14 @@ class View:
         # the subquery behind relation scalar_1 reads this relation
         sub = self.sub_scalar_1
         sub._appliers["supplier"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
-            if changes:
-                self._on_scalar_1(changes)
+        if changes:
+            self._on_scalar_1(changes)
 
     def _apply_partsupp(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -2558,13 +2559,14 @@ class View:
         # the subquery behind relation scalar_1 reads this relation
         sub = self.sub_scalar_1
         sub._appliers["partsupp"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
-            if changes:
-                self._on_scalar_1(changes)
+        if changes:
+            self._on_scalar_1(changes)
 
     def _apply_nation(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -2739,13 +2741,14 @@ class View:
         # the subquery behind relation scalar_1 reads this relation
         sub = self.sub_scalar_1
         sub._appliers["nation"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
-            if changes:
-                self._on_scalar_1(changes)
+        if changes:
+            self._on_scalar_1(changes)
 
     def _apply_region(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
@@ -2910,13 +2913,14 @@ class View:
         # the subquery behind relation scalar_1 reads this relation
         sub = self.sub_scalar_1
         sub._appliers["region"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
-            if changes:
-                self._on_scalar_1(changes)
+        if changes:
+            self._on_scalar_1(changes)
 
     def _batch_part(self, rows, mults):
         """Apply a batch of part rows (row i changes by mults[i]) at once:

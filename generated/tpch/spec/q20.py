@@ -266,9 +266,7 @@ def _make_in_1():
                 # root part: its tuples
                 self.part_root = {}
                 self._appliers = {"part": self._apply_part}
-                self._batchers = {  # update() of several rows: summed per key first
-                    "part": self._batch_part
-                }
+                self._batchers = {}  # update() of several rows: summed per key first
                 self._on_delta = on_delta
                 self._pending = {} if (push or on_delta is not None) else None
                 self._changes = []
@@ -405,85 +403,16 @@ def _make_in_1():
                 # atom part
                 if keep_part:
                     _p = d
-                    _o = part_root.get(v_p_partkey)
-                    if _o is None:
-                        part_root[v_p_partkey] = _p
+                    _o = part_root.get(v_p_partkey, 0)
+                    _n = _o + _p
+                    if _n:
+                        part_root[v_p_partkey] = _n
                     else:
-                        _n = _o + _p
-                        if _n:
-                            part_root[v_p_partkey] = _n
-                        else:
-                            del part_root[v_p_partkey]
-                    if pending is not None:
-                        _k = (v_p_partkey,)
-                        _v = _p
-                        _o = pending.get(_k)
-                        pending[_k] = _v if _o is None else _o + _v
-
-            def _batch_part(self, rows, mults):
-                """Apply a batch of part rows (row i changes by mults[i]) at once:
-                every row is checked and its payload summed per key (the values its
-                atoms' paths read) first, then each key's sum takes the path to the
-                root once. Nothing changes before every check has passed."""
-                counts = {}  # row -> its multiplicity after the batch
-                store = self.part_rows
-                sums0 = {}  # atom part: key -> summed payload
-                for row, d in zip(rows, mults):
-                    if type(d) is not int:
-                        raise ViewError(f"multiplicities must be int, got {d!r}")
-                    if not d:
-                        continue
-                    if type(row) is not tuple:
-                        row = tuple(row)
-                    if len(row) != 9:
-                        raise ViewError(_arity_message("part", 9, row))
-                    v_p_partkey = row[0]
-                    c_part_p_name = row[1]
-                    if v_p_partkey is None or c_part_p_name is None:
-                        raise _null_error(
-                            "part", row, ((0, "p_partkey"), (1, "p_name"))
-                        )
-                    keep_part = c_part_p_name.startswith("forest")
-                    if keep_part:
-                        _p = d
-                        _k = v_p_partkey
-                        _o = sums0.get(_k)
-                        sums0[_k] = _p if _o is None else _o + _p
-                    c = counts.get(row)
-                    counts[row] = (store.get(row, 0) if c is None else c) + d
-                for row, c in counts.items():
-                    if c < 0:
-                        raise ViewError(_absent_message("part", row))
-                for row, c in counts.items():
-                    if c:
-                        store[row] = c
-                    else:
-                        store.pop(row, None)
-                pending = self._pending
-                part_root = self.part_root
-                # atom part
-                for _k, _p in sums0.items():
-                    v_p_partkey = _k
-                    # a zero count with nonzero sums only where the key is kept (else
-                    # it is what float sums leave of rows inserted and deleted again)
-                    if not _p and (
-                        _p == _ZERO or not self.part_root.get(v_p_partkey, _ZERO)
-                    ):
-                        continue
-                    _o = part_root.get(v_p_partkey)
-                    if _o is None:
-                        part_root[v_p_partkey] = _p
-                    else:
-                        _n = _o + _p
-                        if _n:
-                            part_root[v_p_partkey] = _n
-                        else:
-                            del part_root[v_p_partkey]
-                    if pending is not None:
-                        _k = (v_p_partkey,)
-                        _v = _p
-                        _o = pending.get(_k)
-                        pending[_k] = _v if _o is None else _o + _v
+                        del part_root[v_p_partkey]
+                    if not _o:
+                        return (v_p_partkey,), 1
+                    if not _n:
+                        return (v_p_partkey,), -1
 
             def _lookup(self, v_p_partkey):
                 """The payload of one output tuple, in O(1); None if absent."""
@@ -713,9 +642,7 @@ def _make_in_1():
                 # root lineitem: its tuples
                 self.lineitem_root = {}
                 self._appliers = {"lineitem": self._apply_lineitem}
-                self._batchers = {  # update() of several rows: summed per key first
-                    "lineitem": self._batch_lineitem
-                }
+                self._batchers = {}  # update() of several rows: summed per key first
                 self._on_delta = on_delta
                 self._pending = {} if (push or on_delta is not None) else None
                 self._reported = {}  # push mode: group key -> the row last reported
@@ -886,100 +813,29 @@ def _make_in_1():
                             lineitem_root[_t1] = _n
                         else:
                             del lineitem_root[_t1]
-                    if pending is not None:
-                        _k = (v_l_partkey, v_l_suppkey)
-                        _v = _p
-                        _o = pending.get(_k)
-                        pending[_k] = (
-                            _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
+                    key = (v_l_partkey, v_l_suppkey)
+                    reported = self._reported
+                    changes = []
+                    new = None
+                    _m1 = self.lineitem_root.get((v_l_partkey, v_l_suppkey))
+                    if _m1 is not None:
+                        p = _m1
+                        _a0 = None if p[0] == 0 else (p[1] / 100)
+                        new = (
+                            v_l_partkey,
+                            v_l_suppkey,
+                            (None if _a0 is None else (0.5 * _a0)),
                         )
-
-            def _batch_lineitem(self, rows, mults):
-                """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
-                every row is checked and its payload summed per key (the values its
-                atoms' paths read) first, then each key's sum takes the path to the
-                root once. Nothing changes before every check has passed."""
-                counts = {}  # row -> its multiplicity after the batch
-                store = self.lineitem_rows
-                sums0 = {}  # atom lineitem: key -> summed payload
-                for row, d in zip(rows, mults):
-                    if type(d) is not int:
-                        raise ViewError(f"multiplicities must be int, got {d!r}")
-                    if not d:
-                        continue
-                    if type(row) is not tuple:
-                        row = tuple(row)
-                    if len(row) != 16:
-                        raise ViewError(_arity_message("lineitem", 16, row))
-                    v_l_partkey = row[1]
-                    v_l_suppkey = row[2]
-                    c_lineitem_l_quantity = row[4]
-                    c_lineitem_l_shipdate = row[10]
-                    if (
-                        v_l_partkey is None
-                        or v_l_suppkey is None
-                        or c_lineitem_l_quantity is None
-                        or c_lineitem_l_shipdate is None
-                    ):
-                        raise _null_error(
-                            "lineitem",
-                            row,
-                            (
-                                (1, "l_partkey"),
-                                (2, "l_suppkey"),
-                                (4, "l_quantity"),
-                                (10, "l_shipdate"),
-                            ),
-                        )
-                    keep_lineitem = (
-                        c_lineitem_l_shipdate >= datetime.date(1994, 1, 1)
-                    ) and (c_lineitem_l_shipdate < datetime.date(1995, 1, 1))
-                    if keep_lineitem:
-                        _p = (d, d * round(c_lineitem_l_quantity * 100))
-                        _k = (v_l_partkey, v_l_suppkey)
-                        _o = sums0.get(_k)
-                        sums0[_k] = _p if _o is None else (_o[0] + _p[0], _o[1] + _p[1])
-                    c = counts.get(row)
-                    counts[row] = (store.get(row, 0) if c is None else c) + d
-                for row, c in counts.items():
-                    if c < 0:
-                        raise ViewError(_absent_message("lineitem", row))
-                for row, c in counts.items():
-                    if c:
-                        store[row] = c
-                    else:
-                        store.pop(row, None)
-                pending = self._pending
-                lineitem_root = self.lineitem_root
-                # atom lineitem
-                for _k, _p in sums0.items():
-                    v_l_partkey, v_l_suppkey = _k
-                    # a zero count with nonzero sums only where the key is kept (else
-                    # it is what float sums leave of rows inserted and deleted again)
-                    if not _p[0] and (
-                        _p == _ZERO
-                        or not self.lineitem_root.get(
-                            (v_l_partkey, v_l_suppkey), _ZERO
-                        )[0]
-                    ):
-                        continue
-                    _t1 = (v_l_partkey, v_l_suppkey)
-                    _o = lineitem_root.get(_t1)
-                    if _o is None:
-                        lineitem_root[_t1] = _p
-                    else:
-                        _n = (_o[0] + _p[0], _o[1] + _p[1])
-                        if _n[0]:
-                            lineitem_root[_t1] = _n
+                    old = reported.get(key)
+                    if old != new and not _same(old, new):
+                        if old is not None:
+                            changes.append((old, -1))
+                        if new is not None:
+                            changes.append((new, 1))
+                            reported[key] = new
                         else:
-                            del lineitem_root[_t1]
-                    if pending is not None:
-                        _k = (v_l_partkey, v_l_suppkey)
-                        _v = _p
-                        _o = pending.get(_k)
-                        pending[_k] = (
-                            _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
-                        )
+                            del reported[key]
+                    return changes
 
             def _lookup(self, v_l_partkey, v_l_suppkey):
                 """The payload of one output tuple, in O(1); None if absent."""
@@ -1178,7 +1034,7 @@ def _make_in_1():
         COLUMNS = ("k1",)
         QUERY_ID = "0f9c41013ccfca1b"
         LAYOUT_ID = (
-            "970dc55f4127760d"  # the state's layout: snapshots restore only here
+            "447d29d6a2496af7"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1187,7 +1043,6 @@ def _make_in_1():
             on_delta: Callable[[tuple, int], None] | None = None,
             push: bool = False,
         ) -> None:
-            self.in_1_rows = {}  # input rows: row -> multiplicity
             self.partsupp_rows = {}  # input rows: row -> multiplicity
             # root n0: its tuples
             self.n0_root = {}
@@ -1330,18 +1185,10 @@ def _make_in_1():
                 raise ViewError(_arity_message("in_1", 1, row))
             (v_ps_partkey,) = row
             keep_in1 = v_ps_partkey is not None
-            store = self.in_1_rows
-            count = store.get(row, 0) + d
-            if count < 0:
-                raise ViewError(_absent_message("in_1", row))
             pending = self._pending
             in1_count_by_ps_partkey = self.in1_count_by_ps_partkey
             n0_root = self.n0_root
             partsupp_ps_suppkey_by_ps_partkey = self.partsupp_ps_suppkey_by_ps_partkey
-            if count:
-                store[row] = count
-            else:
-                del store[row]
             # atom in1
             if keep_in1:
                 _p = d
@@ -1501,14 +1348,9 @@ def _make_in_1():
             pending = self._pending
             # the subquery behind relation in_1 reads this relation
             sub = self.sub_in_1
-            sub._appliers["part"](row, d)
-            if sub._pending:  # else its result is unchanged
-                try:
-                    changes = sub._changes_of(sub._pending)
-                finally:
-                    sub._pending.clear()
-                for sub_row, change in changes:
-                    self._apply_in_1(sub_row, change)
+            change = sub._appliers["part"](row, d)
+            if change is not None:  # the one row of its result it changed
+                self._apply_in_1(change[0], change[1])
 
         def _apply_lineitem(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -1519,14 +1361,9 @@ def _make_in_1():
             pending = self._pending
             # the subquery behind relation scalar_2 reads this relation
             sub = self.sub_scalar_2
-            sub._appliers["lineitem"](row, d)
-            if sub._pending:  # else its result is unchanged
-                try:
-                    changes = sub._changes_of(sub._pending)
-                finally:
-                    sub._pending.clear()
-                if changes:
-                    self._on_scalar_2(changes)
+            changes = sub._appliers["lineitem"](row, d)  # the change of its one group
+            if changes:
+                self._on_scalar_2(changes)
 
         def _rows_of_partsupp(self, row, d):
             """Apply `d` copies of `row` to atom partsupp alone (its relation's
@@ -1720,7 +1557,6 @@ def _make_in_1():
                     "query": self.QUERY_ID,
                     "layout": self.LAYOUT_ID,
                     "state": {
-                        "in_1_rows": self.in_1_rows,
                         "partsupp_rows": self.partsupp_rows,
                         "n0_root": self.n0_root,
                         "partsupp_ps_suppkey_by_ps_partkey": self.partsupp_ps_suppkey_by_ps_partkey,
@@ -1756,7 +1592,6 @@ def _make_in_1():
                 )
             state = snapshot.get("state")
             names = (
-                "in_1_rows",
                 "partsupp_rows",
                 "n0_root",
                 "partsupp_ps_suppkey_by_ps_partkey",
@@ -1843,13 +1678,12 @@ class View:
     }
     COLUMNS = ("s_name", "s_address")
     QUERY_ID = "1026f8e26e582ed6"
-    LAYOUT_ID = "9057acfc9b107157"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "1ac69ec763447b59"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.in_1_rows = {}  # input rows: row -> multiplicity
         self.supplier_rows = {}  # input rows: row -> multiplicity
         self.nation_rows = {}  # input rows: row -> multiplicity
         # root n0: its tuples
@@ -1996,10 +1830,6 @@ class View:
             raise ViewError(_arity_message("in_1", 1, row))
         (v_s_suppkey,) = row
         keep_in1 = v_s_suppkey is not None
-        store = self.in_1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("in_1", row))
         pending = self._pending
         in1_count_by_s_suppkey = self.in1_count_by_s_suppkey
         n0_root = self.n0_root
@@ -2008,10 +1838,6 @@ class View:
         supplier_s_name_s_address_s_nationkey_by_s_suppkey = (
             self.supplier_s_name_s_address_s_nationkey_by_s_suppkey
         )
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom in1
         if keep_in1:
             _p = d
@@ -2283,11 +2109,13 @@ class View:
         # the subquery behind relation in_1 reads this relation
         sub = self.sub_in_1
         sub._appliers["partsupp"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_in_1(sub_row, change)
 
@@ -2301,11 +2129,13 @@ class View:
         # the subquery behind relation in_1 reads this relation
         sub = self.sub_in_1
         sub._appliers["part"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_in_1(sub_row, change)
 
@@ -2319,11 +2149,13 @@ class View:
         # the subquery behind relation in_1 reads this relation
         sub = self.sub_in_1
         sub._appliers["lineitem"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_in_1(sub_row, change)
 
@@ -2647,7 +2479,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "in_1_rows": self.in_1_rows,
                     "supplier_rows": self.supplier_rows,
                     "nation_rows": self.nation_rows,
                     "n0_root": self.n0_root,
@@ -2685,7 +2516,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "in_1_rows",
             "supplier_rows",
             "nation_rows",
             "n0_root",

@@ -297,9 +297,7 @@ def _make_exists_1():
             # root l2: its tuples
             self.l2_root = {}
             self._appliers = {"lineitem": self._apply_lineitem}
-            self._batchers = {  # update() of several rows: summed per key first
-                "lineitem": self._batch_lineitem
-            }
+            self._batchers = {}  # update() of several rows: summed per key first
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._changes = []
@@ -432,85 +430,16 @@ def _make_exists_1():
             # atom l2
             _p = d
             _t1 = (v_l_orderkey, v_l_suppkey)
-            _o = l2_root.get(_t1)
-            if _o is None:
-                l2_root[_t1] = _p
+            _o = l2_root.get(_t1, 0)
+            _n = _o + _p
+            if _n:
+                l2_root[_t1] = _n
             else:
-                _n = _o + _p
-                if _n:
-                    l2_root[_t1] = _n
-                else:
-                    del l2_root[_t1]
-            if pending is not None:
-                _k = (v_l_orderkey, v_l_suppkey)
-                _v = _p
-                _o = pending.get(_k)
-                pending[_k] = _v if _o is None else _o + _v
-
-        def _batch_lineitem(self, rows, mults):
-            """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
-            every row is checked and its payload summed per key (the values its
-            atoms' paths read) first, then each key's sum takes the path to the
-            root once. Nothing changes before every check has passed."""
-            counts = {}  # row -> its multiplicity after the batch
-            store = self.lineitem_rows
-            sums0 = {}  # atom l2: key -> summed payload
-            for row, d in zip(rows, mults):
-                if type(d) is not int:
-                    raise ViewError(f"multiplicities must be int, got {d!r}")
-                if not d:
-                    continue
-                if type(row) is not tuple:
-                    row = tuple(row)
-                if len(row) != 16:
-                    raise ViewError(_arity_message("lineitem", 16, row))
-                v_l_orderkey = row[0]
-                v_l_suppkey = row[2]
-                if v_l_orderkey is None or v_l_suppkey is None:
-                    raise _null_error(
-                        "lineitem", row, ((0, "l_orderkey"), (2, "l_suppkey"))
-                    )
-                _p = d
-                _k = (v_l_orderkey, v_l_suppkey)
-                _o = sums0.get(_k)
-                sums0[_k] = _p if _o is None else _o + _p
-                c = counts.get(row)
-                counts[row] = (store.get(row, 0) if c is None else c) + d
-            for row, c in counts.items():
-                if c < 0:
-                    raise ViewError(_absent_message("lineitem", row))
-            for row, c in counts.items():
-                if c:
-                    store[row] = c
-                else:
-                    store.pop(row, None)
-            pending = self._pending
-            l2_root = self.l2_root
-            # atom l2
-            for _k, _p in sums0.items():
-                v_l_orderkey, v_l_suppkey = _k
-                # a zero count with nonzero sums only where the key is kept (else
-                # it is what float sums leave of rows inserted and deleted again)
-                if not _p and (
-                    _p == _ZERO
-                    or not self.l2_root.get((v_l_orderkey, v_l_suppkey), _ZERO)
-                ):
-                    continue
-                _t1 = (v_l_orderkey, v_l_suppkey)
-                _o = l2_root.get(_t1)
-                if _o is None:
-                    l2_root[_t1] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        l2_root[_t1] = _n
-                    else:
-                        del l2_root[_t1]
-                if pending is not None:
-                    _k = (v_l_orderkey, v_l_suppkey)
-                    _v = _p
-                    _o = pending.get(_k)
-                    pending[_k] = _v if _o is None else _o + _v
+                del l2_root[_t1]
+            if not _o:
+                return (v_l_orderkey, v_l_suppkey), 1
+            if not _n:
+                return (v_l_orderkey, v_l_suppkey), -1
 
         def _lookup(self, v_l_orderkey, v_l_suppkey):
             """The payload of one output tuple, in O(1); None if absent."""
@@ -717,9 +646,7 @@ def _make_exists_2():
             # root l3: its tuples
             self.l3_root = {}
             self._appliers = {"lineitem": self._apply_lineitem}
-            self._batchers = {  # update() of several rows: summed per key first
-                "lineitem": self._batch_lineitem
-            }
+            self._batchers = {}  # update() of several rows: summed per key first
             self._on_delta = on_delta
             self._pending = {} if (push or on_delta is not None) else None
             self._changes = []
@@ -868,101 +795,16 @@ def _make_exists_2():
             if keep_l3:
                 _p = d
                 _t1 = (v_l_orderkey, v_l_suppkey)
-                _o = l3_root.get(_t1)
-                if _o is None:
-                    l3_root[_t1] = _p
+                _o = l3_root.get(_t1, 0)
+                _n = _o + _p
+                if _n:
+                    l3_root[_t1] = _n
                 else:
-                    _n = _o + _p
-                    if _n:
-                        l3_root[_t1] = _n
-                    else:
-                        del l3_root[_t1]
-                if pending is not None:
-                    _k = (v_l_orderkey, v_l_suppkey)
-                    _v = _p
-                    _o = pending.get(_k)
-                    pending[_k] = _v if _o is None else _o + _v
-
-        def _batch_lineitem(self, rows, mults):
-            """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
-            every row is checked and its payload summed per key (the values its
-            atoms' paths read) first, then each key's sum takes the path to the
-            root once. Nothing changes before every check has passed."""
-            counts = {}  # row -> its multiplicity after the batch
-            store = self.lineitem_rows
-            sums0 = {}  # atom l3: key -> summed payload
-            for row, d in zip(rows, mults):
-                if type(d) is not int:
-                    raise ViewError(f"multiplicities must be int, got {d!r}")
-                if not d:
-                    continue
-                if type(row) is not tuple:
-                    row = tuple(row)
-                if len(row) != 16:
-                    raise ViewError(_arity_message("lineitem", 16, row))
-                v_l_orderkey = row[0]
-                v_l_suppkey = row[2]
-                c_l3_l_commitdate = row[11]
-                c_l3_l_receiptdate = row[12]
-                if (
-                    v_l_orderkey is None
-                    or v_l_suppkey is None
-                    or c_l3_l_commitdate is None
-                    or c_l3_l_receiptdate is None
-                ):
-                    raise _null_error(
-                        "lineitem",
-                        row,
-                        (
-                            (0, "l_orderkey"),
-                            (2, "l_suppkey"),
-                            (11, "l_commitdate"),
-                            (12, "l_receiptdate"),
-                        ),
-                    )
-                keep_l3 = c_l3_l_receiptdate > c_l3_l_commitdate
-                if keep_l3:
-                    _p = d
-                    _k = (v_l_orderkey, v_l_suppkey)
-                    _o = sums0.get(_k)
-                    sums0[_k] = _p if _o is None else _o + _p
-                c = counts.get(row)
-                counts[row] = (store.get(row, 0) if c is None else c) + d
-            for row, c in counts.items():
-                if c < 0:
-                    raise ViewError(_absent_message("lineitem", row))
-            for row, c in counts.items():
-                if c:
-                    store[row] = c
-                else:
-                    store.pop(row, None)
-            pending = self._pending
-            l3_root = self.l3_root
-            # atom l3
-            for _k, _p in sums0.items():
-                v_l_orderkey, v_l_suppkey = _k
-                # a zero count with nonzero sums only where the key is kept (else
-                # it is what float sums leave of rows inserted and deleted again)
-                if not _p and (
-                    _p == _ZERO
-                    or not self.l3_root.get((v_l_orderkey, v_l_suppkey), _ZERO)
-                ):
-                    continue
-                _t1 = (v_l_orderkey, v_l_suppkey)
-                _o = l3_root.get(_t1)
-                if _o is None:
-                    l3_root[_t1] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        l3_root[_t1] = _n
-                    else:
-                        del l3_root[_t1]
-                if pending is not None:
-                    _k = (v_l_orderkey, v_l_suppkey)
-                    _v = _p
-                    _o = pending.get(_k)
-                    pending[_k] = _v if _o is None else _o + _v
+                    del l3_root[_t1]
+                if not _o:
+                    return (v_l_orderkey, v_l_suppkey), 1
+                if not _n:
+                    return (v_l_orderkey, v_l_suppkey), -1
 
         def _lookup(self, v_l_orderkey, v_l_suppkey):
             """The payload of one output tuple, in O(1); None if absent."""
@@ -1609,24 +1451,14 @@ class View:
 
         # the subquery behind relation exists_1 reads this relation
         sub = self.sub_exists_1
-        sub._appliers["lineitem"](row, d)
-        if sub._pending:  # else its result is unchanged
-            try:
-                changes = sub._changes_of(sub._pending)
-            finally:
-                sub._pending.clear()
-            if changes:
-                self._on_exists_1(changes)
+        change = sub._appliers["lineitem"](row, d)
+        if change is not None:  # the one row of its result it changed
+            self._on_exists_1([change])
         # the subquery behind relation exists_2 reads this relation
         sub = self.sub_exists_2
-        sub._appliers["lineitem"](row, d)
-        if sub._pending:  # else its result is unchanged
-            try:
-                changes = sub._changes_of(sub._pending)
-            finally:
-                sub._pending.clear()
-            if changes:
-                self._on_exists_2(changes)
+        change = sub._appliers["lineitem"](row, d)
+        if change is not None:  # the one row of its result it changed
+            self._on_exists_2([change])
 
     def _apply_orders(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the

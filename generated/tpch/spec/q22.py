@@ -250,9 +250,7 @@ def _make_derived1():
                 # root orders: its tuples
                 self.orders_root = {}
                 self._appliers = {"orders": self._apply_orders}
-                self._batchers = {  # update() of several rows: summed per key first
-                    "orders": self._batch_orders
-                }
+                self._batchers = {}  # update() of several rows: summed per key first
                 self._on_delta = on_delta
                 self._pending = {} if (push or on_delta is not None) else None
                 self._changes = []
@@ -386,80 +384,16 @@ def _make_derived1():
                     del store[row]
                 # atom orders
                 _p = d
-                _o = orders_root.get(v_o_custkey)
-                if _o is None:
-                    orders_root[v_o_custkey] = _p
+                _o = orders_root.get(v_o_custkey, 0)
+                _n = _o + _p
+                if _n:
+                    orders_root[v_o_custkey] = _n
                 else:
-                    _n = _o + _p
-                    if _n:
-                        orders_root[v_o_custkey] = _n
-                    else:
-                        del orders_root[v_o_custkey]
-                if pending is not None:
-                    _k = (v_o_custkey,)
-                    _v = _p
-                    _o = pending.get(_k)
-                    pending[_k] = _v if _o is None else _o + _v
-
-            def _batch_orders(self, rows, mults):
-                """Apply a batch of orders rows (row i changes by mults[i]) at once:
-                every row is checked and its payload summed per key (the values its
-                atoms' paths read) first, then each key's sum takes the path to the
-                root once. Nothing changes before every check has passed."""
-                counts = {}  # row -> its multiplicity after the batch
-                store = self.orders_rows
-                sums0 = {}  # atom orders: key -> summed payload
-                for row, d in zip(rows, mults):
-                    if type(d) is not int:
-                        raise ViewError(f"multiplicities must be int, got {d!r}")
-                    if not d:
-                        continue
-                    if type(row) is not tuple:
-                        row = tuple(row)
-                    if len(row) != 9:
-                        raise ViewError(_arity_message("orders", 9, row))
-                    v_o_custkey = row[1]
-                    if v_o_custkey is None:
-                        raise _null_error("orders", row, ((1, "o_custkey"),))
-                    _p = d
-                    _k = v_o_custkey
-                    _o = sums0.get(_k)
-                    sums0[_k] = _p if _o is None else _o + _p
-                    c = counts.get(row)
-                    counts[row] = (store.get(row, 0) if c is None else c) + d
-                for row, c in counts.items():
-                    if c < 0:
-                        raise ViewError(_absent_message("orders", row))
-                for row, c in counts.items():
-                    if c:
-                        store[row] = c
-                    else:
-                        store.pop(row, None)
-                pending = self._pending
-                orders_root = self.orders_root
-                # atom orders
-                for _k, _p in sums0.items():
-                    v_o_custkey = _k
-                    # a zero count with nonzero sums only where the key is kept (else
-                    # it is what float sums leave of rows inserted and deleted again)
-                    if not _p and (
-                        _p == _ZERO or not self.orders_root.get(v_o_custkey, _ZERO)
-                    ):
-                        continue
-                    _o = orders_root.get(v_o_custkey)
-                    if _o is None:
-                        orders_root[v_o_custkey] = _p
-                    else:
-                        _n = _o + _p
-                        if _n:
-                            orders_root[v_o_custkey] = _n
-                        else:
-                            del orders_root[v_o_custkey]
-                    if pending is not None:
-                        _k = (v_o_custkey,)
-                        _v = _p
-                        _o = pending.get(_k)
-                        pending[_k] = _v if _o is None else _o + _v
+                    del orders_root[v_o_custkey]
+                if not _o:
+                    return (v_o_custkey,), 1
+                if not _n:
+                    return (v_o_custkey,), -1
 
             def _lookup(self, v_o_custkey):
                 """The payload of one output tuple, in O(1); None if absent."""
@@ -1322,13 +1256,14 @@ def _make_derived1():
             # the subquery behind relation scalar_2 reads this relation
             sub = self.sub_scalar_2
             sub._appliers["customer"](row, d)
+            changes = None
             if sub._pending:  # else its result is unchanged
                 try:
                     changes = sub._changes_of(sub._pending)
                 finally:
                     sub._pending.clear()
-                if changes:
-                    self._on_scalar_2(changes)
+            if changes:
+                self._on_scalar_2(changes)
 
         def _apply_orders(self, row, d):
             """Apply multiplicity change `d` of one row: every atom of the
@@ -1339,14 +1274,9 @@ def _make_derived1():
             pending = self._pending
             # the subquery behind relation exists_1 reads this relation
             sub = self.sub_exists_1
-            sub._appliers["orders"](row, d)
-            if sub._pending:  # else its result is unchanged
-                try:
-                    changes = sub._changes_of(sub._pending)
-                finally:
-                    sub._pending.clear()
-                if changes:
-                    self._on_exists_1(changes)
+            change = sub._appliers["orders"](row, d)
+            if change is not None:  # the one row of its result it changed
+                self._on_exists_1([change])
 
         def _rows_of_customer(self, row, d):
             """Apply `d` copies of `row` to atom customer alone (its relation's
@@ -1607,13 +1537,12 @@ class View:
     }
     COLUMNS = ("cntrycode", "numcust", "totacctbal")
     QUERY_ID = "200dab479e5090de"
-    LAYOUT_ID = "73ad22c922241929"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "83be4bad04345e64"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
         # root custsale: its tuples
         self.custsale_root = {}
         self._appliers = {
@@ -1744,10 +1673,6 @@ class View:
         if len(row) != 2:
             raise ViewError(_arity_message("derived1", 2, row))
         v_cntrycode, c_custsale_c_acctbal = row
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         _p = (
             d,
             (d if c_custsale_c_acctbal is not None else 0),
@@ -1759,10 +1684,6 @@ class View:
         )
         pending = self._pending
         custsale_root = self.custsale_root
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom custsale
         _o = custsale_root.get(v_cntrycode)
         if _o is None:
@@ -1791,11 +1712,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["customer"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -1809,11 +1732,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["orders"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -1921,7 +1846,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
                     "custsale_root": self.custsale_root,
                     "_ordered": self._ordered,
                     "_reported": self._reported,
@@ -1952,13 +1876,7 @@ class View:
                 "module generated by another dynyan version"
             )
         state = snapshot.get("state")
-        names = (
-            "derived1_rows",
-            "custsale_root",
-            "_ordered",
-            "_reported",
-            "sub:sub_derived1",
-        )
+        names = ("custsale_root", "_ordered", "_reported", "sub:sub_derived1")
         if not isinstance(state, dict) or set(state) != set(names):
             found = (
                 sorted(map(str, state))

@@ -1914,14 +1914,12 @@ class View:
     }
     COLUMNS = ("n_name", "revenue")
     QUERY_ID = "b7dba0e45adfad3f"
-    LAYOUT_ID = "6e9a4e7809b46bce"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "08f5865e2412f347"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.derived2_rows = {}  # input rows: row -> multiplicity
         self.nation_rows = {}  # input rows: row -> multiplicity
         self.region_rows = {}  # input rows: row -> multiplicity
         # root n0: its tuples
@@ -2078,10 +2076,6 @@ class View:
             raise ViewError(_arity_message("derived1", 2, row))
         v_orders__o_orderkey, v_n_nationkey = row
         keep_bag1 = v_orders__o_orderkey is not None and v_n_nationkey is not None
-        store = self.derived1_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived1", row))
         # only for a row the atom takes (its NULL-rejecting filters hold)
         _p = (d, d, d) if keep_bag1 else None
         pending = self._pending
@@ -2098,10 +2092,6 @@ class View:
             self.nation_n_name_n_regionkey_by_n_nationkey
         )
         region_count_by_n_regionkey = self.region_count_by_n_regionkey
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom bag1
         if keep_bag1:
             _t1 = (v_n_nationkey, v_orders__o_orderkey)
@@ -2201,10 +2191,6 @@ class View:
             c___bag2_lineitem__l_discount,
         ) = row
         keep_bag2 = v_orders__o_orderkey is not None and v_n_nationkey is not None
-        store = self.derived2_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived2", row))
         # only for a row the atom takes (its NULL-rejecting filters hold)
         _p = (
             (
@@ -2260,10 +2246,6 @@ class View:
             self.nation_n_name_n_regionkey_by_n_nationkey
         )
         region_count_by_n_regionkey = self.region_count_by_n_regionkey
-        if count:
-            store[row] = count
-        else:
-            del store[row]
         # atom bag2
         if keep_bag2:
             _t1 = (v_n_nationkey, v_orders__o_orderkey)
@@ -2538,11 +2520,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["customer"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -2556,11 +2540,13 @@ class View:
         # the subquery behind relation derived1 reads this relation
         sub = self.sub_derived1
         sub._appliers["orders"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived1(sub_row, change)
 
@@ -2574,11 +2560,13 @@ class View:
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["lineitem"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
@@ -2592,11 +2580,13 @@ class View:
         # the subquery behind relation derived2 reads this relation
         sub = self.sub_derived2
         sub._appliers["supplier"](row, d)
+        changes = None
         if sub._pending:  # else its result is unchanged
             try:
                 changes = sub._changes_of(sub._pending)
             finally:
                 sub._pending.clear()
+        if changes:
             for sub_row, change in changes:
                 self._apply_derived2(sub_row, change)
 
@@ -2919,8 +2909,6 @@ class View:
                 "query": self.QUERY_ID,
                 "layout": self.LAYOUT_ID,
                 "state": {
-                    "derived1_rows": self.derived1_rows,
-                    "derived2_rows": self.derived2_rows,
                     "nation_rows": self.nation_rows,
                     "region_rows": self.region_rows,
                     "n0_root": self.n0_root,
@@ -2961,8 +2949,6 @@ class View:
             )
         state = snapshot.get("state")
         names = (
-            "derived1_rows",
-            "derived2_rows",
             "nation_rows",
             "region_rows",
             "n0_root",
