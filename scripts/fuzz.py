@@ -60,6 +60,7 @@ def _worker(job: int, jobs: int, args, budget_pairs: int, progress) -> None:
                     "index": f.index,
                     "stream": f.stream,
                     "push": f.push,
+                    "trust_input": f.trust_input,
                     "what": f.what[:500],
                     "signature": sig,
                     "known": f.known,
@@ -73,7 +74,12 @@ def _worker(job: int, jobs: int, args, budget_pairs: int, progress) -> None:
                     path.write_text(
                         fuzzrun.fixture_text(
                             small,
-                            f"shrunk from query {f.index}, stream {f.stream}",
+                            f"shrunk from query {f.index}, stream {f.stream}"
+                            + (
+                                " (compiled with --trust-input)"
+                                if f.trust_input
+                                else ""
+                            ),
                             f"scripts/fuzz.py --seed {args.seed} (query {f.index}, "
                             f"stream {f.stream})",
                         )
@@ -109,6 +115,7 @@ def _config(args) -> fuzzrun.Config:
         target_rows=args.target_rows,
         null_rate=args.null_rate,
         shrink=not args.no_shrink,
+        trust_input=args.trust_input,
     )
 
 
@@ -215,6 +222,12 @@ def main(argv=None) -> int:
         type=float,
         default=fuzzrun.Config.null_rate,
         help="share of NULLs in columns that allow them",
+    )
+    ap.add_argument(
+        "--trust-input",
+        action="store_true",
+        help="compile every view to trust its input (deletes of present rows only, "
+        "as the streams are)",
     )
     ap.add_argument(
         "--no-shrink",

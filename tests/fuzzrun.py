@@ -54,6 +54,7 @@ class Config:
     null_rate: float = 0.1  # NULLs where the contract allows them
     shrink: bool = True
     max_shrinks: int = 3  # failures shrunk per complaint (the rest: raw)
+    trust_input: bool = False  # compile the views to trust their input
 
 
 # --- known bugs: (name, predicate over (select sql, failure text)) --------------------
@@ -91,21 +92,21 @@ def unformatted():
 _COMPILED: dict[str, tuple] = {}  # query text -> (module, refusal), while shrinking
 
 
-def compile_query(text: str, cache: bool = False):
+def compile_query(text: str, cache: bool = False, trust_input: bool = False):
     """(module, None), or (None, refusal message); other exceptions propagate."""
     import dynyan
     from dynyan.errors import DynyanError
 
-    if cache and text in _COMPILED:
-        return _COMPILED[text]
+    if cache and (text, trust_input) in _COMPILED:
+        return _COMPILED[text, trust_input]
     try:
-        out = dynyan.load(text), None
+        out = dynyan.load(text, trust_input=trust_input), None
     except DynyanError as err:
         out = None, f"{type(err).__name__}: {err}"
     if cache:
         if len(_COMPILED) > 200:
             _COMPILED.clear()
-        _COMPILED[text] = out
+        _COMPILED[text, trust_input] = out
     return out
 
 
@@ -143,6 +144,7 @@ class Failure:
     detail: str  # the whole failure message
     batches: list = field(default_factory=list)
     known: str | None = None
+    trust_input: bool = False  # the view was compiled to trust its input
 
 
 def pair_seed(config: Config, index: int, stream: int) -> int:
@@ -169,7 +171,7 @@ def run_query(index: int, config: Config) -> dict:
         "failures": [],
     }
     try:
-        module, refusal = compile_query(text)
+        module, refusal = compile_query(text, trust_input=config.trust_input)
     except Exception as err:  # noqa: BLE001 - a compiler crash is a failure
         what = f"compiling raised {type(err).__name__}: {err}"
         out["compiled"] = False
@@ -200,6 +202,7 @@ def run_query(index: int, config: Config) -> dict:
             )
         except DifferentialFailure as err:
             f = Failure(index, s, push, q, err.what, str(err), list(err.batches))
+            f.trust_input = config.trust_input
             f.known = known_bug(q.select_sql(), str(err))
             out["failures"].append(f)
             stats = {"batches": err.batch_no, "events": 0, "nontrivial": 0}
@@ -226,12 +229,14 @@ def signature(what: str) -> str:
     return what.strip()[:60]
 
 
-def replay(q: fuzzgen.Query, batches: list[Batch], push: bool):
+def replay(
+    q: fuzzgen.Query, batches: list[Batch], push: bool, trust_input: bool = False
+):
     """The complaint of replaying `batches` on query `q` (None: it passes; ""
     when the candidate is not a valid test: refused query, invalid stream)."""
     text = q.text()
     try:
-        module, refusal = compile_query(text, cache=True)
+        module, refusal = compile_query(text, cache=True, trust_input=trust_input)
     except Exception as err:  # noqa: BLE001
         return f"compiling raised {type(err).__name__}: {err}"
     if module is None:
@@ -285,8 +290,8 @@ def _ddmin(items: list, fails: Callable[[list], bool]) -> list:
     return items
 
 
-def _shrink_batches(q, batches, push, same) -> list[Batch]:
-    batches = _ddmin(list(batches), lambda bs: same(replay(q, bs, push)))
+def _shrink_batches(q, batches, push, same, trust_input=False) -> list[Batch]:
+    batches = _ddmin(list(batches), lambda bs: same(replay(q, bs, push, trust_input)))
     # then the rows inside each batch
     for i in range(len(batches)):
         b = batches[i]
@@ -296,7 +301,7 @@ def _shrink_batches(q, batches, push, same) -> list[Batch]:
 
         def fails(subset, i=i):
             trial = batches[:i] + [_batch(b.relation, subset)] + batches[i + 1 :]
-            return same(replay(q, trial, push))
+            return same(replay(q, trial, push, trust_input))
 
         kept = _ddmin(changes, fails)
         batches[i] = _batch(b.relation, kept)
@@ -350,21 +355,21 @@ def shrink(f: Failure, budget_s: float = 300.0) -> Failure:
     def same(what) -> bool:
         return bool(what) and signature(what) == want and time.monotonic() < deadline
 
-    q, batches = f.query, list(f.batches)
+    q, batches, trust = f.query, list(f.batches), f.trust_input
     if f.stream >= 0:
-        batches = _shrink_batches(q, batches, f.push, same)
+        batches = _shrink_batches(q, batches, f.push, same, trust)
     changed = True
     while changed and time.monotonic() < deadline:
         changed = False
         for cand in _query_candidates(q):
-            if same(replay(cand, batches, f.push)):
+            if same(replay(cand, batches, f.push, trust)):
                 q, changed = cand, True
                 rels = set(QuerySpec.parse(q.text()).relations)
                 batches = [b for b in batches if b.relation in rels]
                 break
     if f.stream >= 0:
-        batches = _shrink_batches(q, batches, f.push, same)
-    what = replay(q, batches, f.push) or f.what
+        batches = _shrink_batches(q, batches, f.push, same, trust)
+    what = replay(q, batches, f.push, trust) or f.what
     return replace(f, query=q, batches=batches, what=what)
 
 

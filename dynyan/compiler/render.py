@@ -1692,8 +1692,8 @@ def render_module(
             }
         )
 
-    if inner and not plan.subplans and not tests and not materialized:
-        _return_changes(query, relations, ring)
+    if returns is not None and not plan.subplans and not tests and not materialized:
+        _return_changes(query, relations, ring)  # its outer view reads them
     if returns is not None:
         returns.update((r["name"], r.get("returns")) for r in relations)
     if query.grouped and not materialized and key_locals != group_locals:
