@@ -1177,7 +1177,7 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
     return blocks
 
 
-def _return_changes(query, relations: list[dict], ring: Ring) -> None:
+def _return_changes(query, relations: list[dict], ring: Ring, plain: bool) -> None:
     """A subquery's view whose every update changes at most one row or group
     of its result returns that change from its trigger, a list of (row,
     change), instead of queuing deltas for `_flush`: its outer view applies
@@ -1200,12 +1200,12 @@ def _return_changes(query, relations: list[dict], ring: Ring) -> None:
         emit = path[-1]
         if emit["loops"] or emit["residual"]:
             continue
-        if query.grouped and query.group_vars:
+        if query.grouped and query.group_vars and not query.distinct:
             if any(s["kind"] == "loop" for s in path):
                 continue
             leaf["steps"] = lets + path[:-1] + [{"kind": "report", "key": emit["key"]}]
             rel["returns"] = "list"
-        elif query.distinct and ring.width == 1 and len(relations) == 1:
+        elif plain and query.distinct and ring.width == 1 and len(relations) == 1:
             if [s["kind"] for s in path] != ["flat", "emit"] or path[0]["ranked"]:
                 continue
             flat = path[0]
@@ -1693,7 +1693,7 @@ def render_module(
         )
 
     if returns is not None and not plan.subplans and not tests and not materialized:
-        _return_changes(query, relations, ring)  # its outer view reads them
+        _return_changes(query, relations, ring, plain)  # its outer view reads them
     if returns is not None:
         returns.update((r["name"], r.get("returns")) for r in relations)
     if query.grouped and not materialized and key_locals != group_locals:
