@@ -383,6 +383,7 @@ def _make_derived1():
                                 {  # update() of several rows: summed per key first
                                     "inventory": self._batch_inventory,
                                     "date_dim": self._batch_date_dim,
+                                    "item": self._batch_item,
                                 }
                             )
                             self._on_delta = on_delta
@@ -915,45 +916,24 @@ def _make_derived1():
                                         n0_root[_t1] = _n
                                     else:
                                         del n0_root[_t1]
-                                key = (
-                                    v_i_product_name,
-                                    v_i_brand,
-                                    v_i_class,
-                                    v_i_category,
-                                )
-                                reported = self._reported
-                                changes = []
-                                new = None
-                                _m1 = self.n0_root.get(
-                                    (
-                                        v_i_brand,
-                                        v_i_class,
-                                        v_i_category,
-                                        v_i_product_name,
-                                    )
-                                )
-                                if _m1 is not None:
-                                    p = _m1
-                                    _a0 = None if p[1] == 0 else (p[2]) / p[1]
-                                    new = (
+                                if pending is not None:
+                                    _k = (
                                         v_i_product_name,
                                         v_i_brand,
                                         v_i_class,
                                         v_i_category,
-                                        _a0,
                                     )
-                                old = reported.get(key)
-                                if (
-                                    old != new
-                                ):  # no output can be NaN: equal rows are the same
-                                    if old is not None:
-                                        changes.append((old, -1))
-                                    if new is not None:
-                                        changes.append((new, 1))
-                                        reported[key] = new
-                                    else:
-                                        del reported[key]
-                                return changes
+                                    _v = _d3
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
 
                         def _batch_inventory(self, rows, mults):
                             """Apply a batch of inventory rows (row i changes by mults[i]) at once:
@@ -1344,6 +1324,193 @@ def _make_derived1():
                                                             _o[2] + _v[2],
                                                         )
                                                     )
+
+                        def _batch_item(self, rows, mults):
+                            """Apply a batch of item rows (row i changes by mults[i]) at once:
+                            every row is checked and its payload summed per key (the values its
+                            atoms' paths read) first, then each key's sum takes the path to the
+                            root once. Nothing changes before every check has passed."""
+                            counts = {}  # row -> its multiplicity after the batch
+                            store = self.item_rows
+                            sums0 = {}  # atom item: key -> summed payload
+                            for row, d in zip(rows, mults):
+                                if type(d) is not int:
+                                    raise ViewError(
+                                        f"multiplicities must be int, got {d!r}"
+                                    )
+                                if not d:
+                                    continue
+                                if type(row) is not tuple:
+                                    row = tuple(row)
+                                if len(row) != 22:
+                                    raise ViewError(_arity_message("item", 22, row))
+                                v_inv_item_sk = row[0]
+                                v_i_brand = row[8]
+                                v_i_class = row[10]
+                                v_i_category = row[12]
+                                v_i_product_name = row[21]
+                                if v_inv_item_sk is None:
+                                    raise _null_error("item", row, ((0, "i_item_sk"),))
+                                _p = (d, d, d)
+                                _k = (
+                                    v_inv_item_sk,
+                                    v_i_brand,
+                                    v_i_class,
+                                    v_i_category,
+                                    v_i_product_name,
+                                )
+                                _o = sums0.get(_k)
+                                sums0[_k] = (
+                                    _p
+                                    if _o is None
+                                    else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                )
+                                c = counts.get(row)
+                                counts[row] = (
+                                    store.get(row, 0) if c is None else c
+                                ) + d
+                            for row, c in counts.items():
+                                if c < 0:
+                                    raise ViewError(_absent_message("item", row))
+                            for row, c in counts.items():
+                                if c:
+                                    store[row] = c
+                                else:
+                                    store.pop(row, None)
+                            pending = self._pending
+                            item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk = (
+                                self.item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk
+                            )
+                            n0_root = self.n0_root
+                            n3_count_by_inv_item_sk = self.n3_count_by_inv_item_sk
+                            # atom item
+                            for _k, _p in sums0.items():
+                                (
+                                    v_inv_item_sk,
+                                    v_i_brand,
+                                    v_i_class,
+                                    v_i_category,
+                                    v_i_product_name,
+                                ) = _k
+                                # a zero count with nonzero sums only where the key is kept (else
+                                # it is what float sums leave of rows inserted and deleted again)
+                                if not _p[0] and (
+                                    _p == _ZERO
+                                    or not _entry(
+                                        self.item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk.get(
+                                            v_inv_item_sk
+                                        ),
+                                        (
+                                            v_i_brand,
+                                            v_i_class,
+                                            v_i_category,
+                                            v_i_product_name,
+                                        ),
+                                        _ZERO,
+                                    )[0]
+                                ):
+                                    continue
+                                _t1 = (
+                                    v_i_brand,
+                                    v_i_class,
+                                    v_i_category,
+                                    v_i_product_name,
+                                )
+                                _grp = item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk.get(
+                                    v_inv_item_sk
+                                )
+                                if _grp is None:
+                                    item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                                        v_inv_item_sk
+                                    ] = (
+                                        _t1,
+                                        _p,
+                                    )
+                                elif type(_grp) is tuple:
+                                    _e = _t1
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _p[0],
+                                            _o[1] + _p[1],
+                                            _o[2] + _p[2],
+                                        )
+                                        if _n[0]:
+                                            item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                                                v_inv_item_sk
+                                            ] = (
+                                                _grp[0],
+                                                _n,
+                                            )
+                                        else:
+                                            del item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                                                v_inv_item_sk
+                                            ]
+                                    else:
+                                        item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                                            v_inv_item_sk
+                                        ] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _p,
+                                        }
+                                else:
+                                    _o = _grp.get(_t1)
+                                    if _o is None:
+                                        _grp[_t1] = _p
+                                    else:
+                                        _n = (
+                                            _o[0] + _p[0],
+                                            _o[1] + _p[1],
+                                            _o[2] + _p[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[_t1] = _n
+                                        else:
+                                            del _grp[_t1]
+                                            if len(_grp) == 1:
+                                                item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                                                    v_inv_item_sk
+                                                ] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _w2 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
+                                if _w2 is not None:
+                                    _d3 = (
+                                        _p[0] * _w2[0],
+                                        _p[1] * _w2[1],
+                                        _p[2] * _w2[2],
+                                    )
+                                    _o = n0_root.get(_t1)
+                                    if _o is None:
+                                        n0_root[_t1] = _d3
+                                    else:
+                                        _n = (
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
+                                        )
+                                        if _n[0]:
+                                            n0_root[_t1] = _n
+                                        else:
+                                            del n0_root[_t1]
+                                    if pending is not None:
+                                        _k = (
+                                            v_i_product_name,
+                                            v_i_brand,
+                                            v_i_class,
+                                            v_i_category,
+                                        )
+                                        _v = _d3
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
 
                         def _lookup(
                             self, v_i_product_name, v_i_brand, v_i_class, v_i_category
@@ -1745,6 +1912,7 @@ def _make_derived1():
                                 {  # update() of several rows: summed per key first
                                     "inventory": self._batch_inventory,
                                     "date_dim": self._batch_date_dim,
+                                    "item": self._batch_item,
                                 }
                             )
                             self._on_delta = on_delta
@@ -2262,35 +2430,19 @@ def _make_derived1():
                                         n0_root[_t1] = _n
                                     else:
                                         del n0_root[_t1]
-                                key = (v_i_product_name, v_i_brand, v_i_class)
-                                reported = self._reported
-                                changes = []
-                                new = None
-                                _m1 = self.n0_root.get(
-                                    (v_i_brand, v_i_class, v_i_product_name)
-                                )
-                                if _m1 is not None:
-                                    p = _m1
-                                    _a0 = None if p[1] == 0 else (p[2]) / p[1]
-                                    new = (
-                                        v_i_product_name,
-                                        v_i_brand,
-                                        v_i_class,
-                                        None,
-                                        _a0,
+                                if pending is not None:
+                                    _k = (v_i_product_name, v_i_brand, v_i_class)
+                                    _v = _d3
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
                                     )
-                                old = reported.get(key)
-                                if (
-                                    old != new
-                                ):  # no output can be NaN: equal rows are the same
-                                    if old is not None:
-                                        changes.append((old, -1))
-                                    if new is not None:
-                                        changes.append((new, 1))
-                                        reported[key] = new
-                                    else:
-                                        del reported[key]
-                                return changes
 
                         def _batch_inventory(self, rows, mults):
                             """Apply a batch of inventory rows (row i changes by mults[i]) at once:
@@ -2675,6 +2827,172 @@ def _make_derived1():
                                                             _o[2] + _v[2],
                                                         )
                                                     )
+
+                        def _batch_item(self, rows, mults):
+                            """Apply a batch of item rows (row i changes by mults[i]) at once:
+                            every row is checked and its payload summed per key (the values its
+                            atoms' paths read) first, then each key's sum takes the path to the
+                            root once. Nothing changes before every check has passed."""
+                            counts = {}  # row -> its multiplicity after the batch
+                            store = self.item_rows
+                            sums0 = {}  # atom item: key -> summed payload
+                            for row, d in zip(rows, mults):
+                                if type(d) is not int:
+                                    raise ViewError(
+                                        f"multiplicities must be int, got {d!r}"
+                                    )
+                                if not d:
+                                    continue
+                                if type(row) is not tuple:
+                                    row = tuple(row)
+                                if len(row) != 22:
+                                    raise ViewError(_arity_message("item", 22, row))
+                                v_inv_item_sk = row[0]
+                                v_i_brand = row[8]
+                                v_i_class = row[10]
+                                v_i_product_name = row[21]
+                                if v_inv_item_sk is None:
+                                    raise _null_error("item", row, ((0, "i_item_sk"),))
+                                _p = (d, d, d)
+                                _k = (
+                                    v_inv_item_sk,
+                                    v_i_brand,
+                                    v_i_class,
+                                    v_i_product_name,
+                                )
+                                _o = sums0.get(_k)
+                                sums0[_k] = (
+                                    _p
+                                    if _o is None
+                                    else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                )
+                                c = counts.get(row)
+                                counts[row] = (
+                                    store.get(row, 0) if c is None else c
+                                ) + d
+                            for row, c in counts.items():
+                                if c < 0:
+                                    raise ViewError(_absent_message("item", row))
+                            for row, c in counts.items():
+                                if c:
+                                    store[row] = c
+                                else:
+                                    store.pop(row, None)
+                            pending = self._pending
+                            item_i_brand_i_class_i_product_name_by_inv_item_sk = (
+                                self.item_i_brand_i_class_i_product_name_by_inv_item_sk
+                            )
+                            n0_root = self.n0_root
+                            n3_count_by_inv_item_sk = self.n3_count_by_inv_item_sk
+                            # atom item
+                            for _k, _p in sums0.items():
+                                (
+                                    v_inv_item_sk,
+                                    v_i_brand,
+                                    v_i_class,
+                                    v_i_product_name,
+                                ) = _k
+                                # a zero count with nonzero sums only where the key is kept (else
+                                # it is what float sums leave of rows inserted and deleted again)
+                                if not _p[0] and (
+                                    _p == _ZERO
+                                    or not _entry(
+                                        self.item_i_brand_i_class_i_product_name_by_inv_item_sk.get(
+                                            v_inv_item_sk
+                                        ),
+                                        (v_i_brand, v_i_class, v_i_product_name),
+                                        _ZERO,
+                                    )[0]
+                                ):
+                                    continue
+                                _t1 = (v_i_brand, v_i_class, v_i_product_name)
+                                _grp = item_i_brand_i_class_i_product_name_by_inv_item_sk.get(
+                                    v_inv_item_sk
+                                )
+                                if _grp is None:
+                                    item_i_brand_i_class_i_product_name_by_inv_item_sk[
+                                        v_inv_item_sk
+                                    ] = (_t1, _p)
+                                elif type(_grp) is tuple:
+                                    _e = _t1
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _p[0],
+                                            _o[1] + _p[1],
+                                            _o[2] + _p[2],
+                                        )
+                                        if _n[0]:
+                                            item_i_brand_i_class_i_product_name_by_inv_item_sk[
+                                                v_inv_item_sk
+                                            ] = (
+                                                _grp[0],
+                                                _n,
+                                            )
+                                        else:
+                                            del item_i_brand_i_class_i_product_name_by_inv_item_sk[
+                                                v_inv_item_sk
+                                            ]
+                                    else:
+                                        item_i_brand_i_class_i_product_name_by_inv_item_sk[
+                                            v_inv_item_sk
+                                        ] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _p,
+                                        }
+                                else:
+                                    _o = _grp.get(_t1)
+                                    if _o is None:
+                                        _grp[_t1] = _p
+                                    else:
+                                        _n = (
+                                            _o[0] + _p[0],
+                                            _o[1] + _p[1],
+                                            _o[2] + _p[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[_t1] = _n
+                                        else:
+                                            del _grp[_t1]
+                                            if len(_grp) == 1:
+                                                item_i_brand_i_class_i_product_name_by_inv_item_sk[
+                                                    v_inv_item_sk
+                                                ] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _w2 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
+                                if _w2 is not None:
+                                    _d3 = (
+                                        _p[0] * _w2[0],
+                                        _p[1] * _w2[1],
+                                        _p[2] * _w2[2],
+                                    )
+                                    _o = n0_root.get(_t1)
+                                    if _o is None:
+                                        n0_root[_t1] = _d3
+                                    else:
+                                        _n = (
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
+                                        )
+                                        if _n[0]:
+                                            n0_root[_t1] = _n
+                                        else:
+                                            del n0_root[_t1]
+                                    if pending is not None:
+                                        _k = (v_i_product_name, v_i_brand, v_i_class)
+                                        _v = _d3
+                                        _o = pending.get(_k)
+                                        pending[_k] = (
+                                            _v
+                                            if _o is None
+                                            else (
+                                                _o[0] + _v[0],
+                                                _o[1] + _v[1],
+                                                _o[2] + _v[2],
+                                            )
+                                        )
 
                         def _lookup(self, v_i_product_name, v_i_brand, v_i_class):
                             """The payload of one output tuple, in O(1); None if absent."""
@@ -3124,6 +3442,7 @@ def _make_derived1():
                             {  # update() of several rows: summed per key first
                                 "inventory": self._batch_inventory,
                                 "date_dim": self._batch_date_dim,
+                                "item": self._batch_item,
                             }
                         )
                         self._on_delta = on_delta
@@ -3584,27 +3903,15 @@ def _make_derived1():
                                     n0_root[_t1] = _n
                                 else:
                                     del n0_root[_t1]
-                            key = (v_i_product_name, v_i_brand)
-                            reported = self._reported
-                            changes = []
-                            new = None
-                            _m1 = self.n0_root.get((v_i_brand, v_i_product_name))
-                            if _m1 is not None:
-                                p = _m1
-                                _a0 = None if p[1] == 0 else (p[2]) / p[1]
-                                new = (v_i_product_name, v_i_brand, None, None, _a0)
-                            old = reported.get(key)
-                            if (
-                                old != new
-                            ):  # no output can be NaN: equal rows are the same
-                                if old is not None:
-                                    changes.append((old, -1))
-                                if new is not None:
-                                    changes.append((new, 1))
-                                    reported[key] = new
-                                else:
-                                    del reported[key]
-                            return changes
+                            if pending is not None:
+                                _k = (v_i_product_name, v_i_brand)
+                                _v = _d3
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
 
                     def _batch_inventory(self, rows, mults):
                         """Apply a batch of inventory rows (row i changes by mults[i]) at once:
@@ -3938,6 +4245,139 @@ def _make_derived1():
                                                         _o[2] + _v[2],
                                                     )
                                                 )
+
+                    def _batch_item(self, rows, mults):
+                        """Apply a batch of item rows (row i changes by mults[i]) at once:
+                        every row is checked and its payload summed per key (the values its
+                        atoms' paths read) first, then each key's sum takes the path to the
+                        root once. Nothing changes before every check has passed."""
+                        counts = {}  # row -> its multiplicity after the batch
+                        store = self.item_rows
+                        sums0 = {}  # atom item: key -> summed payload
+                        for row, d in zip(rows, mults):
+                            if type(d) is not int:
+                                raise ViewError(
+                                    f"multiplicities must be int, got {d!r}"
+                                )
+                            if not d:
+                                continue
+                            if type(row) is not tuple:
+                                row = tuple(row)
+                            if len(row) != 22:
+                                raise ViewError(_arity_message("item", 22, row))
+                            v_inv_item_sk = row[0]
+                            v_i_brand = row[8]
+                            v_i_product_name = row[21]
+                            if v_inv_item_sk is None:
+                                raise _null_error("item", row, ((0, "i_item_sk"),))
+                            _p = (d, d, d)
+                            _k = (v_inv_item_sk, v_i_brand, v_i_product_name)
+                            _o = sums0.get(_k)
+                            sums0[_k] = (
+                                _p
+                                if _o is None
+                                else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            )
+                            c = counts.get(row)
+                            counts[row] = (store.get(row, 0) if c is None else c) + d
+                        for row, c in counts.items():
+                            if c < 0:
+                                raise ViewError(_absent_message("item", row))
+                        for row, c in counts.items():
+                            if c:
+                                store[row] = c
+                            else:
+                                store.pop(row, None)
+                        pending = self._pending
+                        item_i_brand_i_product_name_by_inv_item_sk = (
+                            self.item_i_brand_i_product_name_by_inv_item_sk
+                        )
+                        n0_root = self.n0_root
+                        n3_count_by_inv_item_sk = self.n3_count_by_inv_item_sk
+                        # atom item
+                        for _k, _p in sums0.items():
+                            v_inv_item_sk, v_i_brand, v_i_product_name = _k
+                            # a zero count with nonzero sums only where the key is kept (else
+                            # it is what float sums leave of rows inserted and deleted again)
+                            if not _p[0] and (
+                                _p == _ZERO
+                                or not _entry(
+                                    self.item_i_brand_i_product_name_by_inv_item_sk.get(
+                                        v_inv_item_sk
+                                    ),
+                                    (v_i_brand, v_i_product_name),
+                                    _ZERO,
+                                )[0]
+                            ):
+                                continue
+                            _t1 = (v_i_brand, v_i_product_name)
+                            _grp = item_i_brand_i_product_name_by_inv_item_sk.get(
+                                v_inv_item_sk
+                            )
+                            if _grp is None:
+                                item_i_brand_i_product_name_by_inv_item_sk[
+                                    v_inv_item_sk
+                                ] = (_t1, _p)
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                    if _n[0]:
+                                        item_i_brand_i_product_name_by_inv_item_sk[
+                                            v_inv_item_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del item_i_brand_i_product_name_by_inv_item_sk[
+                                            v_inv_item_sk
+                                        ]
+                                else:
+                                    item_i_brand_i_product_name_by_inv_item_sk[
+                                        v_inv_item_sk
+                                    ] = {_grp[0]: _grp[1], _e: _p}
+                            else:
+                                _o = _grp.get(_t1)
+                                if _o is None:
+                                    _grp[_t1] = _p
+                                else:
+                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                    if _n[0]:
+                                        _grp[_t1] = _n
+                                    else:
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            item_i_brand_i_product_name_by_inv_item_sk[
+                                                v_inv_item_sk
+                                            ] = next(iter(_grp.items()))
+                            _w2 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
+                            if _w2 is not None:
+                                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                                _o = n0_root.get(_t1)
+                                if _o is None:
+                                    n0_root[_t1] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[_t1] = _n
+                                    else:
+                                        del n0_root[_t1]
+                                if pending is not None:
+                                    _k = (v_i_product_name, v_i_brand)
+                                    _v = _d3
+                                    _o = pending.get(_k)
+                                    pending[_k] = (
+                                        _v
+                                        if _o is None
+                                        else (
+                                            _o[0] + _v[0],
+                                            _o[1] + _v[1],
+                                            _o[2] + _v[2],
+                                        )
+                                    )
 
                     def _lookup(self, v_i_product_name, v_i_brand):
                         """The payload of one output tuple, in O(1); None if absent."""
@@ -4352,6 +4792,7 @@ def _make_derived1():
                     self._batchers = {  # update() of several rows: summed per key first
                         "inventory": self._batch_inventory,
                         "date_dim": self._batch_date_dim,
+                        "item": self._batch_item,
                     }
                     self._on_delta = on_delta
                     self._pending = {} if (push or on_delta is not None) else None
@@ -4781,25 +5222,15 @@ def _make_derived1():
                                 n0_root[v_i_product_name] = _n
                             else:
                                 del n0_root[v_i_product_name]
-                        key = (v_i_product_name,)
-                        reported = self._reported
-                        changes = []
-                        new = None
-                        _m1 = self.n0_root.get(v_i_product_name)
-                        if _m1 is not None:
-                            p = _m1
-                            _a0 = None if p[1] == 0 else (p[2]) / p[1]
-                            new = (v_i_product_name, None, None, None, _a0)
-                        old = reported.get(key)
-                        if old != new:  # no output can be NaN: equal rows are the same
-                            if old is not None:
-                                changes.append((old, -1))
-                            if new is not None:
-                                changes.append((new, 1))
-                                reported[key] = new
-                            else:
-                                del reported[key]
-                        return changes
+                        if pending is not None:
+                            _k = (v_i_product_name,)
+                            _v = _d2
+                            _o = pending.get(_k)
+                            pending[_k] = (
+                                _v
+                                if _o is None
+                                else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                            )
 
                 def _batch_inventory(self, rows, mults):
                     """Apply a batch of inventory rows (row i changes by mults[i]) at once:
@@ -5102,6 +5533,127 @@ def _make_derived1():
                                                     _o[2] + _v[2],
                                                 )
                                             )
+
+                def _batch_item(self, rows, mults):
+                    """Apply a batch of item rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.item_rows
+                    sums0 = {}  # atom item: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 22:
+                            raise ViewError(_arity_message("item", 22, row))
+                        v_inv_item_sk = row[0]
+                        v_i_product_name = row[21]
+                        if v_inv_item_sk is None:
+                            raise _null_error("item", row, ((0, "i_item_sk"),))
+                        _p = (d, d, d)
+                        _k = (v_inv_item_sk, v_i_product_name)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("item", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    item_i_product_name_by_inv_item_sk = (
+                        self.item_i_product_name_by_inv_item_sk
+                    )
+                    n0_root = self.n0_root
+                    n3_count_by_inv_item_sk = self.n3_count_by_inv_item_sk
+                    # atom item
+                    for _k, _p in sums0.items():
+                        v_inv_item_sk, v_i_product_name = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not _entry(
+                                self.item_i_product_name_by_inv_item_sk.get(
+                                    v_inv_item_sk
+                                ),
+                                v_i_product_name,
+                                _ZERO,
+                            )[0]
+                        ):
+                            continue
+                        _grp = item_i_product_name_by_inv_item_sk.get(v_inv_item_sk)
+                        if _grp is None:
+                            item_i_product_name_by_inv_item_sk[v_inv_item_sk] = (
+                                v_i_product_name,
+                                _p,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_i_product_name
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    item_i_product_name_by_inv_item_sk[
+                                        v_inv_item_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del item_i_product_name_by_inv_item_sk[
+                                        v_inv_item_sk
+                                    ]
+                            else:
+                                item_i_product_name_by_inv_item_sk[v_inv_item_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
+                        else:
+                            _o = _grp.get(v_i_product_name)
+                            if _o is None:
+                                _grp[v_i_product_name] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[v_i_product_name] = _n
+                                else:
+                                    del _grp[v_i_product_name]
+                                    if len(_grp) == 1:
+                                        item_i_product_name_by_inv_item_sk[
+                                            v_inv_item_sk
+                                        ] = next(iter(_grp.items()))
+                        _w1 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
+                        if _w1 is not None:
+                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _o = n0_root.get(v_i_product_name)
+                            if _o is None:
+                                n0_root[v_i_product_name] = _d2
+                            else:
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n0_root[v_i_product_name] = _n
+                                else:
+                                    del n0_root[v_i_product_name]
+                            if pending is not None:
+                                _k = (v_i_product_name,)
+                                _v = _d2
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
+                                )
 
                 def _lookup(self, v_i_product_name):
                     """The payload of one output tuple, in O(1); None if absent."""

@@ -4767,6 +4767,7 @@ def _make_derived1():
                         "customer_demographics": self._batch_customer_demographics,
                         "date_dim": self._batch_date_dim,
                         "store": self._batch_store,
+                        "item": self._batch_item,
                     }
                     self._on_delta = on_delta
                     self._pending = {} if (push or on_delta is not None) else None
@@ -6084,28 +6085,25 @@ def _make_derived1():
                                 n0_root[v_i_item_id] = _n
                             else:
                                 del n0_root[v_i_item_id]
-                        key = (v_i_item_id,)
-                        reported = self._reported
-                        changes = []
-                        new = None
-                        _m1 = self.n0_root.get(v_i_item_id)
-                        if _m1 is not None:
-                            p = _m1
-                            _a0 = None if p[1] == 0 else (p[2]) / p[1]
-                            _a1 = None if p[3] == 0 else (p[4] / 100) / p[3]
-                            _a2 = None if p[5] == 0 else (p[6] / 100) / p[5]
-                            _a3 = None if p[7] == 0 else (p[8] / 100) / p[7]
-                            new = (v_i_item_id, None, 1, _a0, _a1, _a2, _a3)
-                        old = reported.get(key)
-                        if old != new:  # no output can be NaN: equal rows are the same
-                            if old is not None:
-                                changes.append((old, -1))
-                            if new is not None:
-                                changes.append((new, 1))
-                                reported[key] = new
-                            else:
-                                del reported[key]
-                        return changes
+                        if pending is not None:
+                            _k = (v_i_item_id,)
+                            _v = _d2
+                            _o = pending.get(_k)
+                            pending[_k] = (
+                                _v
+                                if _o is None
+                                else (
+                                    _o[0] + _v[0],
+                                    _o[1] + _v[1],
+                                    _o[2] + _v[2],
+                                    _o[3] + _v[3],
+                                    _o[4] + _v[4],
+                                    _o[5] + _v[5],
+                                    _o[6] + _v[6],
+                                    _o[7] + _v[7],
+                                    _o[8] + _v[8],
+                                )
+                            )
 
                 def _batch_store_sales(self, rows, mults):
                     """Apply a batch of store_sales rows (row i changes by mults[i]) at once:
@@ -7363,6 +7361,184 @@ def _make_derived1():
                                                         _o[8] + _v[8],
                                                     )
                                                 )
+
+                def _batch_item(self, rows, mults):
+                    """Apply a batch of item rows (row i changes by mults[i]) at once:
+                    every row is checked and its payload summed per key (the values its
+                    atoms' paths read) first, then each key's sum takes the path to the
+                    root once. Nothing changes before every check has passed."""
+                    counts = {}  # row -> its multiplicity after the batch
+                    store = self.item_rows
+                    sums0 = {}  # atom item: key -> summed payload
+                    for row, d in zip(rows, mults):
+                        if type(d) is not int:
+                            raise ViewError(f"multiplicities must be int, got {d!r}")
+                        if not d:
+                            continue
+                        if type(row) is not tuple:
+                            row = tuple(row)
+                        if len(row) != 22:
+                            raise ViewError(_arity_message("item", 22, row))
+                        v_ss_item_sk = row[0]
+                        v_i_item_id = row[1]
+                        if v_ss_item_sk is None or v_i_item_id is None:
+                            raise _null_error(
+                                "item", row, ((0, "i_item_sk"), (1, "i_item_id"))
+                            )
+                        _p = (d, d, d, d, d, d, d, d, d)
+                        _k = (v_ss_item_sk, v_i_item_id)
+                        _o = sums0.get(_k)
+                        sums0[_k] = (
+                            _p
+                            if _o is None
+                            else (
+                                _o[0] + _p[0],
+                                _o[1] + _p[1],
+                                _o[2] + _p[2],
+                                _o[3] + _p[3],
+                                _o[4] + _p[4],
+                                _o[5] + _p[5],
+                                _o[6] + _p[6],
+                                _o[7] + _p[7],
+                                _o[8] + _p[8],
+                            )
+                        )
+                        c = counts.get(row)
+                        counts[row] = (store.get(row, 0) if c is None else c) + d
+                    for row, c in counts.items():
+                        if c < 0:
+                            raise ViewError(_absent_message("item", row))
+                    for row, c in counts.items():
+                        if c:
+                            store[row] = c
+                        else:
+                            store.pop(row, None)
+                    pending = self._pending
+                    item_i_item_id_by_ss_item_sk = self.item_i_item_id_by_ss_item_sk
+                    n0_root = self.n0_root
+                    n3_count_by_ss_item_sk = self.n3_count_by_ss_item_sk
+                    # atom item
+                    for _k, _p in sums0.items():
+                        v_ss_item_sk, v_i_item_id = _k
+                        # a zero count with nonzero sums only where the key is kept (else
+                        # it is what float sums leave of rows inserted and deleted again)
+                        if not _p[0] and (
+                            _p == _ZERO
+                            or not _entry(
+                                self.item_i_item_id_by_ss_item_sk.get(v_ss_item_sk),
+                                v_i_item_id,
+                                _ZERO,
+                            )[0]
+                        ):
+                            continue
+                        _grp = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
+                        if _grp is None:
+                            item_i_item_id_by_ss_item_sk[v_ss_item_sk] = (
+                                v_i_item_id,
+                                _p,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_i_item_id
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _p[0],
+                                    _o[1] + _p[1],
+                                    _o[2] + _p[2],
+                                    _o[3] + _p[3],
+                                    _o[4] + _p[4],
+                                    _o[5] + _p[5],
+                                    _o[6] + _p[6],
+                                    _o[7] + _p[7],
+                                    _o[8] + _p[8],
+                                )
+                                if _n[0]:
+                                    item_i_item_id_by_ss_item_sk[v_ss_item_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del item_i_item_id_by_ss_item_sk[v_ss_item_sk]
+                            else:
+                                item_i_item_id_by_ss_item_sk[v_ss_item_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
+                        else:
+                            _o = _grp.get(v_i_item_id)
+                            if _o is None:
+                                _grp[v_i_item_id] = _p
+                            else:
+                                _n = (
+                                    _o[0] + _p[0],
+                                    _o[1] + _p[1],
+                                    _o[2] + _p[2],
+                                    _o[3] + _p[3],
+                                    _o[4] + _p[4],
+                                    _o[5] + _p[5],
+                                    _o[6] + _p[6],
+                                    _o[7] + _p[7],
+                                    _o[8] + _p[8],
+                                )
+                                if _n[0]:
+                                    _grp[v_i_item_id] = _n
+                                else:
+                                    del _grp[v_i_item_id]
+                                    if len(_grp) == 1:
+                                        item_i_item_id_by_ss_item_sk[v_ss_item_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
+                        _w1 = n3_count_by_ss_item_sk.get(v_ss_item_sk)
+                        if _w1 is not None:
+                            _d2 = (
+                                _p[0] * _w1[0],
+                                _p[1] * _w1[1],
+                                _p[2] * _w1[2],
+                                _p[3] * _w1[3],
+                                _p[4] * _w1[4],
+                                _p[5] * _w1[5],
+                                _p[6] * _w1[6],
+                                _p[7] * _w1[7],
+                                _p[8] * _w1[8],
+                            )
+                            _o = n0_root.get(v_i_item_id)
+                            if _o is None:
+                                n0_root[v_i_item_id] = _d2
+                            else:
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
+                                    _o[5] + _d2[5],
+                                    _o[6] + _d2[6],
+                                    _o[7] + _d2[7],
+                                    _o[8] + _d2[8],
+                                )
+                                if _n[0]:
+                                    n0_root[v_i_item_id] = _n
+                                else:
+                                    del n0_root[v_i_item_id]
+                            if pending is not None:
+                                _k = (v_i_item_id,)
+                                _v = _d2
+                                _o = pending.get(_k)
+                                pending[_k] = (
+                                    _v
+                                    if _o is None
+                                    else (
+                                        _o[0] + _v[0],
+                                        _o[1] + _v[1],
+                                        _o[2] + _v[2],
+                                        _o[3] + _v[3],
+                                        _o[4] + _v[4],
+                                        _o[5] + _v[5],
+                                        _o[6] + _v[6],
+                                        _o[7] + _v[7],
+                                        _o[8] + _v[8],
+                                    )
+                                )
 
                 def _lookup(self, v_i_item_id):
                     """The payload of one output tuple, in O(1); None if absent."""
