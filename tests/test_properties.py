@@ -127,8 +127,8 @@ def test_shrinking_finds_a_planted_bug(monkeypatch):
     failure shrinks to a one-atom query and a one-row update."""
     real = fuzzrun.compile_query
 
-    def lossy(text, cache=False):
-        module, refusal = real(text, cache)
+    def lossy(text, cache=False, trust_input=False):
+        module, refusal = real(text, cache, trust_input)
         if module is None:
             return module, refusal
 
