@@ -1692,9 +1692,9 @@ def render_module(
             }
         )
 
-    if returns is not None and not plan.subplans and not tests and not materialized:
-        _return_changes(query, relations, ring, plain)  # its outer view reads them
-    if returns is not None:
+    if returns is not None:  # a subquery's view: its outer view reads them
+        if not plan.subplans and not tests and not materialized:
+            _return_changes(query, relations, ring, plain)
         returns.update((r["name"], r.get("returns")) for r in relations)
     if query.grouped and not materialized and key_locals != group_locals:
         # _changes_of reads a group's payload and row from one unpacked key
