@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dynyan.cli import main
-from dynyan.compiler import compile_query, compile_sql
+from dynyan.compiler import compile_query, compile_sql, load
 from dynyan.compiler.source import read_query
 from dynyan.compiler.triggers import (
     Count,
@@ -208,3 +208,29 @@ def test_a_grouped_subquerys_view_returns_the_change_of_its_group():
     for rel in ("customer", "orders"):
         assert f'changes = sub._appliers["{rel}"](row, d)' in source
     assert "_changes_of(sub._pending)" not in source
+
+
+def test_push_mode_reports_a_groups_change_from_the_trigger_itself():
+    """In push mode, insert() and delete() of a relation whose update reaches
+    one group call a trigger that returns that group's change (no queued
+    delta, no _flush); pull mode and update() keep the queuing trigger. Both
+    report the same changes."""
+    sql = (ROOT / "tests/fixtures/agg/06_having.sql").read_text()
+    module = load(sql)
+    assert "def _report_r(self, row, d):" in compile_sql(sql)
+    pull, push, batched = module.View(), module.View(push=True), module.View(push=True)
+    assert pull._triggers["r"] == pull._apply_r
+    assert push._triggers["r"] == push._report_r
+    rows = [(i, i, "ab"[i % 2], 0.75 * i, None) for i in range(6)]
+    reported = 0
+    for step, row in enumerate(rows + rows[::2]):
+        if step < len(rows):
+            push.insert("r", row)
+            batched.update("r", [row])
+        else:
+            push.delete("r", row)
+            batched.update("r", [row], [-1])
+        assert push.deltas() == batched.deltas()
+        reported += len(push.deltas())
+    assert reported >= 6, "groups entered, changed and left the result"
+    assert sorted(push.rows()) == sorted(batched.rows())

@@ -199,6 +199,7 @@ class Expressions:
         if isinstance(e, Lit):
             if isinstance(e.value, datetime.date):
                 self.uses_datetime = True
+                return self._constant("_DATE", py(e.value))
             return py(e.value)
         if e.op in NULL_ABSORBING:  # operands may be NULL: render their tests
             outer, self.guarded = self.guarded, False
@@ -224,6 +225,16 @@ class Expressions:
             return text
         tests = " or ".join(f"{t} is None" for t in dict.fromkeys(nullable))
         return f"(None if {tests} else {text})"
+
+    def _constant(self, prefix: str, source: str) -> str:
+        """A module constant's name for the value of `source`, made once (a
+        date literal is not built again on every row)."""
+        for name, known in self.constants:
+            if known == source:
+                return name
+        name = f"{prefix}_{len(self.constants)}"
+        self.constants.append((name, source))
+        return name
 
     def _op(self, e: Op, a: list[str], env) -> str:
         """Python for operator `e` over its rendered arguments `a`."""
@@ -409,8 +420,7 @@ class Expressions:
         regex = "".join(
             ".*" if ch == "%" else "." if ch == "_" else re.escape(ch) for ch in pattern
         )
-        name = f"_LIKE_{len(self.constants)}"
-        self.constants.append((name, f"re.compile({py(regex)}, re.DOTALL)"))
+        name = self._constant("_LIKE", f"re.compile({py(regex)}, re.DOTALL)")
         self.uses_re = True
         return f"({name}.fullmatch({subject}) is not None)"
 
@@ -530,6 +540,14 @@ class _Layout:
     def local(self, vars_) -> list[str]:
         return [self.var_local[v] for v in vars_]
 
+    def bare(self, s: Structure) -> bool:
+        """Whether a groups index keeps a group of one entry of count 1 as
+        the bare entry, without the pair (entry, 1) around it (56 bytes per
+        key, most keys of a near-unique index): where payloads are counts
+        and a bare entry cannot be taken for a pair (an entry of one value is
+        never a tuple; one of k values is a k-tuple, so not for k = 2)."""
+        return s.kind == "groups" and not self.plan.query.channels and len(s.entry) != 2
+
 
 # --- payloads ------------------------------------------------------------------------
 
@@ -612,7 +630,7 @@ def _enum_loops(layout: _Layout, skip: set[int], fresh: _Counter, base_depth: in
                 check = _extra_check(info.theta, lambda v: layout.var_local[v])
             else:
                 source = group_items(
-                    fresh("g"), f"{source}[{tup(layout.local(s.key))}]"
+                    fresh("g"), f"{source}[{tup(layout.local(s.key))}]", layout.bare(s)
                 )
             loops.append(
                 {
@@ -748,9 +766,11 @@ def _path_steps(
                     "pairs": (
                         f"{g}.scan({source_bounds})"
                         if source_bounds
-                        else group_items(g)
+                        else group_items(g, bare=layout.bare(si))
                     ),
                     "check": check,
+                    # a bare entry may be falsy (0, ''): test for a group
+                    "present": f"{g} is not None" if layout.bare(si) else g,
                 }
             )
         d = common["d_new"]
@@ -773,11 +793,17 @@ def _path_steps(
     return steps, uses
 
 
-def group_items(g: str, value: str | None = None) -> str:
+def group_items(g: str, value: str | None = None, bare: bool = False) -> str:
     """The (entry, payload) pairs of the index group held in `g` (assigned
-    `value` first, when given): its one pair kept inline, or a dict's items
-    (see `_entry` in the module)."""
+    `value` first, when given): its one pair kept inline, a bare entry of
+    count 1 (`_Layout.bare`), or a dict's items (see `_entry` in the
+    module)."""
     held = g if value is None else f"({g} := {value})"
+    if bare:
+        return (
+            f"({g}.items() if type({held}) is dict else ({g},) "
+            f"if type({g}) is tuple and len({g}) == 2 else (({g}, 1),))"
+        )
     return f"(({g},) if type({held}) is tuple else {g}.items())"
 
 
@@ -799,6 +825,7 @@ def _update_step(layout, ring, step: Update, d: str, key, node_tuple) -> dict:
             "kind": s.kind,
             "key": key(s.key),
             "entry": node_tuple(step.node, s.entry),
+            "bare": layout.bare(s),
         }
     if s.kind == "rangesum":
         return {**out, "kind": "rangesum", "key": key(s.key)}
@@ -1413,6 +1440,9 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
     count = ring.count(payload)
     values = []
     extras = list(query.extra_vars)
+    # A group of GROUP BY is read only while it has rows (its count is
+    # never 0 where it is kept): an argument never NULL is never empty there.
+    nonempty = query.grouped and bool(query.group_vars)
     for i, agg in enumerate(query.aggregates):
         if agg.computed is not None and agg.kind in ("count", "sum", "avg"):
             total, n = f"e[{slots['slot'][i]}][0]", f"e[{slots['slot'][i]}][1]"
@@ -1464,6 +1494,13 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
                 for coef, channel in agg.terms
             ]
             total = functions.linear_total(terms)
+            if (
+                nonempty
+                and agg.kind in ("sum", "avg")
+                and not (agg.nonnull or agg.nonfinite)
+            ):
+                values.append(total if agg.kind == "sum" else f"{total} / {count}")
+                continue
             if agg.nonfinite:  # see Aggregate.nonfinite
                 counts = [
                     (
@@ -1692,10 +1729,25 @@ def render_module(
             }
         )
 
+    reporting = []  # push mode's triggers that return their change (see below)
     if returns is not None:  # a subquery's view: its outer view reads them
         if not plan.subplans and not tests and not materialized:
             _return_changes(query, relations, ring, plain)
         returns.update((r["name"], r.get("returns")) for r in relations)
+    elif not plan.subplans and not tests and not materialized:
+        # In push mode, a relation whose update reaches one group reports
+        # that group's change from a trigger of its own (insert() and
+        # delete() call it): no queued delta, no _flush pass. Pull mode and
+        # update() keep the queuing trigger.
+        copies = [
+            {**r, "leaves": [dict(leaf) for leaf in r["leaves"]]} for r in relations
+        ]
+        _return_changes(query, copies, ring, plain)
+        for rel in copies:
+            if rel.get("returns") == "list":
+                rel["queuing"] = rel["method"]  # the trigger it stands in for
+                rel["method"] = "_" + names.new(f"report_{rel['name']}")
+                reporting.append(rel)
     if query.grouped and not materialized and key_locals != group_locals:
         # _changes_of reads a group's payload and row from one unpacked key
         raise AssertionError(f"group key {group_locals} is not N's {key_locals}")
@@ -1712,6 +1764,7 @@ def render_module(
         "plan": str(plan),
         "complexity": complexity(plan),
         "relations": relations,
+        "reporting": reporting,
         "columns": tuple_literal([py(o.name) for o in query.visible_outputs]),
         "ordering": _ordering(layout),
         # push mode reports each group's old row as it was reported
@@ -1875,7 +1928,7 @@ def _runtime_source(layout, ring, expressions, relations) -> str:
 
 # Bump when the meaning of a snapshot's parts changes in a way the layout
 # description below does not show (e.g. how payloads or multisets are kept).
-SNAPSHOT_FORMAT = 2  # 2: an index group of one entry is kept inline
+SNAPSHOT_FORMAT = 3  # 2: an index group of one entry is kept inline; 3: bare if count 1
 _LAYOUT_PLACEHOLDER = '"<dynyan layout id>"'
 
 
