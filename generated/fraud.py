@@ -248,7 +248,7 @@ class View:
     RELATIONS = {"transactions": ("ts", "acc", "amnt")}
     COLUMNS = ("acc", "ts1", "ts2", "ts3", "amnt")
     QUERY_ID = "510101ad13c93e8a"
-    LAYOUT_ID = "60a11118b2ee38bb"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "a8d7442ddb19b22a"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

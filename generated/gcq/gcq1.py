@@ -44,13 +44,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -269,7 +273,7 @@ class View:
     }
     COLUMNS = ("a", "b", "c", "d", "e", "f", "k", "g", "h", "i", "k")
     QUERY_ID = "ca963736c816576f"
-    LAYOUT_ID = "3300ac9cf16abe26"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "46cfea05a89620e6"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -465,9 +469,13 @@ class View:
                             else _g5.items()
                         ):
                             for (v_d, v_e, v_f, v_k), _m6 in (
-                                (_g7,)
-                                if type((_g7 := self.s_by_d_e[(v_d, v_e)])) is tuple
-                                else _g7.items()
+                                _g7.items()
+                                if type((_g7 := self.s_by_d_e[(v_d, v_e)])) is dict
+                                else (
+                                    (_g7,)
+                                    if type(_g7) is tuple and len(_g7) == 2
+                                    else ((_g7, 1),)
+                                )
                             ):
                                 for (v_g, v_h, v_i, v_t_k), _m8 in self.t_by_all[
                                     ()
@@ -523,19 +531,8 @@ class View:
             _t1 = (v_d, v_e)
             _grp = s_by_d_e.get(_t1)
             if _grp is None:
-                s_by_d_e[_t1] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        s_by_d_e[_t1] = (_grp[0], _n)
-                    else:
-                        del s_by_d_e[_t1]
-                else:
-                    s_by_d_e[_t1] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                s_by_d_e[_t1] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -546,7 +543,22 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            s_by_d_e[_t1] = next(iter(_grp.items()))
+                            ((_e, _n),) = _grp.items()
+                            s_by_d_e[_t1] = _e if _n == 1 else (_e, _n)
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        s_by_d_e[_t1] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del s_by_d_e[_t1]
+                else:
+                    s_by_d_e[_t1] = {_g: _o, _e: _p}
             _grp = s_d_e_by_all.get(())
             if _grp is None:
                 _grp = s_d_e_by_all[()] = _SortedGroup()
@@ -718,9 +730,13 @@ class View:
                                 del n0_root[v_d]
                         if pending is not None:
                             for (v_d, v_e, v_f, v_k), _m8 in (
-                                (_g9,)
-                                if type((_g9 := self.s_by_d_e[(v_d, v_e)])) is tuple
-                                else _g9.items()
+                                _g9.items()
+                                if type((_g9 := self.s_by_d_e[(v_d, v_e)])) is dict
+                                else (
+                                    (_g9,)
+                                    if type(_g9) is tuple and len(_g9) == 2
+                                    else ((_g9, 1),)
+                                )
                             ):
                                 for (v_a, v_b, v_c), _m10 in self.r_by_all[()].scan(
                                     None, True, v_d, False
@@ -822,9 +838,13 @@ class View:
                             else _g5.items()
                         ):
                             for (v_d, v_e, v_f, v_k), _m6 in (
-                                (_g7,)
-                                if type((_g7 := self.s_by_d_e[(v_d, v_e)])) is tuple
-                                else _g7.items()
+                                _g7.items()
+                                if type((_g7 := self.s_by_d_e[(v_d, v_e)])) is dict
+                                else (
+                                    (_g7,)
+                                    if type(_g7) is tuple and len(_g7) == 2
+                                    else ((_g7, 1),)
+                                )
                             ):
                                 for (v_g, v_h, v_i, v_t_k), _m8 in self.t_by_all[
                                     ()
@@ -904,19 +924,8 @@ class View:
             _t1 = (v_d, v_e)
             _grp = s_by_d_e.get(_t1)
             if _grp is None:
-                s_by_d_e[_t1] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        s_by_d_e[_t1] = (_grp[0], _n)
-                    else:
-                        del s_by_d_e[_t1]
-                else:
-                    s_by_d_e[_t1] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                s_by_d_e[_t1] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -927,7 +936,22 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            s_by_d_e[_t1] = next(iter(_grp.items()))
+                            ((_e, _n),) = _grp.items()
+                            s_by_d_e[_t1] = _e if _n == 1 else (_e, _n)
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        s_by_d_e[_t1] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del s_by_d_e[_t1]
+                else:
+                    s_by_d_e[_t1] = {_g: _o, _e: _p}
             _grp = s_d_e_by_all.get(())
             if _grp is None:
                 _grp = s_d_e_by_all[()] = _SortedGroup()
@@ -1123,9 +1147,13 @@ class View:
                                 del n0_root[v_d]
                         if pending is not None:
                             for (v_d, v_e, v_f, v_k), _m8 in (
-                                (_g9,)
-                                if type((_g9 := self.s_by_d_e[(v_d, v_e)])) is tuple
-                                else _g9.items()
+                                _g9.items()
+                                if type((_g9 := self.s_by_d_e[(v_d, v_e)])) is dict
+                                else (
+                                    (_g9,)
+                                    if type(_g9) is tuple and len(_g9) == 2
+                                    else ((_g9, 1),)
+                                )
                             ):
                                 for (v_a, v_b, v_c), _m10 in self.r_by_all[()].scan(
                                     None, True, v_d, False
@@ -1190,9 +1218,9 @@ class View:
                 (_g3,) if type((_g3 := self.n1_by_d[v_d])) is tuple else _g3.items()
             ):
                 for (v_d, v_e, v_f, v_k), _m4 in (
-                    (_g5,)
-                    if type((_g5 := self.s_by_d_e[(v_d, v_e)])) is tuple
-                    else _g5.items()
+                    _g5.items()
+                    if type((_g5 := self.s_by_d_e[(v_d, v_e)])) is dict
+                    else (_g5,) if type(_g5) is tuple and len(_g5) == 2 else ((_g5, 1),)
                 ):
                     for (v_g, v_h, v_i, v_t_k), _m6 in self.t_by_all[()].scan(
                         v_e, False, None, True

@@ -36,13 +36,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -257,7 +261,7 @@ class View:
     RELATIONS = {"r": ("a", "b", "c"), "s": ("d", "e", "f", "k")}
     COLUMNS = ("a", "b", "c", "d", "e", "f", "k")
     QUERY_ID = "86adb69a14aceca2"
-    LAYOUT_ID = "75975eb301fc544e"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "13485ae6d15e28b3"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -415,19 +419,8 @@ class View:
             _p = d
             _grp = r_by_a.get(v_a)
             if _grp is None:
-                r_by_a[v_a] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        r_by_a[v_a] = (_grp[0], _n)
-                    else:
-                        del r_by_a[v_a]
-                else:
-                    r_by_a[v_a] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                r_by_a[v_a] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -438,7 +431,22 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            r_by_a[v_a] = next(iter(_grp.items()))
+                            ((_e, _n),) = _grp.items()
+                            r_by_a[v_a] = _e if _n == 1 else (_e, _n)
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        r_by_a[v_a] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del r_by_a[v_a]
+                else:
+                    r_by_a[v_a] = {_g: _o, _e: _p}
             _grp = r_a_by_all.get(())
             if _grp is None:
                 _grp = r_a_by_all[()] = _SortedGroup()
@@ -517,9 +525,13 @@ class View:
                             del n0_root[v_a]
                     if pending is not None:
                         for (v_a, v_b, v_c), _m4 in (
-                            (_g5,)
-                            if type((_g5 := self.r_by_a[v_a])) is tuple
-                            else _g5.items()
+                            _g5.items()
+                            if type((_g5 := self.r_by_a[v_a])) is dict
+                            else (
+                                (_g5,)
+                                if type(_g5) is tuple and len(_g5) == 2
+                                else ((_g5, 1),)
+                            )
                         ):
                             _k = (v_a, v_b, v_c, v_d, v_e, v_f, v_k)
                             _v = _p * _m4
@@ -576,19 +588,8 @@ class View:
                 continue
             _grp = r_by_a.get(v_a)
             if _grp is None:
-                r_by_a[v_a] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        r_by_a[v_a] = (_grp[0], _n)
-                    else:
-                        del r_by_a[v_a]
-                else:
-                    r_by_a[v_a] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                r_by_a[v_a] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -599,7 +600,22 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            r_by_a[v_a] = next(iter(_grp.items()))
+                            ((_e, _n),) = _grp.items()
+                            r_by_a[v_a] = _e if _n == 1 else (_e, _n)
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        r_by_a[v_a] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del r_by_a[v_a]
+                else:
+                    r_by_a[v_a] = {_g: _o, _e: _p}
             _grp = r_a_by_all.get(())
             if _grp is None:
                 _grp = r_a_by_all[()] = _SortedGroup()
@@ -702,9 +718,13 @@ class View:
                             del n0_root[v_a]
                     if pending is not None:
                         for (v_a, v_b, v_c), _m4 in (
-                            (_g5,)
-                            if type((_g5 := self.r_by_a[v_a])) is tuple
-                            else _g5.items()
+                            _g5.items()
+                            if type((_g5 := self.r_by_a[v_a])) is dict
+                            else (
+                                (_g5,)
+                                if type(_g5) is tuple and len(_g5) == 2
+                                else ((_g5, 1),)
+                            )
                         ):
                             _k = (v_a, v_b, v_c, v_d, v_e, v_f, v_k)
                             _v = _p * _m4
@@ -737,7 +757,9 @@ class View:
         delay: nested loops over N, every loop step produces output."""
         for v_a, _m1 in self.n0_root.items():
             for (v_a, v_b, v_c), _m2 in (
-                (_g3,) if type((_g3 := self.r_by_a[v_a])) is tuple else _g3.items()
+                _g3.items()
+                if type((_g3 := self.r_by_a[v_a])) is dict
+                else (_g3,) if type(_g3) is tuple and len(_g3) == 2 else ((_g3, 1),)
             ):
                 for (v_d, v_e, v_f, v_k), _m4 in self.s_by_all[()].scan(
                     v_a, False, None, True

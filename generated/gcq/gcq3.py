@@ -42,13 +42,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -267,7 +271,7 @@ class View:
     }
     COLUMNS = ("a", "b", "c", "d", "e", "f", "k", "g", "h", "i", "k")
     QUERY_ID = "df3f05d6339283fd"
-    LAYOUT_ID = "de7fb05d6983e0dd"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "069903d588ea4153"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -471,9 +475,13 @@ class View:
                                 del n0_root[v_d]
                         if pending is not None:
                             for (v_d, v_e, v_f, v_k), _m7 in (
-                                (_g8,)
-                                if type((_g8 := self.s_by_d[v_d])) is tuple
-                                else _g8.items()
+                                _g8.items()
+                                if type((_g8 := self.s_by_d[v_d])) is dict
+                                else (
+                                    (_g8,)
+                                    if type(_g8) is tuple and len(_g8) == 2
+                                    else ((_g8, 1),)
+                                )
                             ):
                                 for (v_g, v_h, v_i, v_t_k), _m9 in self.t_by_all[
                                     ()
@@ -525,19 +533,8 @@ class View:
             _p = d
             _grp = s_by_d.get(v_d)
             if _grp is None:
-                s_by_d[v_d] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        s_by_d[v_d] = (_grp[0], _n)
-                    else:
-                        del s_by_d[v_d]
-                else:
-                    s_by_d[v_d] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                s_by_d[v_d] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -548,7 +545,22 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            s_by_d[v_d] = next(iter(_grp.items()))
+                            ((_e, _n),) = _grp.items()
+                            s_by_d[v_d] = _e if _n == 1 else (_e, _n)
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        s_by_d[v_d] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del s_by_d[v_d]
+                else:
+                    s_by_d[v_d] = {_g: _o, _e: _p}
             _grp = s_d_by_all.get(())
             if _grp is None:
                 _grp = s_d_by_all[()] = _SortedGroup()
@@ -651,9 +663,13 @@ class View:
                             del n0_root[v_d]
                     if pending is not None:
                         for (v_d, v_e, v_f, v_k), _m4 in (
-                            (_g5,)
-                            if type((_g5 := self.s_by_d[v_d])) is tuple
-                            else _g5.items()
+                            _g5.items()
+                            if type((_g5 := self.s_by_d[v_d])) is dict
+                            else (
+                                (_g5,)
+                                if type(_g5) is tuple and len(_g5) == 2
+                                else ((_g5, 1),)
+                            )
                         ):
                             for (v_a, v_b, v_c), _m6 in self.r_by_all[()].scan(
                                 None, True, v_d, False
@@ -765,9 +781,13 @@ class View:
                                 del n0_root[v_d]
                         if pending is not None:
                             for (v_d, v_e, v_f, v_k), _m7 in (
-                                (_g8,)
-                                if type((_g8 := self.s_by_d[v_d])) is tuple
-                                else _g8.items()
+                                _g8.items()
+                                if type((_g8 := self.s_by_d[v_d])) is dict
+                                else (
+                                    (_g8,)
+                                    if type(_g8) is tuple and len(_g8) == 2
+                                    else ((_g8, 1),)
+                                )
                             ):
                                 for (v_g, v_h, v_i, v_t_k), _m9 in self.t_by_all[
                                     ()
@@ -841,19 +861,8 @@ class View:
                 continue
             _grp = s_by_d.get(v_d)
             if _grp is None:
-                s_by_d[v_d] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        s_by_d[v_d] = (_grp[0], _n)
-                    else:
-                        del s_by_d[v_d]
-                else:
-                    s_by_d[v_d] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                s_by_d[v_d] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -864,7 +873,22 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            s_by_d[v_d] = next(iter(_grp.items()))
+                            ((_e, _n),) = _grp.items()
+                            s_by_d[v_d] = _e if _n == 1 else (_e, _n)
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        s_by_d[v_d] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del s_by_d[v_d]
+                else:
+                    s_by_d[v_d] = {_g: _o, _e: _p}
             _grp = s_d_by_all.get(())
             if _grp is None:
                 _grp = s_d_by_all[()] = _SortedGroup()
@@ -991,9 +1015,13 @@ class View:
                             del n0_root[v_d]
                     if pending is not None:
                         for (v_d, v_e, v_f, v_k), _m4 in (
-                            (_g5,)
-                            if type((_g5 := self.s_by_d[v_d])) is tuple
-                            else _g5.items()
+                            _g5.items()
+                            if type((_g5 := self.s_by_d[v_d])) is dict
+                            else (
+                                (_g5,)
+                                if type(_g5) is tuple and len(_g5) == 2
+                                else ((_g5, 1),)
+                            )
                         ):
                             for (v_a, v_b, v_c), _m6 in self.r_by_all[()].scan(
                                 None, True, v_d, False
@@ -1049,7 +1077,9 @@ class View:
         delay: nested loops over N, every loop step produces output."""
         for v_d, _m1 in self.n0_root.items():
             for (v_d, v_e, v_f, v_k), _m2 in (
-                (_g3,) if type((_g3 := self.s_by_d[v_d])) is tuple else _g3.items()
+                _g3.items()
+                if type((_g3 := self.s_by_d[v_d])) is dict
+                else (_g3,) if type(_g3) is tuple and len(_g3) == 2 else ((_g3, 1),)
             ):
                 for (v_a, v_b, v_c), _m4 in self.r_by_all[()].scan(
                     None, True, v_d, False

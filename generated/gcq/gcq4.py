@@ -37,13 +37,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -258,7 +262,7 @@ class View:
     RELATIONS = {"s": ("d", "e", "f", "k"), "t": ("g", "h", "i", "k")}
     COLUMNS = ("d", "e", "f", "k", "g", "h", "i", "k")
     QUERY_ID = "87937bb9d6ae1b46"
-    LAYOUT_ID = "64ad7bf5f267cb31"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "430a9703062bde5f"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -417,19 +421,8 @@ class View:
             _t1 = (v_e, v_k)
             _grp = s_by_e_k.get(_t1)
             if _grp is None:
-                s_by_e_k[_t1] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        s_by_e_k[_t1] = (_grp[0], _n)
-                    else:
-                        del s_by_e_k[_t1]
-                else:
-                    s_by_e_k[_t1] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                s_by_e_k[_t1] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -440,7 +433,22 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            s_by_e_k[_t1] = next(iter(_grp.items()))
+                            ((_e, _n),) = _grp.items()
+                            s_by_e_k[_t1] = _e if _n == 1 else (_e, _n)
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        s_by_e_k[_t1] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del s_by_e_k[_t1]
+                else:
+                    s_by_e_k[_t1] = {_g: _o, _e: _p}
             _grp = s_e_by_k.get(v_k)
             if _grp is None:
                 _grp = s_e_by_k[v_k] = _SortedGroup()
@@ -520,9 +528,13 @@ class View:
                             del n0_root[_t4]
                     if pending is not None:
                         for (v_d, v_e, v_f, v_k), _m5 in (
-                            (_g6,)
-                            if type((_g6 := self.s_by_e_k[(v_e, v_k)])) is tuple
-                            else _g6.items()
+                            _g6.items()
+                            if type((_g6 := self.s_by_e_k[(v_e, v_k)])) is dict
+                            else (
+                                (_g6,)
+                                if type(_g6) is tuple and len(_g6) == 2
+                                else ((_g6, 1),)
+                            )
                         ):
                             _k = (v_d, v_e, v_f, v_k, v_g, v_h, v_i, v_k)
                             _v = _p * _m5
@@ -582,19 +594,8 @@ class View:
             _t1 = (v_e, v_k)
             _grp = s_by_e_k.get(_t1)
             if _grp is None:
-                s_by_e_k[_t1] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        s_by_e_k[_t1] = (_grp[0], _n)
-                    else:
-                        del s_by_e_k[_t1]
-                else:
-                    s_by_e_k[_t1] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                s_by_e_k[_t1] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -605,7 +606,22 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            s_by_e_k[_t1] = next(iter(_grp.items()))
+                            ((_e, _n),) = _grp.items()
+                            s_by_e_k[_t1] = _e if _n == 1 else (_e, _n)
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        s_by_e_k[_t1] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del s_by_e_k[_t1]
+                else:
+                    s_by_e_k[_t1] = {_g: _o, _e: _p}
             _grp = s_e_by_k.get(v_k)
             if _grp is None:
                 _grp = s_e_by_k[v_k] = _SortedGroup()
@@ -709,9 +725,13 @@ class View:
                             del n0_root[_t4]
                     if pending is not None:
                         for (v_d, v_e, v_f, v_k), _m5 in (
-                            (_g6,)
-                            if type((_g6 := self.s_by_e_k[(v_e, v_k)])) is tuple
-                            else _g6.items()
+                            _g6.items()
+                            if type((_g6 := self.s_by_e_k[(v_e, v_k)])) is dict
+                            else (
+                                (_g6,)
+                                if type(_g6) is tuple and len(_g6) == 2
+                                else ((_g6, 1),)
+                            )
                         ):
                             _k = (v_d, v_e, v_f, v_k, v_g, v_h, v_i, v_k)
                             _v = _p * _m5
@@ -744,9 +764,9 @@ class View:
         delay: nested loops over N, every loop step produces output."""
         for (v_e, v_k), _m1 in self.n0_root.items():
             for (v_d, v_e, v_f, v_k), _m2 in (
-                (_g3,)
-                if type((_g3 := self.s_by_e_k[(v_e, v_k)])) is tuple
-                else _g3.items()
+                _g3.items()
+                if type((_g3 := self.s_by_e_k[(v_e, v_k)])) is dict
+                else (_g3,) if type(_g3) is tuple and len(_g3) == 2 else ((_g3, 1),)
             ):
                 for (v_g, v_h, v_i, v_k), _m4 in self.t_by_k[v_k].scan(
                     v_e, False, None, True

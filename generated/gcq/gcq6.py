@@ -240,7 +240,7 @@ class View:
     RELATIONS = {"s": ("d", "e", "f", "k"), "t": ("g", "h", "i", "k")}
     COLUMNS = ("d", "e", "f", "k")
     QUERY_ID = "74c76a978541f8be"
-    LAYOUT_ID = "5a911504f7411ec8"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "e7c9c2b9d76b51e5"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

@@ -31,13 +31,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -252,7 +256,7 @@ class View:
     RELATIONS = {"s": ("d", "e", "f", "k"), "t": ("g", "h", "i", "k")}
     COLUMNS = ("d", "g")
     QUERY_ID = "dbc2a4e39443017a"
-    LAYOUT_ID = "5c5ce95fec726472"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "60f9461eea645b83"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -416,19 +420,8 @@ class View:
             _t2 = (v_d, v_e, v_k)
             _grp = s_by_e_k.get(_t1)
             if _grp is None:
-                s_by_e_k[_t1] = (_t2, _p)
-            elif type(_grp) is tuple:
-                _e = _t2
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        s_by_e_k[_t1] = (_grp[0], _n)
-                    else:
-                        del s_by_e_k[_t1]
-                else:
-                    s_by_e_k[_t1] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                s_by_e_k[_t1] = _t2 if _p == 1 else (_t2, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(_t2)
                 if _o is None:
                     _grp[_t2] = _p
@@ -439,7 +432,22 @@ class View:
                     else:
                         del _grp[_t2]
                         if len(_grp) == 1:
-                            s_by_e_k[_t1] = next(iter(_grp.items()))
+                            ((_e, _n),) = _grp.items()
+                            s_by_e_k[_t1] = _e if _n == 1 else (_e, _n)
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t2
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        s_by_e_k[_t1] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del s_by_e_k[_t1]
+                else:
+                    s_by_e_k[_t1] = {_g: _o, _e: _p}
             _grp = s_e_by_k.get(v_k)
             if _grp is None:
                 _grp = s_e_by_k[v_k] = _SortedGroup()
@@ -521,9 +529,13 @@ class View:
                             del n0_root[_t5]
                     if pending is not None:
                         for (v_d, v_e, v_k), _m6 in (
-                            (_g7,)
-                            if type((_g7 := self.s_by_e_k[(v_e, v_k)])) is tuple
-                            else _g7.items()
+                            _g7.items()
+                            if type((_g7 := self.s_by_e_k[(v_e, v_k)])) is dict
+                            else (
+                                (_g7,)
+                                if type(_g7) is tuple and len(_g7) == 2
+                                else ((_g7, 1),)
+                            )
                         ):
                             _k = (v_d, v_g)
                             _v = _p * _m6
@@ -585,19 +597,8 @@ class View:
             _t2 = (v_d, v_e, v_k)
             _grp = s_by_e_k.get(_t1)
             if _grp is None:
-                s_by_e_k[_t1] = (_t2, _p)
-            elif type(_grp) is tuple:
-                _e = _t2
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        s_by_e_k[_t1] = (_grp[0], _n)
-                    else:
-                        del s_by_e_k[_t1]
-                else:
-                    s_by_e_k[_t1] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                s_by_e_k[_t1] = _t2 if _p == 1 else (_t2, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(_t2)
                 if _o is None:
                     _grp[_t2] = _p
@@ -608,7 +609,22 @@ class View:
                     else:
                         del _grp[_t2]
                         if len(_grp) == 1:
-                            s_by_e_k[_t1] = next(iter(_grp.items()))
+                            ((_e, _n),) = _grp.items()
+                            s_by_e_k[_t1] = _e if _n == 1 else (_e, _n)
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t2
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        s_by_e_k[_t1] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del s_by_e_k[_t1]
+                else:
+                    s_by_e_k[_t1] = {_g: _o, _e: _p}
             _grp = s_e_by_k.get(v_k)
             if _grp is None:
                 _grp = s_e_by_k[v_k] = _SortedGroup()
@@ -715,9 +731,13 @@ class View:
                             del n0_root[_t5]
                     if pending is not None:
                         for (v_d, v_e, v_k), _m6 in (
-                            (_g7,)
-                            if type((_g7 := self.s_by_e_k[(v_e, v_k)])) is tuple
-                            else _g7.items()
+                            _g7.items()
+                            if type((_g7 := self.s_by_e_k[(v_e, v_k)])) is dict
+                            else (
+                                (_g7,)
+                                if type(_g7) is tuple and len(_g7) == 2
+                                else ((_g7, 1),)
+                            )
                         ):
                             _k = (v_d, v_g)
                             _v = _p * _m6

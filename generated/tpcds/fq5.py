@@ -103,13 +103,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -307,7 +311,7 @@ class View:
         "i_product_name",
     )
     QUERY_ID = "dd2e5b1450c4e408"
-    LAYOUT_ID = "513742376db7e41d"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "ff271c341eb63f3e"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -501,19 +505,8 @@ class View:
         _p = d
         _grp = date_dim_by_d_date_sk.get(v_d_date_sk)
         if _grp is None:
-            date_dim_by_d_date_sk[v_d_date_sk] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    date_dim_by_d_date_sk[v_d_date_sk] = (_grp[0], _n)
-                else:
-                    del date_dim_by_d_date_sk[v_d_date_sk]
-            else:
-                date_dim_by_d_date_sk[v_d_date_sk] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            date_dim_by_d_date_sk[v_d_date_sk] = row if _p == 1 else (row, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -524,7 +517,22 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        date_dim_by_d_date_sk[v_d_date_sk] = next(iter(_grp.items()))
+                        ((_e, _n),) = _grp.items()
+                        date_dim_by_d_date_sk[v_d_date_sk] = _e if _n == 1 else (_e, _n)
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    date_dim_by_d_date_sk[v_d_date_sk] = _g if _n == 1 else (_g, _n)
+                else:
+                    del date_dim_by_d_date_sk[v_d_date_sk]
+            else:
+                date_dim_by_d_date_sk[v_d_date_sk] = {_g: _o, _e: _p}
         _o = date_dim_count_by_d_date_sk.get(v_d_date_sk)
         if _o is None:
             date_dim_count_by_d_date_sk[v_d_date_sk] = _p
@@ -577,7 +585,7 @@ class View:
                         v_ss_net_paid_inc_tax,
                         v_ss_net_profit,
                     ), _m5 in (
-                        (_g6,)
+                        _g6.items()
                         if type(
                             (
                                 _g6 := self.store_sales_by_d_date_sk_ss_item_sk[
@@ -585,8 +593,12 @@ class View:
                                 ]
                             )
                         )
-                        is tuple
-                        else _g6.items()
+                        is dict
+                        else (
+                            (_g6,)
+                            if type(_g6) is tuple and len(_g6) == 2
+                            else ((_g6, 1),)
+                        )
                     ):
                         for (
                             v_ss_item_sk,
@@ -612,10 +624,14 @@ class View:
                             v_i_manager_id,
                             v_i_product_name,
                         ), _m7 in (
-                            (_g8,)
+                            _g8.items()
                             if type((_g8 := self.item_by_ss_item_sk[v_ss_item_sk]))
-                            is tuple
-                            else _g8.items()
+                            is dict
+                            else (
+                                (_g8,)
+                                if type(_g8) is tuple and len(_g8) == 2
+                                else ((_g8, 1),)
+                            )
                         ):
                             _k = (
                                 v_d_date_sk,
@@ -754,22 +770,8 @@ class View:
             _t1 = (v_d_date_sk, v_ss_item_sk)
             _grp = store_sales_by_d_date_sk_ss_item_sk.get(_t1)
             if _grp is None:
-                store_sales_by_d_date_sk_ss_item_sk[_t1] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        store_sales_by_d_date_sk_ss_item_sk[_t1] = (_grp[0], _n)
-                    else:
-                        del store_sales_by_d_date_sk_ss_item_sk[_t1]
-                else:
-                    store_sales_by_d_date_sk_ss_item_sk[_t1] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                store_sales_by_d_date_sk_ss_item_sk[_t1] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -780,9 +782,26 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            store_sales_by_d_date_sk_ss_item_sk[_t1] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            store_sales_by_d_date_sk_ss_item_sk[_t1] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        store_sales_by_d_date_sk_ss_item_sk[_t1] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del store_sales_by_d_date_sk_ss_item_sk[_t1]
+                else:
+                    store_sales_by_d_date_sk_ss_item_sk[_t1] = {_g: _o, _e: _p}
             _grp = store_sales_d_date_sk_by_ss_item_sk.get(v_ss_item_sk)
             if _grp is None:
                 store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk] = (v_d_date_sk, _p)
@@ -892,10 +911,14 @@ class View:
                             v_i_manager_id,
                             v_i_product_name,
                         ), _m6 in (
-                            (_g7,)
+                            _g7.items()
                             if type((_g7 := self.item_by_ss_item_sk[v_ss_item_sk]))
-                            is tuple
-                            else _g7.items()
+                            is dict
+                            else (
+                                (_g7,)
+                                if type(_g7) is tuple and len(_g7) == 2
+                                else ((_g7, 1),)
+                            )
                         ):
                             for (
                                 v_d_date_sk,
@@ -927,12 +950,16 @@ class View:
                                 v_d_current_quarter,
                                 v_d_current_year,
                             ), _m8 in (
-                                (_g9,)
+                                _g9.items()
                                 if type(
                                     (_g9 := self.date_dim_by_d_date_sk[v_d_date_sk])
                                 )
-                                is tuple
-                                else _g9.items()
+                                is dict
+                                else (
+                                    (_g9,)
+                                    if type(_g9) is tuple and len(_g9) == 2
+                                    else ((_g9, 1),)
+                                )
                             ):
                                 _k = (
                                     v_d_date_sk,
@@ -1062,19 +1089,8 @@ class View:
         _p = d
         _grp = item_by_ss_item_sk.get(v_ss_item_sk)
         if _grp is None:
-            item_by_ss_item_sk[v_ss_item_sk] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    item_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
-                else:
-                    del item_by_ss_item_sk[v_ss_item_sk]
-            else:
-                item_by_ss_item_sk[v_ss_item_sk] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            item_by_ss_item_sk[v_ss_item_sk] = row if _p == 1 else (row, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -1085,7 +1101,22 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        item_by_ss_item_sk[v_ss_item_sk] = next(iter(_grp.items()))
+                        ((_e, _n),) = _grp.items()
+                        item_by_ss_item_sk[v_ss_item_sk] = _e if _n == 1 else (_e, _n)
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    item_by_ss_item_sk[v_ss_item_sk] = _g if _n == 1 else (_g, _n)
+                else:
+                    del item_by_ss_item_sk[v_ss_item_sk]
+            else:
+                item_by_ss_item_sk[v_ss_item_sk] = {_g: _o, _e: _p}
         _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
         if _o is None:
             item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -1173,7 +1204,7 @@ class View:
                             v_ss_net_paid_inc_tax,
                             v_ss_net_profit,
                         ), _m7 in (
-                            (_g8,)
+                            _g8.items()
                             if type(
                                 (
                                     _g8 := self.store_sales_by_d_date_sk_ss_item_sk[
@@ -1181,8 +1212,12 @@ class View:
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g8.items()
+                            is dict
+                            else (
+                                (_g8,)
+                                if type(_g8) is tuple and len(_g8) == 2
+                                else ((_g8, 1),)
+                            )
                         ):
                             for (
                                 v_d_date_sk,
@@ -1214,12 +1249,16 @@ class View:
                                 v_d_current_quarter,
                                 v_d_current_year,
                             ), _m9 in (
-                                (_g10,)
+                                _g10.items()
                                 if type(
                                     (_g10 := self.date_dim_by_d_date_sk[v_d_date_sk])
                                 )
-                                is tuple
-                                else _g10.items()
+                                is dict
+                                else (
+                                    (_g10,)
+                                    if type(_g10) is tuple and len(_g10) == 2
+                                    else ((_g10, 1),)
+                                )
                             ):
                                 _k = (
                                     v_d_date_sk,
@@ -1438,19 +1477,8 @@ class View:
                 continue
             _grp = date_dim_by_d_date_sk.get(v_d_date_sk)
             if _grp is None:
-                date_dim_by_d_date_sk[v_d_date_sk] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        date_dim_by_d_date_sk[v_d_date_sk] = (_grp[0], _n)
-                    else:
-                        del date_dim_by_d_date_sk[v_d_date_sk]
-                else:
-                    date_dim_by_d_date_sk[v_d_date_sk] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                date_dim_by_d_date_sk[v_d_date_sk] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -1461,9 +1489,24 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            date_dim_by_d_date_sk[v_d_date_sk] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            date_dim_by_d_date_sk[v_d_date_sk] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        date_dim_by_d_date_sk[v_d_date_sk] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del date_dim_by_d_date_sk[v_d_date_sk]
+                else:
+                    date_dim_by_d_date_sk[v_d_date_sk] = {_g: _o, _e: _p}
             _o = date_dim_count_by_d_date_sk.get(v_d_date_sk)
             if _o is None:
                 date_dim_count_by_d_date_sk[v_d_date_sk] = _p
@@ -1516,7 +1559,7 @@ class View:
                             v_ss_net_paid_inc_tax,
                             v_ss_net_profit,
                         ), _m5 in (
-                            (_g6,)
+                            _g6.items()
                             if type(
                                 (
                                     _g6 := self.store_sales_by_d_date_sk_ss_item_sk[
@@ -1524,8 +1567,12 @@ class View:
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g6.items()
+                            is dict
+                            else (
+                                (_g6,)
+                                if type(_g6) is tuple and len(_g6) == 2
+                                else ((_g6, 1),)
+                            )
                         ):
                             for (
                                 v_ss_item_sk,
@@ -1551,10 +1598,14 @@ class View:
                                 v_i_manager_id,
                                 v_i_product_name,
                             ), _m7 in (
-                                (_g8,)
+                                _g8.items()
                                 if type((_g8 := self.item_by_ss_item_sk[v_ss_item_sk]))
-                                is tuple
-                                else _g8.items()
+                                is dict
+                                else (
+                                    (_g8,)
+                                    if type(_g8) is tuple and len(_g8) == 2
+                                    else ((_g8, 1),)
+                                )
                             ):
                                 _k = (
                                     v_d_date_sk,
@@ -1774,22 +1825,8 @@ class View:
             _t1 = (v_d_date_sk, v_ss_item_sk)
             _grp = store_sales_by_d_date_sk_ss_item_sk.get(_t1)
             if _grp is None:
-                store_sales_by_d_date_sk_ss_item_sk[_t1] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        store_sales_by_d_date_sk_ss_item_sk[_t1] = (_grp[0], _n)
-                    else:
-                        del store_sales_by_d_date_sk_ss_item_sk[_t1]
-                else:
-                    store_sales_by_d_date_sk_ss_item_sk[_t1] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                store_sales_by_d_date_sk_ss_item_sk[_t1] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -1800,9 +1837,26 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            store_sales_by_d_date_sk_ss_item_sk[_t1] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            store_sales_by_d_date_sk_ss_item_sk[_t1] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        store_sales_by_d_date_sk_ss_item_sk[_t1] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del store_sales_by_d_date_sk_ss_item_sk[_t1]
+                else:
+                    store_sales_by_d_date_sk_ss_item_sk[_t1] = {_g: _o, _e: _p}
             _grp = store_sales_d_date_sk_by_ss_item_sk.get(v_ss_item_sk)
             if _grp is None:
                 store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk] = (v_d_date_sk, _p)
@@ -1912,10 +1966,14 @@ class View:
                             v_i_manager_id,
                             v_i_product_name,
                         ), _m6 in (
-                            (_g7,)
+                            _g7.items()
                             if type((_g7 := self.item_by_ss_item_sk[v_ss_item_sk]))
-                            is tuple
-                            else _g7.items()
+                            is dict
+                            else (
+                                (_g7,)
+                                if type(_g7) is tuple and len(_g7) == 2
+                                else ((_g7, 1),)
+                            )
                         ):
                             for (
                                 v_d_date_sk,
@@ -1947,12 +2005,16 @@ class View:
                                 v_d_current_quarter,
                                 v_d_current_year,
                             ), _m8 in (
-                                (_g9,)
+                                _g9.items()
                                 if type(
                                     (_g9 := self.date_dim_by_d_date_sk[v_d_date_sk])
                                 )
-                                is tuple
-                                else _g9.items()
+                                is dict
+                                else (
+                                    (_g9,)
+                                    if type(_g9) is tuple and len(_g9) == 2
+                                    else ((_g9, 1),)
+                                )
                             ):
                                 _k = (
                                     v_d_date_sk,
@@ -2156,19 +2218,8 @@ class View:
                 continue
             _grp = item_by_ss_item_sk.get(v_ss_item_sk)
             if _grp is None:
-                item_by_ss_item_sk[v_ss_item_sk] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        item_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
-                    else:
-                        del item_by_ss_item_sk[v_ss_item_sk]
-                else:
-                    item_by_ss_item_sk[v_ss_item_sk] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                item_by_ss_item_sk[v_ss_item_sk] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -2179,7 +2230,24 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            item_by_ss_item_sk[v_ss_item_sk] = next(iter(_grp.items()))
+                            ((_e, _n),) = _grp.items()
+                            item_by_ss_item_sk[v_ss_item_sk] = (
+                                _e if _n == 1 else (_e, _n)
+                            )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        item_by_ss_item_sk[v_ss_item_sk] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del item_by_ss_item_sk[v_ss_item_sk]
+                else:
+                    item_by_ss_item_sk[v_ss_item_sk] = {_g: _o, _e: _p}
             _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
             if _o is None:
                 item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -2269,7 +2337,7 @@ class View:
                                 v_ss_net_paid_inc_tax,
                                 v_ss_net_profit,
                             ), _m7 in (
-                                (_g8,)
+                                _g8.items()
                                 if type(
                                     (
                                         _g8 := self.store_sales_by_d_date_sk_ss_item_sk[
@@ -2277,8 +2345,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g8.items()
+                                is dict
+                                else (
+                                    (_g8,)
+                                    if type(_g8) is tuple and len(_g8) == 2
+                                    else ((_g8, 1),)
+                                )
                             ):
                                 for (
                                     v_d_date_sk,
@@ -2310,7 +2382,7 @@ class View:
                                     v_d_current_quarter,
                                     v_d_current_year,
                                 ), _m9 in (
-                                    (_g10,)
+                                    _g10.items()
                                     if type(
                                         (
                                             _g10 := self.date_dim_by_d_date_sk[
@@ -2318,8 +2390,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g10.items()
+                                    is dict
+                                    else (
+                                        (_g10,)
+                                        if type(_g10) is tuple and len(_g10) == 2
+                                        else ((_g10, 1),)
+                                    )
                                 ):
                                     _k = (
                                         v_d_date_sk,
@@ -2623,7 +2699,7 @@ class View:
                     v_ss_net_paid_inc_tax,
                     v_ss_net_profit,
                 ), _m4 in (
-                    (_g5,)
+                    _g5.items()
                     if type(
                         (
                             _g5 := self.store_sales_by_d_date_sk_ss_item_sk[
@@ -2631,8 +2707,8 @@ class View:
                             ]
                         )
                     )
-                    is tuple
-                    else _g5.items()
+                    is dict
+                    else (_g5,) if type(_g5) is tuple and len(_g5) == 2 else ((_g5, 1),)
                 ):
                     for (
                         v_ss_item_sk,
@@ -2658,9 +2734,13 @@ class View:
                         v_i_manager_id,
                         v_i_product_name,
                     ), _m6 in (
-                        (_g7,)
-                        if type((_g7 := self.item_by_ss_item_sk[v_ss_item_sk])) is tuple
-                        else _g7.items()
+                        _g7.items()
+                        if type((_g7 := self.item_by_ss_item_sk[v_ss_item_sk])) is dict
+                        else (
+                            (_g7,)
+                            if type(_g7) is tuple and len(_g7) == 2
+                            else ((_g7, 1),)
+                        )
                     ):
                         for (
                             v_d_date_sk,
@@ -2692,10 +2772,14 @@ class View:
                             v_d_current_quarter,
                             v_d_current_year,
                         ), _m8 in (
-                            (_g9,)
+                            _g9.items()
                             if type((_g9 := self.date_dim_by_d_date_sk[v_d_date_sk]))
-                            is tuple
-                            else _g9.items()
+                            is dict
+                            else (
+                                (_g9,)
+                                if type(_g9) is tuple and len(_g9) == 2
+                                else ((_g9, 1),)
+                            )
                         ):
                             yield (
                                 v_d_date_sk,

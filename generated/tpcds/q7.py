@@ -53,13 +53,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = (0, 0, 0, 0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
@@ -228,7 +232,7 @@ class View:
     }
     COLUMNS = ("i_item_id", "agg1", "agg2", "agg3", "agg4")
     QUERY_ID = "486a058f9e418dc1"
-    LAYOUT_ID = "b59b5c1bb049d9f2"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "df5cf2751ae1e3d0"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -271,6 +275,10 @@ class View:
             "item": self._batch_item,
             "promotion": self._batch_promotion,
         }
+        # insert() and delete(): in push mode, the triggers of one group
+        self._triggers = self._appliers
+        if push or on_delta is not None:
+            self._triggers = {**self._appliers, "item": self._report_item}
         self._on_delta = on_delta
         self._pending = {} if (push or on_delta is not None) else None
         self._reported = {}  # push mode: group key -> the row last reported
@@ -279,15 +287,21 @@ class View:
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
         try:
-            apply = self._appliers[relation]
+            apply = self._triggers[relation]
         except (KeyError, TypeError):
             apply = self._applier(relation)
         try:
-            apply(row if type(row) is tuple else tuple(row), 1)
+            changes = apply(row if type(row) is tuple else tuple(row), 1)
         except BaseException:
             self._rejected()
             raise
-        if self._pending:
+        if changes is not None:  # a trigger of one group: its change
+            self._changes = changes
+            on_delta = self._on_delta
+            if on_delta is not None:
+                for row, change in changes:
+                    on_delta(row, change)
+        elif self._pending:
             self._flush()
         elif self._pending is not None:
             self._changes = []  # nothing changed
@@ -295,15 +309,21 @@ class View:
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
         try:
-            apply = self._appliers[relation]
+            apply = self._triggers[relation]
         except (KeyError, TypeError):
             apply = self._applier(relation)
         try:
-            apply(row if type(row) is tuple else tuple(row), -1)
+            changes = apply(row if type(row) is tuple else tuple(row), -1)
         except BaseException:
             self._rejected()
             raise
-        if self._pending:
+        if changes is not None:  # a trigger of one group: its change
+            self._changes = changes
+            on_delta = self._on_delta
+            if on_delta is not None:
+                for row, change in changes:
+                    on_delta(row, change)
+        elif self._pending:
             self._flush()
         elif self._pending is not None:
             self._changes = []  # nothing changed
@@ -1536,6 +1556,132 @@ class View:
                                             _o[8] + _v[8],
                                         )
                                     )
+
+    def _report_item(self, row, d):
+        """Push mode's trigger for insert() and delete(): _apply_item, but
+        returning the change of the one group the row reaches."""
+        if len(row) != 22:
+            raise ViewError(_arity_message("item", 22, row))
+        v_ss_item_sk = row[0]
+        v_i_item_id = row[1]
+        if v_ss_item_sk is None or v_i_item_id is None:
+            raise _null_error("item", row, ((0, "i_item_sk"), (1, "i_item_id")))
+        store = self.item_rows
+        count = store.get(row, 0) + d
+        if count < 0:
+            raise ViewError(_absent_message("item", row))
+        _p = (d, d, d, d, d, d, d, d, d)
+        pending = self._pending
+        item_i_item_id_by_ss_item_sk = self.item_i_item_id_by_ss_item_sk
+        n0_root = self.n0_root
+        n3_count_by_ss_item_sk = self.n3_count_by_ss_item_sk
+        if count:
+            store[row] = count
+        else:
+            del store[row]
+        # atom item
+        _grp = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
+        if _grp is None:
+            item_i_item_id_by_ss_item_sk[v_ss_item_sk] = (v_i_item_id, _p)
+        elif type(_grp) is tuple:
+            _e = v_i_item_id
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                    _o[7] + _p[7],
+                    _o[8] + _p[8],
+                )
+                if _n[0]:
+                    item_i_item_id_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
+                else:
+                    del item_i_item_id_by_ss_item_sk[v_ss_item_sk]
+            else:
+                item_i_item_id_by_ss_item_sk[v_ss_item_sk] = {_grp[0]: _grp[1], _e: _p}
+        else:
+            _o = _grp.get(v_i_item_id)
+            if _o is None:
+                _grp[v_i_item_id] = _p
+            else:
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                    _o[7] + _p[7],
+                    _o[8] + _p[8],
+                )
+                if _n[0]:
+                    _grp[v_i_item_id] = _n
+                else:
+                    del _grp[v_i_item_id]
+                    if len(_grp) == 1:
+                        item_i_item_id_by_ss_item_sk[v_ss_item_sk] = next(
+                            iter(_grp.items())
+                        )
+        _w1 = n3_count_by_ss_item_sk.get(v_ss_item_sk)
+        if _w1 is not None:
+            _d2 = (
+                _p[0] * _w1[0],
+                _p[1] * _w1[1],
+                _p[2] * _w1[2],
+                _p[3] * _w1[3],
+                _p[4] * _w1[4],
+                _p[5] * _w1[5],
+                _p[6] * _w1[6],
+                _p[7] * _w1[7],
+                _p[8] * _w1[8],
+            )
+            _o = n0_root.get(v_i_item_id)
+            if _o is None:
+                n0_root[v_i_item_id] = _d2
+            else:
+                _n = (
+                    _o[0] + _d2[0],
+                    _o[1] + _d2[1],
+                    _o[2] + _d2[2],
+                    _o[3] + _d2[3],
+                    _o[4] + _d2[4],
+                    _o[5] + _d2[5],
+                    _o[6] + _d2[6],
+                    _o[7] + _d2[7],
+                    _o[8] + _d2[8],
+                )
+                if _n[0]:
+                    n0_root[v_i_item_id] = _n
+                else:
+                    del n0_root[v_i_item_id]
+            key = (v_i_item_id,)
+            reported = self._reported
+            changes = []
+            new = None
+            _m1 = self.n0_root.get(v_i_item_id)
+            if _m1 is not None:
+                p = _m1
+                _a0 = None if p[1] == 0 else (p[2]) / p[1]
+                _a1 = None if p[3] == 0 else (p[4] / 100) / p[3]
+                _a2 = None if p[5] == 0 else (p[6] / 100) / p[5]
+                _a3 = None if p[7] == 0 else (p[8] / 100) / p[7]
+                new = (v_i_item_id, _a0, _a1, _a2, _a3)
+            old = reported.get(key)
+            if old != new:  # no output can be NaN: equal rows are the same
+                if old is not None:
+                    changes.append((old, -1))
+                if new is not None:
+                    changes.append((new, 1))
+                    reported[key] = new
+                else:
+                    del reported[key]
+            return changes
 
     def _batch_store_sales(self, rows, mults):
         """Apply a batch of store_sales rows (row i changes by mults[i]) at once:

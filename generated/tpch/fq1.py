@@ -72,13 +72,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -210,7 +214,7 @@ class View:
         "ps_comment",
     )
     QUERY_ID = "c0dd49dbd86261c9"
-    LAYOUT_ID = "9902b83e804479b0"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "bc221eab5fa5470b"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -428,19 +432,8 @@ class View:
         _p = d
         _grp = orders_by_o_orderkey.get(v_o_orderkey)
         if _grp is None:
-            orders_by_o_orderkey[v_o_orderkey] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    orders_by_o_orderkey[v_o_orderkey] = (_grp[0], _n)
-                else:
-                    del orders_by_o_orderkey[v_o_orderkey]
-            else:
-                orders_by_o_orderkey[v_o_orderkey] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            orders_by_o_orderkey[v_o_orderkey] = row if _p == 1 else (row, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -451,7 +444,22 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        orders_by_o_orderkey[v_o_orderkey] = next(iter(_grp.items()))
+                        ((_e, _n),) = _grp.items()
+                        orders_by_o_orderkey[v_o_orderkey] = _e if _n == 1 else (_e, _n)
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    orders_by_o_orderkey[v_o_orderkey] = _g if _n == 1 else (_g, _n)
+                else:
+                    del orders_by_o_orderkey[v_o_orderkey]
+            else:
+                orders_by_o_orderkey[v_o_orderkey] = {_g: _o, _e: _p}
         _o = orders_count_by_o_orderkey.get(v_o_orderkey)
         if _o is None:
             orders_count_by_o_orderkey[v_o_orderkey] = _p
@@ -471,19 +479,8 @@ class View:
                 _t5 = (v_o_orderkey, v_l_partkey, v_l_suppkey)
                 _grp = n3_by_l_partkey_l_suppkey.get(_t4)
                 if _grp is None:
-                    n3_by_l_partkey_l_suppkey[_t4] = (_t5, _d2)
-                elif type(_grp) is tuple:
-                    _e = _t5
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _d2
-                        if _n:
-                            n3_by_l_partkey_l_suppkey[_t4] = (_grp[0], _n)
-                        else:
-                            del n3_by_l_partkey_l_suppkey[_t4]
-                    else:
-                        n3_by_l_partkey_l_suppkey[_t4] = {_grp[0]: _grp[1], _e: _d2}
-                else:
+                    n3_by_l_partkey_l_suppkey[_t4] = _t5 if _d2 == 1 else (_t5, _d2)
+                elif type(_grp) is dict:
                     _o = _grp.get(_t5)
                     if _o is None:
                         _grp[_t5] = _d2
@@ -494,9 +491,24 @@ class View:
                         else:
                             del _grp[_t5]
                             if len(_grp) == 1:
-                                n3_by_l_partkey_l_suppkey[_t4] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                n3_by_l_partkey_l_suppkey[_t4] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t5
+                    if _g is _e or _g == _e:
+                        _n = _o + _d2
+                        if _n:
+                            n3_by_l_partkey_l_suppkey[_t4] = _g if _n == 1 else (_g, _n)
+                        else:
+                            del n3_by_l_partkey_l_suppkey[_t4]
+                    else:
+                        n3_by_l_partkey_l_suppkey[_t4] = {_g: _o, _e: _d2}
                 _o = n3_count_by_l_partkey_l_suppkey.get(_t4)
                 if _o is None:
                     n3_count_by_l_partkey_l_suppkey[_t4] = _d2
@@ -566,7 +578,7 @@ class View:
                                 v_ps_supplycost,
                                 v_ps_comment,
                             ), _m10 in (
-                                (_g11,)
+                                _g11.items()
                                 if type(
                                     (
                                         _g11 := self.partsupp_by_l_partkey_l_suppkey[
@@ -574,8 +586,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g11.items()
+                                is dict
+                                else (
+                                    (_g11,)
+                                    if type(_g11) is tuple and len(_g11) == 2
+                                    else ((_g11, 1),)
+                                )
                             ):
                                 for (
                                     v_o_orderkey,
@@ -595,7 +611,7 @@ class View:
                                     v_l_shipmode,
                                     v_l_comment,
                                 ), _m12 in (
-                                    (_g13,)
+                                    _g13.items()
                                     if type(
                                         (
                                             _g13 := self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
@@ -603,8 +619,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g13.items()
+                                    is dict
+                                    else (
+                                        (_g13,)
+                                        if type(_g13) is tuple and len(_g13) == 2
+                                        else ((_g13, 1),)
+                                    )
                                 ):
                                     for (
                                         v_l_partkey,
@@ -617,7 +637,7 @@ class View:
                                         v_p_retailprice,
                                         v_p_comment,
                                     ), _m14 in (
-                                        (_g15,)
+                                        _g15.items()
                                         if type(
                                             (
                                                 _g15 := self.part_by_l_partkey[
@@ -625,8 +645,12 @@ class View:
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g15.items()
+                                        is dict
+                                        else (
+                                            (_g15,)
+                                            if type(_g15) is tuple and len(_g15) == 2
+                                            else ((_g15, 1),)
+                                        )
                                     ):
                                         _k = (
                                             v_o_orderkey,
@@ -772,22 +796,10 @@ class View:
         _t1 = (v_o_orderkey, v_l_partkey, v_l_suppkey)
         _grp = lineitem_by_o_orderkey_l_partkey_l_suppkey.get(_t1)
         if _grp is None:
-            lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1] = (_grp[0], _n)
-                else:
-                    del lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1]
-            else:
-                lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1] = {
-                    _grp[0]: _grp[1],
-                    _e: _p,
-                }
-        else:
+            lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1] = (
+                row if _p == 1 else (row, _p)
+            )
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -798,9 +810,26 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1] = next(
-                            iter(_grp.items())
+                        ((_e, _n),) = _grp.items()
+                        lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1] = (
+                            _e if _n == 1 else (_e, _n)
                         )
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1] = (
+                        _g if _n == 1 else (_g, _n)
+                    )
+                else:
+                    del lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1]
+            else:
+                lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1] = {_g: _o, _e: _p}
         _t2 = (v_l_partkey, v_l_suppkey)
         _grp = lineitem_l_partkey_l_suppkey_by_o_orderkey.get(v_o_orderkey)
         if _grp is None:
@@ -841,19 +870,8 @@ class View:
             _d4 = _p * _w3
             _grp = n3_by_l_partkey_l_suppkey.get(_t2)
             if _grp is None:
-                n3_by_l_partkey_l_suppkey[_t2] = (_t1, _d4)
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _d4
-                    if _n:
-                        n3_by_l_partkey_l_suppkey[_t2] = (_grp[0], _n)
-                    else:
-                        del n3_by_l_partkey_l_suppkey[_t2]
-                else:
-                    n3_by_l_partkey_l_suppkey[_t2] = {_grp[0]: _grp[1], _e: _d4}
-            else:
+                n3_by_l_partkey_l_suppkey[_t2] = _t1 if _d4 == 1 else (_t1, _d4)
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _d4
@@ -864,7 +882,22 @@ class View:
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
-                            n3_by_l_partkey_l_suppkey[_t2] = next(iter(_grp.items()))
+                            ((_e, _n),) = _grp.items()
+                            n3_by_l_partkey_l_suppkey[_t2] = _e if _n == 1 else (_e, _n)
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _d4
+                    if _n:
+                        n3_by_l_partkey_l_suppkey[_t2] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del n3_by_l_partkey_l_suppkey[_t2]
+                else:
+                    n3_by_l_partkey_l_suppkey[_t2] = {_g: _o, _e: _d4}
             _o = n3_count_by_l_partkey_l_suppkey.get(_t2)
             if _o is None:
                 n3_count_by_l_partkey_l_suppkey[_t2] = _d4
@@ -932,7 +965,7 @@ class View:
                             v_ps_supplycost,
                             v_ps_comment,
                         ), _m9 in (
-                            (_g10,)
+                            _g10.items()
                             if type(
                                 (
                                     _g10 := self.partsupp_by_l_partkey_l_suppkey[
@@ -940,8 +973,12 @@ class View:
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g10.items()
+                            is dict
+                            else (
+                                (_g10,)
+                                if type(_g10) is tuple and len(_g10) == 2
+                                else ((_g10, 1),)
+                            )
                         ):
                             for (
                                 v_o_orderkey,
@@ -954,12 +991,16 @@ class View:
                                 v_o_shippriority,
                                 v_o_comment,
                             ), _m11 in (
-                                (_g12,)
+                                _g12.items()
                                 if type(
                                     (_g12 := self.orders_by_o_orderkey[v_o_orderkey])
                                 )
-                                is tuple
-                                else _g12.items()
+                                is dict
+                                else (
+                                    (_g12,)
+                                    if type(_g12) is tuple and len(_g12) == 2
+                                    else ((_g12, 1),)
+                                )
                             ):
                                 for (
                                     v_l_partkey,
@@ -972,12 +1013,16 @@ class View:
                                     v_p_retailprice,
                                     v_p_comment,
                                 ), _m13 in (
-                                    (_g14,)
+                                    _g14.items()
                                     if type(
                                         (_g14 := self.part_by_l_partkey[v_l_partkey])
                                     )
-                                    is tuple
-                                    else _g14.items()
+                                    is dict
+                                    else (
+                                        (_g14,)
+                                        if type(_g14) is tuple and len(_g14) == 2
+                                        else ((_g14, 1),)
+                                    )
                                 ):
                                     _k = (
                                         v_o_orderkey,
@@ -1081,19 +1126,8 @@ class View:
         _p = d
         _grp = part_by_l_partkey.get(v_l_partkey)
         if _grp is None:
-            part_by_l_partkey[v_l_partkey] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    part_by_l_partkey[v_l_partkey] = (_grp[0], _n)
-                else:
-                    del part_by_l_partkey[v_l_partkey]
-            else:
-                part_by_l_partkey[v_l_partkey] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            part_by_l_partkey[v_l_partkey] = row if _p == 1 else (row, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -1104,7 +1138,22 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        part_by_l_partkey[v_l_partkey] = next(iter(_grp.items()))
+                        ((_e, _n),) = _grp.items()
+                        part_by_l_partkey[v_l_partkey] = _e if _n == 1 else (_e, _n)
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    part_by_l_partkey[v_l_partkey] = _g if _n == 1 else (_g, _n)
+                else:
+                    del part_by_l_partkey[v_l_partkey]
+            else:
+                part_by_l_partkey[v_l_partkey] = {_g: _o, _e: _p}
         _o = part_count_by_l_partkey.get(v_l_partkey)
         if _o is None:
             part_count_by_l_partkey[v_l_partkey] = _p
@@ -1139,7 +1188,7 @@ class View:
                         v_ps_supplycost,
                         v_ps_comment,
                     ), _m5 in (
-                        (_g6,)
+                        _g6.items()
                         if type(
                             (
                                 _g6 := self.partsupp_by_l_partkey_l_suppkey[
@@ -1147,11 +1196,15 @@ class View:
                                 ]
                             )
                         )
-                        is tuple
-                        else _g6.items()
+                        is dict
+                        else (
+                            (_g6,)
+                            if type(_g6) is tuple and len(_g6) == 2
+                            else ((_g6, 1),)
+                        )
                     ):
                         for (v_o_orderkey, v_l_partkey, v_l_suppkey), _m7 in (
-                            (_g8,)
+                            _g8.items()
                             if type(
                                 (
                                     _g8 := self.n3_by_l_partkey_l_suppkey[
@@ -1159,8 +1212,12 @@ class View:
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g8.items()
+                            is dict
+                            else (
+                                (_g8,)
+                                if type(_g8) is tuple and len(_g8) == 2
+                                else ((_g8, 1),)
+                            )
                         ):
                             for (
                                 v_o_orderkey,
@@ -1180,7 +1237,7 @@ class View:
                                 v_l_shipmode,
                                 v_l_comment,
                             ), _m9 in (
-                                (_g10,)
+                                _g10.items()
                                 if type(
                                     (
                                         _g10 := self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
@@ -1188,8 +1245,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g10.items()
+                                is dict
+                                else (
+                                    (_g10,)
+                                    if type(_g10) is tuple and len(_g10) == 2
+                                    else ((_g10, 1),)
+                                )
                             ):
                                 for (
                                     v_o_orderkey,
@@ -1202,7 +1263,7 @@ class View:
                                     v_o_shippriority,
                                     v_o_comment,
                                 ), _m11 in (
-                                    (_g12,)
+                                    _g12.items()
                                     if type(
                                         (
                                             _g12 := self.orders_by_o_orderkey[
@@ -1210,8 +1271,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g12.items()
+                                    is dict
+                                    else (
+                                        (_g12,)
+                                        if type(_g12) is tuple and len(_g12) == 2
+                                        else ((_g12, 1),)
+                                    )
                                 ):
                                     _k = (
                                         v_o_orderkey,
@@ -1309,19 +1374,8 @@ class View:
         _t1 = (v_l_partkey, v_l_suppkey)
         _grp = partsupp_by_l_partkey_l_suppkey.get(_t1)
         if _grp is None:
-            partsupp_by_l_partkey_l_suppkey[_t1] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    partsupp_by_l_partkey_l_suppkey[_t1] = (_grp[0], _n)
-                else:
-                    del partsupp_by_l_partkey_l_suppkey[_t1]
-            else:
-                partsupp_by_l_partkey_l_suppkey[_t1] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            partsupp_by_l_partkey_l_suppkey[_t1] = row if _p == 1 else (row, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -1332,7 +1386,24 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        partsupp_by_l_partkey_l_suppkey[_t1] = next(iter(_grp.items()))
+                        ((_e, _n),) = _grp.items()
+                        partsupp_by_l_partkey_l_suppkey[_t1] = (
+                            _e if _n == 1 else (_e, _n)
+                        )
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    partsupp_by_l_partkey_l_suppkey[_t1] = _g if _n == 1 else (_g, _n)
+                else:
+                    del partsupp_by_l_partkey_l_suppkey[_t1]
+            else:
+                partsupp_by_l_partkey_l_suppkey[_t1] = {_g: _o, _e: _p}
         _o = partsupp_count_by_l_partkey_l_suppkey.get(_t1)
         if _o is None:
             partsupp_count_by_l_partkey_l_suppkey[_t1] = _p
@@ -1394,7 +1465,7 @@ class View:
                         del n0_root[v_l_partkey]
                 if pending is not None:
                     for (v_o_orderkey, v_l_partkey, v_l_suppkey), _m6 in (
-                        (_g7,)
+                        _g7.items()
                         if type(
                             (
                                 _g7 := self.n3_by_l_partkey_l_suppkey[
@@ -1402,8 +1473,12 @@ class View:
                                 ]
                             )
                         )
-                        is tuple
-                        else _g7.items()
+                        is dict
+                        else (
+                            (_g7,)
+                            if type(_g7) is tuple and len(_g7) == 2
+                            else ((_g7, 1),)
+                        )
                     ):
                         for (
                             v_o_orderkey,
@@ -1423,7 +1498,7 @@ class View:
                             v_l_shipmode,
                             v_l_comment,
                         ), _m8 in (
-                            (_g9,)
+                            _g9.items()
                             if type(
                                 (
                                     _g9 := self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
@@ -1431,8 +1506,12 @@ class View:
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g9.items()
+                            is dict
+                            else (
+                                (_g9,)
+                                if type(_g9) is tuple and len(_g9) == 2
+                                else ((_g9, 1),)
+                            )
                         ):
                             for (
                                 v_o_orderkey,
@@ -1445,12 +1524,16 @@ class View:
                                 v_o_shippriority,
                                 v_o_comment,
                             ), _m10 in (
-                                (_g11,)
+                                _g11.items()
                                 if type(
                                     (_g11 := self.orders_by_o_orderkey[v_o_orderkey])
                                 )
-                                is tuple
-                                else _g11.items()
+                                is dict
+                                else (
+                                    (_g11,)
+                                    if type(_g11) is tuple and len(_g11) == 2
+                                    else ((_g11, 1),)
+                                )
                             ):
                                 for (
                                     v_l_partkey,
@@ -1463,12 +1546,16 @@ class View:
                                     v_p_retailprice,
                                     v_p_comment,
                                 ), _m12 in (
-                                    (_g13,)
+                                    _g13.items()
                                     if type(
                                         (_g13 := self.part_by_l_partkey[v_l_partkey])
                                     )
-                                    is tuple
-                                    else _g13.items()
+                                    is dict
+                                    else (
+                                        (_g13,)
+                                        if type(_g13) is tuple and len(_g13) == 2
+                                        else ((_g13, 1),)
+                                    )
                                 ):
                                     _k = (
                                         v_o_orderkey,
@@ -1630,19 +1717,8 @@ class View:
                 continue
             _grp = orders_by_o_orderkey.get(v_o_orderkey)
             if _grp is None:
-                orders_by_o_orderkey[v_o_orderkey] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        orders_by_o_orderkey[v_o_orderkey] = (_grp[0], _n)
-                    else:
-                        del orders_by_o_orderkey[v_o_orderkey]
-                else:
-                    orders_by_o_orderkey[v_o_orderkey] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                orders_by_o_orderkey[v_o_orderkey] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -1653,9 +1729,24 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            orders_by_o_orderkey[v_o_orderkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            orders_by_o_orderkey[v_o_orderkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        orders_by_o_orderkey[v_o_orderkey] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del orders_by_o_orderkey[v_o_orderkey]
+                else:
+                    orders_by_o_orderkey[v_o_orderkey] = {_g: _o, _e: _p}
             _o = orders_count_by_o_orderkey.get(v_o_orderkey)
             if _o is None:
                 orders_count_by_o_orderkey[v_o_orderkey] = _p
@@ -1675,19 +1766,8 @@ class View:
                     _t5 = (v_o_orderkey, v_l_partkey, v_l_suppkey)
                     _grp = n3_by_l_partkey_l_suppkey.get(_t4)
                     if _grp is None:
-                        n3_by_l_partkey_l_suppkey[_t4] = (_t5, _d2)
-                    elif type(_grp) is tuple:
-                        _e = _t5
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _d2
-                            if _n:
-                                n3_by_l_partkey_l_suppkey[_t4] = (_grp[0], _n)
-                            else:
-                                del n3_by_l_partkey_l_suppkey[_t4]
-                        else:
-                            n3_by_l_partkey_l_suppkey[_t4] = {_grp[0]: _grp[1], _e: _d2}
-                    else:
+                        n3_by_l_partkey_l_suppkey[_t4] = _t5 if _d2 == 1 else (_t5, _d2)
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t5)
                         if _o is None:
                             _grp[_t5] = _d2
@@ -1698,9 +1778,26 @@ class View:
                             else:
                                 del _grp[_t5]
                                 if len(_grp) == 1:
-                                    n3_by_l_partkey_l_suppkey[_t4] = next(
-                                        iter(_grp.items())
+                                    ((_e, _n),) = _grp.items()
+                                    n3_by_l_partkey_l_suppkey[_t4] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t5
+                        if _g is _e or _g == _e:
+                            _n = _o + _d2
+                            if _n:
+                                n3_by_l_partkey_l_suppkey[_t4] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del n3_by_l_partkey_l_suppkey[_t4]
+                        else:
+                            n3_by_l_partkey_l_suppkey[_t4] = {_g: _o, _e: _d2}
                     _o = n3_count_by_l_partkey_l_suppkey.get(_t4)
                     if _o is None:
                         n3_count_by_l_partkey_l_suppkey[_t4] = _d2
@@ -1773,7 +1870,7 @@ class View:
                                     v_ps_supplycost,
                                     v_ps_comment,
                                 ), _m10 in (
-                                    (_g11,)
+                                    _g11.items()
                                     if type(
                                         (
                                             _g11 := self.partsupp_by_l_partkey_l_suppkey[
@@ -1781,8 +1878,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g11.items()
+                                    is dict
+                                    else (
+                                        (_g11,)
+                                        if type(_g11) is tuple and len(_g11) == 2
+                                        else ((_g11, 1),)
+                                    )
                                 ):
                                     for (
                                         v_o_orderkey,
@@ -1802,7 +1903,7 @@ class View:
                                         v_l_shipmode,
                                         v_l_comment,
                                     ), _m12 in (
-                                        (_g13,)
+                                        _g13.items()
                                         if type(
                                             (
                                                 _g13 := self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
@@ -1814,8 +1915,12 @@ class View:
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g13.items()
+                                        is dict
+                                        else (
+                                            (_g13,)
+                                            if type(_g13) is tuple and len(_g13) == 2
+                                            else ((_g13, 1),)
+                                        )
                                     ):
                                         for (
                                             v_l_partkey,
@@ -1828,7 +1933,7 @@ class View:
                                             v_p_retailprice,
                                             v_p_comment,
                                         ), _m14 in (
-                                            (_g15,)
+                                            _g15.items()
                                             if type(
                                                 (
                                                     _g15 := self.part_by_l_partkey[
@@ -1836,8 +1941,13 @@ class View:
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g15.items()
+                                            is dict
+                                            else (
+                                                (_g15,)
+                                                if type(_g15) is tuple
+                                                and len(_g15) == 2
+                                                else ((_g15, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 v_o_orderkey,
@@ -2049,22 +2159,10 @@ class View:
             _t1 = (v_o_orderkey, v_l_partkey, v_l_suppkey)
             _grp = lineitem_by_o_orderkey_l_partkey_l_suppkey.get(_t1)
             if _grp is None:
-                lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1] = (_grp[0], _n)
-                    else:
-                        del lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1]
-                else:
-                    lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1] = (
+                    row if _p == 1 else (row, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -2075,9 +2173,26 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1]
+                else:
+                    lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1] = {_g: _o, _e: _p}
             _t2 = (v_l_partkey, v_l_suppkey)
             _grp = lineitem_l_partkey_l_suppkey_by_o_orderkey.get(v_o_orderkey)
             if _grp is None:
@@ -2118,19 +2233,8 @@ class View:
                 _d4 = _p * _w3
                 _grp = n3_by_l_partkey_l_suppkey.get(_t2)
                 if _grp is None:
-                    n3_by_l_partkey_l_suppkey[_t2] = (_t1, _d4)
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _d4
-                        if _n:
-                            n3_by_l_partkey_l_suppkey[_t2] = (_grp[0], _n)
-                        else:
-                            del n3_by_l_partkey_l_suppkey[_t2]
-                    else:
-                        n3_by_l_partkey_l_suppkey[_t2] = {_grp[0]: _grp[1], _e: _d4}
-                else:
+                    n3_by_l_partkey_l_suppkey[_t2] = _t1 if _d4 == 1 else (_t1, _d4)
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _d4
@@ -2141,9 +2245,24 @@ class View:
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
-                                n3_by_l_partkey_l_suppkey[_t2] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                n3_by_l_partkey_l_suppkey[_t2] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _d4
+                        if _n:
+                            n3_by_l_partkey_l_suppkey[_t2] = _g if _n == 1 else (_g, _n)
+                        else:
+                            del n3_by_l_partkey_l_suppkey[_t2]
+                    else:
+                        n3_by_l_partkey_l_suppkey[_t2] = {_g: _o, _e: _d4}
                 _o = n3_count_by_l_partkey_l_suppkey.get(_t2)
                 if _o is None:
                     n3_count_by_l_partkey_l_suppkey[_t2] = _d4
@@ -2213,7 +2332,7 @@ class View:
                                 v_ps_supplycost,
                                 v_ps_comment,
                             ), _m9 in (
-                                (_g10,)
+                                _g10.items()
                                 if type(
                                     (
                                         _g10 := self.partsupp_by_l_partkey_l_suppkey[
@@ -2221,8 +2340,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g10.items()
+                                is dict
+                                else (
+                                    (_g10,)
+                                    if type(_g10) is tuple and len(_g10) == 2
+                                    else ((_g10, 1),)
+                                )
                             ):
                                 for (
                                     v_o_orderkey,
@@ -2235,7 +2358,7 @@ class View:
                                     v_o_shippriority,
                                     v_o_comment,
                                 ), _m11 in (
-                                    (_g12,)
+                                    _g12.items()
                                     if type(
                                         (
                                             _g12 := self.orders_by_o_orderkey[
@@ -2243,8 +2366,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g12.items()
+                                    is dict
+                                    else (
+                                        (_g12,)
+                                        if type(_g12) is tuple and len(_g12) == 2
+                                        else ((_g12, 1),)
+                                    )
                                 ):
                                     for (
                                         v_l_partkey,
@@ -2257,7 +2384,7 @@ class View:
                                         v_p_retailprice,
                                         v_p_comment,
                                     ), _m13 in (
-                                        (_g14,)
+                                        _g14.items()
                                         if type(
                                             (
                                                 _g14 := self.part_by_l_partkey[
@@ -2265,8 +2392,12 @@ class View:
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g14.items()
+                                        is dict
+                                        else (
+                                            (_g14,)
+                                            if type(_g14) is tuple and len(_g14) == 2
+                                            else ((_g14, 1),)
+                                        )
                                     ):
                                         _k = (
                                             v_o_orderkey,
@@ -2418,19 +2549,8 @@ class View:
                 continue
             _grp = part_by_l_partkey.get(v_l_partkey)
             if _grp is None:
-                part_by_l_partkey[v_l_partkey] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        part_by_l_partkey[v_l_partkey] = (_grp[0], _n)
-                    else:
-                        del part_by_l_partkey[v_l_partkey]
-                else:
-                    part_by_l_partkey[v_l_partkey] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                part_by_l_partkey[v_l_partkey] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -2441,7 +2561,22 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            part_by_l_partkey[v_l_partkey] = next(iter(_grp.items()))
+                            ((_e, _n),) = _grp.items()
+                            part_by_l_partkey[v_l_partkey] = _e if _n == 1 else (_e, _n)
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        part_by_l_partkey[v_l_partkey] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del part_by_l_partkey[v_l_partkey]
+                else:
+                    part_by_l_partkey[v_l_partkey] = {_g: _o, _e: _p}
             _o = part_count_by_l_partkey.get(v_l_partkey)
             if _o is None:
                 part_count_by_l_partkey[v_l_partkey] = _p
@@ -2476,7 +2611,7 @@ class View:
                             v_ps_supplycost,
                             v_ps_comment,
                         ), _m5 in (
-                            (_g6,)
+                            _g6.items()
                             if type(
                                 (
                                     _g6 := self.partsupp_by_l_partkey_l_suppkey[
@@ -2484,11 +2619,15 @@ class View:
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g6.items()
+                            is dict
+                            else (
+                                (_g6,)
+                                if type(_g6) is tuple and len(_g6) == 2
+                                else ((_g6, 1),)
+                            )
                         ):
                             for (v_o_orderkey, v_l_partkey, v_l_suppkey), _m7 in (
-                                (_g8,)
+                                _g8.items()
                                 if type(
                                     (
                                         _g8 := self.n3_by_l_partkey_l_suppkey[
@@ -2496,8 +2635,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g8.items()
+                                is dict
+                                else (
+                                    (_g8,)
+                                    if type(_g8) is tuple and len(_g8) == 2
+                                    else ((_g8, 1),)
+                                )
                             ):
                                 for (
                                     v_o_orderkey,
@@ -2517,7 +2660,7 @@ class View:
                                     v_l_shipmode,
                                     v_l_comment,
                                 ), _m9 in (
-                                    (_g10,)
+                                    _g10.items()
                                     if type(
                                         (
                                             _g10 := self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
@@ -2525,8 +2668,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g10.items()
+                                    is dict
+                                    else (
+                                        (_g10,)
+                                        if type(_g10) is tuple and len(_g10) == 2
+                                        else ((_g10, 1),)
+                                    )
                                 ):
                                     for (
                                         v_o_orderkey,
@@ -2539,7 +2686,7 @@ class View:
                                         v_o_shippriority,
                                         v_o_comment,
                                     ), _m11 in (
-                                        (_g12,)
+                                        _g12.items()
                                         if type(
                                             (
                                                 _g12 := self.orders_by_o_orderkey[
@@ -2547,8 +2694,12 @@ class View:
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g12.items()
+                                        is dict
+                                        else (
+                                            (_g12,)
+                                            if type(_g12) is tuple and len(_g12) == 2
+                                            else ((_g12, 1),)
+                                        )
                                     ):
                                         _k = (
                                             v_o_orderkey,
@@ -2692,19 +2843,8 @@ class View:
             _t1 = (v_l_partkey, v_l_suppkey)
             _grp = partsupp_by_l_partkey_l_suppkey.get(_t1)
             if _grp is None:
-                partsupp_by_l_partkey_l_suppkey[_t1] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        partsupp_by_l_partkey_l_suppkey[_t1] = (_grp[0], _n)
-                    else:
-                        del partsupp_by_l_partkey_l_suppkey[_t1]
-                else:
-                    partsupp_by_l_partkey_l_suppkey[_t1] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                partsupp_by_l_partkey_l_suppkey[_t1] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -2715,9 +2855,26 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            partsupp_by_l_partkey_l_suppkey[_t1] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            partsupp_by_l_partkey_l_suppkey[_t1] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        partsupp_by_l_partkey_l_suppkey[_t1] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del partsupp_by_l_partkey_l_suppkey[_t1]
+                else:
+                    partsupp_by_l_partkey_l_suppkey[_t1] = {_g: _o, _e: _p}
             _o = partsupp_count_by_l_partkey_l_suppkey.get(_t1)
             if _o is None:
                 partsupp_count_by_l_partkey_l_suppkey[_t1] = _p
@@ -2779,7 +2936,7 @@ class View:
                             del n0_root[v_l_partkey]
                     if pending is not None:
                         for (v_o_orderkey, v_l_partkey, v_l_suppkey), _m6 in (
-                            (_g7,)
+                            _g7.items()
                             if type(
                                 (
                                     _g7 := self.n3_by_l_partkey_l_suppkey[
@@ -2787,8 +2944,12 @@ class View:
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g7.items()
+                            is dict
+                            else (
+                                (_g7,)
+                                if type(_g7) is tuple and len(_g7) == 2
+                                else ((_g7, 1),)
+                            )
                         ):
                             for (
                                 v_o_orderkey,
@@ -2808,7 +2969,7 @@ class View:
                                 v_l_shipmode,
                                 v_l_comment,
                             ), _m8 in (
-                                (_g9,)
+                                _g9.items()
                                 if type(
                                     (
                                         _g9 := self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
@@ -2816,8 +2977,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g9.items()
+                                is dict
+                                else (
+                                    (_g9,)
+                                    if type(_g9) is tuple and len(_g9) == 2
+                                    else ((_g9, 1),)
+                                )
                             ):
                                 for (
                                     v_o_orderkey,
@@ -2830,7 +2995,7 @@ class View:
                                     v_o_shippriority,
                                     v_o_comment,
                                 ), _m10 in (
-                                    (_g11,)
+                                    _g11.items()
                                     if type(
                                         (
                                             _g11 := self.orders_by_o_orderkey[
@@ -2838,8 +3003,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g11.items()
+                                    is dict
+                                    else (
+                                        (_g11,)
+                                        if type(_g11) is tuple and len(_g11) == 2
+                                        else ((_g11, 1),)
+                                    )
                                 ):
                                     for (
                                         v_l_partkey,
@@ -2852,7 +3021,7 @@ class View:
                                         v_p_retailprice,
                                         v_p_comment,
                                     ), _m12 in (
-                                        (_g13,)
+                                        _g13.items()
                                         if type(
                                             (
                                                 _g13 := self.part_by_l_partkey[
@@ -2860,8 +3029,12 @@ class View:
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g13.items()
+                                        is dict
+                                        else (
+                                            (_g13,)
+                                            if type(_g13) is tuple and len(_g13) == 2
+                                            else ((_g13, 1),)
+                                        )
                                     ):
                                         _k = (
                                             v_o_orderkey,
@@ -3055,7 +3228,7 @@ class View:
                     v_ps_supplycost,
                     v_ps_comment,
                 ), _m4 in (
-                    (_g5,)
+                    _g5.items()
                     if type(
                         (
                             _g5 := self.partsupp_by_l_partkey_l_suppkey[
@@ -3063,11 +3236,11 @@ class View:
                             ]
                         )
                     )
-                    is tuple
-                    else _g5.items()
+                    is dict
+                    else (_g5,) if type(_g5) is tuple and len(_g5) == 2 else ((_g5, 1),)
                 ):
                     for (v_o_orderkey, v_l_partkey, v_l_suppkey), _m6 in (
-                        (_g7,)
+                        _g7.items()
                         if type(
                             (
                                 _g7 := self.n3_by_l_partkey_l_suppkey[
@@ -3075,8 +3248,12 @@ class View:
                                 ]
                             )
                         )
-                        is tuple
-                        else _g7.items()
+                        is dict
+                        else (
+                            (_g7,)
+                            if type(_g7) is tuple and len(_g7) == 2
+                            else ((_g7, 1),)
+                        )
                     ):
                         for (
                             v_o_orderkey,
@@ -3096,7 +3273,7 @@ class View:
                             v_l_shipmode,
                             v_l_comment,
                         ), _m8 in (
-                            (_g9,)
+                            _g9.items()
                             if type(
                                 (
                                     _g9 := self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
@@ -3104,8 +3281,12 @@ class View:
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g9.items()
+                            is dict
+                            else (
+                                (_g9,)
+                                if type(_g9) is tuple and len(_g9) == 2
+                                else ((_g9, 1),)
+                            )
                         ):
                             for (
                                 v_o_orderkey,
@@ -3118,12 +3299,16 @@ class View:
                                 v_o_shippriority,
                                 v_o_comment,
                             ), _m10 in (
-                                (_g11,)
+                                _g11.items()
                                 if type(
                                     (_g11 := self.orders_by_o_orderkey[v_o_orderkey])
                                 )
-                                is tuple
-                                else _g11.items()
+                                is dict
+                                else (
+                                    (_g11,)
+                                    if type(_g11) is tuple and len(_g11) == 2
+                                    else ((_g11, 1),)
+                                )
                             ):
                                 for (
                                     v_l_partkey,
@@ -3136,12 +3321,16 @@ class View:
                                     v_p_retailprice,
                                     v_p_comment,
                                 ), _m12 in (
-                                    (_g13,)
+                                    _g13.items()
                                     if type(
                                         (_g13 := self.part_by_l_partkey[v_l_partkey])
                                     )
-                                    is tuple
-                                    else _g13.items()
+                                    is dict
+                                    else (
+                                        (_g13,)
+                                        if type(_g13) is tuple and len(_g13) == 2
+                                        else ((_g13, 1),)
+                                    )
                                 ):
                                     yield (
                                         v_o_orderkey,

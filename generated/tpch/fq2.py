@@ -81,13 +81,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -230,7 +234,7 @@ class View:
         "n_comment",
     )
     QUERY_ID = "0e62c54840ba51d1"
-    LAYOUT_ID = "240788779c303e1a"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "47d4a4d712c29a4d"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -479,19 +483,8 @@ class View:
         _t1 = (v_l_orderkey, v_l_partkey)
         _grp = lineitem_by_l_orderkey_l_partkey.get(_t1)
         if _grp is None:
-            lineitem_by_l_orderkey_l_partkey[_t1] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    lineitem_by_l_orderkey_l_partkey[_t1] = (_grp[0], _n)
-                else:
-                    del lineitem_by_l_orderkey_l_partkey[_t1]
-            else:
-                lineitem_by_l_orderkey_l_partkey[_t1] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            lineitem_by_l_orderkey_l_partkey[_t1] = row if _p == 1 else (row, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -502,25 +495,30 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        lineitem_by_l_orderkey_l_partkey[_t1] = next(iter(_grp.items()))
-        _grp = lineitem_l_orderkey_by_l_partkey.get(v_l_partkey)
-        if _grp is None:
-            lineitem_l_orderkey_by_l_partkey[v_l_partkey] = (v_l_orderkey, _p)
-        elif type(_grp) is tuple:
-            _e = v_l_orderkey
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
+                        ((_e, _n),) = _grp.items()
+                        lineitem_by_l_orderkey_l_partkey[_t1] = (
+                            _e if _n == 1 else (_e, _n)
+                        )
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
                 _n = _o + _p
                 if _n:
-                    lineitem_l_orderkey_by_l_partkey[v_l_partkey] = (_grp[0], _n)
+                    lineitem_by_l_orderkey_l_partkey[_t1] = _g if _n == 1 else (_g, _n)
                 else:
-                    del lineitem_l_orderkey_by_l_partkey[v_l_partkey]
+                    del lineitem_by_l_orderkey_l_partkey[_t1]
             else:
-                lineitem_l_orderkey_by_l_partkey[v_l_partkey] = {
-                    _grp[0]: _grp[1],
-                    _e: _p,
-                }
-        else:
+                lineitem_by_l_orderkey_l_partkey[_t1] = {_g: _o, _e: _p}
+        _grp = lineitem_l_orderkey_by_l_partkey.get(v_l_partkey)
+        if _grp is None:
+            lineitem_l_orderkey_by_l_partkey[v_l_partkey] = (
+                v_l_orderkey if _p == 1 else (v_l_orderkey, _p)
+            )
+        elif type(_grp) is dict:
             _o = _grp.get(v_l_orderkey)
             if _o is None:
                 _grp[v_l_orderkey] = _p
@@ -531,9 +529,26 @@ class View:
                 else:
                     del _grp[v_l_orderkey]
                     if len(_grp) == 1:
-                        lineitem_l_orderkey_by_l_partkey[v_l_partkey] = next(
-                            iter(_grp.items())
+                        ((_e, _n),) = _grp.items()
+                        lineitem_l_orderkey_by_l_partkey[v_l_partkey] = (
+                            _e if _n == 1 else (_e, _n)
                         )
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = v_l_orderkey
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    lineitem_l_orderkey_by_l_partkey[v_l_partkey] = (
+                        _g if _n == 1 else (_g, _n)
+                    )
+                else:
+                    del lineitem_l_orderkey_by_l_partkey[v_l_partkey]
+            else:
+                lineitem_l_orderkey_by_l_partkey[v_l_partkey] = {_g: _o, _e: _p}
         _w2 = part_count_by_l_partkey.get(v_l_partkey)
         if _w2 is not None:
             _d3 = _p * _w2
@@ -596,9 +611,13 @@ class View:
                         v_p_retailprice,
                         v_p_comment,
                     ), _m6 in (
-                        (_g7,)
-                        if type((_g7 := self.part_by_l_partkey[v_l_partkey])) is tuple
-                        else _g7.items()
+                        _g7.items()
+                        if type((_g7 := self.part_by_l_partkey[v_l_partkey])) is dict
+                        else (
+                            (_g7,)
+                            if type(_g7) is tuple and len(_g7) == 2
+                            else ((_g7, 1),)
+                        )
                     ):
                         for (v_l_orderkey, v_o_custkey), _m8 in (
                             (_g9,)
@@ -617,7 +636,7 @@ class View:
                                 v_o_shippriority,
                                 v_o_comment,
                             ), _m10 in (
-                                (_g11,)
+                                _g11.items()
                                 if type(
                                     (
                                         _g11 := self.orders_by_l_orderkey_o_custkey[
@@ -625,8 +644,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g11.items()
+                                is dict
+                                else (
+                                    (_g11,)
+                                    if type(_g11) is tuple and len(_g11) == 2
+                                    else ((_g11, 1),)
+                                )
                             ):
                                 for (v_o_custkey, v_c_nationkey), _m12 in (
                                     (_g13,)
@@ -644,7 +667,7 @@ class View:
                                         v_c_mktsegment,
                                         v_c_comment,
                                     ), _m14 in (
-                                        (_g15,)
+                                        _g15.items()
                                         if type(
                                             (
                                                 _g15 := self.customer_by_o_custkey_c_nationkey[
@@ -652,8 +675,12 @@ class View:
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g15.items()
+                                        is dict
+                                        else (
+                                            (_g15,)
+                                            if type(_g15) is tuple and len(_g15) == 2
+                                            else ((_g15, 1),)
+                                        )
                                     ):
                                         for (
                                             v_c_nationkey,
@@ -661,7 +688,7 @@ class View:
                                             v_n_regionkey,
                                             v_n_comment,
                                         ), _m16 in (
-                                            (_g17,)
+                                            _g17.items()
                                             if type(
                                                 (
                                                     _g17 := self.nation_by_c_nationkey[
@@ -669,8 +696,13 @@ class View:
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g17.items()
+                                            is dict
+                                            else (
+                                                (_g17,)
+                                                if type(_g17) is tuple
+                                                and len(_g17) == 2
+                                                else ((_g17, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 v_l_orderkey,
@@ -791,19 +823,8 @@ class View:
         _t1 = (v_l_orderkey, v_o_custkey)
         _grp = orders_by_l_orderkey_o_custkey.get(_t1)
         if _grp is None:
-            orders_by_l_orderkey_o_custkey[_t1] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    orders_by_l_orderkey_o_custkey[_t1] = (_grp[0], _n)
-                else:
-                    del orders_by_l_orderkey_o_custkey[_t1]
-            else:
-                orders_by_l_orderkey_o_custkey[_t1] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            orders_by_l_orderkey_o_custkey[_t1] = row if _p == 1 else (row, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -814,22 +835,30 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        orders_by_l_orderkey_o_custkey[_t1] = next(iter(_grp.items()))
-        _grp = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
-        if _grp is None:
-            orders_l_orderkey_by_o_custkey[v_o_custkey] = (v_l_orderkey, _p)
-        elif type(_grp) is tuple:
-            _e = v_l_orderkey
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
+                        ((_e, _n),) = _grp.items()
+                        orders_by_l_orderkey_o_custkey[_t1] = (
+                            _e if _n == 1 else (_e, _n)
+                        )
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
                 _n = _o + _p
                 if _n:
-                    orders_l_orderkey_by_o_custkey[v_o_custkey] = (_grp[0], _n)
+                    orders_by_l_orderkey_o_custkey[_t1] = _g if _n == 1 else (_g, _n)
                 else:
-                    del orders_l_orderkey_by_o_custkey[v_o_custkey]
+                    del orders_by_l_orderkey_o_custkey[_t1]
             else:
-                orders_l_orderkey_by_o_custkey[v_o_custkey] = {_grp[0]: _grp[1], _e: _p}
-        else:
+                orders_by_l_orderkey_o_custkey[_t1] = {_g: _o, _e: _p}
+        _grp = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
+        if _grp is None:
+            orders_l_orderkey_by_o_custkey[v_o_custkey] = (
+                v_l_orderkey if _p == 1 else (v_l_orderkey, _p)
+            )
+        elif type(_grp) is dict:
             _o = _grp.get(v_l_orderkey)
             if _o is None:
                 _grp[v_l_orderkey] = _p
@@ -840,9 +869,26 @@ class View:
                 else:
                     del _grp[v_l_orderkey]
                     if len(_grp) == 1:
-                        orders_l_orderkey_by_o_custkey[v_o_custkey] = next(
-                            iter(_grp.items())
+                        ((_e, _n),) = _grp.items()
+                        orders_l_orderkey_by_o_custkey[v_o_custkey] = (
+                            _e if _n == 1 else (_e, _n)
                         )
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = v_l_orderkey
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    orders_l_orderkey_by_o_custkey[v_o_custkey] = (
+                        _g if _n == 1 else (_g, _n)
+                    )
+                else:
+                    del orders_l_orderkey_by_o_custkey[v_o_custkey]
+            else:
+                orders_l_orderkey_by_o_custkey[v_o_custkey] = {_g: _o, _e: _p}
         _w2 = n6_count_by_o_custkey.get(v_o_custkey)
         if _w2 is not None:
             _d3 = _p * _w2
@@ -917,7 +963,7 @@ class View:
                             v_l_shipmode,
                             v_l_comment,
                         ), _m8 in (
-                            (_g9,)
+                            _g9.items()
                             if type(
                                 (
                                     _g9 := self.lineitem_by_l_orderkey_l_partkey[
@@ -925,8 +971,12 @@ class View:
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g9.items()
+                            is dict
+                            else (
+                                (_g9,)
+                                if type(_g9) is tuple and len(_g9) == 2
+                                else ((_g9, 1),)
+                            )
                         ):
                             for (
                                 v_l_partkey,
@@ -939,10 +989,14 @@ class View:
                                 v_p_retailprice,
                                 v_p_comment,
                             ), _m10 in (
-                                (_g11,)
+                                _g11.items()
                                 if type((_g11 := self.part_by_l_partkey[v_l_partkey]))
-                                is tuple
-                                else _g11.items()
+                                is dict
+                                else (
+                                    (_g11,)
+                                    if type(_g11) is tuple and len(_g11) == 2
+                                    else ((_g11, 1),)
+                                )
                             ):
                                 for (v_o_custkey, v_c_nationkey), _m12 in (
                                     (_g13,)
@@ -960,7 +1014,7 @@ class View:
                                         v_c_mktsegment,
                                         v_c_comment,
                                     ), _m14 in (
-                                        (_g15,)
+                                        _g15.items()
                                         if type(
                                             (
                                                 _g15 := self.customer_by_o_custkey_c_nationkey[
@@ -968,8 +1022,12 @@ class View:
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g15.items()
+                                        is dict
+                                        else (
+                                            (_g15,)
+                                            if type(_g15) is tuple and len(_g15) == 2
+                                            else ((_g15, 1),)
+                                        )
                                     ):
                                         for (
                                             v_c_nationkey,
@@ -977,7 +1035,7 @@ class View:
                                             v_n_regionkey,
                                             v_n_comment,
                                         ), _m16 in (
-                                            (_g17,)
+                                            _g17.items()
                                             if type(
                                                 (
                                                     _g17 := self.nation_by_c_nationkey[
@@ -985,8 +1043,13 @@ class View:
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g17.items()
+                                            is dict
+                                            else (
+                                                (_g17,)
+                                                if type(_g17) is tuple
+                                                and len(_g17) == 2
+                                                else ((_g17, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 v_l_orderkey,
@@ -1109,19 +1172,8 @@ class View:
         _t1 = (v_o_custkey, v_c_nationkey)
         _grp = customer_by_o_custkey_c_nationkey.get(_t1)
         if _grp is None:
-            customer_by_o_custkey_c_nationkey[_t1] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    customer_by_o_custkey_c_nationkey[_t1] = (_grp[0], _n)
-                else:
-                    del customer_by_o_custkey_c_nationkey[_t1]
-            else:
-                customer_by_o_custkey_c_nationkey[_t1] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            customer_by_o_custkey_c_nationkey[_t1] = row if _p == 1 else (row, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -1132,27 +1184,30 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        customer_by_o_custkey_c_nationkey[_t1] = next(
-                            iter(_grp.items())
+                        ((_e, _n),) = _grp.items()
+                        customer_by_o_custkey_c_nationkey[_t1] = (
+                            _e if _n == 1 else (_e, _n)
                         )
-        _grp = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
-        if _grp is None:
-            customer_o_custkey_by_c_nationkey[v_c_nationkey] = (v_o_custkey, _p)
-        elif type(_grp) is tuple:
-            _e = v_o_custkey
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
                 _n = _o + _p
                 if _n:
-                    customer_o_custkey_by_c_nationkey[v_c_nationkey] = (_grp[0], _n)
+                    customer_by_o_custkey_c_nationkey[_t1] = _g if _n == 1 else (_g, _n)
                 else:
-                    del customer_o_custkey_by_c_nationkey[v_c_nationkey]
+                    del customer_by_o_custkey_c_nationkey[_t1]
             else:
-                customer_o_custkey_by_c_nationkey[v_c_nationkey] = {
-                    _grp[0]: _grp[1],
-                    _e: _p,
-                }
-        else:
+                customer_by_o_custkey_c_nationkey[_t1] = {_g: _o, _e: _p}
+        _grp = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
+        if _grp is None:
+            customer_o_custkey_by_c_nationkey[v_c_nationkey] = (
+                v_o_custkey if _p == 1 else (v_o_custkey, _p)
+            )
+        elif type(_grp) is dict:
             _o = _grp.get(v_o_custkey)
             if _o is None:
                 _grp[v_o_custkey] = _p
@@ -1163,9 +1218,26 @@ class View:
                 else:
                     del _grp[v_o_custkey]
                     if len(_grp) == 1:
-                        customer_o_custkey_by_c_nationkey[v_c_nationkey] = next(
-                            iter(_grp.items())
+                        ((_e, _n),) = _grp.items()
+                        customer_o_custkey_by_c_nationkey[v_c_nationkey] = (
+                            _e if _n == 1 else (_e, _n)
                         )
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = v_o_custkey
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    customer_o_custkey_by_c_nationkey[v_c_nationkey] = (
+                        _g if _n == 1 else (_g, _n)
+                    )
+                else:
+                    del customer_o_custkey_by_c_nationkey[v_c_nationkey]
+            else:
+                customer_o_custkey_by_c_nationkey[v_c_nationkey] = {_g: _o, _e: _p}
         _w2 = nation_count_by_c_nationkey.get(v_c_nationkey)
         if _w2 is not None:
             _d3 = _p * _w2
@@ -1205,9 +1277,11 @@ class View:
                 else:
                     del n6_count_by_o_custkey[v_o_custkey]
             _g6 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
-            if _g6:
+            if _g6 is not None:
                 for v_l_orderkey, _w4 in (
-                    (_g6,) if type(_g6) is tuple else _g6.items()
+                    _g6.items()
+                    if type(_g6) is dict
+                    else (_g6,) if type(_g6) is tuple and len(_g6) == 2 else ((_g6, 1),)
                 ):
                     _d5 = _d3 * _w4
                     _t7 = (v_l_orderkey, v_o_custkey)
@@ -1285,7 +1359,7 @@ class View:
                                     v_l_shipmode,
                                     v_l_comment,
                                 ), _m12 in (
-                                    (_g13,)
+                                    _g13.items()
                                     if type(
                                         (
                                             _g13 := self.lineitem_by_l_orderkey_l_partkey[
@@ -1293,8 +1367,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g13.items()
+                                    is dict
+                                    else (
+                                        (_g13,)
+                                        if type(_g13) is tuple and len(_g13) == 2
+                                        else ((_g13, 1),)
+                                    )
                                 ):
                                     for (
                                         v_l_partkey,
@@ -1307,7 +1385,7 @@ class View:
                                         v_p_retailprice,
                                         v_p_comment,
                                     ), _m14 in (
-                                        (_g15,)
+                                        _g15.items()
                                         if type(
                                             (
                                                 _g15 := self.part_by_l_partkey[
@@ -1315,8 +1393,12 @@ class View:
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g15.items()
+                                        is dict
+                                        else (
+                                            (_g15,)
+                                            if type(_g15) is tuple and len(_g15) == 2
+                                            else ((_g15, 1),)
+                                        )
                                     ):
                                         for (
                                             v_l_orderkey,
@@ -1329,7 +1411,7 @@ class View:
                                             v_o_shippriority,
                                             v_o_comment,
                                         ), _m16 in (
-                                            (_g17,)
+                                            _g17.items()
                                             if type(
                                                 (
                                                     _g17 := self.orders_by_l_orderkey_o_custkey[
@@ -1337,8 +1419,13 @@ class View:
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g17.items()
+                                            is dict
+                                            else (
+                                                (_g17,)
+                                                if type(_g17) is tuple
+                                                and len(_g17) == 2
+                                                else ((_g17, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_c_nationkey,
@@ -1346,7 +1433,7 @@ class View:
                                                 v_n_regionkey,
                                                 v_n_comment,
                                             ), _m18 in (
-                                                (_g19,)
+                                                _g19.items()
                                                 if type(
                                                     (
                                                         _g19 := self.nation_by_c_nationkey[
@@ -1354,8 +1441,13 @@ class View:
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g19.items()
+                                                is dict
+                                                else (
+                                                    (_g19,)
+                                                    if type(_g19) is tuple
+                                                    and len(_g19) == 2
+                                                    else ((_g19, 1),)
+                                                )
                                             ):
                                                 _k = (
                                                     v_l_orderkey,
@@ -1471,19 +1563,8 @@ class View:
         _p = d
         _grp = part_by_l_partkey.get(v_l_partkey)
         if _grp is None:
-            part_by_l_partkey[v_l_partkey] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    part_by_l_partkey[v_l_partkey] = (_grp[0], _n)
-                else:
-                    del part_by_l_partkey[v_l_partkey]
-            else:
-                part_by_l_partkey[v_l_partkey] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            part_by_l_partkey[v_l_partkey] = row if _p == 1 else (row, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -1494,7 +1575,22 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        part_by_l_partkey[v_l_partkey] = next(iter(_grp.items()))
+                        ((_e, _n),) = _grp.items()
+                        part_by_l_partkey[v_l_partkey] = _e if _n == 1 else (_e, _n)
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    part_by_l_partkey[v_l_partkey] = _g if _n == 1 else (_g, _n)
+                else:
+                    del part_by_l_partkey[v_l_partkey]
+            else:
+                part_by_l_partkey[v_l_partkey] = {_g: _o, _e: _p}
         _o = part_count_by_l_partkey.get(v_l_partkey)
         if _o is None:
             part_count_by_l_partkey[v_l_partkey] = _p
@@ -1505,8 +1601,12 @@ class View:
             else:
                 del part_count_by_l_partkey[v_l_partkey]
         _g3 = lineitem_l_orderkey_by_l_partkey.get(v_l_partkey)
-        if _g3:
-            for v_l_orderkey, _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+        if _g3 is not None:
+            for v_l_orderkey, _w1 in (
+                _g3.items()
+                if type(_g3) is dict
+                else (_g3,) if type(_g3) is tuple and len(_g3) == 2 else ((_g3, 1),)
+            ):
                 _d2 = _p * _w1
                 _t4 = (v_l_orderkey, v_l_partkey)
                 _grp = n1_by_l_orderkey.get(v_l_orderkey)
@@ -1577,7 +1677,7 @@ class View:
                             v_l_shipmode,
                             v_l_comment,
                         ), _m7 in (
-                            (_g8,)
+                            _g8.items()
                             if type(
                                 (
                                     _g8 := self.lineitem_by_l_orderkey_l_partkey[
@@ -1585,8 +1685,12 @@ class View:
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g8.items()
+                            is dict
+                            else (
+                                (_g8,)
+                                if type(_g8) is tuple and len(_g8) == 2
+                                else ((_g8, 1),)
+                            )
                         ):
                             for (v_l_orderkey, v_o_custkey), _m9 in (
                                 (_g10,)
@@ -1605,7 +1709,7 @@ class View:
                                     v_o_shippriority,
                                     v_o_comment,
                                 ), _m11 in (
-                                    (_g12,)
+                                    _g12.items()
                                     if type(
                                         (
                                             _g12 := self.orders_by_l_orderkey_o_custkey[
@@ -1613,8 +1717,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g12.items()
+                                    is dict
+                                    else (
+                                        (_g12,)
+                                        if type(_g12) is tuple and len(_g12) == 2
+                                        else ((_g12, 1),)
+                                    )
                                 ):
                                     for (v_o_custkey, v_c_nationkey), _m13 in (
                                         (_g14,)
@@ -1634,7 +1742,7 @@ class View:
                                             v_c_mktsegment,
                                             v_c_comment,
                                         ), _m15 in (
-                                            (_g16,)
+                                            _g16.items()
                                             if type(
                                                 (
                                                     _g16 := self.customer_by_o_custkey_c_nationkey[
@@ -1642,8 +1750,13 @@ class View:
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g16.items()
+                                            is dict
+                                            else (
+                                                (_g16,)
+                                                if type(_g16) is tuple
+                                                and len(_g16) == 2
+                                                else ((_g16, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_c_nationkey,
@@ -1651,7 +1764,7 @@ class View:
                                                 v_n_regionkey,
                                                 v_n_comment,
                                             ), _m17 in (
-                                                (_g18,)
+                                                _g18.items()
                                                 if type(
                                                     (
                                                         _g18 := self.nation_by_c_nationkey[
@@ -1659,8 +1772,13 @@ class View:
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g18.items()
+                                                is dict
+                                                else (
+                                                    (_g18,)
+                                                    if type(_g18) is tuple
+                                                    and len(_g18) == 2
+                                                    else ((_g18, 1),)
+                                                )
                                             ):
                                                 _k = (
                                                     v_l_orderkey,
@@ -1760,19 +1878,8 @@ class View:
         _p = d
         _grp = nation_by_c_nationkey.get(v_c_nationkey)
         if _grp is None:
-            nation_by_c_nationkey[v_c_nationkey] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    nation_by_c_nationkey[v_c_nationkey] = (_grp[0], _n)
-                else:
-                    del nation_by_c_nationkey[v_c_nationkey]
-            else:
-                nation_by_c_nationkey[v_c_nationkey] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            nation_by_c_nationkey[v_c_nationkey] = row if _p == 1 else (row, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -1783,7 +1890,24 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        nation_by_c_nationkey[v_c_nationkey] = next(iter(_grp.items()))
+                        ((_e, _n),) = _grp.items()
+                        nation_by_c_nationkey[v_c_nationkey] = (
+                            _e if _n == 1 else (_e, _n)
+                        )
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    nation_by_c_nationkey[v_c_nationkey] = _g if _n == 1 else (_g, _n)
+                else:
+                    del nation_by_c_nationkey[v_c_nationkey]
+            else:
+                nation_by_c_nationkey[v_c_nationkey] = {_g: _o, _e: _p}
         _o = nation_count_by_c_nationkey.get(v_c_nationkey)
         if _o is None:
             nation_count_by_c_nationkey[v_c_nationkey] = _p
@@ -1794,8 +1918,12 @@ class View:
             else:
                 del nation_count_by_c_nationkey[v_c_nationkey]
         _g3 = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
-        if _g3:
-            for v_o_custkey, _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+        if _g3 is not None:
+            for v_o_custkey, _w1 in (
+                _g3.items()
+                if type(_g3) is dict
+                else (_g3,) if type(_g3) is tuple and len(_g3) == 2 else ((_g3, 1),)
+            ):
                 _d2 = _p * _w1
                 _t4 = (v_o_custkey, v_c_nationkey)
                 _grp = n6_by_o_custkey.get(v_o_custkey)
@@ -1834,9 +1962,15 @@ class View:
                     else:
                         del n6_count_by_o_custkey[v_o_custkey]
                 _g7 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
-                if _g7:
+                if _g7 is not None:
                     for v_l_orderkey, _w5 in (
-                        (_g7,) if type(_g7) is tuple else _g7.items()
+                        _g7.items()
+                        if type(_g7) is dict
+                        else (
+                            (_g7,)
+                            if type(_g7) is tuple and len(_g7) == 2
+                            else ((_g7, 1),)
+                        )
                     ):
                         _d6 = _d2 * _w5
                         _t8 = (v_l_orderkey, v_o_custkey)
@@ -1919,7 +2053,7 @@ class View:
                                         v_l_shipmode,
                                         v_l_comment,
                                     ), _m13 in (
-                                        (_g14,)
+                                        _g14.items()
                                         if type(
                                             (
                                                 _g14 := self.lineitem_by_l_orderkey_l_partkey[
@@ -1927,8 +2061,12 @@ class View:
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g14.items()
+                                        is dict
+                                        else (
+                                            (_g14,)
+                                            if type(_g14) is tuple and len(_g14) == 2
+                                            else ((_g14, 1),)
+                                        )
                                     ):
                                         for (
                                             v_l_partkey,
@@ -1941,7 +2079,7 @@ class View:
                                             v_p_retailprice,
                                             v_p_comment,
                                         ), _m15 in (
-                                            (_g16,)
+                                            _g16.items()
                                             if type(
                                                 (
                                                     _g16 := self.part_by_l_partkey[
@@ -1949,8 +2087,13 @@ class View:
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g16.items()
+                                            is dict
+                                            else (
+                                                (_g16,)
+                                                if type(_g16) is tuple
+                                                and len(_g16) == 2
+                                                else ((_g16, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_l_orderkey,
@@ -1963,7 +2106,7 @@ class View:
                                                 v_o_shippriority,
                                                 v_o_comment,
                                             ), _m17 in (
-                                                (_g18,)
+                                                _g18.items()
                                                 if type(
                                                     (
                                                         _g18 := self.orders_by_l_orderkey_o_custkey[
@@ -1971,8 +2114,13 @@ class View:
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g18.items()
+                                                is dict
+                                                else (
+                                                    (_g18,)
+                                                    if type(_g18) is tuple
+                                                    and len(_g18) == 2
+                                                    else ((_g18, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_o_custkey,
@@ -1984,7 +2132,7 @@ class View:
                                                     v_c_mktsegment,
                                                     v_c_comment,
                                                 ), _m19 in (
-                                                    (_g20,)
+                                                    _g20.items()
                                                     if type(
                                                         (
                                                             _g20 := self.customer_by_o_custkey_c_nationkey[
@@ -1995,8 +2143,13 @@ class View:
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g20.items()
+                                                    is dict
+                                                    else (
+                                                        (_g20,)
+                                                        if type(_g20) is tuple
+                                                        and len(_g20) == 2
+                                                        else ((_g20, 1),)
+                                                    )
                                                 ):
                                                     _k = (
                                                         v_l_orderkey,
@@ -2208,19 +2361,8 @@ class View:
             _t1 = (v_l_orderkey, v_l_partkey)
             _grp = lineitem_by_l_orderkey_l_partkey.get(_t1)
             if _grp is None:
-                lineitem_by_l_orderkey_l_partkey[_t1] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        lineitem_by_l_orderkey_l_partkey[_t1] = (_grp[0], _n)
-                    else:
-                        del lineitem_by_l_orderkey_l_partkey[_t1]
-                else:
-                    lineitem_by_l_orderkey_l_partkey[_t1] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                lineitem_by_l_orderkey_l_partkey[_t1] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -2231,27 +2373,32 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            lineitem_by_l_orderkey_l_partkey[_t1] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            lineitem_by_l_orderkey_l_partkey[_t1] = (
+                                _e if _n == 1 else (_e, _n)
                             )
-            _grp = lineitem_l_orderkey_by_l_partkey.get(v_l_partkey)
-            if _grp is None:
-                lineitem_l_orderkey_by_l_partkey[v_l_partkey] = (v_l_orderkey, _p)
-            elif type(_grp) is tuple:
-                _e = v_l_orderkey
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
                     _n = _o + _p
                     if _n:
-                        lineitem_l_orderkey_by_l_partkey[v_l_partkey] = (_grp[0], _n)
+                        lineitem_by_l_orderkey_l_partkey[_t1] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
                     else:
-                        del lineitem_l_orderkey_by_l_partkey[v_l_partkey]
+                        del lineitem_by_l_orderkey_l_partkey[_t1]
                 else:
-                    lineitem_l_orderkey_by_l_partkey[v_l_partkey] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                    lineitem_by_l_orderkey_l_partkey[_t1] = {_g: _o, _e: _p}
+            _grp = lineitem_l_orderkey_by_l_partkey.get(v_l_partkey)
+            if _grp is None:
+                lineitem_l_orderkey_by_l_partkey[v_l_partkey] = (
+                    v_l_orderkey if _p == 1 else (v_l_orderkey, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(v_l_orderkey)
                 if _o is None:
                     _grp[v_l_orderkey] = _p
@@ -2262,9 +2409,26 @@ class View:
                     else:
                         del _grp[v_l_orderkey]
                         if len(_grp) == 1:
-                            lineitem_l_orderkey_by_l_partkey[v_l_partkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            lineitem_l_orderkey_by_l_partkey[v_l_partkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = v_l_orderkey
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        lineitem_l_orderkey_by_l_partkey[v_l_partkey] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del lineitem_l_orderkey_by_l_partkey[v_l_partkey]
+                else:
+                    lineitem_l_orderkey_by_l_partkey[v_l_partkey] = {_g: _o, _e: _p}
             _w2 = part_count_by_l_partkey.get(v_l_partkey)
             if _w2 is not None:
                 _d3 = _p * _w2
@@ -2329,10 +2493,14 @@ class View:
                             v_p_retailprice,
                             v_p_comment,
                         ), _m6 in (
-                            (_g7,)
+                            _g7.items()
                             if type((_g7 := self.part_by_l_partkey[v_l_partkey]))
-                            is tuple
-                            else _g7.items()
+                            is dict
+                            else (
+                                (_g7,)
+                                if type(_g7) is tuple and len(_g7) == 2
+                                else ((_g7, 1),)
+                            )
                         ):
                             for (v_l_orderkey, v_o_custkey), _m8 in (
                                 (_g9,)
@@ -2351,7 +2519,7 @@ class View:
                                     v_o_shippriority,
                                     v_o_comment,
                                 ), _m10 in (
-                                    (_g11,)
+                                    _g11.items()
                                     if type(
                                         (
                                             _g11 := self.orders_by_l_orderkey_o_custkey[
@@ -2359,8 +2527,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g11.items()
+                                    is dict
+                                    else (
+                                        (_g11,)
+                                        if type(_g11) is tuple and len(_g11) == 2
+                                        else ((_g11, 1),)
+                                    )
                                 ):
                                     for (v_o_custkey, v_c_nationkey), _m12 in (
                                         (_g13,)
@@ -2380,7 +2552,7 @@ class View:
                                             v_c_mktsegment,
                                             v_c_comment,
                                         ), _m14 in (
-                                            (_g15,)
+                                            _g15.items()
                                             if type(
                                                 (
                                                     _g15 := self.customer_by_o_custkey_c_nationkey[
@@ -2388,8 +2560,13 @@ class View:
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g15.items()
+                                            is dict
+                                            else (
+                                                (_g15,)
+                                                if type(_g15) is tuple
+                                                and len(_g15) == 2
+                                                else ((_g15, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_c_nationkey,
@@ -2397,7 +2574,7 @@ class View:
                                                 v_n_regionkey,
                                                 v_n_comment,
                                             ), _m16 in (
-                                                (_g17,)
+                                                _g17.items()
                                                 if type(
                                                     (
                                                         _g17 := self.nation_by_c_nationkey[
@@ -2405,8 +2582,13 @@ class View:
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g17.items()
+                                                is dict
+                                                else (
+                                                    (_g17,)
+                                                    if type(_g17) is tuple
+                                                    and len(_g17) == 2
+                                                    else ((_g17, 1),)
+                                                )
                                             ):
                                                 _k = (
                                                     v_l_orderkey,
@@ -2583,19 +2765,8 @@ class View:
             _t1 = (v_l_orderkey, v_o_custkey)
             _grp = orders_by_l_orderkey_o_custkey.get(_t1)
             if _grp is None:
-                orders_by_l_orderkey_o_custkey[_t1] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        orders_by_l_orderkey_o_custkey[_t1] = (_grp[0], _n)
-                    else:
-                        del orders_by_l_orderkey_o_custkey[_t1]
-                else:
-                    orders_by_l_orderkey_o_custkey[_t1] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                orders_by_l_orderkey_o_custkey[_t1] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -2606,27 +2777,32 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            orders_by_l_orderkey_o_custkey[_t1] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            orders_by_l_orderkey_o_custkey[_t1] = (
+                                _e if _n == 1 else (_e, _n)
                             )
-            _grp = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
-            if _grp is None:
-                orders_l_orderkey_by_o_custkey[v_o_custkey] = (v_l_orderkey, _p)
-            elif type(_grp) is tuple:
-                _e = v_l_orderkey
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
                     _n = _o + _p
                     if _n:
-                        orders_l_orderkey_by_o_custkey[v_o_custkey] = (_grp[0], _n)
+                        orders_by_l_orderkey_o_custkey[_t1] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
                     else:
-                        del orders_l_orderkey_by_o_custkey[v_o_custkey]
+                        del orders_by_l_orderkey_o_custkey[_t1]
                 else:
-                    orders_l_orderkey_by_o_custkey[v_o_custkey] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                    orders_by_l_orderkey_o_custkey[_t1] = {_g: _o, _e: _p}
+            _grp = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
+            if _grp is None:
+                orders_l_orderkey_by_o_custkey[v_o_custkey] = (
+                    v_l_orderkey if _p == 1 else (v_l_orderkey, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(v_l_orderkey)
                 if _o is None:
                     _grp[v_l_orderkey] = _p
@@ -2637,9 +2813,26 @@ class View:
                     else:
                         del _grp[v_l_orderkey]
                         if len(_grp) == 1:
-                            orders_l_orderkey_by_o_custkey[v_o_custkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            orders_l_orderkey_by_o_custkey[v_o_custkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = v_l_orderkey
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        orders_l_orderkey_by_o_custkey[v_o_custkey] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del orders_l_orderkey_by_o_custkey[v_o_custkey]
+                else:
+                    orders_l_orderkey_by_o_custkey[v_o_custkey] = {_g: _o, _e: _p}
             _w2 = n6_count_by_o_custkey.get(v_o_custkey)
             if _w2 is not None:
                 _d3 = _p * _w2
@@ -2717,7 +2910,7 @@ class View:
                                 v_l_shipmode,
                                 v_l_comment,
                             ), _m8 in (
-                                (_g9,)
+                                _g9.items()
                                 if type(
                                     (
                                         _g9 := self.lineitem_by_l_orderkey_l_partkey[
@@ -2725,8 +2918,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g9.items()
+                                is dict
+                                else (
+                                    (_g9,)
+                                    if type(_g9) is tuple and len(_g9) == 2
+                                    else ((_g9, 1),)
+                                )
                             ):
                                 for (
                                     v_l_partkey,
@@ -2739,12 +2936,16 @@ class View:
                                     v_p_retailprice,
                                     v_p_comment,
                                 ), _m10 in (
-                                    (_g11,)
+                                    _g11.items()
                                     if type(
                                         (_g11 := self.part_by_l_partkey[v_l_partkey])
                                     )
-                                    is tuple
-                                    else _g11.items()
+                                    is dict
+                                    else (
+                                        (_g11,)
+                                        if type(_g11) is tuple and len(_g11) == 2
+                                        else ((_g11, 1),)
+                                    )
                                 ):
                                     for (v_o_custkey, v_c_nationkey), _m12 in (
                                         (_g13,)
@@ -2764,7 +2965,7 @@ class View:
                                             v_c_mktsegment,
                                             v_c_comment,
                                         ), _m14 in (
-                                            (_g15,)
+                                            _g15.items()
                                             if type(
                                                 (
                                                     _g15 := self.customer_by_o_custkey_c_nationkey[
@@ -2772,8 +2973,13 @@ class View:
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g15.items()
+                                            is dict
+                                            else (
+                                                (_g15,)
+                                                if type(_g15) is tuple
+                                                and len(_g15) == 2
+                                                else ((_g15, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_c_nationkey,
@@ -2781,7 +2987,7 @@ class View:
                                                 v_n_regionkey,
                                                 v_n_comment,
                                             ), _m16 in (
-                                                (_g17,)
+                                                _g17.items()
                                                 if type(
                                                     (
                                                         _g17 := self.nation_by_c_nationkey[
@@ -2789,8 +2995,13 @@ class View:
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g17.items()
+                                                is dict
+                                                else (
+                                                    (_g17,)
+                                                    if type(_g17) is tuple
+                                                    and len(_g17) == 2
+                                                    else ((_g17, 1),)
+                                                )
                                             ):
                                                 _k = (
                                                     v_l_orderkey,
@@ -2965,19 +3176,8 @@ class View:
             _t1 = (v_o_custkey, v_c_nationkey)
             _grp = customer_by_o_custkey_c_nationkey.get(_t1)
             if _grp is None:
-                customer_by_o_custkey_c_nationkey[_t1] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        customer_by_o_custkey_c_nationkey[_t1] = (_grp[0], _n)
-                    else:
-                        del customer_by_o_custkey_c_nationkey[_t1]
-                else:
-                    customer_by_o_custkey_c_nationkey[_t1] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                customer_by_o_custkey_c_nationkey[_t1] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -2988,27 +3188,32 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            customer_by_o_custkey_c_nationkey[_t1] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            customer_by_o_custkey_c_nationkey[_t1] = (
+                                _e if _n == 1 else (_e, _n)
                             )
-            _grp = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
-            if _grp is None:
-                customer_o_custkey_by_c_nationkey[v_c_nationkey] = (v_o_custkey, _p)
-            elif type(_grp) is tuple:
-                _e = v_o_custkey
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
                     _n = _o + _p
                     if _n:
-                        customer_o_custkey_by_c_nationkey[v_c_nationkey] = (_grp[0], _n)
+                        customer_by_o_custkey_c_nationkey[_t1] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
                     else:
-                        del customer_o_custkey_by_c_nationkey[v_c_nationkey]
+                        del customer_by_o_custkey_c_nationkey[_t1]
                 else:
-                    customer_o_custkey_by_c_nationkey[v_c_nationkey] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                    customer_by_o_custkey_c_nationkey[_t1] = {_g: _o, _e: _p}
+            _grp = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
+            if _grp is None:
+                customer_o_custkey_by_c_nationkey[v_c_nationkey] = (
+                    v_o_custkey if _p == 1 else (v_o_custkey, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(v_o_custkey)
                 if _o is None:
                     _grp[v_o_custkey] = _p
@@ -3019,9 +3224,26 @@ class View:
                     else:
                         del _grp[v_o_custkey]
                         if len(_grp) == 1:
-                            customer_o_custkey_by_c_nationkey[v_c_nationkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            customer_o_custkey_by_c_nationkey[v_c_nationkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = v_o_custkey
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        customer_o_custkey_by_c_nationkey[v_c_nationkey] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del customer_o_custkey_by_c_nationkey[v_c_nationkey]
+                else:
+                    customer_o_custkey_by_c_nationkey[v_c_nationkey] = {_g: _o, _e: _p}
             _w2 = nation_count_by_c_nationkey.get(v_c_nationkey)
             if _w2 is not None:
                 _d3 = _p * _w2
@@ -3061,9 +3283,15 @@ class View:
                     else:
                         del n6_count_by_o_custkey[v_o_custkey]
                 _g6 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
-                if _g6:
+                if _g6 is not None:
                     for v_l_orderkey, _w4 in (
-                        (_g6,) if type(_g6) is tuple else _g6.items()
+                        _g6.items()
+                        if type(_g6) is dict
+                        else (
+                            (_g6,)
+                            if type(_g6) is tuple and len(_g6) == 2
+                            else ((_g6, 1),)
+                        )
                     ):
                         _d5 = _d3 * _w4
                         _t7 = (v_l_orderkey, v_o_custkey)
@@ -3146,7 +3374,7 @@ class View:
                                         v_l_shipmode,
                                         v_l_comment,
                                     ), _m12 in (
-                                        (_g13,)
+                                        _g13.items()
                                         if type(
                                             (
                                                 _g13 := self.lineitem_by_l_orderkey_l_partkey[
@@ -3154,8 +3382,12 @@ class View:
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g13.items()
+                                        is dict
+                                        else (
+                                            (_g13,)
+                                            if type(_g13) is tuple and len(_g13) == 2
+                                            else ((_g13, 1),)
+                                        )
                                     ):
                                         for (
                                             v_l_partkey,
@@ -3168,7 +3400,7 @@ class View:
                                             v_p_retailprice,
                                             v_p_comment,
                                         ), _m14 in (
-                                            (_g15,)
+                                            _g15.items()
                                             if type(
                                                 (
                                                     _g15 := self.part_by_l_partkey[
@@ -3176,8 +3408,13 @@ class View:
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g15.items()
+                                            is dict
+                                            else (
+                                                (_g15,)
+                                                if type(_g15) is tuple
+                                                and len(_g15) == 2
+                                                else ((_g15, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_l_orderkey,
@@ -3190,7 +3427,7 @@ class View:
                                                 v_o_shippriority,
                                                 v_o_comment,
                                             ), _m16 in (
-                                                (_g17,)
+                                                _g17.items()
                                                 if type(
                                                     (
                                                         _g17 := self.orders_by_l_orderkey_o_custkey[
@@ -3198,8 +3435,13 @@ class View:
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g17.items()
+                                                is dict
+                                                else (
+                                                    (_g17,)
+                                                    if type(_g17) is tuple
+                                                    and len(_g17) == 2
+                                                    else ((_g17, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_c_nationkey,
@@ -3207,7 +3449,7 @@ class View:
                                                     v_n_regionkey,
                                                     v_n_comment,
                                                 ), _m18 in (
-                                                    (_g19,)
+                                                    _g19.items()
                                                     if type(
                                                         (
                                                             _g19 := self.nation_by_c_nationkey[
@@ -3215,8 +3457,13 @@ class View:
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g19.items()
+                                                    is dict
+                                                    else (
+                                                        (_g19,)
+                                                        if type(_g19) is tuple
+                                                        and len(_g19) == 2
+                                                        else ((_g19, 1),)
+                                                    )
                                                 ):
                                                     _k = (
                                                         v_l_orderkey,
@@ -3380,19 +3627,8 @@ class View:
                 continue
             _grp = part_by_l_partkey.get(v_l_partkey)
             if _grp is None:
-                part_by_l_partkey[v_l_partkey] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        part_by_l_partkey[v_l_partkey] = (_grp[0], _n)
-                    else:
-                        del part_by_l_partkey[v_l_partkey]
-                else:
-                    part_by_l_partkey[v_l_partkey] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                part_by_l_partkey[v_l_partkey] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -3403,7 +3639,22 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            part_by_l_partkey[v_l_partkey] = next(iter(_grp.items()))
+                            ((_e, _n),) = _grp.items()
+                            part_by_l_partkey[v_l_partkey] = _e if _n == 1 else (_e, _n)
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        part_by_l_partkey[v_l_partkey] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del part_by_l_partkey[v_l_partkey]
+                else:
+                    part_by_l_partkey[v_l_partkey] = {_g: _o, _e: _p}
             _o = part_count_by_l_partkey.get(v_l_partkey)
             if _o is None:
                 part_count_by_l_partkey[v_l_partkey] = _p
@@ -3414,9 +3665,11 @@ class View:
                 else:
                     del part_count_by_l_partkey[v_l_partkey]
             _g3 = lineitem_l_orderkey_by_l_partkey.get(v_l_partkey)
-            if _g3:
+            if _g3 is not None:
                 for v_l_orderkey, _w1 in (
-                    (_g3,) if type(_g3) is tuple else _g3.items()
+                    _g3.items()
+                    if type(_g3) is dict
+                    else (_g3,) if type(_g3) is tuple and len(_g3) == 2 else ((_g3, 1),)
                 ):
                     _d2 = _p * _w1
                     _t4 = (v_l_orderkey, v_l_partkey)
@@ -3488,7 +3741,7 @@ class View:
                                 v_l_shipmode,
                                 v_l_comment,
                             ), _m7 in (
-                                (_g8,)
+                                _g8.items()
                                 if type(
                                     (
                                         _g8 := self.lineitem_by_l_orderkey_l_partkey[
@@ -3496,8 +3749,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g8.items()
+                                is dict
+                                else (
+                                    (_g8,)
+                                    if type(_g8) is tuple and len(_g8) == 2
+                                    else ((_g8, 1),)
+                                )
                             ):
                                 for (v_l_orderkey, v_o_custkey), _m9 in (
                                     (_g10,)
@@ -3518,7 +3775,7 @@ class View:
                                         v_o_shippriority,
                                         v_o_comment,
                                     ), _m11 in (
-                                        (_g12,)
+                                        _g12.items()
                                         if type(
                                             (
                                                 _g12 := self.orders_by_l_orderkey_o_custkey[
@@ -3526,8 +3783,12 @@ class View:
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g12.items()
+                                        is dict
+                                        else (
+                                            (_g12,)
+                                            if type(_g12) is tuple and len(_g12) == 2
+                                            else ((_g12, 1),)
+                                        )
                                     ):
                                         for (v_o_custkey, v_c_nationkey), _m13 in (
                                             (_g14,)
@@ -3551,7 +3812,7 @@ class View:
                                                 v_c_mktsegment,
                                                 v_c_comment,
                                             ), _m15 in (
-                                                (_g16,)
+                                                _g16.items()
                                                 if type(
                                                     (
                                                         _g16 := self.customer_by_o_custkey_c_nationkey[
@@ -3559,8 +3820,13 @@ class View:
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g16.items()
+                                                is dict
+                                                else (
+                                                    (_g16,)
+                                                    if type(_g16) is tuple
+                                                    and len(_g16) == 2
+                                                    else ((_g16, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_c_nationkey,
@@ -3568,7 +3834,7 @@ class View:
                                                     v_n_regionkey,
                                                     v_n_comment,
                                                 ), _m17 in (
-                                                    (_g18,)
+                                                    _g18.items()
                                                     if type(
                                                         (
                                                             _g18 := self.nation_by_c_nationkey[
@@ -3576,8 +3842,13 @@ class View:
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g18.items()
+                                                    is dict
+                                                    else (
+                                                        (_g18,)
+                                                        if type(_g18) is tuple
+                                                        and len(_g18) == 2
+                                                        else ((_g18, 1),)
+                                                    )
                                                 ):
                                                     _k = (
                                                         v_l_orderkey,
@@ -3702,19 +3973,8 @@ class View:
                 continue
             _grp = nation_by_c_nationkey.get(v_c_nationkey)
             if _grp is None:
-                nation_by_c_nationkey[v_c_nationkey] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        nation_by_c_nationkey[v_c_nationkey] = (_grp[0], _n)
-                    else:
-                        del nation_by_c_nationkey[v_c_nationkey]
-                else:
-                    nation_by_c_nationkey[v_c_nationkey] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                nation_by_c_nationkey[v_c_nationkey] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -3725,9 +3985,26 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            nation_by_c_nationkey[v_c_nationkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            nation_by_c_nationkey[v_c_nationkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        nation_by_c_nationkey[v_c_nationkey] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del nation_by_c_nationkey[v_c_nationkey]
+                else:
+                    nation_by_c_nationkey[v_c_nationkey] = {_g: _o, _e: _p}
             _o = nation_count_by_c_nationkey.get(v_c_nationkey)
             if _o is None:
                 nation_count_by_c_nationkey[v_c_nationkey] = _p
@@ -3738,8 +4015,12 @@ class View:
                 else:
                     del nation_count_by_c_nationkey[v_c_nationkey]
             _g3 = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
-            if _g3:
-                for v_o_custkey, _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+            if _g3 is not None:
+                for v_o_custkey, _w1 in (
+                    _g3.items()
+                    if type(_g3) is dict
+                    else (_g3,) if type(_g3) is tuple and len(_g3) == 2 else ((_g3, 1),)
+                ):
                     _d2 = _p * _w1
                     _t4 = (v_o_custkey, v_c_nationkey)
                     _grp = n6_by_o_custkey.get(v_o_custkey)
@@ -3780,9 +4061,15 @@ class View:
                         else:
                             del n6_count_by_o_custkey[v_o_custkey]
                     _g7 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
-                    if _g7:
+                    if _g7 is not None:
                         for v_l_orderkey, _w5 in (
-                            (_g7,) if type(_g7) is tuple else _g7.items()
+                            _g7.items()
+                            if type(_g7) is dict
+                            else (
+                                (_g7,)
+                                if type(_g7) is tuple and len(_g7) == 2
+                                else ((_g7, 1),)
+                            )
                         ):
                             _d6 = _d2 * _w5
                             _t8 = (v_l_orderkey, v_o_custkey)
@@ -3869,7 +4156,7 @@ class View:
                                             v_l_shipmode,
                                             v_l_comment,
                                         ), _m13 in (
-                                            (_g14,)
+                                            _g14.items()
                                             if type(
                                                 (
                                                     _g14 := self.lineitem_by_l_orderkey_l_partkey[
@@ -3877,8 +4164,13 @@ class View:
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g14.items()
+                                            is dict
+                                            else (
+                                                (_g14,)
+                                                if type(_g14) is tuple
+                                                and len(_g14) == 2
+                                                else ((_g14, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_l_partkey,
@@ -3891,7 +4183,7 @@ class View:
                                                 v_p_retailprice,
                                                 v_p_comment,
                                             ), _m15 in (
-                                                (_g16,)
+                                                _g16.items()
                                                 if type(
                                                     (
                                                         _g16 := self.part_by_l_partkey[
@@ -3899,8 +4191,13 @@ class View:
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g16.items()
+                                                is dict
+                                                else (
+                                                    (_g16,)
+                                                    if type(_g16) is tuple
+                                                    and len(_g16) == 2
+                                                    else ((_g16, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_l_orderkey,
@@ -3913,7 +4210,7 @@ class View:
                                                     v_o_shippriority,
                                                     v_o_comment,
                                                 ), _m17 in (
-                                                    (_g18,)
+                                                    _g18.items()
                                                     if type(
                                                         (
                                                             _g18 := self.orders_by_l_orderkey_o_custkey[
@@ -3924,8 +4221,13 @@ class View:
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g18.items()
+                                                    is dict
+                                                    else (
+                                                        (_g18,)
+                                                        if type(_g18) is tuple
+                                                        and len(_g18) == 2
+                                                        else ((_g18, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_o_custkey,
@@ -3937,7 +4239,7 @@ class View:
                                                         v_c_mktsegment,
                                                         v_c_comment,
                                                     ), _m19 in (
-                                                        (_g20,)
+                                                        _g20.items()
                                                         if type(
                                                             (
                                                                 _g20 := self.customer_by_o_custkey_c_nationkey[
@@ -3948,8 +4250,13 @@ class View:
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g20.items()
+                                                        is dict
+                                                        else (
+                                                            (_g20,)
+                                                            if type(_g20) is tuple
+                                                            and len(_g20) == 2
+                                                            else ((_g20, 1),)
+                                                        )
                                                     ):
                                                         _k = (
                                                             v_l_orderkey,
@@ -4197,7 +4504,7 @@ class View:
                     v_l_shipmode,
                     v_l_comment,
                 ), _m4 in (
-                    (_g5,)
+                    _g5.items()
                     if type(
                         (
                             _g5 := self.lineitem_by_l_orderkey_l_partkey[
@@ -4205,8 +4512,8 @@ class View:
                             ]
                         )
                     )
-                    is tuple
-                    else _g5.items()
+                    is dict
+                    else (_g5,) if type(_g5) is tuple and len(_g5) == 2 else ((_g5, 1),)
                 ):
                     for (
                         v_l_partkey,
@@ -4219,9 +4526,13 @@ class View:
                         v_p_retailprice,
                         v_p_comment,
                     ), _m6 in (
-                        (_g7,)
-                        if type((_g7 := self.part_by_l_partkey[v_l_partkey])) is tuple
-                        else _g7.items()
+                        _g7.items()
+                        if type((_g7 := self.part_by_l_partkey[v_l_partkey])) is dict
+                        else (
+                            (_g7,)
+                            if type(_g7) is tuple and len(_g7) == 2
+                            else ((_g7, 1),)
+                        )
                     ):
                         for (v_l_orderkey, v_o_custkey), _m8 in (
                             (_g9,)
@@ -4240,7 +4551,7 @@ class View:
                                 v_o_shippriority,
                                 v_o_comment,
                             ), _m10 in (
-                                (_g11,)
+                                _g11.items()
                                 if type(
                                     (
                                         _g11 := self.orders_by_l_orderkey_o_custkey[
@@ -4248,8 +4559,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g11.items()
+                                is dict
+                                else (
+                                    (_g11,)
+                                    if type(_g11) is tuple and len(_g11) == 2
+                                    else ((_g11, 1),)
+                                )
                             ):
                                 for (v_o_custkey, v_c_nationkey), _m12 in (
                                     (_g13,)
@@ -4267,7 +4582,7 @@ class View:
                                         v_c_mktsegment,
                                         v_c_comment,
                                     ), _m14 in (
-                                        (_g15,)
+                                        _g15.items()
                                         if type(
                                             (
                                                 _g15 := self.customer_by_o_custkey_c_nationkey[
@@ -4275,8 +4590,12 @@ class View:
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g15.items()
+                                        is dict
+                                        else (
+                                            (_g15,)
+                                            if type(_g15) is tuple and len(_g15) == 2
+                                            else ((_g15, 1),)
+                                        )
                                     ):
                                         for (
                                             v_c_nationkey,
@@ -4284,7 +4603,7 @@ class View:
                                             v_n_regionkey,
                                             v_n_comment,
                                         ), _m16 in (
-                                            (_g17,)
+                                            _g17.items()
                                             if type(
                                                 (
                                                     _g17 := self.nation_by_c_nationkey[
@@ -4292,8 +4611,13 @@ class View:
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g17.items()
+                                            is dict
+                                            else (
+                                                (_g17,)
+                                                if type(_g17) is tuple
+                                                and len(_g17) == 2
+                                                else ((_g17, 1),)
+                                            )
                                         ):
                                             yield (
                                                 v_l_orderkey,

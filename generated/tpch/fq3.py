@@ -81,13 +81,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -233,7 +237,7 @@ class View:
         "c_comment",
     )
     QUERY_ID = "16abf0e6d5e2c4bd"
-    LAYOUT_ID = "c5a1a3a802f3d771"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "c43888c146fc7bd1"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -459,19 +463,8 @@ class View:
         _t1 = (v_o_orderkey, v_o_custkey)
         _grp = orders_by_o_orderkey_o_custkey.get(_t1)
         if _grp is None:
-            orders_by_o_orderkey_o_custkey[_t1] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    orders_by_o_orderkey_o_custkey[_t1] = (_grp[0], _n)
-                else:
-                    del orders_by_o_orderkey_o_custkey[_t1]
-            else:
-                orders_by_o_orderkey_o_custkey[_t1] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            orders_by_o_orderkey_o_custkey[_t1] = row if _p == 1 else (row, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -482,22 +475,30 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        orders_by_o_orderkey_o_custkey[_t1] = next(iter(_grp.items()))
-        _grp = orders_o_orderkey_by_o_custkey.get(v_o_custkey)
-        if _grp is None:
-            orders_o_orderkey_by_o_custkey[v_o_custkey] = (v_o_orderkey, _p)
-        elif type(_grp) is tuple:
-            _e = v_o_orderkey
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
+                        ((_e, _n),) = _grp.items()
+                        orders_by_o_orderkey_o_custkey[_t1] = (
+                            _e if _n == 1 else (_e, _n)
+                        )
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
                 _n = _o + _p
                 if _n:
-                    orders_o_orderkey_by_o_custkey[v_o_custkey] = (_grp[0], _n)
+                    orders_by_o_orderkey_o_custkey[_t1] = _g if _n == 1 else (_g, _n)
                 else:
-                    del orders_o_orderkey_by_o_custkey[v_o_custkey]
+                    del orders_by_o_orderkey_o_custkey[_t1]
             else:
-                orders_o_orderkey_by_o_custkey[v_o_custkey] = {_grp[0]: _grp[1], _e: _p}
-        else:
+                orders_by_o_orderkey_o_custkey[_t1] = {_g: _o, _e: _p}
+        _grp = orders_o_orderkey_by_o_custkey.get(v_o_custkey)
+        if _grp is None:
+            orders_o_orderkey_by_o_custkey[v_o_custkey] = (
+                v_o_orderkey if _p == 1 else (v_o_orderkey, _p)
+            )
+        elif type(_grp) is dict:
             _o = _grp.get(v_o_orderkey)
             if _o is None:
                 _grp[v_o_orderkey] = _p
@@ -508,9 +509,26 @@ class View:
                 else:
                     del _grp[v_o_orderkey]
                     if len(_grp) == 1:
-                        orders_o_orderkey_by_o_custkey[v_o_custkey] = next(
-                            iter(_grp.items())
+                        ((_e, _n),) = _grp.items()
+                        orders_o_orderkey_by_o_custkey[v_o_custkey] = (
+                            _e if _n == 1 else (_e, _n)
                         )
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = v_o_orderkey
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    orders_o_orderkey_by_o_custkey[v_o_custkey] = (
+                        _g if _n == 1 else (_g, _n)
+                    )
+                else:
+                    del orders_o_orderkey_by_o_custkey[v_o_custkey]
+            else:
+                orders_o_orderkey_by_o_custkey[v_o_custkey] = {_g: _o, _e: _p}
         _w2 = customer_count_by_o_custkey.get(v_o_custkey)
         if _w2 is not None:
             _d3 = _p * _w2
@@ -585,7 +603,7 @@ class View:
                             v_l_shipmode,
                             v_l_comment,
                         ), _m8 in (
-                            (_g9,)
+                            _g9.items()
                             if type(
                                 (
                                     _g9 := self.lineitem_by_o_orderkey_l_suppkey[
@@ -593,8 +611,12 @@ class View:
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g9.items()
+                            is dict
+                            else (
+                                (_g9,)
+                                if type(_g9) is tuple and len(_g9) == 2
+                                else ((_g9, 1),)
+                            )
                         ):
                             for (
                                 v_ps_partkey,
@@ -603,12 +625,16 @@ class View:
                                 v_ps_supplycost,
                                 v_ps_comment,
                             ), _m10 in (
-                                (_g11,)
+                                _g11.items()
                                 if type(
                                     (_g11 := self.partsupp_by_l_suppkey[v_l_suppkey])
                                 )
-                                is tuple
-                                else _g11.items()
+                                is dict
+                                else (
+                                    (_g11,)
+                                    if type(_g11) is tuple and len(_g11) == 2
+                                    else ((_g11, 1),)
+                                )
                             ):
                                 for (
                                     v_l_suppkey,
@@ -619,7 +645,7 @@ class View:
                                     v_s_acctbal,
                                     v_s_comment,
                                 ), _m12 in (
-                                    (_g13,)
+                                    _g13.items()
                                     if type(
                                         (
                                             _g13 := self.supplier_by_l_suppkey[
@@ -627,8 +653,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g13.items()
+                                    is dict
+                                    else (
+                                        (_g13,)
+                                        if type(_g13) is tuple and len(_g13) == 2
+                                        else ((_g13, 1),)
+                                    )
                                 ):
                                     for (
                                         v_o_custkey,
@@ -640,7 +670,7 @@ class View:
                                         v_c_mktsegment,
                                         v_c_comment,
                                     ), _m14 in (
-                                        (_g15,)
+                                        _g15.items()
                                         if type(
                                             (
                                                 _g15 := self.customer_by_o_custkey[
@@ -648,8 +678,12 @@ class View:
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g15.items()
+                                        is dict
+                                        else (
+                                            (_g15,)
+                                            if type(_g15) is tuple and len(_g15) == 2
+                                            else ((_g15, 1),)
+                                        )
                                     ):
                                         _k = (
                                             v_o_orderkey,
@@ -790,19 +824,8 @@ class View:
         _t1 = (v_o_orderkey, v_l_suppkey)
         _grp = lineitem_by_o_orderkey_l_suppkey.get(_t1)
         if _grp is None:
-            lineitem_by_o_orderkey_l_suppkey[_t1] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    lineitem_by_o_orderkey_l_suppkey[_t1] = (_grp[0], _n)
-                else:
-                    del lineitem_by_o_orderkey_l_suppkey[_t1]
-            else:
-                lineitem_by_o_orderkey_l_suppkey[_t1] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            lineitem_by_o_orderkey_l_suppkey[_t1] = row if _p == 1 else (row, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -813,25 +836,30 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        lineitem_by_o_orderkey_l_suppkey[_t1] = next(iter(_grp.items()))
-        _grp = lineitem_o_orderkey_by_l_suppkey.get(v_l_suppkey)
-        if _grp is None:
-            lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = (v_o_orderkey, _p)
-        elif type(_grp) is tuple:
-            _e = v_o_orderkey
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
+                        ((_e, _n),) = _grp.items()
+                        lineitem_by_o_orderkey_l_suppkey[_t1] = (
+                            _e if _n == 1 else (_e, _n)
+                        )
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
                 _n = _o + _p
                 if _n:
-                    lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
+                    lineitem_by_o_orderkey_l_suppkey[_t1] = _g if _n == 1 else (_g, _n)
                 else:
-                    del lineitem_o_orderkey_by_l_suppkey[v_l_suppkey]
+                    del lineitem_by_o_orderkey_l_suppkey[_t1]
             else:
-                lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = {
-                    _grp[0]: _grp[1],
-                    _e: _p,
-                }
-        else:
+                lineitem_by_o_orderkey_l_suppkey[_t1] = {_g: _o, _e: _p}
+        _grp = lineitem_o_orderkey_by_l_suppkey.get(v_l_suppkey)
+        if _grp is None:
+            lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = (
+                v_o_orderkey if _p == 1 else (v_o_orderkey, _p)
+            )
+        elif type(_grp) is dict:
             _o = _grp.get(v_o_orderkey)
             if _o is None:
                 _grp[v_o_orderkey] = _p
@@ -842,9 +870,26 @@ class View:
                 else:
                     del _grp[v_o_orderkey]
                     if len(_grp) == 1:
-                        lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = next(
-                            iter(_grp.items())
+                        ((_e, _n),) = _grp.items()
+                        lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = (
+                            _e if _n == 1 else (_e, _n)
                         )
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = v_o_orderkey
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = (
+                        _g if _n == 1 else (_g, _n)
+                    )
+                else:
+                    del lineitem_o_orderkey_by_l_suppkey[v_l_suppkey]
+            else:
+                lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = {_g: _o, _e: _p}
         _w2 = n3_count_by_l_suppkey.get(v_l_suppkey)
         if _w2 is not None:
             _d3 = _p * _w2
@@ -903,10 +948,14 @@ class View:
                         v_ps_supplycost,
                         v_ps_comment,
                     ), _m6 in (
-                        (_g7,)
+                        _g7.items()
                         if type((_g7 := self.partsupp_by_l_suppkey[v_l_suppkey]))
-                        is tuple
-                        else _g7.items()
+                        is dict
+                        else (
+                            (_g7,)
+                            if type(_g7) is tuple and len(_g7) == 2
+                            else ((_g7, 1),)
+                        )
                     ):
                         for (
                             v_l_suppkey,
@@ -917,10 +966,14 @@ class View:
                             v_s_acctbal,
                             v_s_comment,
                         ), _m8 in (
-                            (_g9,)
+                            _g9.items()
                             if type((_g9 := self.supplier_by_l_suppkey[v_l_suppkey]))
-                            is tuple
-                            else _g9.items()
+                            is dict
+                            else (
+                                (_g9,)
+                                if type(_g9) is tuple and len(_g9) == 2
+                                else ((_g9, 1),)
+                            )
                         ):
                             for (v_o_orderkey, v_o_custkey), _m10 in (
                                 (_g11,)
@@ -939,7 +992,7 @@ class View:
                                     v_o_shippriority,
                                     v_o_comment,
                                 ), _m12 in (
-                                    (_g13,)
+                                    _g13.items()
                                     if type(
                                         (
                                             _g13 := self.orders_by_o_orderkey_o_custkey[
@@ -947,8 +1000,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g13.items()
+                                    is dict
+                                    else (
+                                        (_g13,)
+                                        if type(_g13) is tuple and len(_g13) == 2
+                                        else ((_g13, 1),)
+                                    )
                                 ):
                                     for (
                                         v_o_custkey,
@@ -960,7 +1017,7 @@ class View:
                                         v_c_mktsegment,
                                         v_c_comment,
                                     ), _m14 in (
-                                        (_g15,)
+                                        _g15.items()
                                         if type(
                                             (
                                                 _g15 := self.customer_by_o_custkey[
@@ -968,8 +1025,12 @@ class View:
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g15.items()
+                                        is dict
+                                        else (
+                                            (_g15,)
+                                            if type(_g15) is tuple and len(_g15) == 2
+                                            else ((_g15, 1),)
+                                        )
                                     ):
                                         _k = (
                                             v_o_orderkey,
@@ -1066,19 +1127,8 @@ class View:
         _p = d
         _grp = partsupp_by_l_suppkey.get(v_l_suppkey)
         if _grp is None:
-            partsupp_by_l_suppkey[v_l_suppkey] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    partsupp_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
-                else:
-                    del partsupp_by_l_suppkey[v_l_suppkey]
-            else:
-                partsupp_by_l_suppkey[v_l_suppkey] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            partsupp_by_l_suppkey[v_l_suppkey] = row if _p == 1 else (row, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -1089,7 +1139,22 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        partsupp_by_l_suppkey[v_l_suppkey] = next(iter(_grp.items()))
+                        ((_e, _n),) = _grp.items()
+                        partsupp_by_l_suppkey[v_l_suppkey] = _e if _n == 1 else (_e, _n)
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    partsupp_by_l_suppkey[v_l_suppkey] = _g if _n == 1 else (_g, _n)
+                else:
+                    del partsupp_by_l_suppkey[v_l_suppkey]
+            else:
+                partsupp_by_l_suppkey[v_l_suppkey] = {_g: _o, _e: _p}
         _o = partsupp_count_by_l_suppkey.get(v_l_suppkey)
         if _o is None:
             partsupp_count_by_l_suppkey[v_l_suppkey] = _p
@@ -1112,9 +1177,11 @@ class View:
                 else:
                     del n3_count_by_l_suppkey[v_l_suppkey]
             _g5 = lineitem_o_orderkey_by_l_suppkey.get(v_l_suppkey)
-            if _g5:
+            if _g5 is not None:
                 for v_o_orderkey, _w3 in (
-                    (_g5,) if type(_g5) is tuple else _g5.items()
+                    _g5.items()
+                    if type(_g5) is dict
+                    else (_g5,) if type(_g5) is tuple and len(_g5) == 2 else ((_g5, 1),)
                 ):
                     _d4 = _d2 * _w3
                     _t6 = (v_o_orderkey, v_l_suppkey)
@@ -1186,7 +1253,7 @@ class View:
                                 v_l_shipmode,
                                 v_l_comment,
                             ), _m9 in (
-                                (_g10,)
+                                _g10.items()
                                 if type(
                                     (
                                         _g10 := self.lineitem_by_o_orderkey_l_suppkey[
@@ -1194,8 +1261,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g10.items()
+                                is dict
+                                else (
+                                    (_g10,)
+                                    if type(_g10) is tuple and len(_g10) == 2
+                                    else ((_g10, 1),)
+                                )
                             ):
                                 for (
                                     v_l_suppkey,
@@ -1206,7 +1277,7 @@ class View:
                                     v_s_acctbal,
                                     v_s_comment,
                                 ), _m11 in (
-                                    (_g12,)
+                                    _g12.items()
                                     if type(
                                         (
                                             _g12 := self.supplier_by_l_suppkey[
@@ -1214,8 +1285,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g12.items()
+                                    is dict
+                                    else (
+                                        (_g12,)
+                                        if type(_g12) is tuple and len(_g12) == 2
+                                        else ((_g12, 1),)
+                                    )
                                 ):
                                     for (v_o_orderkey, v_o_custkey), _m13 in (
                                         (_g14,)
@@ -1240,7 +1315,7 @@ class View:
                                             v_o_shippriority,
                                             v_o_comment,
                                         ), _m15 in (
-                                            (_g16,)
+                                            _g16.items()
                                             if type(
                                                 (
                                                     _g16 := self.orders_by_o_orderkey_o_custkey[
@@ -1248,8 +1323,13 @@ class View:
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g16.items()
+                                            is dict
+                                            else (
+                                                (_g16,)
+                                                if type(_g16) is tuple
+                                                and len(_g16) == 2
+                                                else ((_g16, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_o_custkey,
@@ -1261,7 +1341,7 @@ class View:
                                                 v_c_mktsegment,
                                                 v_c_comment,
                                             ), _m17 in (
-                                                (_g18,)
+                                                _g18.items()
                                                 if type(
                                                     (
                                                         _g18 := self.customer_by_o_custkey[
@@ -1269,8 +1349,13 @@ class View:
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g18.items()
+                                                is dict
+                                                else (
+                                                    (_g18,)
+                                                    if type(_g18) is tuple
+                                                    and len(_g18) == 2
+                                                    else ((_g18, 1),)
+                                                )
                                             ):
                                                 _k = (
                                                     v_o_orderkey,
@@ -1381,19 +1466,8 @@ class View:
         _p = d
         _grp = supplier_by_l_suppkey.get(v_l_suppkey)
         if _grp is None:
-            supplier_by_l_suppkey[v_l_suppkey] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    supplier_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
-                else:
-                    del supplier_by_l_suppkey[v_l_suppkey]
-            else:
-                supplier_by_l_suppkey[v_l_suppkey] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            supplier_by_l_suppkey[v_l_suppkey] = row if _p == 1 else (row, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -1404,7 +1478,22 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        supplier_by_l_suppkey[v_l_suppkey] = next(iter(_grp.items()))
+                        ((_e, _n),) = _grp.items()
+                        supplier_by_l_suppkey[v_l_suppkey] = _e if _n == 1 else (_e, _n)
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    supplier_by_l_suppkey[v_l_suppkey] = _g if _n == 1 else (_g, _n)
+                else:
+                    del supplier_by_l_suppkey[v_l_suppkey]
+            else:
+                supplier_by_l_suppkey[v_l_suppkey] = {_g: _o, _e: _p}
         _o = supplier_count_by_l_suppkey.get(v_l_suppkey)
         if _o is None:
             supplier_count_by_l_suppkey[v_l_suppkey] = _p
@@ -1427,9 +1516,11 @@ class View:
                 else:
                     del n3_count_by_l_suppkey[v_l_suppkey]
             _g5 = lineitem_o_orderkey_by_l_suppkey.get(v_l_suppkey)
-            if _g5:
+            if _g5 is not None:
                 for v_o_orderkey, _w3 in (
-                    (_g5,) if type(_g5) is tuple else _g5.items()
+                    _g5.items()
+                    if type(_g5) is dict
+                    else (_g5,) if type(_g5) is tuple and len(_g5) == 2 else ((_g5, 1),)
                 ):
                     _d4 = _d2 * _w3
                     _t6 = (v_o_orderkey, v_l_suppkey)
@@ -1501,7 +1592,7 @@ class View:
                                 v_l_shipmode,
                                 v_l_comment,
                             ), _m9 in (
-                                (_g10,)
+                                _g10.items()
                                 if type(
                                     (
                                         _g10 := self.lineitem_by_o_orderkey_l_suppkey[
@@ -1509,8 +1600,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g10.items()
+                                is dict
+                                else (
+                                    (_g10,)
+                                    if type(_g10) is tuple and len(_g10) == 2
+                                    else ((_g10, 1),)
+                                )
                             ):
                                 for (
                                     v_ps_partkey,
@@ -1519,7 +1614,7 @@ class View:
                                     v_ps_supplycost,
                                     v_ps_comment,
                                 ), _m11 in (
-                                    (_g12,)
+                                    _g12.items()
                                     if type(
                                         (
                                             _g12 := self.partsupp_by_l_suppkey[
@@ -1527,8 +1622,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g12.items()
+                                    is dict
+                                    else (
+                                        (_g12,)
+                                        if type(_g12) is tuple and len(_g12) == 2
+                                        else ((_g12, 1),)
+                                    )
                                 ):
                                     for (v_o_orderkey, v_o_custkey), _m13 in (
                                         (_g14,)
@@ -1553,7 +1652,7 @@ class View:
                                             v_o_shippriority,
                                             v_o_comment,
                                         ), _m15 in (
-                                            (_g16,)
+                                            _g16.items()
                                             if type(
                                                 (
                                                     _g16 := self.orders_by_o_orderkey_o_custkey[
@@ -1561,8 +1660,13 @@ class View:
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g16.items()
+                                            is dict
+                                            else (
+                                                (_g16,)
+                                                if type(_g16) is tuple
+                                                and len(_g16) == 2
+                                                else ((_g16, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_o_custkey,
@@ -1574,7 +1678,7 @@ class View:
                                                 v_c_mktsegment,
                                                 v_c_comment,
                                             ), _m17 in (
-                                                (_g18,)
+                                                _g18.items()
                                                 if type(
                                                     (
                                                         _g18 := self.customer_by_o_custkey[
@@ -1582,8 +1686,13 @@ class View:
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g18.items()
+                                                is dict
+                                                else (
+                                                    (_g18,)
+                                                    if type(_g18) is tuple
+                                                    and len(_g18) == 2
+                                                    else ((_g18, 1),)
+                                                )
                                             ):
                                                 _k = (
                                                     v_o_orderkey,
@@ -1695,19 +1804,8 @@ class View:
         _p = d
         _grp = customer_by_o_custkey.get(v_o_custkey)
         if _grp is None:
-            customer_by_o_custkey[v_o_custkey] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    customer_by_o_custkey[v_o_custkey] = (_grp[0], _n)
-                else:
-                    del customer_by_o_custkey[v_o_custkey]
-            else:
-                customer_by_o_custkey[v_o_custkey] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            customer_by_o_custkey[v_o_custkey] = row if _p == 1 else (row, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -1718,7 +1816,22 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        customer_by_o_custkey[v_o_custkey] = next(iter(_grp.items()))
+                        ((_e, _n),) = _grp.items()
+                        customer_by_o_custkey[v_o_custkey] = _e if _n == 1 else (_e, _n)
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    customer_by_o_custkey[v_o_custkey] = _g if _n == 1 else (_g, _n)
+                else:
+                    del customer_by_o_custkey[v_o_custkey]
+            else:
+                customer_by_o_custkey[v_o_custkey] = {_g: _o, _e: _p}
         _o = customer_count_by_o_custkey.get(v_o_custkey)
         if _o is None:
             customer_count_by_o_custkey[v_o_custkey] = _p
@@ -1729,8 +1842,12 @@ class View:
             else:
                 del customer_count_by_o_custkey[v_o_custkey]
         _g3 = orders_o_orderkey_by_o_custkey.get(v_o_custkey)
-        if _g3:
-            for v_o_orderkey, _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+        if _g3 is not None:
+            for v_o_orderkey, _w1 in (
+                _g3.items()
+                if type(_g3) is dict
+                else (_g3,) if type(_g3) is tuple and len(_g3) == 2 else ((_g3, 1),)
+            ):
                 _d2 = _p * _w1
                 _t4 = (v_o_orderkey, v_o_custkey)
                 _grp = n6_by_o_orderkey.get(v_o_orderkey)
@@ -1807,7 +1924,7 @@ class View:
                                 v_l_shipmode,
                                 v_l_comment,
                             ), _m9 in (
-                                (_g10,)
+                                _g10.items()
                                 if type(
                                     (
                                         _g10 := self.lineitem_by_o_orderkey_l_suppkey[
@@ -1815,8 +1932,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g10.items()
+                                is dict
+                                else (
+                                    (_g10,)
+                                    if type(_g10) is tuple and len(_g10) == 2
+                                    else ((_g10, 1),)
+                                )
                             ):
                                 for (
                                     v_ps_partkey,
@@ -1825,7 +1946,7 @@ class View:
                                     v_ps_supplycost,
                                     v_ps_comment,
                                 ), _m11 in (
-                                    (_g12,)
+                                    _g12.items()
                                     if type(
                                         (
                                             _g12 := self.partsupp_by_l_suppkey[
@@ -1833,8 +1954,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g12.items()
+                                    is dict
+                                    else (
+                                        (_g12,)
+                                        if type(_g12) is tuple and len(_g12) == 2
+                                        else ((_g12, 1),)
+                                    )
                                 ):
                                     for (
                                         v_l_suppkey,
@@ -1845,7 +1970,7 @@ class View:
                                         v_s_acctbal,
                                         v_s_comment,
                                     ), _m13 in (
-                                        (_g14,)
+                                        _g14.items()
                                         if type(
                                             (
                                                 _g14 := self.supplier_by_l_suppkey[
@@ -1853,8 +1978,12 @@ class View:
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g14.items()
+                                        is dict
+                                        else (
+                                            (_g14,)
+                                            if type(_g14) is tuple and len(_g14) == 2
+                                            else ((_g14, 1),)
+                                        )
                                     ):
                                         for (
                                             v_o_orderkey,
@@ -1867,7 +1996,7 @@ class View:
                                             v_o_shippriority,
                                             v_o_comment,
                                         ), _m15 in (
-                                            (_g16,)
+                                            _g16.items()
                                             if type(
                                                 (
                                                     _g16 := self.orders_by_o_orderkey_o_custkey[
@@ -1875,8 +2004,13 @@ class View:
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g16.items()
+                                            is dict
+                                            else (
+                                                (_g16,)
+                                                if type(_g16) is tuple
+                                                and len(_g16) == 2
+                                                else ((_g16, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 v_o_orderkey,
@@ -2050,19 +2184,8 @@ class View:
             _t1 = (v_o_orderkey, v_o_custkey)
             _grp = orders_by_o_orderkey_o_custkey.get(_t1)
             if _grp is None:
-                orders_by_o_orderkey_o_custkey[_t1] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        orders_by_o_orderkey_o_custkey[_t1] = (_grp[0], _n)
-                    else:
-                        del orders_by_o_orderkey_o_custkey[_t1]
-                else:
-                    orders_by_o_orderkey_o_custkey[_t1] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                orders_by_o_orderkey_o_custkey[_t1] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -2073,27 +2196,32 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            orders_by_o_orderkey_o_custkey[_t1] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            orders_by_o_orderkey_o_custkey[_t1] = (
+                                _e if _n == 1 else (_e, _n)
                             )
-            _grp = orders_o_orderkey_by_o_custkey.get(v_o_custkey)
-            if _grp is None:
-                orders_o_orderkey_by_o_custkey[v_o_custkey] = (v_o_orderkey, _p)
-            elif type(_grp) is tuple:
-                _e = v_o_orderkey
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
                     _n = _o + _p
                     if _n:
-                        orders_o_orderkey_by_o_custkey[v_o_custkey] = (_grp[0], _n)
+                        orders_by_o_orderkey_o_custkey[_t1] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
                     else:
-                        del orders_o_orderkey_by_o_custkey[v_o_custkey]
+                        del orders_by_o_orderkey_o_custkey[_t1]
                 else:
-                    orders_o_orderkey_by_o_custkey[v_o_custkey] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                    orders_by_o_orderkey_o_custkey[_t1] = {_g: _o, _e: _p}
+            _grp = orders_o_orderkey_by_o_custkey.get(v_o_custkey)
+            if _grp is None:
+                orders_o_orderkey_by_o_custkey[v_o_custkey] = (
+                    v_o_orderkey if _p == 1 else (v_o_orderkey, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(v_o_orderkey)
                 if _o is None:
                     _grp[v_o_orderkey] = _p
@@ -2104,9 +2232,26 @@ class View:
                     else:
                         del _grp[v_o_orderkey]
                         if len(_grp) == 1:
-                            orders_o_orderkey_by_o_custkey[v_o_custkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            orders_o_orderkey_by_o_custkey[v_o_custkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = v_o_orderkey
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        orders_o_orderkey_by_o_custkey[v_o_custkey] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del orders_o_orderkey_by_o_custkey[v_o_custkey]
+                else:
+                    orders_o_orderkey_by_o_custkey[v_o_custkey] = {_g: _o, _e: _p}
             _w2 = customer_count_by_o_custkey.get(v_o_custkey)
             if _w2 is not None:
                 _d3 = _p * _w2
@@ -2184,7 +2329,7 @@ class View:
                                 v_l_shipmode,
                                 v_l_comment,
                             ), _m8 in (
-                                (_g9,)
+                                _g9.items()
                                 if type(
                                     (
                                         _g9 := self.lineitem_by_o_orderkey_l_suppkey[
@@ -2192,8 +2337,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g9.items()
+                                is dict
+                                else (
+                                    (_g9,)
+                                    if type(_g9) is tuple and len(_g9) == 2
+                                    else ((_g9, 1),)
+                                )
                             ):
                                 for (
                                     v_ps_partkey,
@@ -2202,7 +2351,7 @@ class View:
                                     v_ps_supplycost,
                                     v_ps_comment,
                                 ), _m10 in (
-                                    (_g11,)
+                                    _g11.items()
                                     if type(
                                         (
                                             _g11 := self.partsupp_by_l_suppkey[
@@ -2210,8 +2359,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g11.items()
+                                    is dict
+                                    else (
+                                        (_g11,)
+                                        if type(_g11) is tuple and len(_g11) == 2
+                                        else ((_g11, 1),)
+                                    )
                                 ):
                                     for (
                                         v_l_suppkey,
@@ -2222,7 +2375,7 @@ class View:
                                         v_s_acctbal,
                                         v_s_comment,
                                     ), _m12 in (
-                                        (_g13,)
+                                        _g13.items()
                                         if type(
                                             (
                                                 _g13 := self.supplier_by_l_suppkey[
@@ -2230,8 +2383,12 @@ class View:
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g13.items()
+                                        is dict
+                                        else (
+                                            (_g13,)
+                                            if type(_g13) is tuple and len(_g13) == 2
+                                            else ((_g13, 1),)
+                                        )
                                     ):
                                         for (
                                             v_o_custkey,
@@ -2243,7 +2400,7 @@ class View:
                                             v_c_mktsegment,
                                             v_c_comment,
                                         ), _m14 in (
-                                            (_g15,)
+                                            _g15.items()
                                             if type(
                                                 (
                                                     _g15 := self.customer_by_o_custkey[
@@ -2251,8 +2408,13 @@ class View:
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g15.items()
+                                            is dict
+                                            else (
+                                                (_g15,)
+                                                if type(_g15) is tuple
+                                                and len(_g15) == 2
+                                                else ((_g15, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 v_o_orderkey,
@@ -2461,19 +2623,8 @@ class View:
             _t1 = (v_o_orderkey, v_l_suppkey)
             _grp = lineitem_by_o_orderkey_l_suppkey.get(_t1)
             if _grp is None:
-                lineitem_by_o_orderkey_l_suppkey[_t1] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        lineitem_by_o_orderkey_l_suppkey[_t1] = (_grp[0], _n)
-                    else:
-                        del lineitem_by_o_orderkey_l_suppkey[_t1]
-                else:
-                    lineitem_by_o_orderkey_l_suppkey[_t1] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                lineitem_by_o_orderkey_l_suppkey[_t1] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -2484,27 +2635,32 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            lineitem_by_o_orderkey_l_suppkey[_t1] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            lineitem_by_o_orderkey_l_suppkey[_t1] = (
+                                _e if _n == 1 else (_e, _n)
                             )
-            _grp = lineitem_o_orderkey_by_l_suppkey.get(v_l_suppkey)
-            if _grp is None:
-                lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = (v_o_orderkey, _p)
-            elif type(_grp) is tuple:
-                _e = v_o_orderkey
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
                     _n = _o + _p
                     if _n:
-                        lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
+                        lineitem_by_o_orderkey_l_suppkey[_t1] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
                     else:
-                        del lineitem_o_orderkey_by_l_suppkey[v_l_suppkey]
+                        del lineitem_by_o_orderkey_l_suppkey[_t1]
                 else:
-                    lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                    lineitem_by_o_orderkey_l_suppkey[_t1] = {_g: _o, _e: _p}
+            _grp = lineitem_o_orderkey_by_l_suppkey.get(v_l_suppkey)
+            if _grp is None:
+                lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = (
+                    v_o_orderkey if _p == 1 else (v_o_orderkey, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(v_o_orderkey)
                 if _o is None:
                     _grp[v_o_orderkey] = _p
@@ -2515,9 +2671,26 @@ class View:
                     else:
                         del _grp[v_o_orderkey]
                         if len(_grp) == 1:
-                            lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = v_o_orderkey
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del lineitem_o_orderkey_by_l_suppkey[v_l_suppkey]
+                else:
+                    lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = {_g: _o, _e: _p}
             _w2 = n3_count_by_l_suppkey.get(v_l_suppkey)
             if _w2 is not None:
                 _d3 = _p * _w2
@@ -2578,10 +2751,14 @@ class View:
                             v_ps_supplycost,
                             v_ps_comment,
                         ), _m6 in (
-                            (_g7,)
+                            _g7.items()
                             if type((_g7 := self.partsupp_by_l_suppkey[v_l_suppkey]))
-                            is tuple
-                            else _g7.items()
+                            is dict
+                            else (
+                                (_g7,)
+                                if type(_g7) is tuple and len(_g7) == 2
+                                else ((_g7, 1),)
+                            )
                         ):
                             for (
                                 v_l_suppkey,
@@ -2592,12 +2769,16 @@ class View:
                                 v_s_acctbal,
                                 v_s_comment,
                             ), _m8 in (
-                                (_g9,)
+                                _g9.items()
                                 if type(
                                     (_g9 := self.supplier_by_l_suppkey[v_l_suppkey])
                                 )
-                                is tuple
-                                else _g9.items()
+                                is dict
+                                else (
+                                    (_g9,)
+                                    if type(_g9) is tuple and len(_g9) == 2
+                                    else ((_g9, 1),)
+                                )
                             ):
                                 for (v_o_orderkey, v_o_custkey), _m10 in (
                                     (_g11,)
@@ -2618,7 +2799,7 @@ class View:
                                         v_o_shippriority,
                                         v_o_comment,
                                     ), _m12 in (
-                                        (_g13,)
+                                        _g13.items()
                                         if type(
                                             (
                                                 _g13 := self.orders_by_o_orderkey_o_custkey[
@@ -2626,8 +2807,12 @@ class View:
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g13.items()
+                                        is dict
+                                        else (
+                                            (_g13,)
+                                            if type(_g13) is tuple and len(_g13) == 2
+                                            else ((_g13, 1),)
+                                        )
                                     ):
                                         for (
                                             v_o_custkey,
@@ -2639,7 +2824,7 @@ class View:
                                             v_c_mktsegment,
                                             v_c_comment,
                                         ), _m14 in (
-                                            (_g15,)
+                                            _g15.items()
                                             if type(
                                                 (
                                                     _g15 := self.customer_by_o_custkey[
@@ -2647,8 +2832,13 @@ class View:
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g15.items()
+                                            is dict
+                                            else (
+                                                (_g15,)
+                                                if type(_g15) is tuple
+                                                and len(_g15) == 2
+                                                else ((_g15, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 v_o_orderkey,
@@ -2787,19 +2977,8 @@ class View:
                 continue
             _grp = partsupp_by_l_suppkey.get(v_l_suppkey)
             if _grp is None:
-                partsupp_by_l_suppkey[v_l_suppkey] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        partsupp_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
-                    else:
-                        del partsupp_by_l_suppkey[v_l_suppkey]
-                else:
-                    partsupp_by_l_suppkey[v_l_suppkey] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                partsupp_by_l_suppkey[v_l_suppkey] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -2810,9 +2989,24 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            partsupp_by_l_suppkey[v_l_suppkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            partsupp_by_l_suppkey[v_l_suppkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        partsupp_by_l_suppkey[v_l_suppkey] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del partsupp_by_l_suppkey[v_l_suppkey]
+                else:
+                    partsupp_by_l_suppkey[v_l_suppkey] = {_g: _o, _e: _p}
             _o = partsupp_count_by_l_suppkey.get(v_l_suppkey)
             if _o is None:
                 partsupp_count_by_l_suppkey[v_l_suppkey] = _p
@@ -2835,9 +3029,15 @@ class View:
                     else:
                         del n3_count_by_l_suppkey[v_l_suppkey]
                 _g5 = lineitem_o_orderkey_by_l_suppkey.get(v_l_suppkey)
-                if _g5:
+                if _g5 is not None:
                     for v_o_orderkey, _w3 in (
-                        (_g5,) if type(_g5) is tuple else _g5.items()
+                        _g5.items()
+                        if type(_g5) is dict
+                        else (
+                            (_g5,)
+                            if type(_g5) is tuple and len(_g5) == 2
+                            else ((_g5, 1),)
+                        )
                     ):
                         _d4 = _d2 * _w3
                         _t6 = (v_o_orderkey, v_l_suppkey)
@@ -2912,7 +3112,7 @@ class View:
                                     v_l_shipmode,
                                     v_l_comment,
                                 ), _m9 in (
-                                    (_g10,)
+                                    _g10.items()
                                     if type(
                                         (
                                             _g10 := self.lineitem_by_o_orderkey_l_suppkey[
@@ -2920,8 +3120,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g10.items()
+                                    is dict
+                                    else (
+                                        (_g10,)
+                                        if type(_g10) is tuple and len(_g10) == 2
+                                        else ((_g10, 1),)
+                                    )
                                 ):
                                     for (
                                         v_l_suppkey,
@@ -2932,7 +3136,7 @@ class View:
                                         v_s_acctbal,
                                         v_s_comment,
                                     ), _m11 in (
-                                        (_g12,)
+                                        _g12.items()
                                         if type(
                                             (
                                                 _g12 := self.supplier_by_l_suppkey[
@@ -2940,8 +3144,12 @@ class View:
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g12.items()
+                                        is dict
+                                        else (
+                                            (_g12,)
+                                            if type(_g12) is tuple and len(_g12) == 2
+                                            else ((_g12, 1),)
+                                        )
                                     ):
                                         for (v_o_orderkey, v_o_custkey), _m13 in (
                                             (_g14,)
@@ -2966,7 +3174,7 @@ class View:
                                                 v_o_shippriority,
                                                 v_o_comment,
                                             ), _m15 in (
-                                                (_g16,)
+                                                _g16.items()
                                                 if type(
                                                     (
                                                         _g16 := self.orders_by_o_orderkey_o_custkey[
@@ -2974,8 +3182,13 @@ class View:
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g16.items()
+                                                is dict
+                                                else (
+                                                    (_g16,)
+                                                    if type(_g16) is tuple
+                                                    and len(_g16) == 2
+                                                    else ((_g16, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_o_custkey,
@@ -2987,7 +3200,7 @@ class View:
                                                     v_c_mktsegment,
                                                     v_c_comment,
                                                 ), _m17 in (
-                                                    (_g18,)
+                                                    _g18.items()
                                                     if type(
                                                         (
                                                             _g18 := self.customer_by_o_custkey[
@@ -2995,8 +3208,13 @@ class View:
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g18.items()
+                                                    is dict
+                                                    else (
+                                                        (_g18,)
+                                                        if type(_g18) is tuple
+                                                        and len(_g18) == 2
+                                                        else ((_g18, 1),)
+                                                    )
                                                 ):
                                                     _k = (
                                                         v_o_orderkey,
@@ -3151,19 +3369,8 @@ class View:
                 continue
             _grp = supplier_by_l_suppkey.get(v_l_suppkey)
             if _grp is None:
-                supplier_by_l_suppkey[v_l_suppkey] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        supplier_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
-                    else:
-                        del supplier_by_l_suppkey[v_l_suppkey]
-                else:
-                    supplier_by_l_suppkey[v_l_suppkey] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                supplier_by_l_suppkey[v_l_suppkey] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -3174,9 +3381,24 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            supplier_by_l_suppkey[v_l_suppkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            supplier_by_l_suppkey[v_l_suppkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        supplier_by_l_suppkey[v_l_suppkey] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del supplier_by_l_suppkey[v_l_suppkey]
+                else:
+                    supplier_by_l_suppkey[v_l_suppkey] = {_g: _o, _e: _p}
             _o = supplier_count_by_l_suppkey.get(v_l_suppkey)
             if _o is None:
                 supplier_count_by_l_suppkey[v_l_suppkey] = _p
@@ -3199,9 +3421,15 @@ class View:
                     else:
                         del n3_count_by_l_suppkey[v_l_suppkey]
                 _g5 = lineitem_o_orderkey_by_l_suppkey.get(v_l_suppkey)
-                if _g5:
+                if _g5 is not None:
                     for v_o_orderkey, _w3 in (
-                        (_g5,) if type(_g5) is tuple else _g5.items()
+                        _g5.items()
+                        if type(_g5) is dict
+                        else (
+                            (_g5,)
+                            if type(_g5) is tuple and len(_g5) == 2
+                            else ((_g5, 1),)
+                        )
                     ):
                         _d4 = _d2 * _w3
                         _t6 = (v_o_orderkey, v_l_suppkey)
@@ -3276,7 +3504,7 @@ class View:
                                     v_l_shipmode,
                                     v_l_comment,
                                 ), _m9 in (
-                                    (_g10,)
+                                    _g10.items()
                                     if type(
                                         (
                                             _g10 := self.lineitem_by_o_orderkey_l_suppkey[
@@ -3284,8 +3512,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g10.items()
+                                    is dict
+                                    else (
+                                        (_g10,)
+                                        if type(_g10) is tuple and len(_g10) == 2
+                                        else ((_g10, 1),)
+                                    )
                                 ):
                                     for (
                                         v_ps_partkey,
@@ -3294,7 +3526,7 @@ class View:
                                         v_ps_supplycost,
                                         v_ps_comment,
                                     ), _m11 in (
-                                        (_g12,)
+                                        _g12.items()
                                         if type(
                                             (
                                                 _g12 := self.partsupp_by_l_suppkey[
@@ -3302,8 +3534,12 @@ class View:
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g12.items()
+                                        is dict
+                                        else (
+                                            (_g12,)
+                                            if type(_g12) is tuple and len(_g12) == 2
+                                            else ((_g12, 1),)
+                                        )
                                     ):
                                         for (v_o_orderkey, v_o_custkey), _m13 in (
                                             (_g14,)
@@ -3328,7 +3564,7 @@ class View:
                                                 v_o_shippriority,
                                                 v_o_comment,
                                             ), _m15 in (
-                                                (_g16,)
+                                                _g16.items()
                                                 if type(
                                                     (
                                                         _g16 := self.orders_by_o_orderkey_o_custkey[
@@ -3336,8 +3572,13 @@ class View:
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g16.items()
+                                                is dict
+                                                else (
+                                                    (_g16,)
+                                                    if type(_g16) is tuple
+                                                    and len(_g16) == 2
+                                                    else ((_g16, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_o_custkey,
@@ -3349,7 +3590,7 @@ class View:
                                                     v_c_mktsegment,
                                                     v_c_comment,
                                                 ), _m17 in (
-                                                    (_g18,)
+                                                    _g18.items()
                                                     if type(
                                                         (
                                                             _g18 := self.customer_by_o_custkey[
@@ -3357,8 +3598,13 @@ class View:
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g18.items()
+                                                    is dict
+                                                    else (
+                                                        (_g18,)
+                                                        if type(_g18) is tuple
+                                                        and len(_g18) == 2
+                                                        else ((_g18, 1),)
+                                                    )
                                                 ):
                                                     _k = (
                                                         v_o_orderkey,
@@ -3516,19 +3762,8 @@ class View:
                 continue
             _grp = customer_by_o_custkey.get(v_o_custkey)
             if _grp is None:
-                customer_by_o_custkey[v_o_custkey] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        customer_by_o_custkey[v_o_custkey] = (_grp[0], _n)
-                    else:
-                        del customer_by_o_custkey[v_o_custkey]
-                else:
-                    customer_by_o_custkey[v_o_custkey] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                customer_by_o_custkey[v_o_custkey] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -3539,9 +3774,24 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            customer_by_o_custkey[v_o_custkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            customer_by_o_custkey[v_o_custkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        customer_by_o_custkey[v_o_custkey] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del customer_by_o_custkey[v_o_custkey]
+                else:
+                    customer_by_o_custkey[v_o_custkey] = {_g: _o, _e: _p}
             _o = customer_count_by_o_custkey.get(v_o_custkey)
             if _o is None:
                 customer_count_by_o_custkey[v_o_custkey] = _p
@@ -3552,9 +3802,11 @@ class View:
                 else:
                     del customer_count_by_o_custkey[v_o_custkey]
             _g3 = orders_o_orderkey_by_o_custkey.get(v_o_custkey)
-            if _g3:
+            if _g3 is not None:
                 for v_o_orderkey, _w1 in (
-                    (_g3,) if type(_g3) is tuple else _g3.items()
+                    _g3.items()
+                    if type(_g3) is dict
+                    else (_g3,) if type(_g3) is tuple and len(_g3) == 2 else ((_g3, 1),)
                 ):
                     _d2 = _p * _w1
                     _t4 = (v_o_orderkey, v_o_custkey)
@@ -3632,7 +3884,7 @@ class View:
                                     v_l_shipmode,
                                     v_l_comment,
                                 ), _m9 in (
-                                    (_g10,)
+                                    _g10.items()
                                     if type(
                                         (
                                             _g10 := self.lineitem_by_o_orderkey_l_suppkey[
@@ -3640,8 +3892,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g10.items()
+                                    is dict
+                                    else (
+                                        (_g10,)
+                                        if type(_g10) is tuple and len(_g10) == 2
+                                        else ((_g10, 1),)
+                                    )
                                 ):
                                     for (
                                         v_ps_partkey,
@@ -3650,7 +3906,7 @@ class View:
                                         v_ps_supplycost,
                                         v_ps_comment,
                                     ), _m11 in (
-                                        (_g12,)
+                                        _g12.items()
                                         if type(
                                             (
                                                 _g12 := self.partsupp_by_l_suppkey[
@@ -3658,8 +3914,12 @@ class View:
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g12.items()
+                                        is dict
+                                        else (
+                                            (_g12,)
+                                            if type(_g12) is tuple and len(_g12) == 2
+                                            else ((_g12, 1),)
+                                        )
                                     ):
                                         for (
                                             v_l_suppkey,
@@ -3670,7 +3930,7 @@ class View:
                                             v_s_acctbal,
                                             v_s_comment,
                                         ), _m13 in (
-                                            (_g14,)
+                                            _g14.items()
                                             if type(
                                                 (
                                                     _g14 := self.supplier_by_l_suppkey[
@@ -3678,8 +3938,13 @@ class View:
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g14.items()
+                                            is dict
+                                            else (
+                                                (_g14,)
+                                                if type(_g14) is tuple
+                                                and len(_g14) == 2
+                                                else ((_g14, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_o_orderkey,
@@ -3692,7 +3957,7 @@ class View:
                                                 v_o_shippriority,
                                                 v_o_comment,
                                             ), _m15 in (
-                                                (_g16,)
+                                                _g16.items()
                                                 if type(
                                                     (
                                                         _g16 := self.orders_by_o_orderkey_o_custkey[
@@ -3700,8 +3965,13 @@ class View:
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g16.items()
+                                                is dict
+                                                else (
+                                                    (_g16,)
+                                                    if type(_g16) is tuple
+                                                    and len(_g16) == 2
+                                                    else ((_g16, 1),)
+                                                )
                                             ):
                                                 _k = (
                                                     v_o_orderkey,
@@ -3934,7 +4204,7 @@ class View:
                     v_l_shipmode,
                     v_l_comment,
                 ), _m4 in (
-                    (_g5,)
+                    _g5.items()
                     if type(
                         (
                             _g5 := self.lineitem_by_o_orderkey_l_suppkey[
@@ -3942,8 +4212,8 @@ class View:
                             ]
                         )
                     )
-                    is tuple
-                    else _g5.items()
+                    is dict
+                    else (_g5,) if type(_g5) is tuple and len(_g5) == 2 else ((_g5, 1),)
                 ):
                     for (
                         v_ps_partkey,
@@ -3952,10 +4222,14 @@ class View:
                         v_ps_supplycost,
                         v_ps_comment,
                     ), _m6 in (
-                        (_g7,)
+                        _g7.items()
                         if type((_g7 := self.partsupp_by_l_suppkey[v_l_suppkey]))
-                        is tuple
-                        else _g7.items()
+                        is dict
+                        else (
+                            (_g7,)
+                            if type(_g7) is tuple and len(_g7) == 2
+                            else ((_g7, 1),)
+                        )
                     ):
                         for (
                             v_l_suppkey,
@@ -3966,10 +4240,14 @@ class View:
                             v_s_acctbal,
                             v_s_comment,
                         ), _m8 in (
-                            (_g9,)
+                            _g9.items()
                             if type((_g9 := self.supplier_by_l_suppkey[v_l_suppkey]))
-                            is tuple
-                            else _g9.items()
+                            is dict
+                            else (
+                                (_g9,)
+                                if type(_g9) is tuple and len(_g9) == 2
+                                else ((_g9, 1),)
+                            )
                         ):
                             for (v_o_orderkey, v_o_custkey), _m10 in (
                                 (_g11,)
@@ -3988,7 +4266,7 @@ class View:
                                     v_o_shippriority,
                                     v_o_comment,
                                 ), _m12 in (
-                                    (_g13,)
+                                    _g13.items()
                                     if type(
                                         (
                                             _g13 := self.orders_by_o_orderkey_o_custkey[
@@ -3996,8 +4274,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g13.items()
+                                    is dict
+                                    else (
+                                        (_g13,)
+                                        if type(_g13) is tuple and len(_g13) == 2
+                                        else ((_g13, 1),)
+                                    )
                                 ):
                                     for (
                                         v_o_custkey,
@@ -4009,7 +4291,7 @@ class View:
                                         v_c_mktsegment,
                                         v_c_comment,
                                     ), _m14 in (
-                                        (_g15,)
+                                        _g15.items()
                                         if type(
                                             (
                                                 _g15 := self.customer_by_o_custkey[
@@ -4017,8 +4299,12 @@ class View:
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g15.items()
+                                        is dict
+                                        else (
+                                            (_g15,)
+                                            if type(_g15) is tuple and len(_g15) == 2
+                                            else ((_g15, 1),)
+                                        )
                                     ):
                                         yield (
                                             v_o_orderkey,

@@ -57,13 +57,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -171,7 +175,7 @@ class View:
         "ps_comment",
     )
     QUERY_ID = "05b17fd666c5ab57"
-    LAYOUT_ID = "835c7e7d2bd30ede"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "f064ee50ce7e0b6b"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -390,19 +394,8 @@ class View:
         _p = d
         _grp = lineitem_by_l_suppkey.get(v_l_suppkey)
         if _grp is None:
-            lineitem_by_l_suppkey[v_l_suppkey] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    lineitem_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
-                else:
-                    del lineitem_by_l_suppkey[v_l_suppkey]
-            else:
-                lineitem_by_l_suppkey[v_l_suppkey] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            lineitem_by_l_suppkey[v_l_suppkey] = row if _p == 1 else (row, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -413,7 +406,22 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        lineitem_by_l_suppkey[v_l_suppkey] = next(iter(_grp.items()))
+                        ((_e, _n),) = _grp.items()
+                        lineitem_by_l_suppkey[v_l_suppkey] = _e if _n == 1 else (_e, _n)
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    lineitem_by_l_suppkey[v_l_suppkey] = _g if _n == 1 else (_g, _n)
+                else:
+                    del lineitem_by_l_suppkey[v_l_suppkey]
+            else:
+                lineitem_by_l_suppkey[v_l_suppkey] = {_g: _o, _e: _p}
         _o = lineitem_count_by_l_suppkey.get(v_l_suppkey)
         if _o is None:
             lineitem_count_by_l_suppkey[v_l_suppkey] = _p
@@ -457,10 +465,14 @@ class View:
                         v_s_acctbal,
                         v_s_comment,
                     ), _m5 in (
-                        (_g6,)
+                        _g6.items()
                         if type((_g6 := self.supplier_by_l_suppkey[v_l_suppkey]))
-                        is tuple
-                        else _g6.items()
+                        is dict
+                        else (
+                            (_g6,)
+                            if type(_g6) is tuple and len(_g6) == 2
+                            else ((_g6, 1),)
+                        )
                     ):
                         for (
                             v_ps_partkey,
@@ -469,10 +481,14 @@ class View:
                             v_ps_supplycost,
                             v_ps_comment,
                         ), _m7 in (
-                            (_g8,)
+                            _g8.items()
                             if type((_g8 := self.partsupp_by_l_suppkey[v_l_suppkey]))
-                            is tuple
-                            else _g8.items()
+                            is dict
+                            else (
+                                (_g8,)
+                                if type(_g8) is tuple and len(_g8) == 2
+                                else ((_g8, 1),)
+                            )
                         ):
                             _k = (
                                 v_l_orderkey,
@@ -561,19 +577,8 @@ class View:
         _p = d
         _grp = supplier_by_l_suppkey.get(v_l_suppkey)
         if _grp is None:
-            supplier_by_l_suppkey[v_l_suppkey] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    supplier_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
-                else:
-                    del supplier_by_l_suppkey[v_l_suppkey]
-            else:
-                supplier_by_l_suppkey[v_l_suppkey] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            supplier_by_l_suppkey[v_l_suppkey] = row if _p == 1 else (row, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -584,7 +589,22 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        supplier_by_l_suppkey[v_l_suppkey] = next(iter(_grp.items()))
+                        ((_e, _n),) = _grp.items()
+                        supplier_by_l_suppkey[v_l_suppkey] = _e if _n == 1 else (_e, _n)
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    supplier_by_l_suppkey[v_l_suppkey] = _g if _n == 1 else (_g, _n)
+                else:
+                    del supplier_by_l_suppkey[v_l_suppkey]
+            else:
+                supplier_by_l_suppkey[v_l_suppkey] = {_g: _o, _e: _p}
         _o = supplier_count_by_l_suppkey.get(v_l_suppkey)
         if _o is None:
             supplier_count_by_l_suppkey[v_l_suppkey] = _p
@@ -637,10 +657,14 @@ class View:
                         v_l_shipmode,
                         v_l_comment,
                     ), _m5 in (
-                        (_g6,)
+                        _g6.items()
                         if type((_g6 := self.lineitem_by_l_suppkey[v_l_suppkey]))
-                        is tuple
-                        else _g6.items()
+                        is dict
+                        else (
+                            (_g6,)
+                            if type(_g6) is tuple and len(_g6) == 2
+                            else ((_g6, 1),)
+                        )
                     ):
                         for (
                             v_ps_partkey,
@@ -649,10 +673,14 @@ class View:
                             v_ps_supplycost,
                             v_ps_comment,
                         ), _m7 in (
-                            (_g8,)
+                            _g8.items()
                             if type((_g8 := self.partsupp_by_l_suppkey[v_l_suppkey]))
-                            is tuple
-                            else _g8.items()
+                            is dict
+                            else (
+                                (_g8,)
+                                if type(_g8) is tuple and len(_g8) == 2
+                                else ((_g8, 1),)
+                            )
                         ):
                             _k = (
                                 v_l_orderkey,
@@ -727,19 +755,8 @@ class View:
         _p = d
         _grp = partsupp_by_l_suppkey.get(v_l_suppkey)
         if _grp is None:
-            partsupp_by_l_suppkey[v_l_suppkey] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    partsupp_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
-                else:
-                    del partsupp_by_l_suppkey[v_l_suppkey]
-            else:
-                partsupp_by_l_suppkey[v_l_suppkey] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            partsupp_by_l_suppkey[v_l_suppkey] = row if _p == 1 else (row, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -750,7 +767,22 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        partsupp_by_l_suppkey[v_l_suppkey] = next(iter(_grp.items()))
+                        ((_e, _n),) = _grp.items()
+                        partsupp_by_l_suppkey[v_l_suppkey] = _e if _n == 1 else (_e, _n)
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    partsupp_by_l_suppkey[v_l_suppkey] = _g if _n == 1 else (_g, _n)
+                else:
+                    del partsupp_by_l_suppkey[v_l_suppkey]
+            else:
+                partsupp_by_l_suppkey[v_l_suppkey] = {_g: _o, _e: _p}
         _o = partsupp_count_by_l_suppkey.get(v_l_suppkey)
         if _o is None:
             partsupp_count_by_l_suppkey[v_l_suppkey] = _p
@@ -791,9 +823,9 @@ class View:
                     v_l_shipmode,
                     v_l_comment,
                 ), _m3 in (
-                    (_g4,)
-                    if type((_g4 := self.lineitem_by_l_suppkey[v_l_suppkey])) is tuple
-                    else _g4.items()
+                    _g4.items()
+                    if type((_g4 := self.lineitem_by_l_suppkey[v_l_suppkey])) is dict
+                    else (_g4,) if type(_g4) is tuple and len(_g4) == 2 else ((_g4, 1),)
                 ):
                     for (
                         v_l_suppkey,
@@ -804,10 +836,14 @@ class View:
                         v_s_acctbal,
                         v_s_comment,
                     ), _m5 in (
-                        (_g6,)
+                        _g6.items()
                         if type((_g6 := self.supplier_by_l_suppkey[v_l_suppkey]))
-                        is tuple
-                        else _g6.items()
+                        is dict
+                        else (
+                            (_g6,)
+                            if type(_g6) is tuple and len(_g6) == 2
+                            else ((_g6, 1),)
+                        )
                     ):
                         _k = (
                             v_l_orderkey,
@@ -985,19 +1021,8 @@ class View:
                 continue
             _grp = lineitem_by_l_suppkey.get(v_l_suppkey)
             if _grp is None:
-                lineitem_by_l_suppkey[v_l_suppkey] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        lineitem_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
-                    else:
-                        del lineitem_by_l_suppkey[v_l_suppkey]
-                else:
-                    lineitem_by_l_suppkey[v_l_suppkey] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                lineitem_by_l_suppkey[v_l_suppkey] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -1008,9 +1033,24 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            lineitem_by_l_suppkey[v_l_suppkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            lineitem_by_l_suppkey[v_l_suppkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        lineitem_by_l_suppkey[v_l_suppkey] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del lineitem_by_l_suppkey[v_l_suppkey]
+                else:
+                    lineitem_by_l_suppkey[v_l_suppkey] = {_g: _o, _e: _p}
             _o = lineitem_count_by_l_suppkey.get(v_l_suppkey)
             if _o is None:
                 lineitem_count_by_l_suppkey[v_l_suppkey] = _p
@@ -1054,10 +1094,14 @@ class View:
                             v_s_acctbal,
                             v_s_comment,
                         ), _m5 in (
-                            (_g6,)
+                            _g6.items()
                             if type((_g6 := self.supplier_by_l_suppkey[v_l_suppkey]))
-                            is tuple
-                            else _g6.items()
+                            is dict
+                            else (
+                                (_g6,)
+                                if type(_g6) is tuple and len(_g6) == 2
+                                else ((_g6, 1),)
+                            )
                         ):
                             for (
                                 v_ps_partkey,
@@ -1066,12 +1110,16 @@ class View:
                                 v_ps_supplycost,
                                 v_ps_comment,
                             ), _m7 in (
-                                (_g8,)
+                                _g8.items()
                                 if type(
                                     (_g8 := self.partsupp_by_l_suppkey[v_l_suppkey])
                                 )
-                                is tuple
-                                else _g8.items()
+                                is dict
+                                else (
+                                    (_g8,)
+                                    if type(_g8) is tuple and len(_g8) == 2
+                                    else ((_g8, 1),)
+                                )
                             ):
                                 _k = (
                                     v_l_orderkey,
@@ -1204,19 +1252,8 @@ class View:
                 continue
             _grp = supplier_by_l_suppkey.get(v_l_suppkey)
             if _grp is None:
-                supplier_by_l_suppkey[v_l_suppkey] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        supplier_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
-                    else:
-                        del supplier_by_l_suppkey[v_l_suppkey]
-                else:
-                    supplier_by_l_suppkey[v_l_suppkey] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                supplier_by_l_suppkey[v_l_suppkey] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -1227,9 +1264,24 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            supplier_by_l_suppkey[v_l_suppkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            supplier_by_l_suppkey[v_l_suppkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        supplier_by_l_suppkey[v_l_suppkey] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del supplier_by_l_suppkey[v_l_suppkey]
+                else:
+                    supplier_by_l_suppkey[v_l_suppkey] = {_g: _o, _e: _p}
             _o = supplier_count_by_l_suppkey.get(v_l_suppkey)
             if _o is None:
                 supplier_count_by_l_suppkey[v_l_suppkey] = _p
@@ -1282,10 +1334,14 @@ class View:
                             v_l_shipmode,
                             v_l_comment,
                         ), _m5 in (
-                            (_g6,)
+                            _g6.items()
                             if type((_g6 := self.lineitem_by_l_suppkey[v_l_suppkey]))
-                            is tuple
-                            else _g6.items()
+                            is dict
+                            else (
+                                (_g6,)
+                                if type(_g6) is tuple and len(_g6) == 2
+                                else ((_g6, 1),)
+                            )
                         ):
                             for (
                                 v_ps_partkey,
@@ -1294,12 +1350,16 @@ class View:
                                 v_ps_supplycost,
                                 v_ps_comment,
                             ), _m7 in (
-                                (_g8,)
+                                _g8.items()
                                 if type(
                                     (_g8 := self.partsupp_by_l_suppkey[v_l_suppkey])
                                 )
-                                is tuple
-                                else _g8.items()
+                                is dict
+                                else (
+                                    (_g8,)
+                                    if type(_g8) is tuple and len(_g8) == 2
+                                    else ((_g8, 1),)
+                                )
                             ):
                                 _k = (
                                     v_l_orderkey,
@@ -1416,19 +1476,8 @@ class View:
                 continue
             _grp = partsupp_by_l_suppkey.get(v_l_suppkey)
             if _grp is None:
-                partsupp_by_l_suppkey[v_l_suppkey] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        partsupp_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
-                    else:
-                        del partsupp_by_l_suppkey[v_l_suppkey]
-                else:
-                    partsupp_by_l_suppkey[v_l_suppkey] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                partsupp_by_l_suppkey[v_l_suppkey] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -1439,9 +1488,24 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            partsupp_by_l_suppkey[v_l_suppkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            partsupp_by_l_suppkey[v_l_suppkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        partsupp_by_l_suppkey[v_l_suppkey] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del partsupp_by_l_suppkey[v_l_suppkey]
+                else:
+                    partsupp_by_l_suppkey[v_l_suppkey] = {_g: _o, _e: _p}
             _o = partsupp_count_by_l_suppkey.get(v_l_suppkey)
             if _o is None:
                 partsupp_count_by_l_suppkey[v_l_suppkey] = _p
@@ -1482,10 +1546,14 @@ class View:
                         v_l_shipmode,
                         v_l_comment,
                     ), _m3 in (
-                        (_g4,)
+                        _g4.items()
                         if type((_g4 := self.lineitem_by_l_suppkey[v_l_suppkey]))
-                        is tuple
-                        else _g4.items()
+                        is dict
+                        else (
+                            (_g4,)
+                            if type(_g4) is tuple and len(_g4) == 2
+                            else ((_g4, 1),)
+                        )
                     ):
                         for (
                             v_l_suppkey,
@@ -1496,10 +1564,14 @@ class View:
                             v_s_acctbal,
                             v_s_comment,
                         ), _m5 in (
-                            (_g6,)
+                            _g6.items()
                             if type((_g6 := self.supplier_by_l_suppkey[v_l_suppkey]))
-                            is tuple
-                            else _g6.items()
+                            is dict
+                            else (
+                                (_g6,)
+                                if type(_g6) is tuple and len(_g6) == 2
+                                else ((_g6, 1),)
+                            )
                         ):
                             _k = (
                                 v_l_orderkey,
@@ -1644,9 +1716,9 @@ class View:
                 v_l_shipmode,
                 v_l_comment,
             ), _m2 in (
-                (_g3,)
-                if type((_g3 := self.lineitem_by_l_suppkey[v_l_suppkey])) is tuple
-                else _g3.items()
+                _g3.items()
+                if type((_g3 := self.lineitem_by_l_suppkey[v_l_suppkey])) is dict
+                else (_g3,) if type(_g3) is tuple and len(_g3) == 2 else ((_g3, 1),)
             ):
                 for (
                     v_l_suppkey,
@@ -1657,9 +1729,9 @@ class View:
                     v_s_acctbal,
                     v_s_comment,
                 ), _m4 in (
-                    (_g5,)
-                    if type((_g5 := self.supplier_by_l_suppkey[v_l_suppkey])) is tuple
-                    else _g5.items()
+                    _g5.items()
+                    if type((_g5 := self.supplier_by_l_suppkey[v_l_suppkey])) is dict
+                    else (_g5,) if type(_g5) is tuple and len(_g5) == 2 else ((_g5, 1),)
                 ):
                     for (
                         v_ps_partkey,
@@ -1668,10 +1740,14 @@ class View:
                         v_ps_supplycost,
                         v_ps_comment,
                     ), _m6 in (
-                        (_g7,)
+                        _g7.items()
                         if type((_g7 := self.partsupp_by_l_suppkey[v_l_suppkey]))
-                        is tuple
-                        else _g7.items()
+                        is dict
+                        else (
+                            (_g7,)
+                            if type(_g7) is tuple and len(_g7) == 2
+                            else ((_g7, 1),)
+                        )
                     ):
                         yield (
                             v_l_orderkey,

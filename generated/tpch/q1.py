@@ -43,6 +43,7 @@ import datetime
 from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
+_DATE_0 = datetime.date(1998, 9, 2)
 _EMPTY = {}  # read-only stand-in for a missing index group
 _ZERO = (0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
 
@@ -128,7 +129,7 @@ class View:
         "count_order",
     )
     QUERY_ID = "e25d63d114064749"
-    LAYOUT_ID = "68ed89ca8b580262"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "77dbcab5bcba7111"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -141,6 +142,10 @@ class View:
         self._batchers = {  # update() of several rows: summed per key first
             "lineitem": self._batch_lineitem
         }
+        # insert() and delete(): in push mode, the triggers of one group
+        self._triggers = self._appliers
+        if push or on_delta is not None:
+            self._triggers = {**self._appliers, "lineitem": self._report_lineitem}
         self._on_delta = on_delta
         self._pending = {} if (push or on_delta is not None) else None
         self._reported = {}  # push mode: group key -> the row last reported
@@ -149,15 +154,21 @@ class View:
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
         try:
-            apply = self._appliers[relation]
+            apply = self._triggers[relation]
         except (KeyError, TypeError):
             apply = self._applier(relation)
         try:
-            apply(row if type(row) is tuple else tuple(row), 1)
+            changes = apply(row if type(row) is tuple else tuple(row), 1)
         except BaseException:
             self._rejected()
             raise
-        if self._pending:
+        if changes is not None:  # a trigger of one group: its change
+            self._changes = changes
+            on_delta = self._on_delta
+            if on_delta is not None:
+                for row, change in changes:
+                    on_delta(row, change)
+        elif self._pending:
             self._flush()
         elif self._pending is not None:
             self._changes = []  # nothing changed
@@ -165,15 +176,21 @@ class View:
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
         try:
-            apply = self._appliers[relation]
+            apply = self._triggers[relation]
         except (KeyError, TypeError):
             apply = self._applier(relation)
         try:
-            apply(row if type(row) is tuple else tuple(row), -1)
+            changes = apply(row if type(row) is tuple else tuple(row), -1)
         except BaseException:
             self._rejected()
             raise
-        if self._pending:
+        if changes is not None:  # a trigger of one group: its change
+            self._changes = changes
+            on_delta = self._on_delta
+            if on_delta is not None:
+                for row, change in changes:
+                    on_delta(row, change)
+        elif self._pending:
             self._flush()
         elif self._pending is not None:
             self._changes = []  # nothing changed
@@ -284,7 +301,7 @@ class View:
                     (10, "l_shipdate"),
                 ),
             )
-        keep_lineitem = c_lineitem_l_shipdate <= datetime.date(1998, 9, 2)
+        keep_lineitem = c_lineitem_l_shipdate <= _DATE_0
         store = self.lineitem_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -354,6 +371,131 @@ class View:
                     )
                 )
 
+    def _report_lineitem(self, row, d):
+        """Push mode's trigger for insert() and delete(): _apply_lineitem, but
+        returning the change of the one group the row reaches."""
+        if len(row) != 16:
+            raise ViewError(_arity_message("lineitem", 16, row))
+        c_lineitem_l_quantity = row[4]
+        c_lineitem_l_extendedprice = row[5]
+        c_lineitem_l_discount = row[6]
+        c_lineitem_l_tax = row[7]
+        v_l_returnflag = row[8]
+        v_l_linestatus = row[9]
+        c_lineitem_l_shipdate = row[10]
+        if (
+            c_lineitem_l_quantity is None
+            or c_lineitem_l_extendedprice is None
+            or c_lineitem_l_discount is None
+            or c_lineitem_l_tax is None
+            or v_l_returnflag is None
+            or v_l_linestatus is None
+            or c_lineitem_l_shipdate is None
+        ):
+            raise _null_error(
+                "lineitem",
+                row,
+                (
+                    (4, "l_quantity"),
+                    (5, "l_extendedprice"),
+                    (6, "l_discount"),
+                    (7, "l_tax"),
+                    (8, "l_returnflag"),
+                    (9, "l_linestatus"),
+                    (10, "l_shipdate"),
+                ),
+            )
+        keep_lineitem = c_lineitem_l_shipdate <= _DATE_0
+        store = self.lineitem_rows
+        count = store.get(row, 0) + d
+        if count < 0:
+            raise ViewError(_absent_message("lineitem", row))
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (
+            (
+                d,
+                d * round(c_lineitem_l_quantity * 100),
+                d * round(c_lineitem_l_extendedprice * 100),
+                d
+                * round(
+                    (c_lineitem_l_extendedprice * (1 - c_lineitem_l_discount)) * 10000
+                ),
+                d
+                * round(
+                    (
+                        (c_lineitem_l_extendedprice * (1 - c_lineitem_l_discount))
+                        * (1 + c_lineitem_l_tax)
+                    )
+                    * 1000000
+                ),
+                d * round(c_lineitem_l_discount * 100),
+            )
+            if keep_lineitem
+            else None
+        )
+        pending = self._pending
+        lineitem_root = self.lineitem_root
+        if count:
+            store[row] = count
+        else:
+            del store[row]
+        # atom lineitem
+        if keep_lineitem:
+            _t1 = (v_l_returnflag, v_l_linestatus)
+            _o = lineitem_root.get(_t1)
+            if _o is None:
+                lineitem_root[_t1] = _p
+            else:
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                )
+                if _n[0]:
+                    lineitem_root[_t1] = _n
+                else:
+                    del lineitem_root[_t1]
+            key = (v_l_returnflag, v_l_linestatus)
+            reported = self._reported
+            changes = []
+            new = None
+            _m1 = self.lineitem_root.get((v_l_returnflag, v_l_linestatus))
+            if _m1 is not None:
+                p = _m1
+                _a0 = p[1] / 100
+                _a1 = p[2] / 100
+                _a2 = p[3] / 10000
+                _a3 = p[4] / 1000000
+                _a4 = (p[1] / 100) / p[0]
+                _a5 = (p[2] / 100) / p[0]
+                _a6 = (p[5] / 100) / p[0]
+                _a7 = p[0]
+                new = (
+                    v_l_returnflag,
+                    v_l_linestatus,
+                    _a0,
+                    _a1,
+                    _a2,
+                    _a3,
+                    _a4,
+                    _a5,
+                    _a6,
+                    _a7,
+                )
+            old = reported.get(key)
+            if old != new:  # no output can be NaN: equal rows are the same
+                if old is not None:
+                    changes.append((old, -1))
+                if new is not None:
+                    changes.append((new, 1))
+                    reported[key] = new
+                else:
+                    del reported[key]
+            return changes
+
     def _batch_lineitem(self, rows, mults):
         """Apply a batch of lineitem rows (row i changes by mults[i]) at once:
         every row is checked and its payload summed per key (the values its
@@ -400,7 +542,7 @@ class View:
                         (10, "l_shipdate"),
                     ),
                 )
-            keep_lineitem = c_lineitem_l_shipdate <= datetime.date(1998, 9, 2)
+            keep_lineitem = c_lineitem_l_shipdate <= _DATE_0
             if keep_lineitem:
                 _p = (
                     d,
@@ -502,13 +644,13 @@ class View:
 
     def _group_row(self, v_l_returnflag, v_l_linestatus, p, e=None):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[0] == 0 else (p[1] / 100)
-        _a1 = None if p[0] == 0 else (p[2] / 100)
-        _a2 = None if p[0] == 0 else (p[3] / 10000)
-        _a3 = None if p[0] == 0 else (p[4] / 1000000)
-        _a4 = None if p[0] == 0 else (p[1] / 100) / p[0]
-        _a5 = None if p[0] == 0 else (p[2] / 100) / p[0]
-        _a6 = None if p[0] == 0 else (p[5] / 100) / p[0]
+        _a0 = p[1] / 100
+        _a1 = p[2] / 100
+        _a2 = p[3] / 10000
+        _a3 = p[4] / 1000000
+        _a4 = (p[1] / 100) / p[0]
+        _a5 = (p[2] / 100) / p[0]
+        _a6 = (p[5] / 100) / p[0]
         _a7 = p[0]
         return (v_l_returnflag, v_l_linestatus, _a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7)
 
@@ -570,13 +712,13 @@ class View:
             _m1 = self.lineitem_root.get((v_l_returnflag, v_l_linestatus))
             if _m1 is not None:
                 p = _m1
-                _a0 = None if p[0] == 0 else (p[1] / 100)
-                _a1 = None if p[0] == 0 else (p[2] / 100)
-                _a2 = None if p[0] == 0 else (p[3] / 10000)
-                _a3 = None if p[0] == 0 else (p[4] / 1000000)
-                _a4 = None if p[0] == 0 else (p[1] / 100) / p[0]
-                _a5 = None if p[0] == 0 else (p[2] / 100) / p[0]
-                _a6 = None if p[0] == 0 else (p[5] / 100) / p[0]
+                _a0 = p[1] / 100
+                _a1 = p[2] / 100
+                _a2 = p[3] / 10000
+                _a3 = p[4] / 1000000
+                _a4 = (p[1] / 100) / p[0]
+                _a5 = (p[2] / 100) / p[0]
+                _a6 = (p[5] / 100) / p[0]
                 _a7 = p[0]
                 new = (
                     v_l_returnflag,

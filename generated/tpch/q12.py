@@ -46,19 +46,25 @@ import datetime
 from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
+_DATE_0 = datetime.date(1994, 1, 1)
+_DATE_1 = datetime.date(1995, 1, 1)
 _EMPTY = {}  # read-only stand-in for a missing index group
 
 
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = (0, 0, 0)  # the payload of an absent tuple
@@ -145,7 +151,7 @@ class View:
     }
     COLUMNS = ("l_shipmode", "high_line_count", "low_line_count")
     QUERY_ID = "f6249adb82cb64ba"
-    LAYOUT_ID = "da00a06d29b8236b"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "3440a6068920a27b"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -167,6 +173,10 @@ class View:
             "orders": self._batch_orders,
             "lineitem": self._batch_lineitem,
         }
+        # insert() and delete(): in push mode, the triggers of one group
+        self._triggers = self._appliers
+        if push or on_delta is not None:
+            self._triggers = {**self._appliers, "lineitem": self._report_lineitem}
         self._on_delta = on_delta
         self._pending = {} if (push or on_delta is not None) else None
         self._reported = {}  # push mode: group key -> the row last reported
@@ -175,15 +185,21 @@ class View:
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
         try:
-            apply = self._appliers[relation]
+            apply = self._triggers[relation]
         except (KeyError, TypeError):
             apply = self._applier(relation)
         try:
-            apply(row if type(row) is tuple else tuple(row), 1)
+            changes = apply(row if type(row) is tuple else tuple(row), 1)
         except BaseException:
             self._rejected()
             raise
-        if self._pending:
+        if changes is not None:  # a trigger of one group: its change
+            self._changes = changes
+            on_delta = self._on_delta
+            if on_delta is not None:
+                for row, change in changes:
+                    on_delta(row, change)
+        elif self._pending:
             self._flush()
         elif self._pending is not None:
             self._changes = []  # nothing changed
@@ -191,15 +207,21 @@ class View:
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
         try:
-            apply = self._appliers[relation]
+            apply = self._triggers[relation]
         except (KeyError, TypeError):
             apply = self._applier(relation)
         try:
-            apply(row if type(row) is tuple else tuple(row), -1)
+            changes = apply(row if type(row) is tuple else tuple(row), -1)
         except BaseException:
             self._rejected()
             raise
-        if self._pending:
+        if changes is not None:  # a trigger of one group: its change
+            self._changes = changes
+            on_delta = self._on_delta
+            if on_delta is not None:
+                for row, change in changes:
+                    on_delta(row, change)
+        elif self._pending:
             self._flush()
         elif self._pending is not None:
             self._changes = []  # nothing changed
@@ -390,8 +412,8 @@ class View:
             (v_l_shipmode in ("MAIL", "SHIP"))
             and (c_lineitem_l_commitdate < c_lineitem_l_receiptdate)
             and (c_lineitem_l_shipdate < c_lineitem_l_commitdate)
-            and (c_lineitem_l_receiptdate >= datetime.date(1994, 1, 1))
-            and (c_lineitem_l_receiptdate < datetime.date(1995, 1, 1))
+            and (c_lineitem_l_receiptdate >= _DATE_0)
+            and (c_lineitem_l_receiptdate < _DATE_1)
         )
         store = self.lineitem_rows
         count = store.get(row, 0) + d
@@ -461,6 +483,121 @@ class View:
                         if _o is None
                         else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                     )
+
+    def _report_lineitem(self, row, d):
+        """Push mode's trigger for insert() and delete(): _apply_lineitem, but
+        returning the change of the one group the row reaches."""
+        if len(row) != 16:
+            raise ViewError(_arity_message("lineitem", 16, row))
+        v_o_orderkey = row[0]
+        c_lineitem_l_shipdate = row[10]
+        c_lineitem_l_commitdate = row[11]
+        c_lineitem_l_receiptdate = row[12]
+        v_l_shipmode = row[14]
+        if (
+            v_o_orderkey is None
+            or c_lineitem_l_shipdate is None
+            or c_lineitem_l_commitdate is None
+            or c_lineitem_l_receiptdate is None
+            or v_l_shipmode is None
+        ):
+            raise _null_error(
+                "lineitem",
+                row,
+                (
+                    (0, "l_orderkey"),
+                    (10, "l_shipdate"),
+                    (11, "l_commitdate"),
+                    (12, "l_receiptdate"),
+                    (14, "l_shipmode"),
+                ),
+            )
+        keep_lineitem = (
+            (v_l_shipmode in ("MAIL", "SHIP"))
+            and (c_lineitem_l_commitdate < c_lineitem_l_receiptdate)
+            and (c_lineitem_l_shipdate < c_lineitem_l_commitdate)
+            and (c_lineitem_l_receiptdate >= _DATE_0)
+            and (c_lineitem_l_receiptdate < _DATE_1)
+        )
+        store = self.lineitem_rows
+        count = store.get(row, 0) + d
+        if count < 0:
+            raise ViewError(_absent_message("lineitem", row))
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (d, d, d) if keep_lineitem else None
+        pending = self._pending
+        lineitem_l_shipmode_by_o_orderkey = self.lineitem_l_shipmode_by_o_orderkey
+        n0_root = self.n0_root
+        orders_count_by_o_orderkey = self.orders_count_by_o_orderkey
+        if count:
+            store[row] = count
+        else:
+            del store[row]
+        # atom lineitem
+        if keep_lineitem:
+            _grp = lineitem_l_shipmode_by_o_orderkey.get(v_o_orderkey)
+            if _grp is None:
+                lineitem_l_shipmode_by_o_orderkey[v_o_orderkey] = (v_l_shipmode, _p)
+            elif type(_grp) is tuple:
+                _e = v_l_shipmode
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        lineitem_l_shipmode_by_o_orderkey[v_o_orderkey] = (_grp[0], _n)
+                    else:
+                        del lineitem_l_shipmode_by_o_orderkey[v_o_orderkey]
+                else:
+                    lineitem_l_shipmode_by_o_orderkey[v_o_orderkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(v_l_shipmode)
+                if _o is None:
+                    _grp[v_l_shipmode] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        _grp[v_l_shipmode] = _n
+                    else:
+                        del _grp[v_l_shipmode]
+                        if len(_grp) == 1:
+                            lineitem_l_shipmode_by_o_orderkey[v_o_orderkey] = next(
+                                iter(_grp.items())
+                            )
+            _w1 = orders_count_by_o_orderkey.get(v_o_orderkey)
+            if _w1 is not None:
+                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _o = n0_root.get(v_l_shipmode)
+                if _o is None:
+                    n0_root[v_l_shipmode] = _d2
+                else:
+                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    if _n[0]:
+                        n0_root[v_l_shipmode] = _n
+                    else:
+                        del n0_root[v_l_shipmode]
+                key = (v_l_shipmode,)
+                reported = self._reported
+                changes = []
+                new = None
+                _m1 = self.n0_root.get(v_l_shipmode)
+                if _m1 is not None:
+                    p = _m1
+                    _a0 = p[1]
+                    _a1 = p[2]
+                    new = (v_l_shipmode, _a0, _a1)
+                old = reported.get(key)
+                if old != new:  # no output can be NaN: equal rows are the same
+                    if old is not None:
+                        changes.append((old, -1))
+                    if new is not None:
+                        changes.append((new, 1))
+                        reported[key] = new
+                    else:
+                        del reported[key]
+                return changes
 
     def _batch_orders(self, rows, mults):
         """Apply a batch of orders rows (row i changes by mults[i]) at once:
@@ -617,8 +754,8 @@ class View:
                 (v_l_shipmode in ("MAIL", "SHIP"))
                 and (c_lineitem_l_commitdate < c_lineitem_l_receiptdate)
                 and (c_lineitem_l_shipdate < c_lineitem_l_commitdate)
-                and (c_lineitem_l_receiptdate >= datetime.date(1994, 1, 1))
-                and (c_lineitem_l_receiptdate < datetime.date(1995, 1, 1))
+                and (c_lineitem_l_receiptdate >= _DATE_0)
+                and (c_lineitem_l_receiptdate < _DATE_1)
             )
             if keep_lineitem:
                 _p = (d, d, d)
@@ -717,8 +854,8 @@ class View:
 
     def _group_row(self, v_l_shipmode, p, e=None):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[0] == 0 else (p[1])
-        _a1 = None if p[0] == 0 else (p[2])
+        _a0 = p[1]
+        _a1 = p[2]
         return (v_l_shipmode, _a0, _a1)
 
     def enumerate(self) -> Iterator[tuple[tuple, int]]:
@@ -779,8 +916,8 @@ class View:
             _m1 = self.n0_root.get(v_l_shipmode)
             if _m1 is not None:
                 p = _m1
-                _a0 = None if p[0] == 0 else (p[1])
-                _a1 = None if p[0] == 0 else (p[2])
+                _a0 = p[1]
+                _a1 = p[2]
                 new = (v_l_shipmode, _a0, _a1)
             old = reported.get(key)
             if old != new:  # no output can be NaN: equal rows are the same

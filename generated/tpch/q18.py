@@ -51,13 +51,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = (0, 0)  # the payload of an absent tuple
@@ -188,7 +192,7 @@ def _make_in_1():
         COLUMNS = ("k1",)
         QUERY_ID = "0013fdf41218af7c"
         LAYOUT_ID = (
-            "e5bef114885d8930"  # the state's layout: snapshots restore only here
+            "381bac7c068f5745"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -350,7 +354,7 @@ def _make_in_1():
             _m1 = self.lineitem_root.get(v_l_orderkey)
             if _m1 is not None:
                 p = _m1
-                _a0 = None if p[0] == 0 else (p[1] / 100)
+                _a0 = p[1] / 100
                 try:
                     keep = _a0 is not None and (_a0 > 300)
                 except (
@@ -378,7 +382,7 @@ def _make_in_1():
 
         def _group_row(self, v_l_orderkey, p, e=None):
             """The output row of one group from its payload; None if HAVING fails."""
-            _a0 = None if p[0] == 0 else (p[1] / 100)
+            _a0 = p[1] / 100
             try:
                 keep = _a0 is not None and (_a0 > 300)
             except TypeError:  # compared with NULL (an aggregate of no rows): unknown
@@ -443,7 +447,7 @@ def _make_in_1():
                 _m1 = self.lineitem_root.get(v_l_orderkey)
                 if _m1 is not None:
                     p = _m1
-                    _a0 = None if p[0] == 0 else (p[1] / 100)
+                    _a0 = p[1] / 100
                     try:
                         keep = _a0 is not None and (_a0 > 300)
                     except (
@@ -574,7 +578,7 @@ class View:
         "sum(l_quantity)",
     )
     QUERY_ID = "694a1203e48ca70b"
-    LAYOUT_ID = "dbd9f7b68db29fd9"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "72f121942239421f"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -619,7 +623,13 @@ class View:
         for sub_row, change in self.sub_in_1._changes:
             self._apply_in_1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -1586,7 +1596,7 @@ class View:
         e=None,
     ):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[0] == 0 else (p[1] / 100)
+        _a0 = p[1] / 100
         return (v_c_name, v_c_custkey, v_o_orderkey, v_o_orderdate, v_o_totalprice, _a0)
 
     def enumerate(self) -> Iterator[tuple[tuple, int]]:
@@ -1674,7 +1684,7 @@ class View:
                             _m5 = _entry(_g4, (v_c_custkey, v_c_name))
                             if _m5 is not None:
                                 p = (_m3[0] * _m5[0], _m3[1] * _m5[1])
-                                _a0 = None if p[0] == 0 else (p[1] / 100)
+                                _a0 = p[1] / 100
                                 new = (
                                     v_c_name,
                                     v_c_custkey,

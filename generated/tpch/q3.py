@@ -39,19 +39,24 @@ import datetime
 from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
+_DATE_0 = datetime.date(1995, 3, 15)
 _EMPTY = {}  # read-only stand-in for a missing index group
 
 
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = (0, 0)  # the payload of an absent tuple
@@ -148,7 +153,7 @@ class View:
     }
     COLUMNS = ("l_orderkey", "revenue", "o_orderdate", "o_shippriority")
     QUERY_ID = "46bea0936cba102c"
-    LAYOUT_ID = "626704d0a1b8919a"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "3fd29f005fbc1441"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -177,6 +182,10 @@ class View:
             "orders": self._batch_orders,
             "lineitem": self._batch_lineitem,
         }
+        # insert() and delete(): in push mode, the triggers of one group
+        self._triggers = self._appliers
+        if push or on_delta is not None:
+            self._triggers = {**self._appliers, "orders": self._report_orders}
         self._on_delta = on_delta
         self._pending = {} if (push or on_delta is not None) else None
         self._reported = {}  # push mode: group key -> the row last reported
@@ -185,15 +194,21 @@ class View:
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
         try:
-            apply = self._appliers[relation]
+            apply = self._triggers[relation]
         except (KeyError, TypeError):
             apply = self._applier(relation)
         try:
-            apply(row if type(row) is tuple else tuple(row), 1)
+            changes = apply(row if type(row) is tuple else tuple(row), 1)
         except BaseException:
             self._rejected()
             raise
-        if self._pending:
+        if changes is not None:  # a trigger of one group: its change
+            self._changes = changes
+            on_delta = self._on_delta
+            if on_delta is not None:
+                for row, change in changes:
+                    on_delta(row, change)
+        elif self._pending:
             self._flush()
         elif self._pending is not None:
             self._changes = []  # nothing changed
@@ -201,15 +216,21 @@ class View:
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
         try:
-            apply = self._appliers[relation]
+            apply = self._triggers[relation]
         except (KeyError, TypeError):
             apply = self._applier(relation)
         try:
-            apply(row if type(row) is tuple else tuple(row), -1)
+            changes = apply(row if type(row) is tuple else tuple(row), -1)
         except BaseException:
             self._rejected()
             raise
-        if self._pending:
+        if changes is not None:  # a trigger of one group: its change
+            self._changes = changes
+            on_delta = self._on_delta
+            if on_delta is not None:
+                for row, change in changes:
+                    on_delta(row, change)
+        elif self._pending:
             self._flush()
         elif self._pending is not None:
             self._changes = []  # nothing changed
@@ -420,7 +441,7 @@ class View:
                     (7, "o_shippriority"),
                 ),
             )
-        keep_orders = v_o_orderdate < datetime.date(1995, 3, 15)
+        keep_orders = v_o_orderdate < _DATE_0
         store = self.orders_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -570,7 +591,7 @@ class View:
                     (10, "l_shipdate"),
                 ),
             )
-        keep_lineitem = c_lineitem_l_shipdate > datetime.date(1995, 3, 15)
+        keep_lineitem = c_lineitem_l_shipdate > _DATE_0
         store = self.lineitem_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -631,6 +652,169 @@ class View:
                         pending[_k] = (
                             _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
                         )
+
+    def _report_orders(self, row, d):
+        """Push mode's trigger for insert() and delete(): _apply_orders, but
+        returning the change of the one group the row reaches."""
+        if len(row) != 9:
+            raise ViewError(_arity_message("orders", 9, row))
+        v_o_orderkey = row[0]
+        v_c_custkey = row[1]
+        v_o_orderdate = row[4]
+        v_o_shippriority = row[7]
+        if (
+            v_o_orderkey is None
+            or v_c_custkey is None
+            or v_o_orderdate is None
+            or v_o_shippriority is None
+        ):
+            raise _null_error(
+                "orders",
+                row,
+                (
+                    (0, "o_orderkey"),
+                    (1, "o_custkey"),
+                    (4, "o_orderdate"),
+                    (7, "o_shippriority"),
+                ),
+            )
+        keep_orders = v_o_orderdate < _DATE_0
+        store = self.orders_rows
+        count = store.get(row, 0) + d
+        if count < 0:
+            raise ViewError(_absent_message("orders", row))
+        # only for a row the atom takes (its NULL-rejecting filters hold)
+        _p = (d, d) if keep_orders else None
+        pending = self._pending
+        customer_count_by_c_custkey = self.customer_count_by_c_custkey
+        lineitem_count_by_o_orderkey = self.lineitem_count_by_o_orderkey
+        n0_root = self.n0_root
+        n1_o_orderdate_o_shippriority_by_o_orderkey = (
+            self.n1_o_orderdate_o_shippriority_by_o_orderkey
+        )
+        orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey = (
+            self.orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey
+        )
+        if count:
+            store[row] = count
+        else:
+            del store[row]
+        # atom orders
+        if keep_orders:
+            _t1 = (v_o_orderkey, v_o_orderdate, v_o_shippriority)
+            _t4 = (v_o_orderdate, v_o_shippriority)
+            _grp = orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey.get(
+                v_c_custkey
+            )
+            if _grp is None:
+                orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey[
+                    v_c_custkey
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey[
+                            v_c_custkey
+                        ] = (_grp[0], _n)
+                    else:
+                        del orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey[
+                            v_c_custkey
+                        ]
+                else:
+                    orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey[
+                        v_c_custkey
+                    ] = {_grp[0]: _grp[1], _e: _p}
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _p
+                else:
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        _grp[_t1] = _n
+                    else:
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey[
+                                v_c_custkey
+                            ] = next(iter(_grp.items()))
+            _w2 = customer_count_by_c_custkey.get(v_c_custkey)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1])
+                _grp = n1_o_orderdate_o_shippriority_by_o_orderkey.get(v_o_orderkey)
+                if _grp is None:
+                    n1_o_orderdate_o_shippriority_by_o_orderkey[v_o_orderkey] = (
+                        _t4,
+                        _d3,
+                    )
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1])
+                        if _n[0]:
+                            n1_o_orderdate_o_shippriority_by_o_orderkey[
+                                v_o_orderkey
+                            ] = (_grp[0], _n)
+                        else:
+                            del n1_o_orderdate_o_shippriority_by_o_orderkey[
+                                v_o_orderkey
+                            ]
+                    else:
+                        n1_o_orderdate_o_shippriority_by_o_orderkey[v_o_orderkey] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t4)
+                    if _o is None:
+                        _grp[_t4] = _d3
+                    else:
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1])
+                        if _n[0]:
+                            _grp[_t4] = _n
+                        else:
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n1_o_orderdate_o_shippriority_by_o_orderkey[
+                                    v_o_orderkey
+                                ] = next(iter(_grp.items()))
+                _w5 = lineitem_count_by_o_orderkey.get(v_o_orderkey)
+                if _w5 is not None:
+                    _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1])
+                    _o = n0_root.get(_t1)
+                    if _o is None:
+                        n0_root[_t1] = _d6
+                    else:
+                        _n = (_o[0] + _d6[0], _o[1] + _d6[1])
+                        if _n[0]:
+                            n0_root[_t1] = _n
+                        else:
+                            del n0_root[_t1]
+                    key = (v_o_orderkey, v_o_orderdate, v_o_shippriority)
+                    reported = self._reported
+                    changes = []
+                    new = None
+                    _m1 = self.n0_root.get(
+                        (v_o_orderkey, v_o_orderdate, v_o_shippriority)
+                    )
+                    if _m1 is not None:
+                        p = _m1
+                        _a0 = p[1] / 10000
+                        new = (v_o_orderkey, _a0, v_o_orderdate, v_o_shippriority)
+                    old = reported.get(key)
+                    if old != new:  # no output can be NaN: equal rows are the same
+                        if old is not None:
+                            changes.append((old, -1))
+                        if new is not None:
+                            changes.append((new, 1))
+                            reported[key] = new
+                        else:
+                            del reported[key]
+                    return changes
 
     def _batch_customer(self, rows, mults):
         """Apply a batch of customer rows (row i changes by mults[i]) at once:
@@ -804,7 +988,7 @@ class View:
                         (7, "o_shippriority"),
                     ),
                 )
-            keep_orders = v_o_orderdate < datetime.date(1995, 3, 15)
+            keep_orders = v_o_orderdate < _DATE_0
             if keep_orders:
                 _p = (d, d)
                 _k = (v_o_orderkey, v_c_custkey, v_o_orderdate, v_o_shippriority)
@@ -984,7 +1168,7 @@ class View:
                         (10, "l_shipdate"),
                     ),
                 )
-            keep_lineitem = c_lineitem_l_shipdate > datetime.date(1995, 3, 15)
+            keep_lineitem = c_lineitem_l_shipdate > _DATE_0
             if keep_lineitem:
                 _p = (
                     d,
@@ -1065,7 +1249,7 @@ class View:
 
     def _group_row(self, v_o_orderkey, v_o_orderdate, v_o_shippriority, p, e=None):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[0] == 0 else (p[1] / 10000)
+        _a0 = p[1] / 10000
         return (v_o_orderkey, _a0, v_o_orderdate, v_o_shippriority)
 
     def enumerate(self) -> Iterator[tuple[tuple, int]]:
@@ -1130,7 +1314,7 @@ class View:
             _m1 = self.n0_root.get((v_o_orderkey, v_o_orderdate, v_o_shippriority))
             if _m1 is not None:
                 p = _m1
-                _a0 = None if p[0] == 0 else (p[1] / 10000)
+                _a0 = p[1] / 10000
                 new = (v_o_orderkey, _a0, v_o_orderdate, v_o_shippriority)
             old = reported.get(key)
             if old != new:  # no output can be NaN: equal rows are the same

@@ -25,6 +25,8 @@ import datetime
 from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
+_DATE_0 = datetime.date(1994, 1, 1)
+_DATE_1 = datetime.date(1995, 1, 1)
 _EMPTY = {}  # read-only stand-in for a missing index group
 _ZERO = (0, 0)  # the payload of an absent tuple
 
@@ -99,7 +101,7 @@ class View:
     }
     COLUMNS = ("revenue",)
     QUERY_ID = "548907e5548e2ed6"
-    LAYOUT_ID = "3850a927b4e04e61"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "a4fe05649ca0844f"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -254,8 +256,8 @@ class View:
                 ),
             )
         keep_lineitem = (
-            (c_lineitem_l_shipdate >= datetime.date(1994, 1, 1))
-            and (c_lineitem_l_shipdate < datetime.date(1995, 1, 1))
+            (c_lineitem_l_shipdate >= _DATE_0)
+            and (c_lineitem_l_shipdate < _DATE_1)
             and (c_lineitem_l_discount >= 0.05)
             and (c_lineitem_l_discount <= 0.07)
             and (c_lineitem_l_quantity < 24)
@@ -331,8 +333,8 @@ class View:
                     ),
                 )
             keep_lineitem = (
-                (c_lineitem_l_shipdate >= datetime.date(1994, 1, 1))
-                and (c_lineitem_l_shipdate < datetime.date(1995, 1, 1))
+                (c_lineitem_l_shipdate >= _DATE_0)
+                and (c_lineitem_l_shipdate < _DATE_1)
                 and (c_lineitem_l_discount >= 0.05)
                 and (c_lineitem_l_discount <= 0.07)
                 and (c_lineitem_l_quantity < 24)

@@ -56,13 +56,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = (0, 0, 0)  # the payload of an absent tuple
@@ -177,7 +181,7 @@ class View:
     }
     COLUMNS = ("nation", "o_year", "sum_profit")
     QUERY_ID = "3d1b7c02f0691642"
-    LAYOUT_ID = "0cbfceed2210d8dd"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "7261fe72087e8ddd"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -3004,7 +3008,7 @@ class View:
 
     def _group_row(self, v_n_name, v_group2, p, e=None):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[0] == 0 else (p[1] / 10000 + -1 * p[2] / 10000)
+        _a0 = p[1] / 10000 + -1 * p[2] / 10000
         return (v_n_name, v_group2, _a0)
 
     def enumerate(self) -> Iterator[tuple[tuple, int]]:
@@ -3082,7 +3086,7 @@ class View:
                 else:
                     v_n_name, v_group2 = group
                     p, e = entry[0], entry
-                    _a0 = None if p[0] == 0 else (p[1] / 10000 + -1 * p[2] / 10000)
+                    _a0 = p[1] / 10000 + -1 * p[2] / 10000
                     new = (v_n_name, v_group2, _a0)
                 old = reported.get(group)
                 if old != new and not _same(old, new):

@@ -48,13 +48,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -208,13 +212,17 @@ def _make_derived1():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -312,7 +320,7 @@ def _make_derived1():
         COLUMNS = ("ctr_customer_sk", "ctr_store_sk", "ctr_total_return")
         QUERY_ID = "329e16f0c30e4073"
         LAYOUT_ID = (
-            "9f2f70fc330433ee"  # the state's layout: snapshots restore only here
+            "a21cd9b819992d15"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -972,13 +980,17 @@ def _make_scalar_2():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -1076,7 +1088,7 @@ def _make_scalar_2():
             COLUMNS = ("ctr_customer_sk", "ctr_store_sk", "ctr_total_return")
             QUERY_ID = "329e16f0c30e4073"
             LAYOUT_ID = (
-                "9f2f70fc330433ee"  # the state's layout: snapshots restore only here
+                "a21cd9b819992d15"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -1742,7 +1754,7 @@ def _make_scalar_2():
         COLUMNS = ("k1", "v")
         QUERY_ID = "26c10cc7d6f6d228"
         LAYOUT_ID = (
-            "6b5dd620286b8050"  # the state's layout: snapshots restore only here
+            "f2a109268483018a"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1767,7 +1779,15 @@ def _make_scalar_2():
             for sub_row, change in self.sub_derived1._changes:
                 self._apply_derived1(sub_row, change)
             if self._pending:
+                first = self._changes  # the row of an empty database, if any
                 self._flush()
+                if first:  # the inner views' rows changed it: report the net change
+                    net = {}
+                    for row, change in first + self._changes:
+                        net[row] = net.get(row, 0) + change
+                    self._changes = [
+                        (row, change) for row, change in net.items() if change
+                    ]
 
         def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
@@ -2197,7 +2217,7 @@ class View:
     }
     COLUMNS = ("c_customer_id",)
     QUERY_ID = "d0ca9d539c14389b"
-    LAYOUT_ID = "c1cf0b317674570f"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "1bac0d42fdc415c0"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -2243,7 +2263,13 @@ class View:
         if self.sub_scalar_2._changes:
             self._on_scalar_2(self.sub_scalar_2._changes)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -2453,9 +2479,15 @@ class View:
                     else:
                         del n3_count_by_ctr_customer_sk[v_ctr_customer_sk]
                 _g5 = customer_c_customer_id_by_ctr_customer_sk.get(v_ctr_customer_sk)
-                if _g5:
+                if _g5 is not None:
                     for v_c_customer_id, _w3 in (
-                        (_g5,) if type(_g5) is tuple else _g5.items()
+                        _g5.items()
+                        if type(_g5) is dict
+                        else (
+                            (_g5,)
+                            if type(_g5) is tuple and len(_g5) == 2
+                            else ((_g5, 1),)
+                        )
                     ):
                         _d4 = _d2 * _w3
                         _o = n0_root.get(v_c_customer_id)
@@ -2532,9 +2564,15 @@ class View:
                     _g6 = customer_c_customer_id_by_ctr_customer_sk.get(
                         v_ctr_customer_sk
                     )
-                    if _g6:
+                    if _g6 is not None:
                         for v_c_customer_id, _w4 in (
-                            (_g6,) if type(_g6) is tuple else _g6.items()
+                            _g6.items()
+                            if type(_g6) is dict
+                            else (
+                                (_g6,)
+                                if type(_g6) is tuple and len(_g6) == 2
+                                else ((_g6, 1),)
+                            )
                         ):
                             _d5 = _d2 * _w4
                             _o = n0_root.get(v_c_customer_id)
@@ -2585,27 +2623,9 @@ class View:
         _grp = customer_c_customer_id_by_ctr_customer_sk.get(v_ctr_customer_sk)
         if _grp is None:
             customer_c_customer_id_by_ctr_customer_sk[v_ctr_customer_sk] = (
-                v_c_customer_id,
-                _p,
+                v_c_customer_id if _p == 1 else (v_c_customer_id, _p)
             )
-        elif type(_grp) is tuple:
-            _e = v_c_customer_id
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    customer_c_customer_id_by_ctr_customer_sk[v_ctr_customer_sk] = (
-                        _grp[0],
-                        _n,
-                    )
-                else:
-                    del customer_c_customer_id_by_ctr_customer_sk[v_ctr_customer_sk]
-            else:
-                customer_c_customer_id_by_ctr_customer_sk[v_ctr_customer_sk] = {
-                    _grp[0]: _grp[1],
-                    _e: _p,
-                }
-        else:
+        elif type(_grp) is dict:
             _o = _grp.get(v_c_customer_id)
             if _o is None:
                 _grp[v_c_customer_id] = _p
@@ -2616,9 +2636,29 @@ class View:
                 else:
                     del _grp[v_c_customer_id]
                     if len(_grp) == 1:
+                        ((_e, _n),) = _grp.items()
                         customer_c_customer_id_by_ctr_customer_sk[v_ctr_customer_sk] = (
-                            next(iter(_grp.items()))
+                            _e if _n == 1 else (_e, _n)
                         )
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = v_c_customer_id
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    customer_c_customer_id_by_ctr_customer_sk[v_ctr_customer_sk] = (
+                        _g if _n == 1 else (_g, _n)
+                    )
+                else:
+                    del customer_c_customer_id_by_ctr_customer_sk[v_ctr_customer_sk]
+            else:
+                customer_c_customer_id_by_ctr_customer_sk[v_ctr_customer_sk] = {
+                    _g: _o,
+                    _e: _p,
+                }
         _w1 = n3_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
         if _w1 is not None:
             _d2 = _p * _w1
@@ -2779,9 +2819,15 @@ class View:
                     _g6 = customer_c_customer_id_by_ctr_customer_sk.get(
                         v_ctr_customer_sk
                     )
-                    if _g6:
+                    if _g6 is not None:
                         for v_c_customer_id, _w4 in (
-                            (_g6,) if type(_g6) is tuple else _g6.items()
+                            _g6.items()
+                            if type(_g6) is dict
+                            else (
+                                (_g6,)
+                                if type(_g6) is tuple and len(_g6) == 2
+                                else ((_g6, 1),)
+                            )
                         ):
                             _d5 = _d2 * _w4
                             _o = n0_root.get(v_c_customer_id)
@@ -2863,27 +2909,9 @@ class View:
             _grp = customer_c_customer_id_by_ctr_customer_sk.get(v_ctr_customer_sk)
             if _grp is None:
                 customer_c_customer_id_by_ctr_customer_sk[v_ctr_customer_sk] = (
-                    v_c_customer_id,
-                    _p,
+                    v_c_customer_id if _p == 1 else (v_c_customer_id, _p)
                 )
-            elif type(_grp) is tuple:
-                _e = v_c_customer_id
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        customer_c_customer_id_by_ctr_customer_sk[v_ctr_customer_sk] = (
-                            _grp[0],
-                            _n,
-                        )
-                    else:
-                        del customer_c_customer_id_by_ctr_customer_sk[v_ctr_customer_sk]
-                else:
-                    customer_c_customer_id_by_ctr_customer_sk[v_ctr_customer_sk] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+            elif type(_grp) is dict:
                 _o = _grp.get(v_c_customer_id)
                 if _o is None:
                     _grp[v_c_customer_id] = _p
@@ -2894,9 +2922,29 @@ class View:
                     else:
                         del _grp[v_c_customer_id]
                         if len(_grp) == 1:
+                            ((_e, _n),) = _grp.items()
                             customer_c_customer_id_by_ctr_customer_sk[
                                 v_ctr_customer_sk
-                            ] = next(iter(_grp.items()))
+                            ] = (_e if _n == 1 else (_e, _n))
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = v_c_customer_id
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        customer_c_customer_id_by_ctr_customer_sk[v_ctr_customer_sk] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del customer_c_customer_id_by_ctr_customer_sk[v_ctr_customer_sk]
+                else:
+                    customer_c_customer_id_by_ctr_customer_sk[v_ctr_customer_sk] = {
+                        _g: _o,
+                        _e: _p,
+                    }
             _w1 = n3_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
             if _w1 is not None:
                 _d2 = _p * _w1
@@ -2997,9 +3045,11 @@ class View:
                 else:
                     del n3_count_by_ctr_customer_sk[v_ctr_customer_sk]
             _g5 = customer_c_customer_id_by_ctr_customer_sk.get(v_ctr_customer_sk)
-            if _g5:
+            if _g5 is not None:
                 for v_c_customer_id, _w3 in (
-                    (_g5,) if type(_g5) is tuple else _g5.items()
+                    _g5.items()
+                    if type(_g5) is dict
+                    else (_g5,) if type(_g5) is tuple and len(_g5) == 2 else ((_g5, 1),)
                 ):
                     _d4 = _d2 * _w3
                     _o = n0_root.get(v_c_customer_id)

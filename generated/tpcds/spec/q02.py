@@ -45,13 +45,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -215,13 +219,17 @@ def _make_derived1():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = 0  # the payload of an absent tuple
 
@@ -313,13 +321,17 @@ def _make_derived1():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = 0  # the payload of an absent tuple
 
@@ -501,7 +513,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("sold_date_sk", "sales_price")
                         QUERY_ID = "b82db87e9eb7faf2"
-                        LAYOUT_ID = "ef52ec21f2e0c682"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "ab01c83a70323480"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -956,7 +968,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("sold_date_sk", "sales_price")
                         QUERY_ID = "b2778bd04e6960be"
-                        LAYOUT_ID = "d5f7982072ea3731"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "32b350b942b35c08"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -1492,7 +1504,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("sold_date_sk", "sales_price")
                 QUERY_ID = "78b4cde7b5167395"
-                LAYOUT_ID = "20a2cb81a02da985"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "d46562ce124a8585"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -1519,7 +1531,17 @@ def _make_derived1():
                     for sub_row, change in self.sub_derived1._changes:
                         self._apply_derived1(sub_row, change)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -1936,7 +1958,7 @@ def _make_derived1():
             )
             QUERY_ID = "85275e285341c644"
             LAYOUT_ID = (
-                "b12d9621b65b8679"  # the state's layout: snapshots restore only here
+                "44a509be8c29af1c"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -1979,7 +2001,15 @@ def _make_derived1():
                 for sub_row, change in self.sub_derived1._changes:
                     self._apply_derived1(sub_row, change)
                 if self._pending:
+                    first = self._changes  # the row of an empty database, if any
                     self._flush()
+                    if first:  # the inner views' rows changed it: report the net change
+                        net = {}
+                        for row, change in first + self._changes:
+                            net[row] = net.get(row, 0) + change
+                        self._changes = [
+                            (row, change) for row, change in net.items() if change
+                        ]
 
             def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
@@ -2159,7 +2189,7 @@ def _make_derived1():
                                 del n0_root[v_sold_date_sk]
                         if pending is not None:
                             for (v_sold_date_sk, v_d_week_seq, v_d_day_name), _m3 in (
-                                (_g4,)
+                                _g4.items()
                                 if type(
                                     (
                                         _g4 := self.date_dim_by_sold_date_sk[
@@ -2167,8 +2197,12 @@ def _make_derived1():
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g4.items()
+                                is dict
+                                else (
+                                    (_g4,)
+                                    if type(_g4) is tuple and len(_g4) == 2
+                                    else ((_g4, 1),)
+                                )
                             ):
                                 _k = (v_d_week_seq, v_d_day_name, v_sales_price)
                                 _v = _p * _m3
@@ -2204,22 +2238,10 @@ def _make_derived1():
                 _t1 = (v_sold_date_sk, v_d_week_seq, v_d_day_name)
                 _grp = date_dim_by_sold_date_sk.get(v_sold_date_sk)
                 if _grp is None:
-                    date_dim_by_sold_date_sk[v_sold_date_sk] = (_t1, _p)
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            date_dim_by_sold_date_sk[v_sold_date_sk] = (_grp[0], _n)
-                        else:
-                            del date_dim_by_sold_date_sk[v_sold_date_sk]
-                    else:
-                        date_dim_by_sold_date_sk[v_sold_date_sk] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                    date_dim_by_sold_date_sk[v_sold_date_sk] = (
+                        _t1 if _p == 1 else (_t1, _p)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _p
@@ -2230,9 +2252,26 @@ def _make_derived1():
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
-                                date_dim_by_sold_date_sk[v_sold_date_sk] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                date_dim_by_sold_date_sk[v_sold_date_sk] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            date_dim_by_sold_date_sk[v_sold_date_sk] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del date_dim_by_sold_date_sk[v_sold_date_sk]
+                    else:
+                        date_dim_by_sold_date_sk[v_sold_date_sk] = {_g: _o, _e: _p}
                 _o = date_dim_count_by_sold_date_sk.get(v_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_sold_date_sk[v_sold_date_sk] = _p
@@ -2364,22 +2403,10 @@ def _make_derived1():
                     _t1 = (v_sold_date_sk, v_d_week_seq, v_d_day_name)
                     _grp = date_dim_by_sold_date_sk.get(v_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_sold_date_sk[v_sold_date_sk] = (_t1, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                date_dim_by_sold_date_sk[v_sold_date_sk] = (_grp[0], _n)
-                            else:
-                                del date_dim_by_sold_date_sk[v_sold_date_sk]
-                        else:
-                            date_dim_by_sold_date_sk[v_sold_date_sk] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                        date_dim_by_sold_date_sk[v_sold_date_sk] = (
+                            _t1 if _p == 1 else (_t1, _p)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -2390,9 +2417,26 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
-                                    date_dim_by_sold_date_sk[v_sold_date_sk] = next(
-                                        iter(_grp.items())
+                                    ((_e, _n),) = _grp.items()
+                                    date_dim_by_sold_date_sk[v_sold_date_sk] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                date_dim_by_sold_date_sk[v_sold_date_sk] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del date_dim_by_sold_date_sk[v_sold_date_sk]
+                        else:
+                            date_dim_by_sold_date_sk[v_sold_date_sk] = {_g: _o, _e: _p}
                     _o = date_dim_count_by_sold_date_sk.get(v_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_sold_date_sk[v_sold_date_sk] = _p
@@ -2956,7 +3000,7 @@ def _make_derived1():
         )
         QUERY_ID = "9c39464a04e42ac8"
         LAYOUT_ID = (
-            "adb212a039a1bafc"  # the state's layout: snapshots restore only here
+            "2c49d39b6e6a2f9a"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -2988,7 +3032,15 @@ def _make_derived1():
             for sub_row, change in self.sub_derived1._changes:
                 self._apply_derived1(sub_row, change)
             if self._pending:
+                first = self._changes  # the row of an empty database, if any
                 self._flush()
+                if first:  # the inner views' rows changed it: report the net change
+                    net = {}
+                    for row, change in first + self._changes:
+                        net[row] = net.get(row, 0) + change
+                    self._changes = [
+                        (row, change) for row, change in net.items() if change
+                    ]
 
         def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
@@ -3135,33 +3187,9 @@ def _make_derived1():
                     wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
                         v_d_week_seq
                     ] = (
-                        _t1,
-                        _p,
+                        _t1 if _p == 1 else (_t1, _p)
                     )
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
-                                v_d_week_seq
-                            ] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
-                                v_d_week_seq
-                            ]
-                    else:
-                        wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
-                            v_d_week_seq
-                        ] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _p
@@ -3172,11 +3200,37 @@ def _make_derived1():
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
+                                ((_e, _n),) = _grp.items()
                                 wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
                                     v_d_week_seq
-                                ] = next(
-                                    iter(_grp.items())
+                                ] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
+                                v_d_week_seq
+                            ] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
+                                v_d_week_seq
+                            ]
+                    else:
+                        wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
+                            v_d_week_seq
+                        ] = {
+                            _g: _o,
+                            _e: _p,
+                        }
                 _w2 = date_dim_count_by_d_week_seq.get(v_d_week_seq)
                 if _w2 is not None:
                     _d3 = _p * _w2
@@ -3256,7 +3310,7 @@ def _make_derived1():
                 _g3 = wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq.get(
                     v_d_week_seq
                 )
-                if _g3:
+                if _g3 is not None:
                     for (
                         v_sun_sales,
                         v_mon_sales,
@@ -3265,7 +3319,15 @@ def _make_derived1():
                         v_thu_sales,
                         v_fri_sales,
                         v_sat_sales,
-                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                    ), _w1 in (
+                        _g3.items()
+                        if type(_g3) is dict
+                        else (
+                            (_g3,)
+                            if type(_g3) is tuple and len(_g3) == 2
+                            else ((_g3, 1),)
+                        )
+                    ):
                         _d2 = _p * _w1
                         _t4 = (
                             v_d_week_seq,
@@ -3571,13 +3633,17 @@ def _make_derived2():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = 0  # the payload of an absent tuple
 
@@ -3669,13 +3735,17 @@ def _make_derived2():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = 0  # the payload of an absent tuple
 
@@ -3857,7 +3927,7 @@ def _make_derived2():
                         }
                         COLUMNS = ("sold_date_sk", "sales_price")
                         QUERY_ID = "b82db87e9eb7faf2"
-                        LAYOUT_ID = "ef52ec21f2e0c682"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "ab01c83a70323480"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -4312,7 +4382,7 @@ def _make_derived2():
                         }
                         COLUMNS = ("sold_date_sk", "sales_price")
                         QUERY_ID = "b2778bd04e6960be"
-                        LAYOUT_ID = "d5f7982072ea3731"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "32b350b942b35c08"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -4848,7 +4918,7 @@ def _make_derived2():
                 }
                 COLUMNS = ("sold_date_sk", "sales_price")
                 QUERY_ID = "830b55bd035b6280"
-                LAYOUT_ID = "20a2cb81a02da985"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "d46562ce124a8585"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -4875,7 +4945,17 @@ def _make_derived2():
                     for sub_row, change in self.sub_derived1._changes:
                         self._apply_derived1(sub_row, change)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -5292,7 +5372,7 @@ def _make_derived2():
             )
             QUERY_ID = "a2eee1d307dbfe90"
             LAYOUT_ID = (
-                "b12d9621b65b8679"  # the state's layout: snapshots restore only here
+                "44a509be8c29af1c"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -5337,7 +5417,15 @@ def _make_derived2():
                 for sub_row, change in self.sub_derived1._changes:
                     self._apply_derived1(sub_row, change)
                 if self._pending:
+                    first = self._changes  # the row of an empty database, if any
                     self._flush()
+                    if first:  # the inner views' rows changed it: report the net change
+                        net = {}
+                        for row, change in first + self._changes:
+                            net[row] = net.get(row, 0) + change
+                        self._changes = [
+                            (row, change) for row, change in net.items() if change
+                        ]
 
             def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
@@ -5517,7 +5605,7 @@ def _make_derived2():
                                 del n0_root[v_sold_date_sk]
                         if pending is not None:
                             for (v_sold_date_sk, v_d_week_seq, v_d_day_name), _m3 in (
-                                (_g4,)
+                                _g4.items()
                                 if type(
                                     (
                                         _g4 := self.date_dim_by_sold_date_sk[
@@ -5525,8 +5613,12 @@ def _make_derived2():
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g4.items()
+                                is dict
+                                else (
+                                    (_g4,)
+                                    if type(_g4) is tuple and len(_g4) == 2
+                                    else ((_g4, 1),)
+                                )
                             ):
                                 _k = (v_d_week_seq, v_d_day_name, v_sales_price)
                                 _v = _p * _m3
@@ -5562,22 +5654,10 @@ def _make_derived2():
                 _t1 = (v_sold_date_sk, v_d_week_seq, v_d_day_name)
                 _grp = date_dim_by_sold_date_sk.get(v_sold_date_sk)
                 if _grp is None:
-                    date_dim_by_sold_date_sk[v_sold_date_sk] = (_t1, _p)
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            date_dim_by_sold_date_sk[v_sold_date_sk] = (_grp[0], _n)
-                        else:
-                            del date_dim_by_sold_date_sk[v_sold_date_sk]
-                    else:
-                        date_dim_by_sold_date_sk[v_sold_date_sk] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                    date_dim_by_sold_date_sk[v_sold_date_sk] = (
+                        _t1 if _p == 1 else (_t1, _p)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _p
@@ -5588,9 +5668,26 @@ def _make_derived2():
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
-                                date_dim_by_sold_date_sk[v_sold_date_sk] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                date_dim_by_sold_date_sk[v_sold_date_sk] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            date_dim_by_sold_date_sk[v_sold_date_sk] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del date_dim_by_sold_date_sk[v_sold_date_sk]
+                    else:
+                        date_dim_by_sold_date_sk[v_sold_date_sk] = {_g: _o, _e: _p}
                 _o = date_dim_count_by_sold_date_sk.get(v_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_sold_date_sk[v_sold_date_sk] = _p
@@ -5722,22 +5819,10 @@ def _make_derived2():
                     _t1 = (v_sold_date_sk, v_d_week_seq, v_d_day_name)
                     _grp = date_dim_by_sold_date_sk.get(v_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_sold_date_sk[v_sold_date_sk] = (_t1, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                date_dim_by_sold_date_sk[v_sold_date_sk] = (_grp[0], _n)
-                            else:
-                                del date_dim_by_sold_date_sk[v_sold_date_sk]
-                        else:
-                            date_dim_by_sold_date_sk[v_sold_date_sk] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                        date_dim_by_sold_date_sk[v_sold_date_sk] = (
+                            _t1 if _p == 1 else (_t1, _p)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -5748,9 +5833,26 @@ def _make_derived2():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
-                                    date_dim_by_sold_date_sk[v_sold_date_sk] = next(
-                                        iter(_grp.items())
+                                    ((_e, _n),) = _grp.items()
+                                    date_dim_by_sold_date_sk[v_sold_date_sk] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                date_dim_by_sold_date_sk[v_sold_date_sk] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del date_dim_by_sold_date_sk[v_sold_date_sk]
+                        else:
+                            date_dim_by_sold_date_sk[v_sold_date_sk] = {_g: _o, _e: _p}
                     _o = date_dim_count_by_sold_date_sk.get(v_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_sold_date_sk[v_sold_date_sk] = _p
@@ -6314,7 +6416,7 @@ def _make_derived2():
         )
         QUERY_ID = "f5ea4a3a6298404f"
         LAYOUT_ID = (
-            "adb212a039a1bafc"  # the state's layout: snapshots restore only here
+            "2c49d39b6e6a2f9a"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -6346,7 +6448,15 @@ def _make_derived2():
             for sub_row, change in self.sub_derived1._changes:
                 self._apply_derived1(sub_row, change)
             if self._pending:
+                first = self._changes  # the row of an empty database, if any
                 self._flush()
+                if first:  # the inner views' rows changed it: report the net change
+                    net = {}
+                    for row, change in first + self._changes:
+                        net[row] = net.get(row, 0) + change
+                    self._changes = [
+                        (row, change) for row, change in net.items() if change
+                    ]
 
         def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
@@ -6493,33 +6603,9 @@ def _make_derived2():
                     wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
                         v_d_week_seq
                     ] = (
-                        _t1,
-                        _p,
+                        _t1 if _p == 1 else (_t1, _p)
                     )
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
-                                v_d_week_seq
-                            ] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
-                                v_d_week_seq
-                            ]
-                    else:
-                        wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
-                            v_d_week_seq
-                        ] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _p
@@ -6530,11 +6616,37 @@ def _make_derived2():
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
+                                ((_e, _n),) = _grp.items()
                                 wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
                                     v_d_week_seq
-                                ] = next(
-                                    iter(_grp.items())
+                                ] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
+                                v_d_week_seq
+                            ] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
+                                v_d_week_seq
+                            ]
+                    else:
+                        wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
+                            v_d_week_seq
+                        ] = {
+                            _g: _o,
+                            _e: _p,
+                        }
                 _w2 = date_dim_count_by_d_week_seq.get(v_d_week_seq)
                 if _w2 is not None:
                     _d3 = _p * _w2
@@ -6614,7 +6726,7 @@ def _make_derived2():
                 _g3 = wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq.get(
                     v_d_week_seq
                 )
-                if _g3:
+                if _g3 is not None:
                     for (
                         v_sun_sales,
                         v_mon_sales,
@@ -6623,7 +6735,15 @@ def _make_derived2():
                         v_thu_sales,
                         v_fri_sales,
                         v_sat_sales,
-                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                    ), _w1 in (
+                        _g3.items()
+                        if type(_g3) is dict
+                        else (
+                            (_g3,)
+                            if type(_g3) is tuple and len(_g3) == 2
+                            else ((_g3, 1),)
+                        )
+                    ):
                         _d2 = _p * _w1
                         _t4 = (
                             v_d_week_seq,
@@ -7013,7 +7133,7 @@ class View:
         "round(sat_sales1 / sat_sales2, 2)",
     )
     QUERY_ID = "cd7fbb47c9091058"
-    LAYOUT_ID = "c88ca537e62b0a36"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "20837d7297c86098"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -7053,7 +7173,13 @@ class View:
         for sub_row, change in self.sub_derived2._changes:
             self._apply_derived2(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -7183,19 +7309,8 @@ class View:
         _p = d
         _grp = y_by_all.get(())
         if _grp is None:
-            y_by_all[()] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    y_by_all[()] = (_grp[0], _n)
-                else:
-                    del y_by_all[()]
-            else:
-                y_by_all[()] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            y_by_all[()] = row if _p == 1 else (row, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -7206,7 +7321,22 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        y_by_all[()] = next(iter(_grp.items()))
+                        ((_e, _n),) = _grp.items()
+                        y_by_all[()] = _e if _n == 1 else (_e, _n)
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    y_by_all[()] = _g if _n == 1 else (_g, _n)
+                else:
+                    del y_by_all[()]
+            else:
+                y_by_all[()] = {_g: _o, _e: _p}
         _o = y_count_by_all.get(())
         if _o is None:
             y_count_by_all[()] = _p
@@ -7239,7 +7369,9 @@ class View:
                     v_fri_sales2,
                     v_sat_sales2,
                 ), _m3 in (
-                    (_g4,) if type((_g4 := self.z_by_all[()])) is tuple else _g4.items()
+                    _g4.items()
+                    if type((_g4 := self.z_by_all[()])) is dict
+                    else (_g4,) if type(_g4) is tuple and len(_g4) == 2 else ((_g4, 1),)
                 ):
                     if (
                         v_d_week_seq1 is not None
@@ -7317,19 +7449,8 @@ class View:
         _p = d
         _grp = z_by_all.get(())
         if _grp is None:
-            z_by_all[()] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    z_by_all[()] = (_grp[0], _n)
-                else:
-                    del z_by_all[()]
-            else:
-                z_by_all[()] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            z_by_all[()] = row if _p == 1 else (row, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -7340,7 +7461,22 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        z_by_all[()] = next(iter(_grp.items()))
+                        ((_e, _n),) = _grp.items()
+                        z_by_all[()] = _e if _n == 1 else (_e, _n)
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    z_by_all[()] = _g if _n == 1 else (_g, _n)
+                else:
+                    del z_by_all[()]
+            else:
+                z_by_all[()] = {_g: _o, _e: _p}
         _o = z_count_by_all.get(())
         if _o is None:
             z_count_by_all[()] = _p
@@ -7373,7 +7509,9 @@ class View:
                     v_fri_sales1,
                     v_sat_sales1,
                 ), _m3 in (
-                    (_g4,) if type((_g4 := self.y_by_all[()])) is tuple else _g4.items()
+                    _g4.items()
+                    if type((_g4 := self.y_by_all[()])) is dict
+                    else (_g4,) if type(_g4) is tuple and len(_g4) == 2 else ((_g4, 1),)
                 ):
                     if (
                         v_d_week_seq1 is not None

@@ -190,13 +190,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -423,15 +427,19 @@ def _make_derived1():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -618,7 +626,7 @@ def _make_derived1():
                     "sale_type",
                 )
                 QUERY_ID = "cb6c6e9a40b2ef70"
-                LAYOUT_ID = "2525fb693fa34641"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "d39f8446a71d95a5"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -2697,15 +2705,19 @@ def _make_derived1():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -2903,7 +2915,7 @@ def _make_derived1():
                     "sale_type",
                 )
                 QUERY_ID = "4d21ad19331f0dfe"
-                LAYOUT_ID = "60e1e1bc554ee825"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "adb9e4c054b05259"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -5056,13 +5068,17 @@ def _make_derived1():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -5256,7 +5272,7 @@ def _make_derived1():
             )
             QUERY_ID = "cf35119c9acc1225"
             LAYOUT_ID = (
-                "c73083b35b436d0e"  # the state's layout: snapshots restore only here
+                "fca63e9e6e57c27c"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -7292,15 +7308,19 @@ def _make_derived2():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -7487,7 +7507,7 @@ def _make_derived2():
                     "sale_type",
                 )
                 QUERY_ID = "cb6c6e9a40b2ef70"
-                LAYOUT_ID = "2525fb693fa34641"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "d39f8446a71d95a5"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -9566,15 +9586,19 @@ def _make_derived2():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -9772,7 +9796,7 @@ def _make_derived2():
                     "sale_type",
                 )
                 QUERY_ID = "4d21ad19331f0dfe"
-                LAYOUT_ID = "60e1e1bc554ee825"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "adb9e4c054b05259"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -11925,13 +11949,17 @@ def _make_derived2():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -12125,7 +12153,7 @@ def _make_derived2():
             )
             QUERY_ID = "cf35119c9acc1225"
             LAYOUT_ID = (
-                "c73083b35b436d0e"  # the state's layout: snapshots restore only here
+                "fca63e9e6e57c27c"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -14161,15 +14189,19 @@ def _make_derived3():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -14356,7 +14388,7 @@ def _make_derived3():
                     "sale_type",
                 )
                 QUERY_ID = "cb6c6e9a40b2ef70"
-                LAYOUT_ID = "2525fb693fa34641"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "d39f8446a71d95a5"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -16435,15 +16467,19 @@ def _make_derived3():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -16641,7 +16677,7 @@ def _make_derived3():
                     "sale_type",
                 )
                 QUERY_ID = "4d21ad19331f0dfe"
-                LAYOUT_ID = "60e1e1bc554ee825"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "adb9e4c054b05259"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -18794,13 +18830,17 @@ def _make_derived3():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -18994,7 +19034,7 @@ def _make_derived3():
             )
             QUERY_ID = "cf35119c9acc1225"
             LAYOUT_ID = (
-                "c73083b35b436d0e"  # the state's layout: snapshots restore only here
+                "fca63e9e6e57c27c"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -21030,15 +21070,19 @@ def _make_derived4():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -21225,7 +21269,7 @@ def _make_derived4():
                     "sale_type",
                 )
                 QUERY_ID = "cb6c6e9a40b2ef70"
-                LAYOUT_ID = "2525fb693fa34641"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "d39f8446a71d95a5"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -23304,15 +23348,19 @@ def _make_derived4():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -23510,7 +23558,7 @@ def _make_derived4():
                     "sale_type",
                 )
                 QUERY_ID = "4d21ad19331f0dfe"
-                LAYOUT_ID = "60e1e1bc554ee825"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "adb9e4c054b05259"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -25663,13 +25711,17 @@ def _make_derived4():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -25863,7 +25915,7 @@ def _make_derived4():
             )
             QUERY_ID = "cf35119c9acc1225"
             LAYOUT_ID = (
-                "c73083b35b436d0e"  # the state's layout: snapshots restore only here
+                "fca63e9e6e57c27c"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -27899,15 +27951,19 @@ def _make_derived5():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -28094,7 +28150,7 @@ def _make_derived5():
                     "sale_type",
                 )
                 QUERY_ID = "cb6c6e9a40b2ef70"
-                LAYOUT_ID = "2525fb693fa34641"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "d39f8446a71d95a5"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -30173,15 +30229,19 @@ def _make_derived5():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -30379,7 +30439,7 @@ def _make_derived5():
                     "sale_type",
                 )
                 QUERY_ID = "4d21ad19331f0dfe"
-                LAYOUT_ID = "60e1e1bc554ee825"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "adb9e4c054b05259"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -32532,13 +32592,17 @@ def _make_derived5():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -32732,7 +32796,7 @@ def _make_derived5():
             )
             QUERY_ID = "cf35119c9acc1225"
             LAYOUT_ID = (
-                "c73083b35b436d0e"  # the state's layout: snapshots restore only here
+                "fca63e9e6e57c27c"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -34768,15 +34832,19 @@ def _make_derived6():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -34963,7 +35031,7 @@ def _make_derived6():
                     "sale_type",
                 )
                 QUERY_ID = "cb6c6e9a40b2ef70"
-                LAYOUT_ID = "2525fb693fa34641"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "d39f8446a71d95a5"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -37042,15 +37110,19 @@ def _make_derived6():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -37248,7 +37320,7 @@ def _make_derived6():
                     "sale_type",
                 )
                 QUERY_ID = "4d21ad19331f0dfe"
-                LAYOUT_ID = "60e1e1bc554ee825"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "adb9e4c054b05259"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -39401,13 +39473,17 @@ def _make_derived6():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -39601,7 +39677,7 @@ def _make_derived6():
             )
             QUERY_ID = "cf35119c9acc1225"
             LAYOUT_ID = (
-                "c73083b35b436d0e"  # the state's layout: snapshots restore only here
+                "fca63e9e6e57c27c"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -41736,7 +41812,7 @@ class View:
         "customer_preferred_cust_flag",
     )
     QUERY_ID = "d0f003786b42e274"
-    LAYOUT_ID = "3258dc23945c07a2"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "3eaa304f7b58ca48"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -41818,7 +41894,13 @@ class View:
         for sub_row, change in self.sub_derived6._changes:
             self._apply_derived6(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -42066,7 +42148,7 @@ class View:
                                         v_customer_preferred_cust_flag,
                                         v_t_s_secyear_year_total,
                                     ), _m12 in (
-                                        (_g13,)
+                                        _g13.items()
                                         if type(
                                             (
                                                 _g13 := self.t_s_secyear_by_customer_id[
@@ -42074,8 +42156,12 @@ class View:
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g13.items()
+                                        is dict
+                                        else (
+                                            (_g13,)
+                                            if type(_g13) is tuple and len(_g13) == 2
+                                            else ((_g13, 1),)
+                                        )
                                     ):
                                         for (
                                             v_customer_id,
@@ -42341,22 +42427,10 @@ class View:
             )
             _grp = t_s_secyear_by_customer_id.get(v_customer_id)
             if _grp is None:
-                t_s_secyear_by_customer_id[v_customer_id] = (_t1, _p)
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        t_s_secyear_by_customer_id[v_customer_id] = (_grp[0], _n)
-                    else:
-                        del t_s_secyear_by_customer_id[v_customer_id]
-                else:
-                    t_s_secyear_by_customer_id[v_customer_id] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                t_s_secyear_by_customer_id[v_customer_id] = (
+                    _t1 if _p == 1 else (_t1, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -42367,9 +42441,26 @@ class View:
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
-                            t_s_secyear_by_customer_id[v_customer_id] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            t_s_secyear_by_customer_id[v_customer_id] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        t_s_secyear_by_customer_id[v_customer_id] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del t_s_secyear_by_customer_id[v_customer_id]
+                else:
+                    t_s_secyear_by_customer_id[v_customer_id] = {_g: _o, _e: _p}
             _o = t_s_secyear_count_by_customer_id.get(v_customer_id)
             if _o is None:
                 t_s_secyear_count_by_customer_id[v_customer_id] = _p
@@ -42796,7 +42887,7 @@ class View:
                                     v_customer_preferred_cust_flag,
                                     v_t_s_secyear_year_total,
                                 ), _m10 in (
-                                    (_g11,)
+                                    _g11.items()
                                     if type(
                                         (
                                             _g11 := self.t_s_secyear_by_customer_id[
@@ -42804,8 +42895,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g11.items()
+                                    is dict
+                                    else (
+                                        (_g11,)
+                                        if type(_g11) is tuple and len(_g11) == 2
+                                        else ((_g11, 1),)
+                                    )
                                 ):
                                     for (v_customer_id, v_year_total), _m12 in (
                                         (_g13,)
@@ -43128,7 +43223,7 @@ class View:
                                 v_customer_preferred_cust_flag,
                                 v_t_s_secyear_year_total,
                             ), _m8 in (
-                                (_g9,)
+                                _g9.items()
                                 if type(
                                     (
                                         _g9 := self.t_s_secyear_by_customer_id[
@@ -43136,8 +43231,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g9.items()
+                                is dict
+                                else (
+                                    (_g9,)
+                                    if type(_g9) is tuple and len(_g9) == 2
+                                    else ((_g9, 1),)
+                                )
                             ):
                                 for (v_customer_id, v_year_total), _m10 in (
                                     (_g11,)
@@ -43445,12 +43544,16 @@ class View:
                             v_customer_preferred_cust_flag,
                             v_t_s_secyear_year_total,
                         ), _m6 in (
-                            (_g7,)
+                            _g7.items()
                             if type(
                                 (_g7 := self.t_s_secyear_by_customer_id[v_customer_id])
                             )
-                            is tuple
-                            else _g7.items()
+                            is dict
+                            else (
+                                (_g7,)
+                                if type(_g7) is tuple and len(_g7) == 2
+                                else ((_g7, 1),)
+                            )
                         ):
                             for (v_customer_id, v_year_total), _m8 in (
                                 (_g9,)
@@ -43728,10 +43831,14 @@ class View:
                         v_customer_preferred_cust_flag,
                         v_t_s_secyear_year_total,
                     ), _m4 in (
-                        (_g5,)
+                        _g5.items()
                         if type((_g5 := self.t_s_secyear_by_customer_id[v_customer_id]))
-                        is tuple
-                        else _g5.items()
+                        is dict
+                        else (
+                            (_g5,)
+                            if type(_g5) is tuple and len(_g5) == 2
+                            else ((_g5, 1),)
+                        )
                     ):
                         for (v_customer_id, v_year_total), _m6 in (
                             (_g7,)

@@ -508,23 +508,31 @@ def _make_derived1():
                             )
                             import copy
 
+                            _DATE_0 = datetime.date(2000, 8, 23)
+                            _DATE_1 = datetime.date(2000, 9, 6)
                             _EMPTY = {}  # read-only stand-in for a missing index group
 
                             def _entry(group, entry, default=None):
                                 """The payload of `entry` in an index group (None: no group), `default`
                                 if absent. A group of one entry is kept inline as the pair (entry,
-                                payload): a dict per near-unique key would cost ~200 bytes and a
+                                payload), or as the bare entry when its count is 1 and entries are not
+                                pairs: a dict per near-unique key would cost ~200 bytes and a
                                 container the cyclic GC tracks; several entries are a dict.
                                 """
                                 if group is None:
                                     return default
-                                if type(group) is tuple:
+                                if type(group) is dict:
+                                    return group.get(entry, default)
+                                if type(group) is tuple and len(group) == 2:
                                     return (
                                         group[1]
                                         if group[0] is entry or group[0] == entry
                                         else default
                                     )
-                                return group.get(entry, default)
+                                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                                return (
+                                    1 if group is entry or group == entry else default
+                                )
 
                             _ZERO = (
                                 0,
@@ -682,7 +690,7 @@ def _make_derived1():
                                             "net_loss",
                                         )
                                         QUERY_ID = "fd6240df6c1f3036"
-                                        LAYOUT_ID = "71394f81f6ec76a9"  # the state's layout: snapshots restore only here
+                                        LAYOUT_ID = "500fb65e41613ff7"  # the state's layout: snapshots restore only here
                                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                         def __init__(
@@ -1278,7 +1286,7 @@ def _make_derived1():
                                             "net_loss",
                                         )
                                         QUERY_ID = "24c7e746ee44c73a"
-                                        LAYOUT_ID = "603e5ea6ea3d43ee"  # the state's layout: snapshots restore only here
+                                        LAYOUT_ID = "96cf36187739941f"  # the state's layout: snapshots restore only here
                                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                         def __init__(
@@ -2002,7 +2010,7 @@ def _make_derived1():
                                     "profit_loss",
                                 )
                                 QUERY_ID = "2db290f66a384346"
-                                LAYOUT_ID = "7096131592a4234a"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "241b6d2e503a16de"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -2053,7 +2061,21 @@ def _make_derived1():
                                     for sub_row, change in self.sub_derived1._changes:
                                         self._apply_derived1(sub_row, change)
                                     if self._pending:
+                                        first = (
+                                            self._changes
+                                        )  # the row of an empty database, if any
                                         self._flush()
+                                        if (
+                                            first
+                                        ):  # the inner views' rows changed it: report the net change
+                                            net = {}
+                                            for row, change in first + self._changes:
+                                                net[row] = net.get(row, 0) + change
+                                            self._changes = [
+                                                (row, change)
+                                                for row, change in net.items()
+                                                if change
+                                            ]
 
                                 def insert(self, relation: str, row: Sequence) -> None:
                                     """Insert one row into `relation`."""
@@ -2451,14 +2473,8 @@ def _make_derived1():
                                         )
                                     keep_date_dim = (
                                         c_date_dim_d_date is not None
-                                        and (
-                                            c_date_dim_d_date
-                                            >= datetime.date(2000, 8, 23)
-                                        )
-                                        and (
-                                            c_date_dim_d_date
-                                            <= datetime.date(2000, 9, 6)
-                                        )
+                                        and (c_date_dim_d_date >= _DATE_0)
+                                        and (c_date_dim_d_date <= _DATE_1)
                                     )
                                     store = self.date_dim_rows
                                     count = store.get(row, 0) + d
@@ -2834,14 +2850,8 @@ def _make_derived1():
                                             )
                                         keep_date_dim = (
                                             c_date_dim_d_date is not None
-                                            and (
-                                                c_date_dim_d_date
-                                                >= datetime.date(2000, 8, 23)
-                                            )
-                                            and (
-                                                c_date_dim_d_date
-                                                <= datetime.date(2000, 9, 6)
-                                            )
+                                            and (c_date_dim_d_date >= _DATE_0)
+                                            and (c_date_dim_d_date <= _DATE_1)
                                         )
                                         if keep_date_dim:
                                             _p = (d, d, d, d, d, d, d, d, d)
@@ -3532,7 +3542,7 @@ def _make_derived1():
                             }
                             COLUMNS = ("channel", "id", "sales", "returns", "profit")
                             QUERY_ID = "a78f657559f23059"
-                            LAYOUT_ID = "657e887ecc9d72f7"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "339a1f1b6dd1fe3d"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -3563,7 +3573,21 @@ def _make_derived1():
                                 for sub_row, change in self.sub_derived1._changes:
                                     self._apply_derived1(sub_row, change)
                                 if self._pending:
+                                    first = (
+                                        self._changes
+                                    )  # the row of an empty database, if any
                                     self._flush()
+                                    if (
+                                        first
+                                    ):  # the inner views' rows changed it: report the net change
+                                        net = {}
+                                        for row, change in first + self._changes:
+                                            net[row] = net.get(row, 0) + change
+                                        self._changes = [
+                                            (row, change)
+                                            for row, change in net.items()
+                                            if change
+                                        ]
 
                             def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
@@ -4134,23 +4158,31 @@ def _make_derived1():
                             )
                             import copy
 
+                            _DATE_0 = datetime.date(2000, 8, 23)
+                            _DATE_1 = datetime.date(2000, 9, 6)
                             _EMPTY = {}  # read-only stand-in for a missing index group
 
                             def _entry(group, entry, default=None):
                                 """The payload of `entry` in an index group (None: no group), `default`
                                 if absent. A group of one entry is kept inline as the pair (entry,
-                                payload): a dict per near-unique key would cost ~200 bytes and a
+                                payload), or as the bare entry when its count is 1 and entries are not
+                                pairs: a dict per near-unique key would cost ~200 bytes and a
                                 container the cyclic GC tracks; several entries are a dict.
                                 """
                                 if group is None:
                                     return default
-                                if type(group) is tuple:
+                                if type(group) is dict:
+                                    return group.get(entry, default)
+                                if type(group) is tuple and len(group) == 2:
                                     return (
                                         group[1]
                                         if group[0] is entry or group[0] == entry
                                         else default
                                     )
-                                return group.get(entry, default)
+                                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                                return (
+                                    1 if group is entry or group == entry else default
+                                )
 
                             _ZERO = (
                                 0,
@@ -4319,7 +4351,7 @@ def _make_derived1():
                                             "net_loss",
                                         )
                                         QUERY_ID = "ee988dbe2f39fafa"
-                                        LAYOUT_ID = "5ad5df2714fd2ef3"  # the state's layout: snapshots restore only here
+                                        LAYOUT_ID = "5f0266229317e3eb"  # the state's layout: snapshots restore only here
                                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                         def __init__(
@@ -4924,7 +4956,7 @@ def _make_derived1():
                                             "net_loss",
                                         )
                                         QUERY_ID = "99d092c5ad3809f7"
-                                        LAYOUT_ID = "215a198b2848a734"  # the state's layout: snapshots restore only here
+                                        LAYOUT_ID = "177e317312de13bd"  # the state's layout: snapshots restore only here
                                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                         def __init__(
@@ -5652,7 +5684,7 @@ def _make_derived1():
                                     "profit_loss",
                                 )
                                 QUERY_ID = "7a8429a6ed7a3c47"
-                                LAYOUT_ID = "a051baa0ace58662"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "20cd5058f14594a9"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -5703,7 +5735,21 @@ def _make_derived1():
                                     for sub_row, change in self.sub_derived1._changes:
                                         self._apply_derived1(sub_row, change)
                                     if self._pending:
+                                        first = (
+                                            self._changes
+                                        )  # the row of an empty database, if any
                                         self._flush()
+                                        if (
+                                            first
+                                        ):  # the inner views' rows changed it: report the net change
+                                            net = {}
+                                            for row, change in first + self._changes:
+                                                net[row] = net.get(row, 0) + change
+                                            self._changes = [
+                                                (row, change)
+                                                for row, change in net.items()
+                                                if change
+                                            ]
 
                                 def insert(self, relation: str, row: Sequence) -> None:
                                     """Insert one row into `relation`."""
@@ -6105,14 +6151,8 @@ def _make_derived1():
                                         )
                                     keep_date_dim = (
                                         c_date_dim_d_date is not None
-                                        and (
-                                            c_date_dim_d_date
-                                            >= datetime.date(2000, 8, 23)
-                                        )
-                                        and (
-                                            c_date_dim_d_date
-                                            <= datetime.date(2000, 9, 6)
-                                        )
+                                        and (c_date_dim_d_date >= _DATE_0)
+                                        and (c_date_dim_d_date <= _DATE_1)
                                     )
                                     store = self.date_dim_rows
                                     count = store.get(row, 0) + d
@@ -6500,14 +6540,8 @@ def _make_derived1():
                                             )
                                         keep_date_dim = (
                                             c_date_dim_d_date is not None
-                                            and (
-                                                c_date_dim_d_date
-                                                >= datetime.date(2000, 8, 23)
-                                            )
-                                            and (
-                                                c_date_dim_d_date
-                                                <= datetime.date(2000, 9, 6)
-                                            )
+                                            and (c_date_dim_d_date >= _DATE_0)
+                                            and (c_date_dim_d_date <= _DATE_1)
                                         )
                                         if keep_date_dim:
                                             _p = (d, d, d, d, d, d, d, d, d)
@@ -7219,7 +7253,7 @@ def _make_derived1():
                             }
                             COLUMNS = ("channel", "id", "sales", "returns", "profit")
                             QUERY_ID = "73512fb6997df7c8"
-                            LAYOUT_ID = "04624ca618c83efb"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "ba71287031c3b63c"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -7250,7 +7284,21 @@ def _make_derived1():
                                 for sub_row, change in self.sub_derived1._changes:
                                     self._apply_derived1(sub_row, change)
                                 if self._pending:
+                                    first = (
+                                        self._changes
+                                    )  # the row of an empty database, if any
                                     self._flush()
+                                    if (
+                                        first
+                                    ):  # the inner views' rows changed it: report the net change
+                                        net = {}
+                                        for row, change in first + self._changes:
+                                            net[row] = net.get(row, 0) + change
+                                        self._changes = [
+                                            (row, change)
+                                            for row, change in net.items()
+                                            if change
+                                        ]
 
                             def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
@@ -7926,23 +7974,29 @@ def _make_derived1():
                         )
                         import copy
 
+                        _DATE_0 = datetime.date(2000, 8, 23)
+                        _DATE_1 = datetime.date(2000, 9, 6)
                         _EMPTY = {}  # read-only stand-in for a missing index group
 
                         def _entry(group, entry, default=None):
                             """The payload of `entry` in an index group (None: no group), `default`
                             if absent. A group of one entry is kept inline as the pair (entry,
-                            payload): a dict per near-unique key would cost ~200 bytes and a
+                            payload), or as the bare entry when its count is 1 and entries are not
+                            pairs: a dict per near-unique key would cost ~200 bytes and a
                             container the cyclic GC tracks; several entries are a dict.
                             """
                             if group is None:
                                 return default
-                            if type(group) is tuple:
+                            if type(group) is dict:
+                                return group.get(entry, default)
+                            if type(group) is tuple and len(group) == 2:
                                 return (
                                     group[1]
                                     if group[0] is entry or group[0] == entry
                                     else default
                                 )
-                            return group.get(entry, default)
+                            # a bare entry of count 1 (an index whose entries cannot be pairs)
+                            return 1 if group is entry or group == entry else default
 
                         _ZERO = (
                             0,
@@ -8111,7 +8165,7 @@ def _make_derived1():
                                         "net_loss",
                                     )
                                     QUERY_ID = "4254ba7cf332fae6"
-                                    LAYOUT_ID = "baafab6fff721058"  # the state's layout: snapshots restore only here
+                                    LAYOUT_ID = "ed49eb735fb49090"  # the state's layout: snapshots restore only here
                                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                     def __init__(
@@ -8699,19 +8753,27 @@ def _make_derived1():
                                         def _entry(group, entry, default=None):
                                             """The payload of `entry` in an index group (None: no group), `default`
                                             if absent. A group of one entry is kept inline as the pair (entry,
-                                            payload): a dict per near-unique key would cost ~200 bytes and a
+                                            payload), or as the bare entry when its count is 1 and entries are not
+                                            pairs: a dict per near-unique key would cost ~200 bytes and a
                                             container the cyclic GC tracks; several entries are a dict.
                                             """
                                             if group is None:
                                                 return default
-                                            if type(group) is tuple:
+                                            if type(group) is dict:
+                                                return group.get(entry, default)
+                                            if type(group) is tuple and len(group) == 2:
                                                 return (
                                                     group[1]
                                                     if group[0] is entry
                                                     or group[0] == entry
                                                     else default
                                                 )
-                                            return group.get(entry, default)
+                                            # a bare entry of count 1 (an index whose entries cannot be pairs)
+                                            return (
+                                                1
+                                                if group is entry or group == entry
+                                                else default
+                                            )
 
                                         _ZERO = 0  # the payload of an absent tuple
 
@@ -8814,7 +8876,7 @@ def _make_derived1():
                                                 "web_returns__wr_net_loss",
                                             )
                                             QUERY_ID = "5e033b1753c316b1"
-                                            LAYOUT_ID = "c0166c949fb40cc5"  # the state's layout: snapshots restore only here
+                                            LAYOUT_ID = "af760a3d939ab05f"  # the state's layout: snapshots restore only here
                                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                             def __init__(
@@ -9103,33 +9165,9 @@ def _make_derived1():
                                                     web_returns_by_wr_item_sk_wr_order_number[
                                                         _t1
                                                     ] = (
-                                                        _t2,
-                                                        _p,
+                                                        _t2 if _p == 1 else (_t2, _p)
                                                     )
-                                                elif type(_grp) is tuple:
-                                                    _e = _t2
-                                                    if _grp[0] is _e or _grp[0] == _e:
-                                                        _o = _grp[1]
-                                                        _n = _o + _p
-                                                        if _n:
-                                                            web_returns_by_wr_item_sk_wr_order_number[
-                                                                _t1
-                                                            ] = (
-                                                                _grp[0],
-                                                                _n,
-                                                            )
-                                                        else:
-                                                            del web_returns_by_wr_item_sk_wr_order_number[
-                                                                _t1
-                                                            ]
-                                                    else:
-                                                        web_returns_by_wr_item_sk_wr_order_number[
-                                                            _t1
-                                                        ] = {
-                                                            _grp[0]: _grp[1],
-                                                            _e: _p,
-                                                        }
-                                                else:
+                                                elif type(_grp) is dict:
                                                     _o = _grp.get(_t2)
                                                     if _o is None:
                                                         _grp[_t2] = _p
@@ -9140,11 +9178,46 @@ def _make_derived1():
                                                         else:
                                                             del _grp[_t2]
                                                             if len(_grp) == 1:
+                                                                ((_e, _n),) = (
+                                                                    _grp.items()
+                                                                )
                                                                 web_returns_by_wr_item_sk_wr_order_number[
                                                                     _t1
-                                                                ] = next(
-                                                                    iter(_grp.items())
+                                                                ] = (
+                                                                    _e
+                                                                    if _n == 1
+                                                                    else (_e, _n)
                                                                 )
+                                                else:
+                                                    if (
+                                                        type(_grp) is tuple
+                                                        and len(_grp) == 2
+                                                    ):
+                                                        _g, _o = _grp
+                                                    else:
+                                                        _g, _o = _grp, 1
+                                                    _e = _t2
+                                                    if _g is _e or _g == _e:
+                                                        _n = _o + _p
+                                                        if _n:
+                                                            web_returns_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ] = (
+                                                                _g
+                                                                if _n == 1
+                                                                else (_g, _n)
+                                                            )
+                                                        else:
+                                                            del web_returns_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ]
+                                                    else:
+                                                        web_returns_by_wr_item_sk_wr_order_number[
+                                                            _t1
+                                                        ] = {
+                                                            _g: _o,
+                                                            _e: _p,
+                                                        }
                                                 _o = web_returns_count_by_wr_item_sk_wr_order_number.get(
                                                     _t1
                                                 )
@@ -9182,7 +9255,7 @@ def _make_derived1():
                                                             v_ws_web_site_sk,
                                                             v_wr_order_number,
                                                         ), _m5 in (
-                                                            (_g6,)
+                                                            _g6.items()
                                                             if type(
                                                                 (
                                                                     _g6 := self.web_sales_by_wr_item_sk_wr_order_number[
@@ -9193,8 +9266,13 @@ def _make_derived1():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g6.items()
+                                                            is dict
+                                                            else (
+                                                                (_g6,)
+                                                                if type(_g6) is tuple
+                                                                and len(_g6) == 2
+                                                                else ((_g6, 1),)
+                                                            )
                                                         ):
                                                             _k = (
                                                                 v_ws_web_site_sk,
@@ -9273,33 +9351,9 @@ def _make_derived1():
                                                     web_sales_by_wr_item_sk_wr_order_number[
                                                         _t1
                                                     ] = (
-                                                        _t2,
-                                                        _p,
+                                                        _t2 if _p == 1 else (_t2, _p)
                                                     )
-                                                elif type(_grp) is tuple:
-                                                    _e = _t2
-                                                    if _grp[0] is _e or _grp[0] == _e:
-                                                        _o = _grp[1]
-                                                        _n = _o + _p
-                                                        if _n:
-                                                            web_sales_by_wr_item_sk_wr_order_number[
-                                                                _t1
-                                                            ] = (
-                                                                _grp[0],
-                                                                _n,
-                                                            )
-                                                        else:
-                                                            del web_sales_by_wr_item_sk_wr_order_number[
-                                                                _t1
-                                                            ]
-                                                    else:
-                                                        web_sales_by_wr_item_sk_wr_order_number[
-                                                            _t1
-                                                        ] = {
-                                                            _grp[0]: _grp[1],
-                                                            _e: _p,
-                                                        }
-                                                else:
+                                                elif type(_grp) is dict:
                                                     _o = _grp.get(_t2)
                                                     if _o is None:
                                                         _grp[_t2] = _p
@@ -9310,11 +9364,46 @@ def _make_derived1():
                                                         else:
                                                             del _grp[_t2]
                                                             if len(_grp) == 1:
+                                                                ((_e, _n),) = (
+                                                                    _grp.items()
+                                                                )
                                                                 web_sales_by_wr_item_sk_wr_order_number[
                                                                     _t1
-                                                                ] = next(
-                                                                    iter(_grp.items())
+                                                                ] = (
+                                                                    _e
+                                                                    if _n == 1
+                                                                    else (_e, _n)
                                                                 )
+                                                else:
+                                                    if (
+                                                        type(_grp) is tuple
+                                                        and len(_grp) == 2
+                                                    ):
+                                                        _g, _o = _grp
+                                                    else:
+                                                        _g, _o = _grp, 1
+                                                    _e = _t2
+                                                    if _g is _e or _g == _e:
+                                                        _n = _o + _p
+                                                        if _n:
+                                                            web_sales_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ] = (
+                                                                _g
+                                                                if _n == 1
+                                                                else (_g, _n)
+                                                            )
+                                                        else:
+                                                            del web_sales_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ]
+                                                    else:
+                                                        web_sales_by_wr_item_sk_wr_order_number[
+                                                            _t1
+                                                        ] = {
+                                                            _g: _o,
+                                                            _e: _p,
+                                                        }
                                                 _o = web_sales_count_by_wr_item_sk_wr_order_number.get(
                                                     _t1
                                                 )
@@ -9354,7 +9443,7 @@ def _make_derived1():
                                                             v_wr_return_amt,
                                                             v_wr_net_loss,
                                                         ), _m5 in (
-                                                            (_g6,)
+                                                            _g6.items()
                                                             if type(
                                                                 (
                                                                     _g6 := self.web_returns_by_wr_item_sk_wr_order_number[
@@ -9365,8 +9454,13 @@ def _make_derived1():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g6.items()
+                                                            is dict
+                                                            else (
+                                                                (_g6,)
+                                                                if type(_g6) is tuple
+                                                                and len(_g6) == 2
+                                                                else ((_g6, 1),)
+                                                            )
                                                         ):
                                                             _k = (
                                                                 v_ws_web_site_sk,
@@ -9517,36 +9611,11 @@ def _make_derived1():
                                                         web_returns_by_wr_item_sk_wr_order_number[
                                                             _t1
                                                         ] = (
-                                                            _t2,
-                                                            _p,
+                                                            _t2
+                                                            if _p == 1
+                                                            else (_t2, _p)
                                                         )
-                                                    elif type(_grp) is tuple:
-                                                        _e = _t2
-                                                        if (
-                                                            _grp[0] is _e
-                                                            or _grp[0] == _e
-                                                        ):
-                                                            _o = _grp[1]
-                                                            _n = _o + _p
-                                                            if _n:
-                                                                web_returns_by_wr_item_sk_wr_order_number[
-                                                                    _t1
-                                                                ] = (
-                                                                    _grp[0],
-                                                                    _n,
-                                                                )
-                                                            else:
-                                                                del web_returns_by_wr_item_sk_wr_order_number[
-                                                                    _t1
-                                                                ]
-                                                        else:
-                                                            web_returns_by_wr_item_sk_wr_order_number[
-                                                                _t1
-                                                            ] = {
-                                                                _grp[0]: _grp[1],
-                                                                _e: _p,
-                                                            }
-                                                    else:
+                                                    elif type(_grp) is dict:
                                                         _o = _grp.get(_t2)
                                                         if _o is None:
                                                             _grp[_t2] = _p
@@ -9557,13 +9626,46 @@ def _make_derived1():
                                                             else:
                                                                 del _grp[_t2]
                                                                 if len(_grp) == 1:
+                                                                    ((_e, _n),) = (
+                                                                        _grp.items()
+                                                                    )
                                                                     web_returns_by_wr_item_sk_wr_order_number[
                                                                         _t1
-                                                                    ] = next(
-                                                                        iter(
-                                                                            _grp.items()
-                                                                        )
+                                                                    ] = (
+                                                                        _e
+                                                                        if _n == 1
+                                                                        else (_e, _n)
                                                                     )
+                                                    else:
+                                                        if (
+                                                            type(_grp) is tuple
+                                                            and len(_grp) == 2
+                                                        ):
+                                                            _g, _o = _grp
+                                                        else:
+                                                            _g, _o = _grp, 1
+                                                        _e = _t2
+                                                        if _g is _e or _g == _e:
+                                                            _n = _o + _p
+                                                            if _n:
+                                                                web_returns_by_wr_item_sk_wr_order_number[
+                                                                    _t1
+                                                                ] = (
+                                                                    _g
+                                                                    if _n == 1
+                                                                    else (_g, _n)
+                                                                )
+                                                            else:
+                                                                del web_returns_by_wr_item_sk_wr_order_number[
+                                                                    _t1
+                                                                ]
+                                                        else:
+                                                            web_returns_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ] = {
+                                                                _g: _o,
+                                                                _e: _p,
+                                                            }
                                                     _o = web_returns_count_by_wr_item_sk_wr_order_number.get(
                                                         _t1
                                                     )
@@ -9601,7 +9703,7 @@ def _make_derived1():
                                                                 v_ws_web_site_sk,
                                                                 v_wr_order_number,
                                                             ), _m5 in (
-                                                                (_g6,)
+                                                                _g6.items()
                                                                 if type(
                                                                     (
                                                                         _g6 := self.web_sales_by_wr_item_sk_wr_order_number[
@@ -9612,8 +9714,14 @@ def _make_derived1():
                                                                         ]
                                                                     )
                                                                 )
-                                                                is tuple
-                                                                else _g6.items()
+                                                                is dict
+                                                                else (
+                                                                    (_g6,)
+                                                                    if type(_g6)
+                                                                    is tuple
+                                                                    and len(_g6) == 2
+                                                                    else ((_g6, 1),)
+                                                                )
                                                             ):
                                                                 _k = (
                                                                     v_ws_web_site_sk,
@@ -9754,36 +9862,11 @@ def _make_derived1():
                                                         web_sales_by_wr_item_sk_wr_order_number[
                                                             _t1
                                                         ] = (
-                                                            _t2,
-                                                            _p,
+                                                            _t2
+                                                            if _p == 1
+                                                            else (_t2, _p)
                                                         )
-                                                    elif type(_grp) is tuple:
-                                                        _e = _t2
-                                                        if (
-                                                            _grp[0] is _e
-                                                            or _grp[0] == _e
-                                                        ):
-                                                            _o = _grp[1]
-                                                            _n = _o + _p
-                                                            if _n:
-                                                                web_sales_by_wr_item_sk_wr_order_number[
-                                                                    _t1
-                                                                ] = (
-                                                                    _grp[0],
-                                                                    _n,
-                                                                )
-                                                            else:
-                                                                del web_sales_by_wr_item_sk_wr_order_number[
-                                                                    _t1
-                                                                ]
-                                                        else:
-                                                            web_sales_by_wr_item_sk_wr_order_number[
-                                                                _t1
-                                                            ] = {
-                                                                _grp[0]: _grp[1],
-                                                                _e: _p,
-                                                            }
-                                                    else:
+                                                    elif type(_grp) is dict:
                                                         _o = _grp.get(_t2)
                                                         if _o is None:
                                                             _grp[_t2] = _p
@@ -9794,13 +9877,46 @@ def _make_derived1():
                                                             else:
                                                                 del _grp[_t2]
                                                                 if len(_grp) == 1:
+                                                                    ((_e, _n),) = (
+                                                                        _grp.items()
+                                                                    )
                                                                     web_sales_by_wr_item_sk_wr_order_number[
                                                                         _t1
-                                                                    ] = next(
-                                                                        iter(
-                                                                            _grp.items()
-                                                                        )
+                                                                    ] = (
+                                                                        _e
+                                                                        if _n == 1
+                                                                        else (_e, _n)
                                                                     )
+                                                    else:
+                                                        if (
+                                                            type(_grp) is tuple
+                                                            and len(_grp) == 2
+                                                        ):
+                                                            _g, _o = _grp
+                                                        else:
+                                                            _g, _o = _grp, 1
+                                                        _e = _t2
+                                                        if _g is _e or _g == _e:
+                                                            _n = _o + _p
+                                                            if _n:
+                                                                web_sales_by_wr_item_sk_wr_order_number[
+                                                                    _t1
+                                                                ] = (
+                                                                    _g
+                                                                    if _n == 1
+                                                                    else (_g, _n)
+                                                                )
+                                                            else:
+                                                                del web_sales_by_wr_item_sk_wr_order_number[
+                                                                    _t1
+                                                                ]
+                                                        else:
+                                                            web_sales_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ] = {
+                                                                _g: _o,
+                                                                _e: _p,
+                                                            }
                                                     _o = web_sales_count_by_wr_item_sk_wr_order_number.get(
                                                         _t1
                                                     )
@@ -9840,7 +9956,7 @@ def _make_derived1():
                                                                 v_wr_return_amt,
                                                                 v_wr_net_loss,
                                                             ), _m5 in (
-                                                                (_g6,)
+                                                                _g6.items()
                                                                 if type(
                                                                     (
                                                                         _g6 := self.web_returns_by_wr_item_sk_wr_order_number[
@@ -9851,8 +9967,14 @@ def _make_derived1():
                                                                         ]
                                                                     )
                                                                 )
-                                                                is tuple
-                                                                else _g6.items()
+                                                                is dict
+                                                                else (
+                                                                    (_g6,)
+                                                                    if type(_g6)
+                                                                    is tuple
+                                                                    and len(_g6) == 2
+                                                                    else ((_g6, 1),)
+                                                                )
                                                             ):
                                                                 _k = (
                                                                     v_ws_web_site_sk,
@@ -10212,7 +10334,7 @@ def _make_derived1():
                                                 }
                                                 COLUMNS = ("k1", "k2")
                                                 QUERY_ID = "d008a4738b5a598a"
-                                                LAYOUT_ID = "62f339ec9713a93a"  # the state's layout: snapshots restore only here
+                                                LAYOUT_ID = "493b8f82f7d47a49"  # the state's layout: snapshots restore only here
                                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                                 def __init__(
@@ -10743,7 +10865,7 @@ def _make_derived1():
                                                 "web_returns__wr_net_loss",
                                             )
                                             QUERY_ID = "6b5c6ef0c2153da3"
-                                            LAYOUT_ID = "87b7fe6d53353143"  # the state's layout: snapshots restore only here
+                                            LAYOUT_ID = "06c3193bcdace306"  # the state's layout: snapshots restore only here
                                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                             def __init__(
@@ -10784,7 +10906,25 @@ def _make_derived1():
                                                         self.sub_exists_1._changes
                                                     )
                                                 if self._pending:
+                                                    first = (
+                                                        self._changes
+                                                    )  # the row of an empty database, if any
                                                     self._flush()
+                                                    if (
+                                                        first
+                                                    ):  # the inner views' rows changed it: report the net change
+                                                        net = {}
+                                                        for row, change in (
+                                                            first + self._changes
+                                                        ):
+                                                            net[row] = (
+                                                                net.get(row, 0) + change
+                                                            )
+                                                        self._changes = [
+                                                            (row, change)
+                                                            for row, change in net.items()
+                                                            if change
+                                                        ]
 
                                             def insert(
                                                 self, relation: str, row: Sequence
@@ -11529,7 +11669,7 @@ def _make_derived1():
                                         "net_loss",
                                     )
                                     QUERY_ID = "754c000125a2057e"
-                                    LAYOUT_ID = "8fab3f2c5d95393d"  # the state's layout: snapshots restore only here
+                                    LAYOUT_ID = "87d9876b11966763"  # the state's layout: snapshots restore only here
                                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                     def __init__(
@@ -11565,7 +11705,23 @@ def _make_derived1():
                                         ) in self.sub_derived1._changes:
                                             self._apply_derived1(sub_row, change)
                                         if self._pending:
+                                            first = (
+                                                self._changes
+                                            )  # the row of an empty database, if any
                                             self._flush()
+                                            if (
+                                                first
+                                            ):  # the inner views' rows changed it: report the net change
+                                                net = {}
+                                                for row, change in (
+                                                    first + self._changes
+                                                ):
+                                                    net[row] = net.get(row, 0) + change
+                                                self._changes = [
+                                                    (row, change)
+                                                    for row, change in net.items()
+                                                    if change
+                                                ]
 
                                     def insert(
                                         self, relation: str, row: Sequence
@@ -12164,7 +12320,7 @@ def _make_derived1():
                                 "profit_loss",
                             )
                             QUERY_ID = "c7a445fa2af38cc0"
-                            LAYOUT_ID = "581405952594dab6"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "7503f4d5c7597ee0"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -12215,7 +12371,21 @@ def _make_derived1():
                                 for sub_row, change in self.sub_derived1._changes:
                                     self._apply_derived1(sub_row, change)
                                 if self._pending:
+                                    first = (
+                                        self._changes
+                                    )  # the row of an empty database, if any
                                     self._flush()
+                                    if (
+                                        first
+                                    ):  # the inner views' rows changed it: report the net change
+                                        net = {}
+                                        for row, change in first + self._changes:
+                                            net[row] = net.get(row, 0) + change
+                                        self._changes = [
+                                            (row, change)
+                                            for row, change in net.items()
+                                            if change
+                                        ]
 
                             def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
@@ -12609,10 +12779,8 @@ def _make_derived1():
                                     )
                                 keep_date_dim = (
                                     c_date_dim_d_date is not None
-                                    and (
-                                        c_date_dim_d_date >= datetime.date(2000, 8, 23)
-                                    )
-                                    and (c_date_dim_d_date <= datetime.date(2000, 9, 6))
+                                    and (c_date_dim_d_date >= _DATE_0)
+                                    and (c_date_dim_d_date <= _DATE_1)
                                 )
                                 store = self.date_dim_rows
                                 count = store.get(row, 0) + d
@@ -12977,14 +13145,8 @@ def _make_derived1():
                                         )
                                     keep_date_dim = (
                                         c_date_dim_d_date is not None
-                                        and (
-                                            c_date_dim_d_date
-                                            >= datetime.date(2000, 8, 23)
-                                        )
-                                        and (
-                                            c_date_dim_d_date
-                                            <= datetime.date(2000, 9, 6)
-                                        )
+                                        and (c_date_dim_d_date >= _DATE_0)
+                                        and (c_date_dim_d_date <= _DATE_1)
                                     )
                                     if keep_date_dim:
                                         _p = (d, d, d, d, d, d, d, d, d)
@@ -13678,7 +13840,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("channel", "id", "sales", "returns", "profit")
                         QUERY_ID = "3bf0de3e3a0afa0c"
-                        LAYOUT_ID = "c9226392b0f26486"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "7e9e58e238f47bd0"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -13709,7 +13871,21 @@ def _make_derived1():
                             for sub_row, change in self.sub_derived1._changes:
                                 self._apply_derived1(sub_row, change)
                             if self._pending:
+                                first = (
+                                    self._changes
+                                )  # the row of an empty database, if any
                                 self._flush()
+                                if (
+                                    first
+                                ):  # the inner views' rows changed it: report the net change
+                                    net = {}
+                                    for row, change in first + self._changes:
+                                        net[row] = net.get(row, 0) + change
+                                    self._changes = [
+                                        (row, change)
+                                        for row, change in net.items()
+                                        if change
+                                    ]
 
                         def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
@@ -14523,7 +14699,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("channel", "id", "sales", "returns", "profit")
                 QUERY_ID = "213fd615c88d92fe"
-                LAYOUT_ID = "cf2ac1a8fcc008e5"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "b72013c10af5ff8c"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -14559,7 +14735,17 @@ def _make_derived1():
                     for sub_row, change in self.sub_derived1._changes:
                         self._apply_derived1(sub_row, change)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -15299,23 +15485,31 @@ def _make_derived1():
                             )
                             import copy
 
+                            _DATE_0 = datetime.date(2000, 8, 23)
+                            _DATE_1 = datetime.date(2000, 9, 6)
                             _EMPTY = {}  # read-only stand-in for a missing index group
 
                             def _entry(group, entry, default=None):
                                 """The payload of `entry` in an index group (None: no group), `default`
                                 if absent. A group of one entry is kept inline as the pair (entry,
-                                payload): a dict per near-unique key would cost ~200 bytes and a
+                                payload), or as the bare entry when its count is 1 and entries are not
+                                pairs: a dict per near-unique key would cost ~200 bytes and a
                                 container the cyclic GC tracks; several entries are a dict.
                                 """
                                 if group is None:
                                     return default
-                                if type(group) is tuple:
+                                if type(group) is dict:
+                                    return group.get(entry, default)
+                                if type(group) is tuple and len(group) == 2:
                                     return (
                                         group[1]
                                         if group[0] is entry or group[0] == entry
                                         else default
                                     )
-                                return group.get(entry, default)
+                                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                                return (
+                                    1 if group is entry or group == entry else default
+                                )
 
                             _ZERO = (
                                 0,
@@ -15473,7 +15667,7 @@ def _make_derived1():
                                             "net_loss",
                                         )
                                         QUERY_ID = "fd6240df6c1f3036"
-                                        LAYOUT_ID = "71394f81f6ec76a9"  # the state's layout: snapshots restore only here
+                                        LAYOUT_ID = "500fb65e41613ff7"  # the state's layout: snapshots restore only here
                                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                         def __init__(
@@ -16069,7 +16263,7 @@ def _make_derived1():
                                             "net_loss",
                                         )
                                         QUERY_ID = "24c7e746ee44c73a"
-                                        LAYOUT_ID = "603e5ea6ea3d43ee"  # the state's layout: snapshots restore only here
+                                        LAYOUT_ID = "96cf36187739941f"  # the state's layout: snapshots restore only here
                                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                         def __init__(
@@ -16793,7 +16987,7 @@ def _make_derived1():
                                     "profit_loss",
                                 )
                                 QUERY_ID = "2db290f66a384346"
-                                LAYOUT_ID = "7096131592a4234a"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "241b6d2e503a16de"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -16844,7 +17038,21 @@ def _make_derived1():
                                     for sub_row, change in self.sub_derived1._changes:
                                         self._apply_derived1(sub_row, change)
                                     if self._pending:
+                                        first = (
+                                            self._changes
+                                        )  # the row of an empty database, if any
                                         self._flush()
+                                        if (
+                                            first
+                                        ):  # the inner views' rows changed it: report the net change
+                                            net = {}
+                                            for row, change in first + self._changes:
+                                                net[row] = net.get(row, 0) + change
+                                            self._changes = [
+                                                (row, change)
+                                                for row, change in net.items()
+                                                if change
+                                            ]
 
                                 def insert(self, relation: str, row: Sequence) -> None:
                                     """Insert one row into `relation`."""
@@ -17242,14 +17450,8 @@ def _make_derived1():
                                         )
                                     keep_date_dim = (
                                         c_date_dim_d_date is not None
-                                        and (
-                                            c_date_dim_d_date
-                                            >= datetime.date(2000, 8, 23)
-                                        )
-                                        and (
-                                            c_date_dim_d_date
-                                            <= datetime.date(2000, 9, 6)
-                                        )
+                                        and (c_date_dim_d_date >= _DATE_0)
+                                        and (c_date_dim_d_date <= _DATE_1)
                                     )
                                     store = self.date_dim_rows
                                     count = store.get(row, 0) + d
@@ -17625,14 +17827,8 @@ def _make_derived1():
                                             )
                                         keep_date_dim = (
                                             c_date_dim_d_date is not None
-                                            and (
-                                                c_date_dim_d_date
-                                                >= datetime.date(2000, 8, 23)
-                                            )
-                                            and (
-                                                c_date_dim_d_date
-                                                <= datetime.date(2000, 9, 6)
-                                            )
+                                            and (c_date_dim_d_date >= _DATE_0)
+                                            and (c_date_dim_d_date <= _DATE_1)
                                         )
                                         if keep_date_dim:
                                             _p = (d, d, d, d, d, d, d, d, d)
@@ -18323,7 +18519,7 @@ def _make_derived1():
                             }
                             COLUMNS = ("channel", "id", "sales", "returns", "profit")
                             QUERY_ID = "a78f657559f23059"
-                            LAYOUT_ID = "657e887ecc9d72f7"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "339a1f1b6dd1fe3d"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -18354,7 +18550,21 @@ def _make_derived1():
                                 for sub_row, change in self.sub_derived1._changes:
                                     self._apply_derived1(sub_row, change)
                                 if self._pending:
+                                    first = (
+                                        self._changes
+                                    )  # the row of an empty database, if any
                                     self._flush()
+                                    if (
+                                        first
+                                    ):  # the inner views' rows changed it: report the net change
+                                        net = {}
+                                        for row, change in first + self._changes:
+                                            net[row] = net.get(row, 0) + change
+                                        self._changes = [
+                                            (row, change)
+                                            for row, change in net.items()
+                                            if change
+                                        ]
 
                             def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
@@ -18925,23 +19135,31 @@ def _make_derived1():
                             )
                             import copy
 
+                            _DATE_0 = datetime.date(2000, 8, 23)
+                            _DATE_1 = datetime.date(2000, 9, 6)
                             _EMPTY = {}  # read-only stand-in for a missing index group
 
                             def _entry(group, entry, default=None):
                                 """The payload of `entry` in an index group (None: no group), `default`
                                 if absent. A group of one entry is kept inline as the pair (entry,
-                                payload): a dict per near-unique key would cost ~200 bytes and a
+                                payload), or as the bare entry when its count is 1 and entries are not
+                                pairs: a dict per near-unique key would cost ~200 bytes and a
                                 container the cyclic GC tracks; several entries are a dict.
                                 """
                                 if group is None:
                                     return default
-                                if type(group) is tuple:
+                                if type(group) is dict:
+                                    return group.get(entry, default)
+                                if type(group) is tuple and len(group) == 2:
                                     return (
                                         group[1]
                                         if group[0] is entry or group[0] == entry
                                         else default
                                     )
-                                return group.get(entry, default)
+                                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                                return (
+                                    1 if group is entry or group == entry else default
+                                )
 
                             _ZERO = (
                                 0,
@@ -19110,7 +19328,7 @@ def _make_derived1():
                                             "net_loss",
                                         )
                                         QUERY_ID = "ee988dbe2f39fafa"
-                                        LAYOUT_ID = "5ad5df2714fd2ef3"  # the state's layout: snapshots restore only here
+                                        LAYOUT_ID = "5f0266229317e3eb"  # the state's layout: snapshots restore only here
                                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                         def __init__(
@@ -19715,7 +19933,7 @@ def _make_derived1():
                                             "net_loss",
                                         )
                                         QUERY_ID = "99d092c5ad3809f7"
-                                        LAYOUT_ID = "215a198b2848a734"  # the state's layout: snapshots restore only here
+                                        LAYOUT_ID = "177e317312de13bd"  # the state's layout: snapshots restore only here
                                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                         def __init__(
@@ -20443,7 +20661,7 @@ def _make_derived1():
                                     "profit_loss",
                                 )
                                 QUERY_ID = "7a8429a6ed7a3c47"
-                                LAYOUT_ID = "a051baa0ace58662"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "20cd5058f14594a9"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -20494,7 +20712,21 @@ def _make_derived1():
                                     for sub_row, change in self.sub_derived1._changes:
                                         self._apply_derived1(sub_row, change)
                                     if self._pending:
+                                        first = (
+                                            self._changes
+                                        )  # the row of an empty database, if any
                                         self._flush()
+                                        if (
+                                            first
+                                        ):  # the inner views' rows changed it: report the net change
+                                            net = {}
+                                            for row, change in first + self._changes:
+                                                net[row] = net.get(row, 0) + change
+                                            self._changes = [
+                                                (row, change)
+                                                for row, change in net.items()
+                                                if change
+                                            ]
 
                                 def insert(self, relation: str, row: Sequence) -> None:
                                     """Insert one row into `relation`."""
@@ -20896,14 +21128,8 @@ def _make_derived1():
                                         )
                                     keep_date_dim = (
                                         c_date_dim_d_date is not None
-                                        and (
-                                            c_date_dim_d_date
-                                            >= datetime.date(2000, 8, 23)
-                                        )
-                                        and (
-                                            c_date_dim_d_date
-                                            <= datetime.date(2000, 9, 6)
-                                        )
+                                        and (c_date_dim_d_date >= _DATE_0)
+                                        and (c_date_dim_d_date <= _DATE_1)
                                     )
                                     store = self.date_dim_rows
                                     count = store.get(row, 0) + d
@@ -21291,14 +21517,8 @@ def _make_derived1():
                                             )
                                         keep_date_dim = (
                                             c_date_dim_d_date is not None
-                                            and (
-                                                c_date_dim_d_date
-                                                >= datetime.date(2000, 8, 23)
-                                            )
-                                            and (
-                                                c_date_dim_d_date
-                                                <= datetime.date(2000, 9, 6)
-                                            )
+                                            and (c_date_dim_d_date >= _DATE_0)
+                                            and (c_date_dim_d_date <= _DATE_1)
                                         )
                                         if keep_date_dim:
                                             _p = (d, d, d, d, d, d, d, d, d)
@@ -22010,7 +22230,7 @@ def _make_derived1():
                             }
                             COLUMNS = ("channel", "id", "sales", "returns", "profit")
                             QUERY_ID = "73512fb6997df7c8"
-                            LAYOUT_ID = "04624ca618c83efb"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "ba71287031c3b63c"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -22041,7 +22261,21 @@ def _make_derived1():
                                 for sub_row, change in self.sub_derived1._changes:
                                     self._apply_derived1(sub_row, change)
                                 if self._pending:
+                                    first = (
+                                        self._changes
+                                    )  # the row of an empty database, if any
                                     self._flush()
+                                    if (
+                                        first
+                                    ):  # the inner views' rows changed it: report the net change
+                                        net = {}
+                                        for row, change in first + self._changes:
+                                            net[row] = net.get(row, 0) + change
+                                        self._changes = [
+                                            (row, change)
+                                            for row, change in net.items()
+                                            if change
+                                        ]
 
                             def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
@@ -22717,23 +22951,29 @@ def _make_derived1():
                         )
                         import copy
 
+                        _DATE_0 = datetime.date(2000, 8, 23)
+                        _DATE_1 = datetime.date(2000, 9, 6)
                         _EMPTY = {}  # read-only stand-in for a missing index group
 
                         def _entry(group, entry, default=None):
                             """The payload of `entry` in an index group (None: no group), `default`
                             if absent. A group of one entry is kept inline as the pair (entry,
-                            payload): a dict per near-unique key would cost ~200 bytes and a
+                            payload), or as the bare entry when its count is 1 and entries are not
+                            pairs: a dict per near-unique key would cost ~200 bytes and a
                             container the cyclic GC tracks; several entries are a dict.
                             """
                             if group is None:
                                 return default
-                            if type(group) is tuple:
+                            if type(group) is dict:
+                                return group.get(entry, default)
+                            if type(group) is tuple and len(group) == 2:
                                 return (
                                     group[1]
                                     if group[0] is entry or group[0] == entry
                                     else default
                                 )
-                            return group.get(entry, default)
+                            # a bare entry of count 1 (an index whose entries cannot be pairs)
+                            return 1 if group is entry or group == entry else default
 
                         _ZERO = (
                             0,
@@ -22902,7 +23142,7 @@ def _make_derived1():
                                         "net_loss",
                                     )
                                     QUERY_ID = "4254ba7cf332fae6"
-                                    LAYOUT_ID = "baafab6fff721058"  # the state's layout: snapshots restore only here
+                                    LAYOUT_ID = "ed49eb735fb49090"  # the state's layout: snapshots restore only here
                                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                     def __init__(
@@ -23490,19 +23730,27 @@ def _make_derived1():
                                         def _entry(group, entry, default=None):
                                             """The payload of `entry` in an index group (None: no group), `default`
                                             if absent. A group of one entry is kept inline as the pair (entry,
-                                            payload): a dict per near-unique key would cost ~200 bytes and a
+                                            payload), or as the bare entry when its count is 1 and entries are not
+                                            pairs: a dict per near-unique key would cost ~200 bytes and a
                                             container the cyclic GC tracks; several entries are a dict.
                                             """
                                             if group is None:
                                                 return default
-                                            if type(group) is tuple:
+                                            if type(group) is dict:
+                                                return group.get(entry, default)
+                                            if type(group) is tuple and len(group) == 2:
                                                 return (
                                                     group[1]
                                                     if group[0] is entry
                                                     or group[0] == entry
                                                     else default
                                                 )
-                                            return group.get(entry, default)
+                                            # a bare entry of count 1 (an index whose entries cannot be pairs)
+                                            return (
+                                                1
+                                                if group is entry or group == entry
+                                                else default
+                                            )
 
                                         _ZERO = 0  # the payload of an absent tuple
 
@@ -23605,7 +23853,7 @@ def _make_derived1():
                                                 "web_returns__wr_net_loss",
                                             )
                                             QUERY_ID = "5e033b1753c316b1"
-                                            LAYOUT_ID = "c0166c949fb40cc5"  # the state's layout: snapshots restore only here
+                                            LAYOUT_ID = "af760a3d939ab05f"  # the state's layout: snapshots restore only here
                                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                             def __init__(
@@ -23894,33 +24142,9 @@ def _make_derived1():
                                                     web_returns_by_wr_item_sk_wr_order_number[
                                                         _t1
                                                     ] = (
-                                                        _t2,
-                                                        _p,
+                                                        _t2 if _p == 1 else (_t2, _p)
                                                     )
-                                                elif type(_grp) is tuple:
-                                                    _e = _t2
-                                                    if _grp[0] is _e or _grp[0] == _e:
-                                                        _o = _grp[1]
-                                                        _n = _o + _p
-                                                        if _n:
-                                                            web_returns_by_wr_item_sk_wr_order_number[
-                                                                _t1
-                                                            ] = (
-                                                                _grp[0],
-                                                                _n,
-                                                            )
-                                                        else:
-                                                            del web_returns_by_wr_item_sk_wr_order_number[
-                                                                _t1
-                                                            ]
-                                                    else:
-                                                        web_returns_by_wr_item_sk_wr_order_number[
-                                                            _t1
-                                                        ] = {
-                                                            _grp[0]: _grp[1],
-                                                            _e: _p,
-                                                        }
-                                                else:
+                                                elif type(_grp) is dict:
                                                     _o = _grp.get(_t2)
                                                     if _o is None:
                                                         _grp[_t2] = _p
@@ -23931,11 +24155,46 @@ def _make_derived1():
                                                         else:
                                                             del _grp[_t2]
                                                             if len(_grp) == 1:
+                                                                ((_e, _n),) = (
+                                                                    _grp.items()
+                                                                )
                                                                 web_returns_by_wr_item_sk_wr_order_number[
                                                                     _t1
-                                                                ] = next(
-                                                                    iter(_grp.items())
+                                                                ] = (
+                                                                    _e
+                                                                    if _n == 1
+                                                                    else (_e, _n)
                                                                 )
+                                                else:
+                                                    if (
+                                                        type(_grp) is tuple
+                                                        and len(_grp) == 2
+                                                    ):
+                                                        _g, _o = _grp
+                                                    else:
+                                                        _g, _o = _grp, 1
+                                                    _e = _t2
+                                                    if _g is _e or _g == _e:
+                                                        _n = _o + _p
+                                                        if _n:
+                                                            web_returns_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ] = (
+                                                                _g
+                                                                if _n == 1
+                                                                else (_g, _n)
+                                                            )
+                                                        else:
+                                                            del web_returns_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ]
+                                                    else:
+                                                        web_returns_by_wr_item_sk_wr_order_number[
+                                                            _t1
+                                                        ] = {
+                                                            _g: _o,
+                                                            _e: _p,
+                                                        }
                                                 _o = web_returns_count_by_wr_item_sk_wr_order_number.get(
                                                     _t1
                                                 )
@@ -23973,7 +24232,7 @@ def _make_derived1():
                                                             v_ws_web_site_sk,
                                                             v_wr_order_number,
                                                         ), _m5 in (
-                                                            (_g6,)
+                                                            _g6.items()
                                                             if type(
                                                                 (
                                                                     _g6 := self.web_sales_by_wr_item_sk_wr_order_number[
@@ -23984,8 +24243,13 @@ def _make_derived1():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g6.items()
+                                                            is dict
+                                                            else (
+                                                                (_g6,)
+                                                                if type(_g6) is tuple
+                                                                and len(_g6) == 2
+                                                                else ((_g6, 1),)
+                                                            )
                                                         ):
                                                             _k = (
                                                                 v_ws_web_site_sk,
@@ -24064,33 +24328,9 @@ def _make_derived1():
                                                     web_sales_by_wr_item_sk_wr_order_number[
                                                         _t1
                                                     ] = (
-                                                        _t2,
-                                                        _p,
+                                                        _t2 if _p == 1 else (_t2, _p)
                                                     )
-                                                elif type(_grp) is tuple:
-                                                    _e = _t2
-                                                    if _grp[0] is _e or _grp[0] == _e:
-                                                        _o = _grp[1]
-                                                        _n = _o + _p
-                                                        if _n:
-                                                            web_sales_by_wr_item_sk_wr_order_number[
-                                                                _t1
-                                                            ] = (
-                                                                _grp[0],
-                                                                _n,
-                                                            )
-                                                        else:
-                                                            del web_sales_by_wr_item_sk_wr_order_number[
-                                                                _t1
-                                                            ]
-                                                    else:
-                                                        web_sales_by_wr_item_sk_wr_order_number[
-                                                            _t1
-                                                        ] = {
-                                                            _grp[0]: _grp[1],
-                                                            _e: _p,
-                                                        }
-                                                else:
+                                                elif type(_grp) is dict:
                                                     _o = _grp.get(_t2)
                                                     if _o is None:
                                                         _grp[_t2] = _p
@@ -24101,11 +24341,46 @@ def _make_derived1():
                                                         else:
                                                             del _grp[_t2]
                                                             if len(_grp) == 1:
+                                                                ((_e, _n),) = (
+                                                                    _grp.items()
+                                                                )
                                                                 web_sales_by_wr_item_sk_wr_order_number[
                                                                     _t1
-                                                                ] = next(
-                                                                    iter(_grp.items())
+                                                                ] = (
+                                                                    _e
+                                                                    if _n == 1
+                                                                    else (_e, _n)
                                                                 )
+                                                else:
+                                                    if (
+                                                        type(_grp) is tuple
+                                                        and len(_grp) == 2
+                                                    ):
+                                                        _g, _o = _grp
+                                                    else:
+                                                        _g, _o = _grp, 1
+                                                    _e = _t2
+                                                    if _g is _e or _g == _e:
+                                                        _n = _o + _p
+                                                        if _n:
+                                                            web_sales_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ] = (
+                                                                _g
+                                                                if _n == 1
+                                                                else (_g, _n)
+                                                            )
+                                                        else:
+                                                            del web_sales_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ]
+                                                    else:
+                                                        web_sales_by_wr_item_sk_wr_order_number[
+                                                            _t1
+                                                        ] = {
+                                                            _g: _o,
+                                                            _e: _p,
+                                                        }
                                                 _o = web_sales_count_by_wr_item_sk_wr_order_number.get(
                                                     _t1
                                                 )
@@ -24145,7 +24420,7 @@ def _make_derived1():
                                                             v_wr_return_amt,
                                                             v_wr_net_loss,
                                                         ), _m5 in (
-                                                            (_g6,)
+                                                            _g6.items()
                                                             if type(
                                                                 (
                                                                     _g6 := self.web_returns_by_wr_item_sk_wr_order_number[
@@ -24156,8 +24431,13 @@ def _make_derived1():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g6.items()
+                                                            is dict
+                                                            else (
+                                                                (_g6,)
+                                                                if type(_g6) is tuple
+                                                                and len(_g6) == 2
+                                                                else ((_g6, 1),)
+                                                            )
                                                         ):
                                                             _k = (
                                                                 v_ws_web_site_sk,
@@ -24308,36 +24588,11 @@ def _make_derived1():
                                                         web_returns_by_wr_item_sk_wr_order_number[
                                                             _t1
                                                         ] = (
-                                                            _t2,
-                                                            _p,
+                                                            _t2
+                                                            if _p == 1
+                                                            else (_t2, _p)
                                                         )
-                                                    elif type(_grp) is tuple:
-                                                        _e = _t2
-                                                        if (
-                                                            _grp[0] is _e
-                                                            or _grp[0] == _e
-                                                        ):
-                                                            _o = _grp[1]
-                                                            _n = _o + _p
-                                                            if _n:
-                                                                web_returns_by_wr_item_sk_wr_order_number[
-                                                                    _t1
-                                                                ] = (
-                                                                    _grp[0],
-                                                                    _n,
-                                                                )
-                                                            else:
-                                                                del web_returns_by_wr_item_sk_wr_order_number[
-                                                                    _t1
-                                                                ]
-                                                        else:
-                                                            web_returns_by_wr_item_sk_wr_order_number[
-                                                                _t1
-                                                            ] = {
-                                                                _grp[0]: _grp[1],
-                                                                _e: _p,
-                                                            }
-                                                    else:
+                                                    elif type(_grp) is dict:
                                                         _o = _grp.get(_t2)
                                                         if _o is None:
                                                             _grp[_t2] = _p
@@ -24348,13 +24603,46 @@ def _make_derived1():
                                                             else:
                                                                 del _grp[_t2]
                                                                 if len(_grp) == 1:
+                                                                    ((_e, _n),) = (
+                                                                        _grp.items()
+                                                                    )
                                                                     web_returns_by_wr_item_sk_wr_order_number[
                                                                         _t1
-                                                                    ] = next(
-                                                                        iter(
-                                                                            _grp.items()
-                                                                        )
+                                                                    ] = (
+                                                                        _e
+                                                                        if _n == 1
+                                                                        else (_e, _n)
                                                                     )
+                                                    else:
+                                                        if (
+                                                            type(_grp) is tuple
+                                                            and len(_grp) == 2
+                                                        ):
+                                                            _g, _o = _grp
+                                                        else:
+                                                            _g, _o = _grp, 1
+                                                        _e = _t2
+                                                        if _g is _e or _g == _e:
+                                                            _n = _o + _p
+                                                            if _n:
+                                                                web_returns_by_wr_item_sk_wr_order_number[
+                                                                    _t1
+                                                                ] = (
+                                                                    _g
+                                                                    if _n == 1
+                                                                    else (_g, _n)
+                                                                )
+                                                            else:
+                                                                del web_returns_by_wr_item_sk_wr_order_number[
+                                                                    _t1
+                                                                ]
+                                                        else:
+                                                            web_returns_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ] = {
+                                                                _g: _o,
+                                                                _e: _p,
+                                                            }
                                                     _o = web_returns_count_by_wr_item_sk_wr_order_number.get(
                                                         _t1
                                                     )
@@ -24392,7 +24680,7 @@ def _make_derived1():
                                                                 v_ws_web_site_sk,
                                                                 v_wr_order_number,
                                                             ), _m5 in (
-                                                                (_g6,)
+                                                                _g6.items()
                                                                 if type(
                                                                     (
                                                                         _g6 := self.web_sales_by_wr_item_sk_wr_order_number[
@@ -24403,8 +24691,14 @@ def _make_derived1():
                                                                         ]
                                                                     )
                                                                 )
-                                                                is tuple
-                                                                else _g6.items()
+                                                                is dict
+                                                                else (
+                                                                    (_g6,)
+                                                                    if type(_g6)
+                                                                    is tuple
+                                                                    and len(_g6) == 2
+                                                                    else ((_g6, 1),)
+                                                                )
                                                             ):
                                                                 _k = (
                                                                     v_ws_web_site_sk,
@@ -24545,36 +24839,11 @@ def _make_derived1():
                                                         web_sales_by_wr_item_sk_wr_order_number[
                                                             _t1
                                                         ] = (
-                                                            _t2,
-                                                            _p,
+                                                            _t2
+                                                            if _p == 1
+                                                            else (_t2, _p)
                                                         )
-                                                    elif type(_grp) is tuple:
-                                                        _e = _t2
-                                                        if (
-                                                            _grp[0] is _e
-                                                            or _grp[0] == _e
-                                                        ):
-                                                            _o = _grp[1]
-                                                            _n = _o + _p
-                                                            if _n:
-                                                                web_sales_by_wr_item_sk_wr_order_number[
-                                                                    _t1
-                                                                ] = (
-                                                                    _grp[0],
-                                                                    _n,
-                                                                )
-                                                            else:
-                                                                del web_sales_by_wr_item_sk_wr_order_number[
-                                                                    _t1
-                                                                ]
-                                                        else:
-                                                            web_sales_by_wr_item_sk_wr_order_number[
-                                                                _t1
-                                                            ] = {
-                                                                _grp[0]: _grp[1],
-                                                                _e: _p,
-                                                            }
-                                                    else:
+                                                    elif type(_grp) is dict:
                                                         _o = _grp.get(_t2)
                                                         if _o is None:
                                                             _grp[_t2] = _p
@@ -24585,13 +24854,46 @@ def _make_derived1():
                                                             else:
                                                                 del _grp[_t2]
                                                                 if len(_grp) == 1:
+                                                                    ((_e, _n),) = (
+                                                                        _grp.items()
+                                                                    )
                                                                     web_sales_by_wr_item_sk_wr_order_number[
                                                                         _t1
-                                                                    ] = next(
-                                                                        iter(
-                                                                            _grp.items()
-                                                                        )
+                                                                    ] = (
+                                                                        _e
+                                                                        if _n == 1
+                                                                        else (_e, _n)
                                                                     )
+                                                    else:
+                                                        if (
+                                                            type(_grp) is tuple
+                                                            and len(_grp) == 2
+                                                        ):
+                                                            _g, _o = _grp
+                                                        else:
+                                                            _g, _o = _grp, 1
+                                                        _e = _t2
+                                                        if _g is _e or _g == _e:
+                                                            _n = _o + _p
+                                                            if _n:
+                                                                web_sales_by_wr_item_sk_wr_order_number[
+                                                                    _t1
+                                                                ] = (
+                                                                    _g
+                                                                    if _n == 1
+                                                                    else (_g, _n)
+                                                                )
+                                                            else:
+                                                                del web_sales_by_wr_item_sk_wr_order_number[
+                                                                    _t1
+                                                                ]
+                                                        else:
+                                                            web_sales_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ] = {
+                                                                _g: _o,
+                                                                _e: _p,
+                                                            }
                                                     _o = web_sales_count_by_wr_item_sk_wr_order_number.get(
                                                         _t1
                                                     )
@@ -24631,7 +24933,7 @@ def _make_derived1():
                                                                 v_wr_return_amt,
                                                                 v_wr_net_loss,
                                                             ), _m5 in (
-                                                                (_g6,)
+                                                                _g6.items()
                                                                 if type(
                                                                     (
                                                                         _g6 := self.web_returns_by_wr_item_sk_wr_order_number[
@@ -24642,8 +24944,14 @@ def _make_derived1():
                                                                         ]
                                                                     )
                                                                 )
-                                                                is tuple
-                                                                else _g6.items()
+                                                                is dict
+                                                                else (
+                                                                    (_g6,)
+                                                                    if type(_g6)
+                                                                    is tuple
+                                                                    and len(_g6) == 2
+                                                                    else ((_g6, 1),)
+                                                                )
                                                             ):
                                                                 _k = (
                                                                     v_ws_web_site_sk,
@@ -25003,7 +25311,7 @@ def _make_derived1():
                                                 }
                                                 COLUMNS = ("k1", "k2")
                                                 QUERY_ID = "d008a4738b5a598a"
-                                                LAYOUT_ID = "62f339ec9713a93a"  # the state's layout: snapshots restore only here
+                                                LAYOUT_ID = "493b8f82f7d47a49"  # the state's layout: snapshots restore only here
                                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                                 def __init__(
@@ -25534,7 +25842,7 @@ def _make_derived1():
                                                 "web_returns__wr_net_loss",
                                             )
                                             QUERY_ID = "6b5c6ef0c2153da3"
-                                            LAYOUT_ID = "87b7fe6d53353143"  # the state's layout: snapshots restore only here
+                                            LAYOUT_ID = "06c3193bcdace306"  # the state's layout: snapshots restore only here
                                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                             def __init__(
@@ -25575,7 +25883,25 @@ def _make_derived1():
                                                         self.sub_exists_1._changes
                                                     )
                                                 if self._pending:
+                                                    first = (
+                                                        self._changes
+                                                    )  # the row of an empty database, if any
                                                     self._flush()
+                                                    if (
+                                                        first
+                                                    ):  # the inner views' rows changed it: report the net change
+                                                        net = {}
+                                                        for row, change in (
+                                                            first + self._changes
+                                                        ):
+                                                            net[row] = (
+                                                                net.get(row, 0) + change
+                                                            )
+                                                        self._changes = [
+                                                            (row, change)
+                                                            for row, change in net.items()
+                                                            if change
+                                                        ]
 
                                             def insert(
                                                 self, relation: str, row: Sequence
@@ -26320,7 +26646,7 @@ def _make_derived1():
                                         "net_loss",
                                     )
                                     QUERY_ID = "754c000125a2057e"
-                                    LAYOUT_ID = "8fab3f2c5d95393d"  # the state's layout: snapshots restore only here
+                                    LAYOUT_ID = "87d9876b11966763"  # the state's layout: snapshots restore only here
                                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                     def __init__(
@@ -26356,7 +26682,23 @@ def _make_derived1():
                                         ) in self.sub_derived1._changes:
                                             self._apply_derived1(sub_row, change)
                                         if self._pending:
+                                            first = (
+                                                self._changes
+                                            )  # the row of an empty database, if any
                                             self._flush()
+                                            if (
+                                                first
+                                            ):  # the inner views' rows changed it: report the net change
+                                                net = {}
+                                                for row, change in (
+                                                    first + self._changes
+                                                ):
+                                                    net[row] = net.get(row, 0) + change
+                                                self._changes = [
+                                                    (row, change)
+                                                    for row, change in net.items()
+                                                    if change
+                                                ]
 
                                     def insert(
                                         self, relation: str, row: Sequence
@@ -26955,7 +27297,7 @@ def _make_derived1():
                                 "profit_loss",
                             )
                             QUERY_ID = "c7a445fa2af38cc0"
-                            LAYOUT_ID = "581405952594dab6"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "7503f4d5c7597ee0"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -27006,7 +27348,21 @@ def _make_derived1():
                                 for sub_row, change in self.sub_derived1._changes:
                                     self._apply_derived1(sub_row, change)
                                 if self._pending:
+                                    first = (
+                                        self._changes
+                                    )  # the row of an empty database, if any
                                     self._flush()
+                                    if (
+                                        first
+                                    ):  # the inner views' rows changed it: report the net change
+                                        net = {}
+                                        for row, change in first + self._changes:
+                                            net[row] = net.get(row, 0) + change
+                                        self._changes = [
+                                            (row, change)
+                                            for row, change in net.items()
+                                            if change
+                                        ]
 
                             def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
@@ -27400,10 +27756,8 @@ def _make_derived1():
                                     )
                                 keep_date_dim = (
                                     c_date_dim_d_date is not None
-                                    and (
-                                        c_date_dim_d_date >= datetime.date(2000, 8, 23)
-                                    )
-                                    and (c_date_dim_d_date <= datetime.date(2000, 9, 6))
+                                    and (c_date_dim_d_date >= _DATE_0)
+                                    and (c_date_dim_d_date <= _DATE_1)
                                 )
                                 store = self.date_dim_rows
                                 count = store.get(row, 0) + d
@@ -27768,14 +28122,8 @@ def _make_derived1():
                                         )
                                     keep_date_dim = (
                                         c_date_dim_d_date is not None
-                                        and (
-                                            c_date_dim_d_date
-                                            >= datetime.date(2000, 8, 23)
-                                        )
-                                        and (
-                                            c_date_dim_d_date
-                                            <= datetime.date(2000, 9, 6)
-                                        )
+                                        and (c_date_dim_d_date >= _DATE_0)
+                                        and (c_date_dim_d_date <= _DATE_1)
                                     )
                                     if keep_date_dim:
                                         _p = (d, d, d, d, d, d, d, d, d)
@@ -28469,7 +28817,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("channel", "id", "sales", "returns", "profit")
                         QUERY_ID = "3bf0de3e3a0afa0c"
-                        LAYOUT_ID = "c9226392b0f26486"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "7e9e58e238f47bd0"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -28500,7 +28848,21 @@ def _make_derived1():
                             for sub_row, change in self.sub_derived1._changes:
                                 self._apply_derived1(sub_row, change)
                             if self._pending:
+                                first = (
+                                    self._changes
+                                )  # the row of an empty database, if any
                                 self._flush()
+                                if (
+                                    first
+                                ):  # the inner views' rows changed it: report the net change
+                                    net = {}
+                                    for row, change in first + self._changes:
+                                        net[row] = net.get(row, 0) + change
+                                    self._changes = [
+                                        (row, change)
+                                        for row, change in net.items()
+                                        if change
+                                    ]
 
                         def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
@@ -29314,7 +29676,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("channel", "id", "sales", "returns", "profit")
                 QUERY_ID = "f8eb06d52d0b5ace"
-                LAYOUT_ID = "6442f4c32d745c90"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "c64fe3815a9eb917"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -29350,7 +29712,17 @@ def _make_derived1():
                     for sub_row, change in self.sub_derived1._changes:
                         self._apply_derived1(sub_row, change)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -30179,23 +30551,29 @@ def _make_derived1():
                         )
                         import copy
 
+                        _DATE_0 = datetime.date(2000, 8, 23)
+                        _DATE_1 = datetime.date(2000, 9, 6)
                         _EMPTY = {}  # read-only stand-in for a missing index group
 
                         def _entry(group, entry, default=None):
                             """The payload of `entry` in an index group (None: no group), `default`
                             if absent. A group of one entry is kept inline as the pair (entry,
-                            payload): a dict per near-unique key would cost ~200 bytes and a
+                            payload), or as the bare entry when its count is 1 and entries are not
+                            pairs: a dict per near-unique key would cost ~200 bytes and a
                             container the cyclic GC tracks; several entries are a dict.
                             """
                             if group is None:
                                 return default
-                            if type(group) is tuple:
+                            if type(group) is dict:
+                                return group.get(entry, default)
+                            if type(group) is tuple and len(group) == 2:
                                 return (
                                     group[1]
                                     if group[0] is entry or group[0] == entry
                                     else default
                                 )
-                            return group.get(entry, default)
+                            # a bare entry of count 1 (an index whose entries cannot be pairs)
+                            return 1 if group is entry or group == entry else default
 
                         _ZERO = (
                             0,
@@ -30353,7 +30731,7 @@ def _make_derived1():
                                         "net_loss",
                                     )
                                     QUERY_ID = "fd6240df6c1f3036"
-                                    LAYOUT_ID = "71394f81f6ec76a9"  # the state's layout: snapshots restore only here
+                                    LAYOUT_ID = "500fb65e41613ff7"  # the state's layout: snapshots restore only here
                                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                     def __init__(
@@ -30929,7 +31307,7 @@ def _make_derived1():
                                         "net_loss",
                                     )
                                     QUERY_ID = "24c7e746ee44c73a"
-                                    LAYOUT_ID = "603e5ea6ea3d43ee"  # the state's layout: snapshots restore only here
+                                    LAYOUT_ID = "96cf36187739941f"  # the state's layout: snapshots restore only here
                                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                     def __init__(
@@ -31632,7 +32010,7 @@ def _make_derived1():
                                 "profit_loss",
                             )
                             QUERY_ID = "2db290f66a384346"
-                            LAYOUT_ID = "7096131592a4234a"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "241b6d2e503a16de"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -31681,7 +32059,21 @@ def _make_derived1():
                                 for sub_row, change in self.sub_derived1._changes:
                                     self._apply_derived1(sub_row, change)
                                 if self._pending:
+                                    first = (
+                                        self._changes
+                                    )  # the row of an empty database, if any
                                     self._flush()
+                                    if (
+                                        first
+                                    ):  # the inner views' rows changed it: report the net change
+                                        net = {}
+                                        for row, change in first + self._changes:
+                                            net[row] = net.get(row, 0) + change
+                                        self._changes = [
+                                            (row, change)
+                                            for row, change in net.items()
+                                            if change
+                                        ]
 
                             def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
@@ -32061,10 +32453,8 @@ def _make_derived1():
                                     )
                                 keep_date_dim = (
                                     c_date_dim_d_date is not None
-                                    and (
-                                        c_date_dim_d_date >= datetime.date(2000, 8, 23)
-                                    )
-                                    and (c_date_dim_d_date <= datetime.date(2000, 9, 6))
+                                    and (c_date_dim_d_date >= _DATE_0)
+                                    and (c_date_dim_d_date <= _DATE_1)
                                 )
                                 store = self.date_dim_rows
                                 count = store.get(row, 0) + d
@@ -32419,14 +32809,8 @@ def _make_derived1():
                                         )
                                     keep_date_dim = (
                                         c_date_dim_d_date is not None
-                                        and (
-                                            c_date_dim_d_date
-                                            >= datetime.date(2000, 8, 23)
-                                        )
-                                        and (
-                                            c_date_dim_d_date
-                                            <= datetime.date(2000, 9, 6)
-                                        )
+                                        and (c_date_dim_d_date >= _DATE_0)
+                                        and (c_date_dim_d_date <= _DATE_1)
                                     )
                                     if keep_date_dim:
                                         _p = (d, d, d, d, d, d, d, d, d)
@@ -33090,7 +33474,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("channel", "id", "sales", "returns", "profit")
                         QUERY_ID = "a78f657559f23059"
-                        LAYOUT_ID = "657e887ecc9d72f7"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "339a1f1b6dd1fe3d"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -33121,7 +33505,21 @@ def _make_derived1():
                             for sub_row, change in self.sub_derived1._changes:
                                 self._apply_derived1(sub_row, change)
                             if self._pending:
+                                first = (
+                                    self._changes
+                                )  # the row of an empty database, if any
                                 self._flush()
+                                if (
+                                    first
+                                ):  # the inner views' rows changed it: report the net change
+                                    net = {}
+                                    for row, change in first + self._changes:
+                                        net[row] = net.get(row, 0) + change
+                                    self._changes = [
+                                        (row, change)
+                                        for row, change in net.items()
+                                        if change
+                                    ]
 
                         def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
@@ -33662,23 +34060,29 @@ def _make_derived1():
                         )
                         import copy
 
+                        _DATE_0 = datetime.date(2000, 8, 23)
+                        _DATE_1 = datetime.date(2000, 9, 6)
                         _EMPTY = {}  # read-only stand-in for a missing index group
 
                         def _entry(group, entry, default=None):
                             """The payload of `entry` in an index group (None: no group), `default`
                             if absent. A group of one entry is kept inline as the pair (entry,
-                            payload): a dict per near-unique key would cost ~200 bytes and a
+                            payload), or as the bare entry when its count is 1 and entries are not
+                            pairs: a dict per near-unique key would cost ~200 bytes and a
                             container the cyclic GC tracks; several entries are a dict.
                             """
                             if group is None:
                                 return default
-                            if type(group) is tuple:
+                            if type(group) is dict:
+                                return group.get(entry, default)
+                            if type(group) is tuple and len(group) == 2:
                                 return (
                                     group[1]
                                     if group[0] is entry or group[0] == entry
                                     else default
                                 )
-                            return group.get(entry, default)
+                            # a bare entry of count 1 (an index whose entries cannot be pairs)
+                            return 1 if group is entry or group == entry else default
 
                         _ZERO = (
                             0,
@@ -33847,7 +34251,7 @@ def _make_derived1():
                                         "net_loss",
                                     )
                                     QUERY_ID = "ee988dbe2f39fafa"
-                                    LAYOUT_ID = "5ad5df2714fd2ef3"  # the state's layout: snapshots restore only here
+                                    LAYOUT_ID = "5f0266229317e3eb"  # the state's layout: snapshots restore only here
                                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                     def __init__(
@@ -34435,7 +34839,7 @@ def _make_derived1():
                                         "net_loss",
                                     )
                                     QUERY_ID = "99d092c5ad3809f7"
-                                    LAYOUT_ID = "215a198b2848a734"  # the state's layout: snapshots restore only here
+                                    LAYOUT_ID = "177e317312de13bd"  # the state's layout: snapshots restore only here
                                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                     def __init__(
@@ -35138,7 +35542,7 @@ def _make_derived1():
                                 "profit_loss",
                             )
                             QUERY_ID = "7a8429a6ed7a3c47"
-                            LAYOUT_ID = "a051baa0ace58662"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "20cd5058f14594a9"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -35189,7 +35593,21 @@ def _make_derived1():
                                 for sub_row, change in self.sub_derived1._changes:
                                     self._apply_derived1(sub_row, change)
                                 if self._pending:
+                                    first = (
+                                        self._changes
+                                    )  # the row of an empty database, if any
                                     self._flush()
+                                    if (
+                                        first
+                                    ):  # the inner views' rows changed it: report the net change
+                                        net = {}
+                                        for row, change in first + self._changes:
+                                            net[row] = net.get(row, 0) + change
+                                        self._changes = [
+                                            (row, change)
+                                            for row, change in net.items()
+                                            if change
+                                        ]
 
                             def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
@@ -35573,10 +35991,8 @@ def _make_derived1():
                                     )
                                 keep_date_dim = (
                                     c_date_dim_d_date is not None
-                                    and (
-                                        c_date_dim_d_date >= datetime.date(2000, 8, 23)
-                                    )
-                                    and (c_date_dim_d_date <= datetime.date(2000, 9, 6))
+                                    and (c_date_dim_d_date >= _DATE_0)
+                                    and (c_date_dim_d_date <= _DATE_1)
                                 )
                                 store = self.date_dim_rows
                                 count = store.get(row, 0) + d
@@ -35944,14 +36360,8 @@ def _make_derived1():
                                         )
                                     keep_date_dim = (
                                         c_date_dim_d_date is not None
-                                        and (
-                                            c_date_dim_d_date
-                                            >= datetime.date(2000, 8, 23)
-                                        )
-                                        and (
-                                            c_date_dim_d_date
-                                            <= datetime.date(2000, 9, 6)
-                                        )
+                                        and (c_date_dim_d_date >= _DATE_0)
+                                        and (c_date_dim_d_date <= _DATE_1)
                                     )
                                     if keep_date_dim:
                                         _p = (d, d, d, d, d, d, d, d, d)
@@ -36631,7 +37041,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("channel", "id", "sales", "returns", "profit")
                         QUERY_ID = "73512fb6997df7c8"
-                        LAYOUT_ID = "04624ca618c83efb"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "ba71287031c3b63c"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -36662,7 +37072,21 @@ def _make_derived1():
                             for sub_row, change in self.sub_derived1._changes:
                                 self._apply_derived1(sub_row, change)
                             if self._pending:
+                                first = (
+                                    self._changes
+                                )  # the row of an empty database, if any
                                 self._flush()
+                                if (
+                                    first
+                                ):  # the inner views' rows changed it: report the net change
+                                    net = {}
+                                    for row, change in first + self._changes:
+                                        net[row] = net.get(row, 0) + change
+                                    self._changes = [
+                                        (row, change)
+                                        for row, change in net.items()
+                                        if change
+                                    ]
 
                         def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
@@ -37305,22 +37729,28 @@ def _make_derived1():
                     from collections.abc import Callable, Iterable, Iterator, Sequence
                     import copy
 
+                    _DATE_0 = datetime.date(2000, 8, 23)
+                    _DATE_1 = datetime.date(2000, 9, 6)
                     _EMPTY = {}  # read-only stand-in for a missing index group
 
                     def _entry(group, entry, default=None):
                         """The payload of `entry` in an index group (None: no group), `default`
                         if absent. A group of one entry is kept inline as the pair (entry,
-                        payload): a dict per near-unique key would cost ~200 bytes and a
+                        payload), or as the bare entry when its count is 1 and entries are not
+                        pairs: a dict per near-unique key would cost ~200 bytes and a
                         container the cyclic GC tracks; several entries are a dict."""
                         if group is None:
                             return default
-                        if type(group) is tuple:
+                        if type(group) is dict:
+                            return group.get(entry, default)
+                        if type(group) is tuple and len(group) == 2:
                             return (
                                 group[1]
                                 if group[0] is entry or group[0] == entry
                                 else default
                             )
-                        return group.get(entry, default)
+                        # a bare entry of count 1 (an index whose entries cannot be pairs)
+                        return 1 if group is entry or group == entry else default
 
                     _ZERO = (
                         0,
@@ -37486,7 +37916,7 @@ def _make_derived1():
                                     "net_loss",
                                 )
                                 QUERY_ID = "4254ba7cf332fae6"
-                                LAYOUT_ID = "baafab6fff721058"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "ed49eb735fb49090"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -38051,19 +38481,27 @@ def _make_derived1():
                                     def _entry(group, entry, default=None):
                                         """The payload of `entry` in an index group (None: no group), `default`
                                         if absent. A group of one entry is kept inline as the pair (entry,
-                                        payload): a dict per near-unique key would cost ~200 bytes and a
+                                        payload), or as the bare entry when its count is 1 and entries are not
+                                        pairs: a dict per near-unique key would cost ~200 bytes and a
                                         container the cyclic GC tracks; several entries are a dict.
                                         """
                                         if group is None:
                                             return default
-                                        if type(group) is tuple:
+                                        if type(group) is dict:
+                                            return group.get(entry, default)
+                                        if type(group) is tuple and len(group) == 2:
                                             return (
                                                 group[1]
                                                 if group[0] is entry
                                                 or group[0] == entry
                                                 else default
                                             )
-                                        return group.get(entry, default)
+                                        # a bare entry of count 1 (an index whose entries cannot be pairs)
+                                        return (
+                                            1
+                                            if group is entry or group == entry
+                                            else default
+                                        )
 
                                     _ZERO = 0  # the payload of an absent tuple
 
@@ -38166,7 +38604,7 @@ def _make_derived1():
                                             "web_returns__wr_net_loss",
                                         )
                                         QUERY_ID = "5e033b1753c316b1"
-                                        LAYOUT_ID = "c0166c949fb40cc5"  # the state's layout: snapshots restore only here
+                                        LAYOUT_ID = "af760a3d939ab05f"  # the state's layout: snapshots restore only here
                                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                         def __init__(
@@ -38442,33 +38880,9 @@ def _make_derived1():
                                                 web_returns_by_wr_item_sk_wr_order_number[
                                                     _t1
                                                 ] = (
-                                                    _t2,
-                                                    _p,
+                                                    _t2 if _p == 1 else (_t2, _p)
                                                 )
-                                            elif type(_grp) is tuple:
-                                                _e = _t2
-                                                if _grp[0] is _e or _grp[0] == _e:
-                                                    _o = _grp[1]
-                                                    _n = _o + _p
-                                                    if _n:
-                                                        web_returns_by_wr_item_sk_wr_order_number[
-                                                            _t1
-                                                        ] = (
-                                                            _grp[0],
-                                                            _n,
-                                                        )
-                                                    else:
-                                                        del web_returns_by_wr_item_sk_wr_order_number[
-                                                            _t1
-                                                        ]
-                                                else:
-                                                    web_returns_by_wr_item_sk_wr_order_number[
-                                                        _t1
-                                                    ] = {
-                                                        _grp[0]: _grp[1],
-                                                        _e: _p,
-                                                    }
-                                            else:
+                                            elif type(_grp) is dict:
                                                 _o = _grp.get(_t2)
                                                 if _o is None:
                                                     _grp[_t2] = _p
@@ -38479,11 +38893,42 @@ def _make_derived1():
                                                     else:
                                                         del _grp[_t2]
                                                         if len(_grp) == 1:
+                                                            ((_e, _n),) = _grp.items()
                                                             web_returns_by_wr_item_sk_wr_order_number[
                                                                 _t1
-                                                            ] = next(
-                                                                iter(_grp.items())
+                                                            ] = (
+                                                                _e
+                                                                if _n == 1
+                                                                else (_e, _n)
                                                             )
+                                            else:
+                                                if (
+                                                    type(_grp) is tuple
+                                                    and len(_grp) == 2
+                                                ):
+                                                    _g, _o = _grp
+                                                else:
+                                                    _g, _o = _grp, 1
+                                                _e = _t2
+                                                if _g is _e or _g == _e:
+                                                    _n = _o + _p
+                                                    if _n:
+                                                        web_returns_by_wr_item_sk_wr_order_number[
+                                                            _t1
+                                                        ] = (
+                                                            _g if _n == 1 else (_g, _n)
+                                                        )
+                                                    else:
+                                                        del web_returns_by_wr_item_sk_wr_order_number[
+                                                            _t1
+                                                        ]
+                                                else:
+                                                    web_returns_by_wr_item_sk_wr_order_number[
+                                                        _t1
+                                                    ] = {
+                                                        _g: _o,
+                                                        _e: _p,
+                                                    }
                                             _o = web_returns_count_by_wr_item_sk_wr_order_number.get(
                                                 _t1
                                             )
@@ -38521,7 +38966,7 @@ def _make_derived1():
                                                         v_ws_web_site_sk,
                                                         v_wr_order_number,
                                                     ), _m5 in (
-                                                        (_g6,)
+                                                        _g6.items()
                                                         if type(
                                                             (
                                                                 _g6 := self.web_sales_by_wr_item_sk_wr_order_number[
@@ -38532,8 +38977,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g6.items()
+                                                        is dict
+                                                        else (
+                                                            (_g6,)
+                                                            if type(_g6) is tuple
+                                                            and len(_g6) == 2
+                                                            else ((_g6, 1),)
+                                                        )
                                                     ):
                                                         _k = (
                                                             v_ws_web_site_sk,
@@ -38607,31 +39057,8 @@ def _make_derived1():
                                             if _grp is None:
                                                 web_sales_by_wr_item_sk_wr_order_number[
                                                     _t1
-                                                ] = (_t2, _p)
-                                            elif type(_grp) is tuple:
-                                                _e = _t2
-                                                if _grp[0] is _e or _grp[0] == _e:
-                                                    _o = _grp[1]
-                                                    _n = _o + _p
-                                                    if _n:
-                                                        web_sales_by_wr_item_sk_wr_order_number[
-                                                            _t1
-                                                        ] = (
-                                                            _grp[0],
-                                                            _n,
-                                                        )
-                                                    else:
-                                                        del web_sales_by_wr_item_sk_wr_order_number[
-                                                            _t1
-                                                        ]
-                                                else:
-                                                    web_sales_by_wr_item_sk_wr_order_number[
-                                                        _t1
-                                                    ] = {
-                                                        _grp[0]: _grp[1],
-                                                        _e: _p,
-                                                    }
-                                            else:
+                                                ] = (_t2 if _p == 1 else (_t2, _p))
+                                            elif type(_grp) is dict:
                                                 _o = _grp.get(_t2)
                                                 if _o is None:
                                                     _grp[_t2] = _p
@@ -38642,11 +39069,42 @@ def _make_derived1():
                                                     else:
                                                         del _grp[_t2]
                                                         if len(_grp) == 1:
+                                                            ((_e, _n),) = _grp.items()
                                                             web_sales_by_wr_item_sk_wr_order_number[
                                                                 _t1
-                                                            ] = next(
-                                                                iter(_grp.items())
+                                                            ] = (
+                                                                _e
+                                                                if _n == 1
+                                                                else (_e, _n)
                                                             )
+                                            else:
+                                                if (
+                                                    type(_grp) is tuple
+                                                    and len(_grp) == 2
+                                                ):
+                                                    _g, _o = _grp
+                                                else:
+                                                    _g, _o = _grp, 1
+                                                _e = _t2
+                                                if _g is _e or _g == _e:
+                                                    _n = _o + _p
+                                                    if _n:
+                                                        web_sales_by_wr_item_sk_wr_order_number[
+                                                            _t1
+                                                        ] = (
+                                                            _g if _n == 1 else (_g, _n)
+                                                        )
+                                                    else:
+                                                        del web_sales_by_wr_item_sk_wr_order_number[
+                                                            _t1
+                                                        ]
+                                                else:
+                                                    web_sales_by_wr_item_sk_wr_order_number[
+                                                        _t1
+                                                    ] = {
+                                                        _g: _o,
+                                                        _e: _p,
+                                                    }
                                             _o = web_sales_count_by_wr_item_sk_wr_order_number.get(
                                                 _t1
                                             )
@@ -38686,7 +39144,7 @@ def _make_derived1():
                                                         v_wr_return_amt,
                                                         v_wr_net_loss,
                                                     ), _m5 in (
-                                                        (_g6,)
+                                                        _g6.items()
                                                         if type(
                                                             (
                                                                 _g6 := self.web_returns_by_wr_item_sk_wr_order_number[
@@ -38697,8 +39155,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g6.items()
+                                                        is dict
+                                                        else (
+                                                            (_g6,)
+                                                            if type(_g6) is tuple
+                                                            and len(_g6) == 2
+                                                            else ((_g6, 1),)
+                                                        )
                                                     ):
                                                         _k = (
                                                             v_ws_web_site_sk,
@@ -38846,33 +39309,9 @@ def _make_derived1():
                                                     web_returns_by_wr_item_sk_wr_order_number[
                                                         _t1
                                                     ] = (
-                                                        _t2,
-                                                        _p,
+                                                        _t2 if _p == 1 else (_t2, _p)
                                                     )
-                                                elif type(_grp) is tuple:
-                                                    _e = _t2
-                                                    if _grp[0] is _e or _grp[0] == _e:
-                                                        _o = _grp[1]
-                                                        _n = _o + _p
-                                                        if _n:
-                                                            web_returns_by_wr_item_sk_wr_order_number[
-                                                                _t1
-                                                            ] = (
-                                                                _grp[0],
-                                                                _n,
-                                                            )
-                                                        else:
-                                                            del web_returns_by_wr_item_sk_wr_order_number[
-                                                                _t1
-                                                            ]
-                                                    else:
-                                                        web_returns_by_wr_item_sk_wr_order_number[
-                                                            _t1
-                                                        ] = {
-                                                            _grp[0]: _grp[1],
-                                                            _e: _p,
-                                                        }
-                                                else:
+                                                elif type(_grp) is dict:
                                                     _o = _grp.get(_t2)
                                                     if _o is None:
                                                         _grp[_t2] = _p
@@ -38883,11 +39322,46 @@ def _make_derived1():
                                                         else:
                                                             del _grp[_t2]
                                                             if len(_grp) == 1:
+                                                                ((_e, _n),) = (
+                                                                    _grp.items()
+                                                                )
                                                                 web_returns_by_wr_item_sk_wr_order_number[
                                                                     _t1
-                                                                ] = next(
-                                                                    iter(_grp.items())
+                                                                ] = (
+                                                                    _e
+                                                                    if _n == 1
+                                                                    else (_e, _n)
                                                                 )
+                                                else:
+                                                    if (
+                                                        type(_grp) is tuple
+                                                        and len(_grp) == 2
+                                                    ):
+                                                        _g, _o = _grp
+                                                    else:
+                                                        _g, _o = _grp, 1
+                                                    _e = _t2
+                                                    if _g is _e or _g == _e:
+                                                        _n = _o + _p
+                                                        if _n:
+                                                            web_returns_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ] = (
+                                                                _g
+                                                                if _n == 1
+                                                                else (_g, _n)
+                                                            )
+                                                        else:
+                                                            del web_returns_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ]
+                                                    else:
+                                                        web_returns_by_wr_item_sk_wr_order_number[
+                                                            _t1
+                                                        ] = {
+                                                            _g: _o,
+                                                            _e: _p,
+                                                        }
                                                 _o = web_returns_count_by_wr_item_sk_wr_order_number.get(
                                                     _t1
                                                 )
@@ -38925,7 +39399,7 @@ def _make_derived1():
                                                             v_ws_web_site_sk,
                                                             v_wr_order_number,
                                                         ), _m5 in (
-                                                            (_g6,)
+                                                            _g6.items()
                                                             if type(
                                                                 (
                                                                     _g6 := self.web_sales_by_wr_item_sk_wr_order_number[
@@ -38936,8 +39410,13 @@ def _make_derived1():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g6.items()
+                                                            is dict
+                                                            else (
+                                                                (_g6,)
+                                                                if type(_g6) is tuple
+                                                                and len(_g6) == 2
+                                                                else ((_g6, 1),)
+                                                            )
                                                         ):
                                                             _k = (
                                                                 v_ws_web_site_sk,
@@ -39075,33 +39554,9 @@ def _make_derived1():
                                                     web_sales_by_wr_item_sk_wr_order_number[
                                                         _t1
                                                     ] = (
-                                                        _t2,
-                                                        _p,
+                                                        _t2 if _p == 1 else (_t2, _p)
                                                     )
-                                                elif type(_grp) is tuple:
-                                                    _e = _t2
-                                                    if _grp[0] is _e or _grp[0] == _e:
-                                                        _o = _grp[1]
-                                                        _n = _o + _p
-                                                        if _n:
-                                                            web_sales_by_wr_item_sk_wr_order_number[
-                                                                _t1
-                                                            ] = (
-                                                                _grp[0],
-                                                                _n,
-                                                            )
-                                                        else:
-                                                            del web_sales_by_wr_item_sk_wr_order_number[
-                                                                _t1
-                                                            ]
-                                                    else:
-                                                        web_sales_by_wr_item_sk_wr_order_number[
-                                                            _t1
-                                                        ] = {
-                                                            _grp[0]: _grp[1],
-                                                            _e: _p,
-                                                        }
-                                                else:
+                                                elif type(_grp) is dict:
                                                     _o = _grp.get(_t2)
                                                     if _o is None:
                                                         _grp[_t2] = _p
@@ -39112,11 +39567,46 @@ def _make_derived1():
                                                         else:
                                                             del _grp[_t2]
                                                             if len(_grp) == 1:
+                                                                ((_e, _n),) = (
+                                                                    _grp.items()
+                                                                )
                                                                 web_sales_by_wr_item_sk_wr_order_number[
                                                                     _t1
-                                                                ] = next(
-                                                                    iter(_grp.items())
+                                                                ] = (
+                                                                    _e
+                                                                    if _n == 1
+                                                                    else (_e, _n)
                                                                 )
+                                                else:
+                                                    if (
+                                                        type(_grp) is tuple
+                                                        and len(_grp) == 2
+                                                    ):
+                                                        _g, _o = _grp
+                                                    else:
+                                                        _g, _o = _grp, 1
+                                                    _e = _t2
+                                                    if _g is _e or _g == _e:
+                                                        _n = _o + _p
+                                                        if _n:
+                                                            web_sales_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ] = (
+                                                                _g
+                                                                if _n == 1
+                                                                else (_g, _n)
+                                                            )
+                                                        else:
+                                                            del web_sales_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ]
+                                                    else:
+                                                        web_sales_by_wr_item_sk_wr_order_number[
+                                                            _t1
+                                                        ] = {
+                                                            _g: _o,
+                                                            _e: _p,
+                                                        }
                                                 _o = web_sales_count_by_wr_item_sk_wr_order_number.get(
                                                     _t1
                                                 )
@@ -39156,7 +39646,7 @@ def _make_derived1():
                                                             v_wr_return_amt,
                                                             v_wr_net_loss,
                                                         ), _m5 in (
-                                                            (_g6,)
+                                                            _g6.items()
                                                             if type(
                                                                 (
                                                                     _g6 := self.web_returns_by_wr_item_sk_wr_order_number[
@@ -39167,8 +39657,13 @@ def _make_derived1():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g6.items()
+                                                            is dict
+                                                            else (
+                                                                (_g6,)
+                                                                if type(_g6) is tuple
+                                                                and len(_g6) == 2
+                                                                else ((_g6, 1),)
+                                                            )
                                                         ):
                                                             _k = (
                                                                 v_ws_web_site_sk,
@@ -39523,7 +40018,7 @@ def _make_derived1():
                                             }
                                             COLUMNS = ("k1", "k2")
                                             QUERY_ID = "d008a4738b5a598a"
-                                            LAYOUT_ID = "62f339ec9713a93a"  # the state's layout: snapshots restore only here
+                                            LAYOUT_ID = "493b8f82f7d47a49"  # the state's layout: snapshots restore only here
                                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                             def __init__(
@@ -40022,7 +40517,7 @@ def _make_derived1():
                                             "web_returns__wr_net_loss",
                                         )
                                         QUERY_ID = "6b5c6ef0c2153da3"
-                                        LAYOUT_ID = "87b7fe6d53353143"  # the state's layout: snapshots restore only here
+                                        LAYOUT_ID = "06c3193bcdace306"  # the state's layout: snapshots restore only here
                                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                         def __init__(
@@ -40063,7 +40558,25 @@ def _make_derived1():
                                                     self.sub_exists_1._changes
                                                 )
                                             if self._pending:
+                                                first = (
+                                                    self._changes
+                                                )  # the row of an empty database, if any
                                                 self._flush()
+                                                if (
+                                                    first
+                                                ):  # the inner views' rows changed it: report the net change
+                                                    net = {}
+                                                    for row, change in (
+                                                        first + self._changes
+                                                    ):
+                                                        net[row] = (
+                                                            net.get(row, 0) + change
+                                                        )
+                                                    self._changes = [
+                                                        (row, change)
+                                                        for row, change in net.items()
+                                                        if change
+                                                    ]
 
                                         def insert(
                                             self, relation: str, row: Sequence
@@ -40773,7 +41286,7 @@ def _make_derived1():
                                     "net_loss",
                                 )
                                 QUERY_ID = "754c000125a2057e"
-                                LAYOUT_ID = "8fab3f2c5d95393d"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "87d9876b11966763"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -40804,7 +41317,21 @@ def _make_derived1():
                                     for sub_row, change in self.sub_derived1._changes:
                                         self._apply_derived1(sub_row, change)
                                     if self._pending:
+                                        first = (
+                                            self._changes
+                                        )  # the row of an empty database, if any
                                         self._flush()
+                                        if (
+                                            first
+                                        ):  # the inner views' rows changed it: report the net change
+                                            net = {}
+                                            for row, change in first + self._changes:
+                                                net[row] = net.get(row, 0) + change
+                                            self._changes = [
+                                                (row, change)
+                                                for row, change in net.items()
+                                                if change
+                                            ]
 
                                 def insert(self, relation: str, row: Sequence) -> None:
                                     """Insert one row into `relation`."""
@@ -41382,7 +41909,7 @@ def _make_derived1():
                             "profit_loss",
                         )
                         QUERY_ID = "c7a445fa2af38cc0"
-                        LAYOUT_ID = "581405952594dab6"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "7503f4d5c7597ee0"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -41429,7 +41956,21 @@ def _make_derived1():
                             for sub_row, change in self.sub_derived1._changes:
                                 self._apply_derived1(sub_row, change)
                             if self._pending:
+                                first = (
+                                    self._changes
+                                )  # the row of an empty database, if any
                                 self._flush()
+                                if (
+                                    first
+                                ):  # the inner views' rows changed it: report the net change
+                                    net = {}
+                                    for row, change in first + self._changes:
+                                        net[row] = net.get(row, 0) + change
+                                    self._changes = [
+                                        (row, change)
+                                        for row, change in net.items()
+                                        if change
+                                    ]
 
                         def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
@@ -41795,8 +42336,8 @@ def _make_derived1():
                                 raise _null_error("date_dim", row, ((0, "d_date_sk"),))
                             keep_date_dim = (
                                 c_date_dim_d_date is not None
-                                and (c_date_dim_d_date >= datetime.date(2000, 8, 23))
-                                and (c_date_dim_d_date <= datetime.date(2000, 9, 6))
+                                and (c_date_dim_d_date >= _DATE_0)
+                                and (c_date_dim_d_date <= _DATE_1)
                             )
                             store = self.date_dim_rows
                             count = store.get(row, 0) + d
@@ -42148,10 +42689,8 @@ def _make_derived1():
                                     )
                                 keep_date_dim = (
                                     c_date_dim_d_date is not None
-                                    and (
-                                        c_date_dim_d_date >= datetime.date(2000, 8, 23)
-                                    )
-                                    and (c_date_dim_d_date <= datetime.date(2000, 9, 6))
+                                    and (c_date_dim_d_date >= _DATE_0)
+                                    and (c_date_dim_d_date <= _DATE_1)
                                 )
                                 if keep_date_dim:
                                     _p = (d, d, d, d, d, d, d, d, d)
@@ -42822,7 +43361,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("channel", "id", "sales", "returns", "profit")
                     QUERY_ID = "3bf0de3e3a0afa0c"
-                    LAYOUT_ID = "c9226392b0f26486"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "7e9e58e238f47bd0"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -42851,7 +43390,21 @@ def _make_derived1():
                         for sub_row, change in self.sub_derived1._changes:
                             self._apply_derived1(sub_row, change)
                         if self._pending:
+                            first = (
+                                self._changes
+                            )  # the row of an empty database, if any
                             self._flush()
+                            if (
+                                first
+                            ):  # the inner views' rows changed it: report the net change
+                                net = {}
+                                for row, change in first + self._changes:
+                                    net[row] = net.get(row, 0) + change
+                                self._changes = [
+                                    (row, change)
+                                    for row, change in net.items()
+                                    if change
+                                ]
 
                     def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
@@ -43631,7 +44184,7 @@ def _make_derived1():
             COLUMNS = ("channel", "id", "sales", "returns", "profit")
             QUERY_ID = "48db428f9e11bf52"
             LAYOUT_ID = (
-                "2574d58e3a13837e"  # the state's layout: snapshots restore only here
+                "30a647db90a5812a"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -43673,7 +44226,15 @@ def _make_derived1():
                 for sub_row, change in self.sub_derived1._changes:
                     self._apply_derived1(sub_row, change)
                 if self._pending:
+                    first = self._changes  # the row of an empty database, if any
                     self._flush()
+                    if first:  # the inner views' rows changed it: report the net change
+                        net = {}
+                        for row, change in first + self._changes:
+                            net[row] = net.get(row, 0) + change
+                        self._changes = [
+                            (row, change) for row, change in net.items() if change
+                        ]
 
             def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
@@ -44535,7 +45096,7 @@ class View:
     }
     COLUMNS = ("channel", "id", "sales", "returns", "profit")
     QUERY_ID = "dea3b739a4a37cfa"
-    LAYOUT_ID = "20a5afc8939d384f"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "29613b4ce49f1a24"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -44566,7 +45127,13 @@ class View:
         for sub_row, change in self.sub_derived1._changes:
             self._apply_derived1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""

@@ -46,13 +46,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = (0, 0, 0)  # the payload of an absent tuple
@@ -699,7 +703,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("ca_zip",)
                 QUERY_ID = "69f0e5445f3e3f2f"
-                LAYOUT_ID = "b7d277269b69e030"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "3bb57e6811df2a85"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -1940,17 +1944,21 @@ def _make_derived1():
                 def _entry(group, entry, default=None):
                     """The payload of `entry` in an index group (None: no group), `default`
                     if absent. A group of one entry is kept inline as the pair (entry,
-                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    payload), or as the bare entry when its count is 1 and entries are not
+                    pairs: a dict per near-unique key would cost ~200 bytes and a
                     container the cyclic GC tracks; several entries are a dict."""
                     if group is None:
                         return default
-                    if type(group) is tuple:
+                    if type(group) is dict:
+                        return group.get(entry, default)
+                    if type(group) is tuple and len(group) == 2:
                         return (
                             group[1]
                             if group[0] is entry or group[0] == entry
                             else default
                         )
-                    return group.get(entry, default)
+                    # a bare entry of count 1 (an index whose entries cannot be pairs)
+                    return 1 if group is entry or group == entry else default
 
                 _ZERO = 0  # the payload of an absent tuple
 
@@ -2056,7 +2064,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("ca_zip", "cnt")
                     QUERY_ID = "b94e73e80206627a"
-                    LAYOUT_ID = "24ca63652d9f8785"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "23f7bb2154a152a2"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -2698,7 +2706,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("ca_zip",)
                 QUERY_ID = "a63ed069c1f8361b"
-                LAYOUT_ID = "f85d4146247a3f53"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "caedf7e46020af19"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -2725,7 +2733,17 @@ def _make_derived1():
                     for sub_row, change in self.sub_derived1._changes:
                         self._apply_derived1(sub_row, change)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -3144,7 +3162,7 @@ def _make_derived1():
         COLUMNS = ("ca_zip",)
         QUERY_ID = "fd5b5d37fadcb9ab"
         LAYOUT_ID = (
-            "4d78265aefe84299"  # the state's layout: snapshots restore only here
+            "9014cfbef2a0671a"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3168,7 +3186,15 @@ def _make_derived1():
             for sub_row, change in self.sub_derived1._changes:
                 self._apply_derived1(sub_row, change)
             if self._pending:
+                first = self._changes  # the row of an empty database, if any
                 self._flush()
+                if first:  # the inner views' rows changed it: report the net change
+                    net = {}
+                    for row, change in first + self._changes:
+                        net[row] = net.get(row, 0) + change
+                    self._changes = [
+                        (row, change) for row, change in net.items() if change
+                    ]
 
         def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
@@ -3576,7 +3602,7 @@ class View:
     }
     COLUMNS = ("s_store_name", "sum(ss_net_profit)")
     QUERY_ID = "60f24dff73ca55d7"
-    LAYOUT_ID = "218a430be6c8e303"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "4295d87ef13dea37"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -3630,7 +3656,13 @@ class View:
         for sub_row, change in self.sub_derived1._changes:
             self._apply_derived1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""

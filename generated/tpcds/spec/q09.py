@@ -119,13 +119,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -238,7 +242,7 @@ def _make_derived1():
         COLUMNS = ("v",)
         QUERY_ID = "6fe311ae5294a613"
         LAYOUT_ID = (
-            "1598af38c6c26317"  # the state's layout: snapshots restore only here
+            "74c8ebf7b7833aa4"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -718,7 +722,7 @@ def _make_derived2():
         COLUMNS = ("v",)
         QUERY_ID = "0a66a03673d85d96"
         LAYOUT_ID = (
-            "1598af38c6c26317"  # the state's layout: snapshots restore only here
+            "74c8ebf7b7833aa4"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1198,7 +1202,7 @@ def _make_derived3():
         COLUMNS = ("v",)
         QUERY_ID = "13ae8dab1a99972d"
         LAYOUT_ID = (
-            "0cc1527116766e75"  # the state's layout: snapshots restore only here
+            "28e6e9ac955f9a1f"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1641,7 +1645,7 @@ def _make_derived4():
         COLUMNS = ("v",)
         QUERY_ID = "e08a0415414d85ef"
         LAYOUT_ID = (
-            "1598af38c6c26317"  # the state's layout: snapshots restore only here
+            "74c8ebf7b7833aa4"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -2121,7 +2125,7 @@ def _make_derived5():
         COLUMNS = ("v",)
         QUERY_ID = "43e81c2b91c7b51b"
         LAYOUT_ID = (
-            "1598af38c6c26317"  # the state's layout: snapshots restore only here
+            "74c8ebf7b7833aa4"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -2601,7 +2605,7 @@ def _make_derived6():
         COLUMNS = ("v",)
         QUERY_ID = "288fbaafabae83c7"
         LAYOUT_ID = (
-            "0cc1527116766e75"  # the state's layout: snapshots restore only here
+            "28e6e9ac955f9a1f"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3044,7 +3048,7 @@ def _make_derived7():
         COLUMNS = ("v",)
         QUERY_ID = "10814d716c89262b"
         LAYOUT_ID = (
-            "1598af38c6c26317"  # the state's layout: snapshots restore only here
+            "74c8ebf7b7833aa4"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3524,7 +3528,7 @@ def _make_derived8():
         COLUMNS = ("v",)
         QUERY_ID = "38179905f247052f"
         LAYOUT_ID = (
-            "1598af38c6c26317"  # the state's layout: snapshots restore only here
+            "74c8ebf7b7833aa4"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -4004,7 +4008,7 @@ def _make_derived9():
         COLUMNS = ("v",)
         QUERY_ID = "3c0c146887e18dc6"
         LAYOUT_ID = (
-            "0cc1527116766e75"  # the state's layout: snapshots restore only here
+            "28e6e9ac955f9a1f"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -4447,7 +4451,7 @@ def _make_derived10():
         COLUMNS = ("v",)
         QUERY_ID = "3da02af863713800"
         LAYOUT_ID = (
-            "1598af38c6c26317"  # the state's layout: snapshots restore only here
+            "74c8ebf7b7833aa4"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -4927,7 +4931,7 @@ def _make_derived11():
         COLUMNS = ("v",)
         QUERY_ID = "5a7f15c65a55b0a7"
         LAYOUT_ID = (
-            "1598af38c6c26317"  # the state's layout: snapshots restore only here
+            "74c8ebf7b7833aa4"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -5407,7 +5411,7 @@ def _make_derived12():
         COLUMNS = ("v",)
         QUERY_ID = "51d361f36c86e097"
         LAYOUT_ID = (
-            "0cc1527116766e75"  # the state's layout: snapshots restore only here
+            "28e6e9ac955f9a1f"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -5850,7 +5854,7 @@ def _make_derived13():
         COLUMNS = ("v",)
         QUERY_ID = "d801c276182c2fed"
         LAYOUT_ID = (
-            "1598af38c6c26317"  # the state's layout: snapshots restore only here
+            "74c8ebf7b7833aa4"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -6330,7 +6334,7 @@ def _make_derived14():
         COLUMNS = ("v",)
         QUERY_ID = "e3b14851d6e12839"
         LAYOUT_ID = (
-            "1598af38c6c26317"  # the state's layout: snapshots restore only here
+            "74c8ebf7b7833aa4"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -6810,7 +6814,7 @@ def _make_derived15():
         COLUMNS = ("v",)
         QUERY_ID = "e5de592151d6e974"
         LAYOUT_ID = (
-            "0cc1527116766e75"  # the state's layout: snapshots restore only here
+            "28e6e9ac955f9a1f"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -7211,7 +7215,7 @@ class View:
     }
     COLUMNS = ("bucket1", "bucket2", "bucket3", "bucket4", "bucket5")
     QUERY_ID = "6c581b49655d7532"
-    LAYOUT_ID = "e7fc3881c06bf8c7"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "0dd040e3ff16d91c"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -7381,7 +7385,13 @@ class View:
         for sub_row, change in self.sub_derived15._changes:
             self._apply_derived15(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""

@@ -79,13 +79,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -271,15 +275,19 @@ def _make_in_1():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = 0  # the payload of an absent tuple
 
@@ -378,7 +386,7 @@ def _make_in_1():
                 }
                 COLUMNS = ("k",)
                 QUERY_ID = "9fe12002deb17783"
-                LAYOUT_ID = "2e9b9e0a7651e8b5"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "3397fd708e5890db"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -1046,15 +1054,19 @@ def _make_in_1():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = 0  # the payload of an absent tuple
 
@@ -1153,7 +1165,7 @@ def _make_in_1():
                 }
                 COLUMNS = ("k",)
                 QUERY_ID = "262b31ac16716df0"
-                LAYOUT_ID = "72d15e6c24083f28"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "8b1673437d2584ec"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -1977,7 +1989,7 @@ def _make_in_1():
         COLUMNS = ("k1",)
         QUERY_ID = "890f589a59fd292e"
         LAYOUT_ID = (
-            "5a22e8983c683972"  # the state's layout: snapshots restore only here
+            "40d6234af5d9422f"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -2002,7 +2014,15 @@ def _make_in_1():
             for sub_row, change in self.sub_derived1._changes:
                 self._apply_derived1(sub_row, change)
             if self._pending:
+                first = self._changes  # the row of an empty database, if any
                 self._flush()
+                if first:  # the inner views' rows changed it: report the net change
+                    net = {}
+                    for row, change in first + self._changes:
+                        net[row] = net.get(row, 0) + change
+                    self._changes = [
+                        (row, change) for row, change in net.items() if change
+                    ]
 
         def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
@@ -2332,13 +2352,17 @@ def _make_exists_2():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = 0  # the payload of an absent tuple
 
@@ -2427,7 +2451,7 @@ def _make_exists_2():
         COLUMNS = ("k1",)
         QUERY_ID = "c3f5397afdb464f5"
         LAYOUT_ID = (
-            "c988c9543d38fa0f"  # the state's layout: snapshots restore only here
+            "bf2ca0f7eb4d2bdd"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3246,7 +3270,7 @@ class View:
         "cnt6",
     )
     QUERY_ID = "9f760725bcf48316"
-    LAYOUT_ID = "85887492a0d26cc3"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "470321f3f9ae006e"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -3304,7 +3328,13 @@ class View:
         for sub_row, change in self.sub_exists_2._changes:
             self._apply_exists_2(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -3526,7 +3556,7 @@ class View:
                             _g10 = customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk.get(
                                 v_c_current_cdemo_sk
                             )
-                            if _g10:
+                            if _g10 is not None:
                                 for (
                                     v_cd_gender,
                                     v_cd_marital_status,
@@ -3537,7 +3567,13 @@ class View:
                                     v_cd_dep_employed_count,
                                     v_cd_dep_college_count,
                                 ), _w8 in (
-                                    (_g10,) if type(_g10) is tuple else _g10.items()
+                                    _g10.items()
+                                    if type(_g10) is dict
+                                    else (
+                                        (_g10,)
+                                        if type(_g10) is tuple and len(_g10) == 2
+                                        else ((_g10, 1),)
+                                    )
                                 ):
                                     _d9 = _d7 * _w8
                                     _t11 = (
@@ -3691,7 +3727,7 @@ class View:
                             _g10 = customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk.get(
                                 v_c_current_cdemo_sk
                             )
-                            if _g10:
+                            if _g10 is not None:
                                 for (
                                     v_cd_gender,
                                     v_cd_marital_status,
@@ -3702,7 +3738,13 @@ class View:
                                     v_cd_dep_employed_count,
                                     v_cd_dep_college_count,
                                 ), _w8 in (
-                                    (_g10,) if type(_g10) is tuple else _g10.items()
+                                    _g10.items()
+                                    if type(_g10) is dict
+                                    else (
+                                        (_g10,)
+                                        if type(_g10) is tuple and len(_g10) == 2
+                                        else ((_g10, 1),)
+                                    )
                                 ):
                                     _d9 = _d7 * _w8
                                     _t11 = (
@@ -3872,7 +3914,7 @@ class View:
                     _g8 = customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk.get(
                         v_c_current_cdemo_sk
                     )
-                    if _g8:
+                    if _g8 is not None:
                         for (
                             v_cd_gender,
                             v_cd_marital_status,
@@ -3882,7 +3924,15 @@ class View:
                             v_cd_dep_count,
                             v_cd_dep_employed_count,
                             v_cd_dep_college_count,
-                        ), _w6 in ((_g8,) if type(_g8) is tuple else _g8.items()):
+                        ), _w6 in (
+                            _g8.items()
+                            if type(_g8) is dict
+                            else (
+                                (_g8,)
+                                if type(_g8) is tuple and len(_g8) == 2
+                                else ((_g8, 1),)
+                            )
+                        ):
                             _d7 = _d5 * _w6
                             _t9 = (
                                 v_cd_gender,
@@ -3986,7 +4036,7 @@ class View:
                     _g6 = customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk.get(
                         v_c_current_cdemo_sk
                     )
-                    if _g6:
+                    if _g6 is not None:
                         for (
                             v_cd_gender,
                             v_cd_marital_status,
@@ -3996,7 +4046,15 @@ class View:
                             v_cd_dep_count,
                             v_cd_dep_employed_count,
                             v_cd_dep_college_count,
-                        ), _w4 in ((_g6,) if type(_g6) is tuple else _g6.items()):
+                        ), _w4 in (
+                            _g6.items()
+                            if type(_g6) is dict
+                            else (
+                                (_g6,)
+                                if type(_g6) is tuple and len(_g6) == 2
+                                else ((_g6, 1),)
+                            )
+                        ):
                             _d5 = _d2 * _w4
                             _t7 = (
                                 v_cd_gender,
@@ -4084,33 +4142,9 @@ class View:
             customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk[
                 v_c_current_cdemo_sk
             ] = (
-                _t1,
-                _p,
+                _t1 if _p == 1 else (_t1, _p)
             )
-        elif type(_grp) is tuple:
-            _e = _t1
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk[
-                        v_c_current_cdemo_sk
-                    ] = (
-                        _grp[0],
-                        _n,
-                    )
-                else:
-                    del customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk[
-                        v_c_current_cdemo_sk
-                    ]
-            else:
-                customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk[
-                    v_c_current_cdemo_sk
-                ] = {
-                    _grp[0]: _grp[1],
-                    _e: _p,
-                }
-        else:
+        elif type(_grp) is dict:
             _o = _grp.get(_t1)
             if _o is None:
                 _grp[_t1] = _p
@@ -4121,11 +4155,37 @@ class View:
                 else:
                     del _grp[_t1]
                     if len(_grp) == 1:
+                        ((_e, _n),) = _grp.items()
                         customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk[
                             v_c_current_cdemo_sk
-                        ] = next(
-                            iter(_grp.items())
+                        ] = (
+                            _e if _n == 1 else (_e, _n)
                         )
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = _t1
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk[
+                        v_c_current_cdemo_sk
+                    ] = (
+                        _g if _n == 1 else (_g, _n)
+                    )
+                else:
+                    del customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk[
+                        v_c_current_cdemo_sk
+                    ]
+            else:
+                customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk[
+                    v_c_current_cdemo_sk
+                ] = {
+                    _g: _o,
+                    _e: _p,
+                }
         _w2 = n3_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
         if _w2 is not None:
             _d3 = _p * _w2
@@ -4413,7 +4473,7 @@ class View:
                     _g8 = customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk.get(
                         v_c_current_cdemo_sk
                     )
-                    if _g8:
+                    if _g8 is not None:
                         for (
                             v_cd_gender,
                             v_cd_marital_status,
@@ -4423,7 +4483,15 @@ class View:
                             v_cd_dep_count,
                             v_cd_dep_employed_count,
                             v_cd_dep_college_count,
-                        ), _w6 in ((_g8,) if type(_g8) is tuple else _g8.items()):
+                        ), _w6 in (
+                            _g8.items()
+                            if type(_g8) is dict
+                            else (
+                                (_g8,)
+                                if type(_g8) is tuple and len(_g8) == 2
+                                else ((_g8, 1),)
+                            )
+                        ):
                             _d7 = _d5 * _w6
                             _t9 = (
                                 v_cd_gender,
@@ -4554,7 +4622,7 @@ class View:
                     _g6 = customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk.get(
                         v_c_current_cdemo_sk
                     )
-                    if _g6:
+                    if _g6 is not None:
                         for (
                             v_cd_gender,
                             v_cd_marital_status,
@@ -4564,7 +4632,15 @@ class View:
                             v_cd_dep_count,
                             v_cd_dep_employed_count,
                             v_cd_dep_college_count,
-                        ), _w4 in ((_g6,) if type(_g6) is tuple else _g6.items()):
+                        ), _w4 in (
+                            _g6.items()
+                            if type(_g6) is dict
+                            else (
+                                (_g6,)
+                                if type(_g6) is tuple and len(_g6) == 2
+                                else ((_g6, 1),)
+                            )
+                        ):
                             _d5 = _d2 * _w4
                             _t7 = (
                                 v_cd_gender,
@@ -4714,33 +4790,9 @@ class View:
                 customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk[
                     v_c_current_cdemo_sk
                 ] = (
-                    _t1,
-                    _p,
+                    _t1 if _p == 1 else (_t1, _p)
                 )
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk[
-                            v_c_current_cdemo_sk
-                        ] = (
-                            _grp[0],
-                            _n,
-                        )
-                    else:
-                        del customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk[
-                            v_c_current_cdemo_sk
-                        ]
-                else:
-                    customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk[
-                        v_c_current_cdemo_sk
-                    ] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -4751,11 +4803,37 @@ class View:
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
+                            ((_e, _n),) = _grp.items()
                             customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk[
                                 v_c_current_cdemo_sk
-                            ] = next(
-                                iter(_grp.items())
+                            ] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk[
+                            v_c_current_cdemo_sk
+                        ] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk[
+                            v_c_current_cdemo_sk
+                        ]
+                else:
+                    customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk[
+                        v_c_current_cdemo_sk
+                    ] = {
+                        _g: _o,
+                        _e: _p,
+                    }
             _w2 = n3_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
             if _w2 is not None:
                 _d3 = _p * _w2

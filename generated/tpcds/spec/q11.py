@@ -108,13 +108,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -309,13 +313,17 @@ def _make_derived1():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -447,7 +455,7 @@ def _make_derived1():
             )
             QUERY_ID = "72a1f71729db4840"
             LAYOUT_ID = (
-                "0049dd8fff1260d1"  # the state's layout: snapshots restore only here
+                "df329d940ae85386"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -2194,13 +2202,17 @@ def _make_derived1():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -2343,7 +2355,7 @@ def _make_derived1():
             )
             QUERY_ID = "3f45700ed188c83f"
             LAYOUT_ID = (
-                "37d38698829a1675"  # the state's layout: snapshots restore only here
+                "b6e02beeb850b5ce"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -4160,13 +4172,17 @@ def _make_derived2():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -4298,7 +4314,7 @@ def _make_derived2():
             )
             QUERY_ID = "72a1f71729db4840"
             LAYOUT_ID = (
-                "0049dd8fff1260d1"  # the state's layout: snapshots restore only here
+                "df329d940ae85386"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -6045,13 +6061,17 @@ def _make_derived2():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -6194,7 +6214,7 @@ def _make_derived2():
             )
             QUERY_ID = "3f45700ed188c83f"
             LAYOUT_ID = (
-                "37d38698829a1675"  # the state's layout: snapshots restore only here
+                "b6e02beeb850b5ce"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -8011,13 +8031,17 @@ def _make_derived3():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -8149,7 +8173,7 @@ def _make_derived3():
             )
             QUERY_ID = "72a1f71729db4840"
             LAYOUT_ID = (
-                "0049dd8fff1260d1"  # the state's layout: snapshots restore only here
+                "df329d940ae85386"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -9896,13 +9920,17 @@ def _make_derived3():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -10045,7 +10073,7 @@ def _make_derived3():
             )
             QUERY_ID = "3f45700ed188c83f"
             LAYOUT_ID = (
-                "37d38698829a1675"  # the state's layout: snapshots restore only here
+                "b6e02beeb850b5ce"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -11862,13 +11890,17 @@ def _make_derived4():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -12000,7 +12032,7 @@ def _make_derived4():
             )
             QUERY_ID = "72a1f71729db4840"
             LAYOUT_ID = (
-                "0049dd8fff1260d1"  # the state's layout: snapshots restore only here
+                "df329d940ae85386"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -13747,13 +13779,17 @@ def _make_derived4():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -13896,7 +13932,7 @@ def _make_derived4():
             )
             QUERY_ID = "3f45700ed188c83f"
             LAYOUT_ID = (
-                "37d38698829a1675"  # the state's layout: snapshots restore only here
+                "b6e02beeb850b5ce"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -15788,7 +15824,7 @@ class View:
         "customer_preferred_cust_flag",
     )
     QUERY_ID = "df555ccd8f2408f8"
-    LAYOUT_ID = "7c82071819983456"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "db3e1fe765092e00"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -15849,7 +15885,13 @@ class View:
         for sub_row, change in self.sub_derived4._changes:
             self._apply_derived4(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -16069,7 +16111,7 @@ class View:
                                 v_customer_preferred_cust_flag,
                                 v_t_s_secyear_year_total,
                             ), _m8 in (
-                                (_g9,)
+                                _g9.items()
                                 if type(
                                     (
                                         _g9 := self.t_s_secyear_by_customer_id[
@@ -16077,8 +16119,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g9.items()
+                                is dict
+                                else (
+                                    (_g9,)
+                                    if type(_g9) is tuple and len(_g9) == 2
+                                    else ((_g9, 1),)
+                                )
                             ):
                                 for (
                                     v_customer_id,
@@ -16219,22 +16265,10 @@ class View:
             )
             _grp = t_s_secyear_by_customer_id.get(v_customer_id)
             if _grp is None:
-                t_s_secyear_by_customer_id[v_customer_id] = (_t1, _p)
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        t_s_secyear_by_customer_id[v_customer_id] = (_grp[0], _n)
-                    else:
-                        del t_s_secyear_by_customer_id[v_customer_id]
-                else:
-                    t_s_secyear_by_customer_id[v_customer_id] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                t_s_secyear_by_customer_id[v_customer_id] = (
+                    _t1 if _p == 1 else (_t1, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -16245,9 +16279,26 @@ class View:
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
-                            t_s_secyear_by_customer_id[v_customer_id] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            t_s_secyear_by_customer_id[v_customer_id] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        t_s_secyear_by_customer_id[v_customer_id] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del t_s_secyear_by_customer_id[v_customer_id]
+                else:
+                    t_s_secyear_by_customer_id[v_customer_id] = {_g: _o, _e: _p}
             _o = t_s_secyear_count_by_customer_id.get(v_customer_id)
             if _o is None:
                 t_s_secyear_count_by_customer_id[v_customer_id] = _p
@@ -16513,7 +16564,7 @@ class View:
                                 v_customer_preferred_cust_flag,
                                 v_t_s_secyear_year_total,
                             ), _m8 in (
-                                (_g9,)
+                                _g9.items()
                                 if type(
                                     (
                                         _g9 := self.t_s_secyear_by_customer_id[
@@ -16521,8 +16572,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g9.items()
+                                is dict
+                                else (
+                                    (_g9,)
+                                    if type(_g9) is tuple and len(_g9) == 2
+                                    else ((_g9, 1),)
+                                )
                             ):
                                 for (v_customer_id, v_t_w_secyear_year_total), _m10 in (
                                     (_g11,)
@@ -16691,12 +16746,16 @@ class View:
                             v_customer_preferred_cust_flag,
                             v_t_s_secyear_year_total,
                         ), _m6 in (
-                            (_g7,)
+                            _g7.items()
                             if type(
                                 (_g7 := self.t_s_secyear_by_customer_id[v_customer_id])
                             )
-                            is tuple
-                            else _g7.items()
+                            is dict
+                            else (
+                                (_g7,)
+                                if type(_g7) is tuple and len(_g7) == 2
+                                else ((_g7, 1),)
+                            )
                         ):
                             for (v_customer_id, v_t_w_firstyear_year_total), _m8 in (
                                 (_g9,)

@@ -312,17 +312,21 @@ def _make_derived1():
                     def _entry(group, entry, default=None):
                         """The payload of `entry` in an index group (None: no group), `default`
                         if absent. A group of one entry is kept inline as the pair (entry,
-                        payload): a dict per near-unique key would cost ~200 bytes and a
+                        payload), or as the bare entry when its count is 1 and entries are not
+                        pairs: a dict per near-unique key would cost ~200 bytes and a
                         container the cyclic GC tracks; several entries are a dict."""
                         if group is None:
                             return default
-                        if type(group) is tuple:
+                        if type(group) is dict:
+                            return group.get(entry, default)
+                        if type(group) is tuple and len(group) == 2:
                             return (
                                 group[1]
                                 if group[0] is entry or group[0] == entry
                                 else default
                             )
-                        return group.get(entry, default)
+                        # a bare entry of count 1 (an index whose entries cannot be pairs)
+                        return 1 if group is entry or group == entry else default
 
                     _ZERO = (
                         0,
@@ -578,7 +582,7 @@ def _make_derived1():
                             "agg7",
                         )
                         QUERY_ID = "ca4ffa1cd70f1876"
-                        LAYOUT_ID = "d36af0f8c7254677"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "a6a6e9e02367e481"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -9859,17 +9863,21 @@ def _make_derived1():
                     def _entry(group, entry, default=None):
                         """The payload of `entry` in an index group (None: no group), `default`
                         if absent. A group of one entry is kept inline as the pair (entry,
-                        payload): a dict per near-unique key would cost ~200 bytes and a
+                        payload), or as the bare entry when its count is 1 and entries are not
+                        pairs: a dict per near-unique key would cost ~200 bytes and a
                         container the cyclic GC tracks; several entries are a dict."""
                         if group is None:
                             return default
-                        if type(group) is tuple:
+                        if type(group) is dict:
+                            return group.get(entry, default)
+                        if type(group) is tuple and len(group) == 2:
                             return (
                                 group[1]
                                 if group[0] is entry or group[0] == entry
                                 else default
                             )
-                        return group.get(entry, default)
+                        # a bare entry of count 1 (an index whose entries cannot be pairs)
+                        return 1 if group is entry or group == entry else default
 
                     _ZERO = (
                         0,
@@ -10125,7 +10133,7 @@ def _make_derived1():
                             "agg7",
                         )
                         QUERY_ID = "122655adf7b6edd0"
-                        LAYOUT_ID = "2ef2bf939e83e39b"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "61f623c36687a469"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -19422,17 +19430,21 @@ def _make_derived1():
                 def _entry(group, entry, default=None):
                     """The payload of `entry` in an index group (None: no group), `default`
                     if absent. A group of one entry is kept inline as the pair (entry,
-                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    payload), or as the bare entry when its count is 1 and entries are not
+                    pairs: a dict per near-unique key would cost ~200 bytes and a
                     container the cyclic GC tracks; several entries are a dict."""
                     if group is None:
                         return default
-                    if type(group) is tuple:
+                    if type(group) is dict:
+                        return group.get(entry, default)
+                    if type(group) is tuple and len(group) == 2:
                         return (
                             group[1]
                             if group[0] is entry or group[0] == entry
                             else default
                         )
-                    return group.get(entry, default)
+                    # a bare entry of count 1 (an index whose entries cannot be pairs)
+                    return 1 if group is entry or group == entry else default
 
                 _ZERO = (
                     0,
@@ -19690,7 +19702,7 @@ def _make_derived1():
                         "agg7",
                     )
                     QUERY_ID = "6b95c025c47a585a"
-                    LAYOUT_ID = "aab1e5ecd9f1a6fc"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "7616fe3052eaa82d"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -28654,15 +28666,19 @@ def _make_derived1():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = (
                 0,
@@ -28915,7 +28931,7 @@ def _make_derived1():
                     "agg7",
                 )
                 QUERY_ID = "1d507c76f3dee866"
-                LAYOUT_ID = "c3f762626e2f13cd"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "be1ea87fc733715c"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -28977,6 +28993,10 @@ def _make_derived1():
                         "date_dim": self._batch_date_dim,
                         "item": self._batch_item,
                     }
+                    # insert() and delete(): in push mode, the triggers of one group
+                    self._triggers = self._appliers
+                    if push or on_delta is not None:
+                        self._triggers = {**self._appliers, "item": self._report_item}
                     self._on_delta = on_delta
                     self._pending = {} if (push or on_delta is not None) else None
                     self._reported = {}  # push mode: group key -> the row last reported
@@ -28985,15 +29005,21 @@ def _make_derived1():
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
                     try:
-                        apply = self._appliers[relation]
+                        apply = self._triggers[relation]
                     except (KeyError, TypeError):
                         apply = self._applier(relation)
                     try:
-                        apply(row if type(row) is tuple else tuple(row), 1)
+                        changes = apply(row if type(row) is tuple else tuple(row), 1)
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending:
+                    if changes is not None:  # a trigger of one group: its change
+                        self._changes = changes
+                        on_delta = self._on_delta
+                        if on_delta is not None:
+                            for row, change in changes:
+                                on_delta(row, change)
+                    elif self._pending:
                         self._flush()
                     elif self._pending is not None:
                         self._changes = []  # nothing changed
@@ -29001,15 +29027,21 @@ def _make_derived1():
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
                     try:
-                        apply = self._appliers[relation]
+                        apply = self._triggers[relation]
                     except (KeyError, TypeError):
                         apply = self._applier(relation)
                     try:
-                        apply(row if type(row) is tuple else tuple(row), -1)
+                        changes = apply(row if type(row) is tuple else tuple(row), -1)
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending:
+                    if changes is not None:  # a trigger of one group: its change
+                        self._changes = changes
+                        on_delta = self._on_delta
+                        if on_delta is not None:
+                            for row, change in changes:
+                                on_delta(row, change)
+                    elif self._pending:
                         self._flush()
                     elif self._pending is not None:
                         self._changes = []  # nothing changed
@@ -31768,6 +31800,179 @@ def _make_derived1():
                                     _o[14] + _v[14],
                                 )
                             )
+
+                def _report_item(self, row, d):
+                    """Push mode's trigger for insert() and delete(): _apply_item, but
+                    returning the change of the one group the row reaches."""
+                    if len(row) != 22:
+                        raise ViewError(_arity_message("item", 22, row))
+                    v_cs_item_sk = row[0]
+                    v_i_item_id = row[1]
+                    if v_cs_item_sk is None or v_i_item_id is None:
+                        raise _null_error(
+                            "item", row, ((0, "i_item_sk"), (1, "i_item_id"))
+                        )
+                    store = self.item_rows
+                    count = store.get(row, 0) + d
+                    if count < 0:
+                        raise ViewError(_absent_message("item", row))
+                    _p = (d, d, d, d, d, d, d, d, d, d, d, d, d, d, d)
+                    pending = self._pending
+                    item_i_item_id_by_cs_item_sk = self.item_i_item_id_by_cs_item_sk
+                    n0_root = self.n0_root
+                    n3_count_by_cs_item_sk = self.n3_count_by_cs_item_sk
+                    if count:
+                        store[row] = count
+                    else:
+                        del store[row]
+                    # atom item
+                    _grp = item_i_item_id_by_cs_item_sk.get(v_cs_item_sk)
+                    if _grp is None:
+                        item_i_item_id_by_cs_item_sk[v_cs_item_sk] = (v_i_item_id, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_i_item_id
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _p[0],
+                                _o[1] + _p[1],
+                                _o[2] + _p[2],
+                                _o[3] + _p[3],
+                                _o[4] + _p[4],
+                                _o[5] + _p[5],
+                                _o[6] + _p[6],
+                                _o[7] + _p[7],
+                                _o[8] + _p[8],
+                                _o[9] + _p[9],
+                                _o[10] + _p[10],
+                                _o[11] + _p[11],
+                                _o[12] + _p[12],
+                                _o[13] + _p[13],
+                                _o[14] + _p[14],
+                            )
+                            if _n[0]:
+                                item_i_item_id_by_cs_item_sk[v_cs_item_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del item_i_item_id_by_cs_item_sk[v_cs_item_sk]
+                        else:
+                            item_i_item_id_by_cs_item_sk[v_cs_item_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(v_i_item_id)
+                        if _o is None:
+                            _grp[v_i_item_id] = _p
+                        else:
+                            _n = (
+                                _o[0] + _p[0],
+                                _o[1] + _p[1],
+                                _o[2] + _p[2],
+                                _o[3] + _p[3],
+                                _o[4] + _p[4],
+                                _o[5] + _p[5],
+                                _o[6] + _p[6],
+                                _o[7] + _p[7],
+                                _o[8] + _p[8],
+                                _o[9] + _p[9],
+                                _o[10] + _p[10],
+                                _o[11] + _p[11],
+                                _o[12] + _p[12],
+                                _o[13] + _p[13],
+                                _o[14] + _p[14],
+                            )
+                            if _n[0]:
+                                _grp[v_i_item_id] = _n
+                            else:
+                                del _grp[v_i_item_id]
+                                if len(_grp) == 1:
+                                    item_i_item_id_by_cs_item_sk[v_cs_item_sk] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w1 = n3_count_by_cs_item_sk.get(v_cs_item_sk)
+                    if _w1 is not None:
+                        _d2 = (
+                            _p[0] * _w1[0],
+                            _p[1] * _w1[1],
+                            _p[2] * _w1[2],
+                            _p[3] * _w1[3],
+                            _p[4] * _w1[4],
+                            _p[5] * _w1[5],
+                            _p[6] * _w1[6],
+                            _p[7] * _w1[7],
+                            _p[8] * _w1[8],
+                            _p[9] * _w1[9],
+                            _p[10] * _w1[10],
+                            _p[11] * _w1[11],
+                            _p[12] * _w1[12],
+                            _p[13] * _w1[13],
+                            _p[14] * _w1[14],
+                        )
+                        _o = n0_root.get(v_i_item_id)
+                        if _o is None:
+                            n0_root[v_i_item_id] = _d2
+                        else:
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                                _o[5] + _d2[5],
+                                _o[6] + _d2[6],
+                                _o[7] + _d2[7],
+                                _o[8] + _d2[8],
+                                _o[9] + _d2[9],
+                                _o[10] + _d2[10],
+                                _o[11] + _d2[11],
+                                _o[12] + _d2[12],
+                                _o[13] + _d2[13],
+                                _o[14] + _d2[14],
+                            )
+                            if _n[0]:
+                                n0_root[v_i_item_id] = _n
+                            else:
+                                del n0_root[v_i_item_id]
+                        key = (v_i_item_id,)
+                        reported = self._reported
+                        changes = []
+                        new = None
+                        _m1 = self.n0_root.get(v_i_item_id)
+                        if _m1 is not None:
+                            p = _m1
+                            _a0 = None if p[1] == 0 else (_inexact(p[2])) / p[1]
+                            _a1 = None if p[3] == 0 else (_inexact(p[4])) / p[3]
+                            _a2 = None if p[5] == 0 else (_inexact(p[6])) / p[5]
+                            _a3 = None if p[7] == 0 else (_inexact(p[8])) / p[7]
+                            _a4 = None if p[9] == 0 else (_inexact(p[10])) / p[9]
+                            _a5 = None if p[11] == 0 else (_inexact(p[12])) / p[11]
+                            _a6 = None if p[13] == 0 else (_inexact(p[14])) / p[13]
+                            new = (
+                                v_i_item_id,
+                                None,
+                                None,
+                                None,
+                                _a0,
+                                _a1,
+                                _a2,
+                                _a3,
+                                _a4,
+                                _a5,
+                                _a6,
+                            )
+                        old = reported.get(key)
+                        if old != new and not _same(old, new):
+                            if old is not None:
+                                changes.append((old, -1))
+                            if new is not None:
+                                changes.append((new, 1))
+                                reported[key] = new
+                            else:
+                                del reported[key]
+                        return changes
 
                 def _batch_catalog_sales(self, rows, mults):
                     """Apply a batch of catalog_sales rows (row i changes by mults[i]) at once:
@@ -35179,13 +35384,17 @@ def _make_derived1():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (
             0,
@@ -35434,7 +35643,7 @@ def _make_derived1():
             )
             QUERY_ID = "da447f65acbc552d"
             LAYOUT_ID = (
-                "e58e2dcf4e0403ac"  # the state's layout: snapshots restore only here
+                "4ad87cda6267216e"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -40908,7 +41117,7 @@ class View:
         "agg7",
     )
     QUERY_ID = "6c5b35be172e636e"
-    LAYOUT_ID = "2901eba6abb3554a"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "cdaf9028c5610468"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -40935,7 +41144,13 @@ class View:
         for sub_row, change in self.sub_derived1._changes:
             self._apply_derived1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""

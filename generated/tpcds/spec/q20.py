@@ -45,13 +45,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -229,18 +233,24 @@ def _make_derived1():
     from collections.abc import Callable, Iterable, Iterator, Sequence
     import copy
 
+    _DATE_0 = datetime.date(1999, 2, 22)
+    _DATE_1 = datetime.date(1999, 3, 24)
     _EMPTY = {}  # read-only stand-in for a missing index group
 
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -376,7 +386,7 @@ def _make_derived1():
         COLUMNS = ("__c1", "__c2", "__c3", "__c4", "__c5", "__c6")
         QUERY_ID = "9584aa1b5e36fc58"
         LAYOUT_ID = (
-            "c85dd971f50ad405"  # the state's layout: snapshots restore only here
+            "7cf6ab64034ee3c7"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -814,8 +824,8 @@ def _make_derived1():
                 raise _null_error("date_dim", row, ((0, "d_date_sk"),))
             keep_date_dim = (
                 c_date_dim_d_date is not None
-                and (c_date_dim_d_date >= datetime.date(1999, 2, 22))
-                and (c_date_dim_d_date <= datetime.date(1999, 3, 24))
+                and (c_date_dim_d_date >= _DATE_0)
+                and (c_date_dim_d_date <= _DATE_1)
             )
             store = self.date_dim_rows
             count = store.get(row, 0) + d
@@ -1113,8 +1123,8 @@ def _make_derived1():
                     raise _null_error("date_dim", row, ((0, "d_date_sk"),))
                 keep_date_dim = (
                     c_date_dim_d_date is not None
-                    and (c_date_dim_d_date >= datetime.date(1999, 2, 22))
-                    and (c_date_dim_d_date <= datetime.date(1999, 3, 24))
+                    and (c_date_dim_d_date >= _DATE_0)
+                    and (c_date_dim_d_date <= _DATE_1)
                 )
                 if keep_date_dim:
                     _p = (d, d, d)
@@ -1540,18 +1550,24 @@ def _make_derived2():
         from collections.abc import Callable, Iterable, Iterator, Sequence
         import copy
 
+        _DATE_0 = datetime.date(1999, 2, 22)
+        _DATE_1 = datetime.date(1999, 3, 24)
         _EMPTY = {}  # read-only stand-in for a missing index group
 
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -1687,7 +1703,7 @@ def _make_derived2():
             COLUMNS = ("__c1", "__c2", "__c3", "__c4", "__c5", "__c6")
             QUERY_ID = "9584aa1b5e36fc58"
             LAYOUT_ID = (
-                "c85dd971f50ad405"  # the state's layout: snapshots restore only here
+                "7cf6ab64034ee3c7"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -2145,8 +2161,8 @@ def _make_derived2():
                     raise _null_error("date_dim", row, ((0, "d_date_sk"),))
                 keep_date_dim = (
                     c_date_dim_d_date is not None
-                    and (c_date_dim_d_date >= datetime.date(1999, 2, 22))
-                    and (c_date_dim_d_date <= datetime.date(1999, 3, 24))
+                    and (c_date_dim_d_date >= _DATE_0)
+                    and (c_date_dim_d_date <= _DATE_1)
                 )
                 store = self.date_dim_rows
                 count = store.get(row, 0) + d
@@ -2467,8 +2483,8 @@ def _make_derived2():
                         raise _null_error("date_dim", row, ((0, "d_date_sk"),))
                     keep_date_dim = (
                         c_date_dim_d_date is not None
-                        and (c_date_dim_d_date >= datetime.date(1999, 2, 22))
-                        and (c_date_dim_d_date <= datetime.date(1999, 3, 24))
+                        and (c_date_dim_d_date >= _DATE_0)
+                        and (c_date_dim_d_date <= _DATE_1)
                     )
                     if keep_date_dim:
                         _p = (d, d, d)
@@ -2921,7 +2937,7 @@ def _make_derived2():
         COLUMNS = ("__c4", "__w1")
         QUERY_ID = "63541fd2a78c5c94"
         LAYOUT_ID = (
-            "bba26369f0b3259e"  # the state's layout: snapshots restore only here
+            "c33560e27d65d837"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -2947,7 +2963,15 @@ def _make_derived2():
             for sub_row, change in self.sub_derived1._changes:
                 self._apply_derived1(sub_row, change)
             if self._pending:
+                first = self._changes  # the row of an empty database, if any
                 self._flush()
+                if first:  # the inner views' rows changed it: report the net change
+                    net = {}
+                    for row, change in first + self._changes:
+                        net[row] = net.get(row, 0) + change
+                    self._changes = [
+                        (row, change) for row, change in net.items() if change
+                    ]
 
         def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
@@ -3387,7 +3411,7 @@ class View:
         "revenueratio",
     )
     QUERY_ID = "70102103003e0eb3"
-    LAYOUT_ID = "acfc4261ca9637cf"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "79ce951fc502be77"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -3423,7 +3447,13 @@ class View:
         for sub_row, change in self.sub_derived2._changes:
             self._apply_derived2(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -3544,19 +3574,8 @@ class View:
         _p = d
         _grp = windowed_by___c4.get(v___c4)
         if _grp is None:
-            windowed_by___c4[v___c4] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    windowed_by___c4[v___c4] = (_grp[0], _n)
-                else:
-                    del windowed_by___c4[v___c4]
-            else:
-                windowed_by___c4[v___c4] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            windowed_by___c4[v___c4] = row if _p == 1 else (row, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -3567,7 +3586,22 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        windowed_by___c4[v___c4] = next(iter(_grp.items()))
+                        ((_e, _n),) = _grp.items()
+                        windowed_by___c4[v___c4] = _e if _n == 1 else (_e, _n)
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    windowed_by___c4[v___c4] = _g if _n == 1 else (_g, _n)
+                else:
+                    del windowed_by___c4[v___c4]
+            else:
+                windowed_by___c4[v___c4] = {_g: _o, _e: _p}
         _o = windowed_count_by___c4.get(v___c4)
         if _o is None:
             windowed_count_by___c4[v___c4] = _p
@@ -3671,9 +3705,9 @@ class View:
                     del n0_root[v___c4]
             if pending is not None:
                 for (v___c1, v___c2, v___c3, v___c4, v___c5, v___c6), _m3 in (
-                    (_g4,)
-                    if type((_g4 := self.windowed_by___c4[v___c4])) is tuple
-                    else _g4.items()
+                    _g4.items()
+                    if type((_g4 := self.windowed_by___c4[v___c4])) is dict
+                    else (_g4,) if type(_g4) is tuple and len(_g4) == 2 else ((_g4, 1),)
                 ):
                     _k = (
                         v___c1,

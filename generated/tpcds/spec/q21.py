@@ -224,18 +224,25 @@ def _make_derived1():
     from collections.abc import Callable, Iterable, Iterator, Sequence
     import copy
 
+    _DATE_0 = datetime.date(2000, 2, 10)
+    _DATE_1 = datetime.date(2000, 4, 10)
+    _DATE_2 = datetime.date(2000, 3, 11)
     _EMPTY = {}  # read-only stand-in for a missing index group
 
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = 0  # the payload of an absent tuple
 
@@ -357,7 +364,7 @@ def _make_derived1():
         COLUMNS = ("w_warehouse_name", "i_item_id", "inv_before", "inv_after")
         QUERY_ID = "432cc41979897fce"
         LAYOUT_ID = (
-            "67877fba39127a61"  # the state's layout: snapshots restore only here
+            "2d0bed5a6621364c"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -573,25 +580,10 @@ def _make_derived1():
             _t1 = (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
             _grp = inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk.get(_t1)
             if _grp is None:
-                inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[_t1] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[_t1] = (
-                            _grp[0],
-                            _n,
-                        )
-                    else:
-                        del inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[_t1]
-                else:
-                    inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[_t1] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[_t1] = (
+                    row if _p == 1 else (row, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -602,9 +594,29 @@ def _make_derived1():
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
+                            ((_e, _n),) = _grp.items()
                             inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
                                 _t1
-                            ] = next(iter(_grp.items()))
+                            ] = (_e if _n == 1 else (_e, _n))
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[_t1] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[_t1]
+                else:
+                    inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[_t1] = {
+                        _g: _o,
+                        _e: _p,
+                    }
             _t2 = (v_inv_date_sk, v_inv_item_sk)
             _grp = inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk.get(
                 v_inv_warehouse_sk
@@ -649,19 +661,8 @@ def _make_derived1():
                 _d4 = _p * _w3
                 _grp = n2_by_inv_date_sk_inv_item_sk.get(_t2)
                 if _grp is None:
-                    n2_by_inv_date_sk_inv_item_sk[_t2] = (_t1, _d4)
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _d4
-                        if _n:
-                            n2_by_inv_date_sk_inv_item_sk[_t2] = (_grp[0], _n)
-                        else:
-                            del n2_by_inv_date_sk_inv_item_sk[_t2]
-                    else:
-                        n2_by_inv_date_sk_inv_item_sk[_t2] = {_grp[0]: _grp[1], _e: _d4}
-                else:
+                    n2_by_inv_date_sk_inv_item_sk[_t2] = _t1 if _d4 == 1 else (_t1, _d4)
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _d4
@@ -672,27 +673,32 @@ def _make_derived1():
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
-                                n2_by_inv_date_sk_inv_item_sk[_t2] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                n2_by_inv_date_sk_inv_item_sk[_t2] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
-                _grp = n2_inv_date_sk_by_inv_item_sk.get(v_inv_item_sk)
-                if _grp is None:
-                    n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (v_inv_date_sk, _d4)
-                elif type(_grp) is tuple:
-                    _e = v_inv_date_sk
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
                         _n = _o + _d4
                         if _n:
-                            n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (_grp[0], _n)
+                            n2_by_inv_date_sk_inv_item_sk[_t2] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
                         else:
-                            del n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk]
+                            del n2_by_inv_date_sk_inv_item_sk[_t2]
                     else:
-                        n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = {
-                            _grp[0]: _grp[1],
-                            _e: _d4,
-                        }
-                else:
+                        n2_by_inv_date_sk_inv_item_sk[_t2] = {_g: _o, _e: _d4}
+                _grp = n2_inv_date_sk_by_inv_item_sk.get(v_inv_item_sk)
+                if _grp is None:
+                    n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (
+                        v_inv_date_sk if _d4 == 1 else (v_inv_date_sk, _d4)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(v_inv_date_sk)
                     if _o is None:
                         _grp[v_inv_date_sk] = _d4
@@ -703,9 +709,26 @@ def _make_derived1():
                         else:
                             del _grp[v_inv_date_sk]
                             if len(_grp) == 1:
-                                n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = v_inv_date_sk
+                    if _g is _e or _g == _e:
+                        _n = _o + _d4
+                        if _n:
+                            n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk]
+                    else:
+                        n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = {_g: _o, _e: _d4}
                 _w5 = item_count_by_inv_item_sk.get(v_inv_item_sk)
                 if _w5 is not None:
                     _d6 = _d4 * _w5
@@ -899,22 +922,10 @@ def _make_derived1():
                     _t6 = (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
                     _grp = n2_by_inv_date_sk_inv_item_sk.get(_t5)
                     if _grp is None:
-                        n2_by_inv_date_sk_inv_item_sk[_t5] = (_t6, _d3)
-                    elif type(_grp) is tuple:
-                        _e = _t6
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _d3
-                            if _n:
-                                n2_by_inv_date_sk_inv_item_sk[_t5] = (_grp[0], _n)
-                            else:
-                                del n2_by_inv_date_sk_inv_item_sk[_t5]
-                        else:
-                            n2_by_inv_date_sk_inv_item_sk[_t5] = {
-                                _grp[0]: _grp[1],
-                                _e: _d3,
-                            }
-                    else:
+                        n2_by_inv_date_sk_inv_item_sk[_t5] = (
+                            _t6 if _d3 == 1 else (_t6, _d3)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t6)
                         if _o is None:
                             _grp[_t6] = _d3
@@ -925,33 +936,32 @@ def _make_derived1():
                             else:
                                 del _grp[_t6]
                                 if len(_grp) == 1:
-                                    n2_by_inv_date_sk_inv_item_sk[_t5] = next(
-                                        iter(_grp.items())
+                                    ((_e, _n),) = _grp.items()
+                                    n2_by_inv_date_sk_inv_item_sk[_t5] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t6
+                        if _g is _e or _g == _e:
+                            _n = _o + _d3
+                            if _n:
+                                n2_by_inv_date_sk_inv_item_sk[_t5] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del n2_by_inv_date_sk_inv_item_sk[_t5]
+                        else:
+                            n2_by_inv_date_sk_inv_item_sk[_t5] = {_g: _o, _e: _d3}
                     _grp = n2_inv_date_sk_by_inv_item_sk.get(v_inv_item_sk)
                     if _grp is None:
                         n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (
-                            v_inv_date_sk,
-                            _d3,
+                            v_inv_date_sk if _d3 == 1 else (v_inv_date_sk, _d3)
                         )
-                    elif type(_grp) is tuple:
-                        _e = v_inv_date_sk
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _d3
-                            if _n:
-                                n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk]
-                        else:
-                            n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = {
-                                _grp[0]: _grp[1],
-                                _e: _d3,
-                            }
-                    else:
+                    elif type(_grp) is dict:
                         _o = _grp.get(v_inv_date_sk)
                         if _o is None:
                             _grp[v_inv_date_sk] = _d3
@@ -962,9 +972,29 @@ def _make_derived1():
                             else:
                                 del _grp[v_inv_date_sk]
                                 if len(_grp) == 1:
-                                    n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = next(
-                                        iter(_grp.items())
+                                    ((_e, _n),) = _grp.items()
+                                    n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = v_inv_date_sk
+                        if _g is _e or _g == _e:
+                            _n = _o + _d3
+                            if _n:
+                                n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk]
+                        else:
+                            n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = {
+                                _g: _o,
+                                _e: _d3,
+                            }
                     _w7 = item_count_by_inv_item_sk.get(v_inv_item_sk)
                     if _w7 is not None:
                         _d8 = _d3 * _w7
@@ -1027,7 +1057,7 @@ def _make_derived1():
                                     v_inv_warehouse_sk,
                                     v_inv_quantity_on_hand,
                                 ), _m11 in (
-                                    (_g12,)
+                                    _g12.items()
                                     if type(
                                         (
                                             _g12 := self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
@@ -1039,8 +1069,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g12.items()
+                                    is dict
+                                    else (
+                                        (_g12,)
+                                        if type(_g12) is tuple and len(_g12) == 2
+                                        else ((_g12, 1),)
+                                    )
                                 ):
                                     for (v_inv_item_sk, v_i_item_id), _m13 in (
                                         (_g14,)
@@ -1150,9 +1184,15 @@ def _make_derived1():
                     else:
                         del item_count_by_inv_item_sk[v_inv_item_sk]
                 _g4 = n2_inv_date_sk_by_inv_item_sk.get(v_inv_item_sk)
-                if _g4:
+                if _g4 is not None:
                     for v_inv_date_sk, _w2 in (
-                        (_g4,) if type(_g4) is tuple else _g4.items()
+                        _g4.items()
+                        if type(_g4) is dict
+                        else (
+                            (_g4,)
+                            if type(_g4) is tuple and len(_g4) == 2
+                            else ((_g4, 1),)
+                        )
                     ):
                         _d3 = _p * _w2
                         _t5 = (v_inv_date_sk, v_inv_item_sk)
@@ -1214,7 +1254,7 @@ def _make_derived1():
                                     v_inv_item_sk,
                                     v_inv_warehouse_sk,
                                 ), _m8 in (
-                                    (_g9,)
+                                    _g9.items()
                                     if type(
                                         (
                                             _g9 := self.n2_by_inv_date_sk_inv_item_sk[
@@ -1222,8 +1262,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g9.items()
+                                    is dict
+                                    else (
+                                        (_g9,)
+                                        if type(_g9) is tuple and len(_g9) == 2
+                                        else ((_g9, 1),)
+                                    )
                                 ):
                                     for (
                                         v_inv_date_sk,
@@ -1231,7 +1275,7 @@ def _make_derived1():
                                         v_inv_warehouse_sk,
                                         v_inv_quantity_on_hand,
                                     ), _m10 in (
-                                        (_g11,)
+                                        _g11.items()
                                         if type(
                                             (
                                                 _g11 := self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
@@ -1243,8 +1287,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g11.items()
+                                        is dict
+                                        else (
+                                            (_g11,)
+                                            if type(_g11) is tuple and len(_g11) == 2
+                                            else ((_g11, 1),)
+                                        )
                                     ):
                                         for (
                                             v_inv_warehouse_sk,
@@ -1296,9 +1344,7 @@ def _make_derived1():
             if v_inv_date_sk is None:
                 raise _null_error("date_dim", row, ((0, "d_date_sk"),))
             keep_date_dim = (
-                v_d_date is not None
-                and (v_d_date >= datetime.date(2000, 2, 10))
-                and (v_d_date <= datetime.date(2000, 4, 10))
+                v_d_date is not None and (v_d_date >= _DATE_0) and (v_d_date <= _DATE_1)
             )
             store = self.date_dim_rows
             count = store.get(row, 0) + d
@@ -1381,7 +1427,7 @@ def _make_derived1():
                                 v_inv_item_sk,
                                 v_inv_warehouse_sk,
                             ), _m6 in (
-                                (_g7,)
+                                _g7.items()
                                 if type(
                                     (
                                         _g7 := self.n2_by_inv_date_sk_inv_item_sk[
@@ -1389,8 +1435,12 @@ def _make_derived1():
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g7.items()
+                                is dict
+                                else (
+                                    (_g7,)
+                                    if type(_g7) is tuple and len(_g7) == 2
+                                    else ((_g7, 1),)
+                                )
                             ):
                                 for (
                                     v_inv_date_sk,
@@ -1398,7 +1448,7 @@ def _make_derived1():
                                     v_inv_warehouse_sk,
                                     v_inv_quantity_on_hand,
                                 ), _m8 in (
-                                    (_g9,)
+                                    _g9.items()
                                     if type(
                                         (
                                             _g9 := self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
@@ -1410,8 +1460,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g9.items()
+                                    is dict
+                                    else (
+                                        (_g9,)
+                                        if type(_g9) is tuple and len(_g9) == 2
+                                        else ((_g9, 1),)
+                                    )
                                 ):
                                     for (
                                         v_inv_warehouse_sk,
@@ -1554,28 +1608,9 @@ def _make_derived1():
                 _grp = inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk.get(_t1)
                 if _grp is None:
                     inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[_t1] = (
-                        row,
-                        _p,
+                        row if _p == 1 else (row, _p)
                     )
-                elif type(_grp) is tuple:
-                    _e = row
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
-                                _t1
-                            ] = (_grp[0], _n)
-                        else:
-                            del inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
-                                _t1
-                            ]
-                    else:
-                        inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[_t1] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                elif type(_grp) is dict:
                     _o = _grp.get(row)
                     if _o is None:
                         _grp[row] = _p
@@ -1586,9 +1621,31 @@ def _make_derived1():
                         else:
                             del _grp[row]
                             if len(_grp) == 1:
+                                ((_e, _n),) = _grp.items()
                                 inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
                                     _t1
-                                ] = next(iter(_grp.items()))
+                                ] = (_e if _n == 1 else (_e, _n))
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = row
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
+                                _t1
+                            ] = (_g if _n == 1 else (_g, _n))
+                        else:
+                            del inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
+                                _t1
+                            ]
+                    else:
+                        inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[_t1] = {
+                            _g: _o,
+                            _e: _p,
+                        }
                 _t2 = (v_inv_date_sk, v_inv_item_sk)
                 _grp = inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk.get(
                     v_inv_warehouse_sk
@@ -1633,22 +1690,10 @@ def _make_derived1():
                     _d4 = _p * _w3
                     _grp = n2_by_inv_date_sk_inv_item_sk.get(_t2)
                     if _grp is None:
-                        n2_by_inv_date_sk_inv_item_sk[_t2] = (_t1, _d4)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _d4
-                            if _n:
-                                n2_by_inv_date_sk_inv_item_sk[_t2] = (_grp[0], _n)
-                            else:
-                                del n2_by_inv_date_sk_inv_item_sk[_t2]
-                        else:
-                            n2_by_inv_date_sk_inv_item_sk[_t2] = {
-                                _grp[0]: _grp[1],
-                                _e: _d4,
-                            }
-                    else:
+                        n2_by_inv_date_sk_inv_item_sk[_t2] = (
+                            _t1 if _d4 == 1 else (_t1, _d4)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _d4
@@ -1659,33 +1704,32 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
-                                    n2_by_inv_date_sk_inv_item_sk[_t2] = next(
-                                        iter(_grp.items())
+                                    ((_e, _n),) = _grp.items()
+                                    n2_by_inv_date_sk_inv_item_sk[_t2] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _d4
+                            if _n:
+                                n2_by_inv_date_sk_inv_item_sk[_t2] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del n2_by_inv_date_sk_inv_item_sk[_t2]
+                        else:
+                            n2_by_inv_date_sk_inv_item_sk[_t2] = {_g: _o, _e: _d4}
                     _grp = n2_inv_date_sk_by_inv_item_sk.get(v_inv_item_sk)
                     if _grp is None:
                         n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (
-                            v_inv_date_sk,
-                            _d4,
+                            v_inv_date_sk if _d4 == 1 else (v_inv_date_sk, _d4)
                         )
-                    elif type(_grp) is tuple:
-                        _e = v_inv_date_sk
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _d4
-                            if _n:
-                                n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk]
-                        else:
-                            n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = {
-                                _grp[0]: _grp[1],
-                                _e: _d4,
-                            }
-                    else:
+                    elif type(_grp) is dict:
                         _o = _grp.get(v_inv_date_sk)
                         if _o is None:
                             _grp[v_inv_date_sk] = _d4
@@ -1696,9 +1740,29 @@ def _make_derived1():
                             else:
                                 del _grp[v_inv_date_sk]
                                 if len(_grp) == 1:
-                                    n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = next(
-                                        iter(_grp.items())
+                                    ((_e, _n),) = _grp.items()
+                                    n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = v_inv_date_sk
+                        if _g is _e or _g == _e:
+                            _n = _o + _d4
+                            if _n:
+                                n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk]
+                        else:
+                            n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = {
+                                _g: _o,
+                                _e: _d4,
+                            }
                     _w5 = item_count_by_inv_item_sk.get(v_inv_item_sk)
                     if _w5 is not None:
                         _d6 = _d4 * _w5
@@ -1921,22 +1985,10 @@ def _make_derived1():
                         _t6 = (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
                         _grp = n2_by_inv_date_sk_inv_item_sk.get(_t5)
                         if _grp is None:
-                            n2_by_inv_date_sk_inv_item_sk[_t5] = (_t6, _d3)
-                        elif type(_grp) is tuple:
-                            _e = _t6
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d3
-                                if _n:
-                                    n2_by_inv_date_sk_inv_item_sk[_t5] = (_grp[0], _n)
-                                else:
-                                    del n2_by_inv_date_sk_inv_item_sk[_t5]
-                            else:
-                                n2_by_inv_date_sk_inv_item_sk[_t5] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _d3,
-                                }
-                        else:
+                            n2_by_inv_date_sk_inv_item_sk[_t5] = (
+                                _t6 if _d3 == 1 else (_t6, _d3)
+                            )
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t6)
                             if _o is None:
                                 _grp[_t6] = _d3
@@ -1947,33 +1999,32 @@ def _make_derived1():
                                 else:
                                     del _grp[_t6]
                                     if len(_grp) == 1:
-                                        n2_by_inv_date_sk_inv_item_sk[_t5] = next(
-                                            iter(_grp.items())
+                                        ((_e, _n),) = _grp.items()
+                                        n2_by_inv_date_sk_inv_item_sk[_t5] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t6
+                            if _g is _e or _g == _e:
+                                _n = _o + _d3
+                                if _n:
+                                    n2_by_inv_date_sk_inv_item_sk[_t5] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del n2_by_inv_date_sk_inv_item_sk[_t5]
+                            else:
+                                n2_by_inv_date_sk_inv_item_sk[_t5] = {_g: _o, _e: _d3}
                         _grp = n2_inv_date_sk_by_inv_item_sk.get(v_inv_item_sk)
                         if _grp is None:
                             n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (
-                                v_inv_date_sk,
-                                _d3,
+                                v_inv_date_sk if _d3 == 1 else (v_inv_date_sk, _d3)
                             )
-                        elif type(_grp) is tuple:
-                            _e = v_inv_date_sk
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d3
-                                if _n:
-                                    n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk]
-                            else:
-                                n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _d3,
-                                }
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(v_inv_date_sk)
                             if _o is None:
                                 _grp[v_inv_date_sk] = _d3
@@ -1984,9 +2035,29 @@ def _make_derived1():
                                 else:
                                     del _grp[v_inv_date_sk]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (
-                                            next(iter(_grp.items()))
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = v_inv_date_sk
+                            if _g is _e or _g == _e:
+                                _n = _o + _d3
+                                if _n:
+                                    n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk]
+                            else:
+                                n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = {
+                                    _g: _o,
+                                    _e: _d3,
+                                }
                         _w7 = item_count_by_inv_item_sk.get(v_inv_item_sk)
                         if _w7 is not None:
                             _d8 = _d3 * _w7
@@ -2049,7 +2120,7 @@ def _make_derived1():
                                         v_inv_warehouse_sk,
                                         v_inv_quantity_on_hand,
                                     ), _m11 in (
-                                        (_g12,)
+                                        _g12.items()
                                         if type(
                                             (
                                                 _g12 := self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
@@ -2061,8 +2132,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g12.items()
+                                        is dict
+                                        else (
+                                            (_g12,)
+                                            if type(_g12) is tuple and len(_g12) == 2
+                                            else ((_g12, 1),)
+                                        )
                                     ):
                                         for (v_inv_item_sk, v_i_item_id), _m13 in (
                                             (_g14,)
@@ -2203,9 +2278,15 @@ def _make_derived1():
                     else:
                         del item_count_by_inv_item_sk[v_inv_item_sk]
                 _g4 = n2_inv_date_sk_by_inv_item_sk.get(v_inv_item_sk)
-                if _g4:
+                if _g4 is not None:
                     for v_inv_date_sk, _w2 in (
-                        (_g4,) if type(_g4) is tuple else _g4.items()
+                        _g4.items()
+                        if type(_g4) is dict
+                        else (
+                            (_g4,)
+                            if type(_g4) is tuple and len(_g4) == 2
+                            else ((_g4, 1),)
+                        )
                     ):
                         _d3 = _p * _w2
                         _t5 = (v_inv_date_sk, v_inv_item_sk)
@@ -2267,7 +2348,7 @@ def _make_derived1():
                                     v_inv_item_sk,
                                     v_inv_warehouse_sk,
                                 ), _m8 in (
-                                    (_g9,)
+                                    _g9.items()
                                     if type(
                                         (
                                             _g9 := self.n2_by_inv_date_sk_inv_item_sk[
@@ -2275,8 +2356,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g9.items()
+                                    is dict
+                                    else (
+                                        (_g9,)
+                                        if type(_g9) is tuple and len(_g9) == 2
+                                        else ((_g9, 1),)
+                                    )
                                 ):
                                     for (
                                         v_inv_date_sk,
@@ -2284,7 +2369,7 @@ def _make_derived1():
                                         v_inv_warehouse_sk,
                                         v_inv_quantity_on_hand,
                                     ), _m10 in (
-                                        (_g11,)
+                                        _g11.items()
                                         if type(
                                             (
                                                 _g11 := self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
@@ -2296,8 +2381,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g11.items()
+                                        is dict
+                                        else (
+                                            (_g11,)
+                                            if type(_g11) is tuple and len(_g11) == 2
+                                            else ((_g11, 1),)
+                                        )
                                     ):
                                         for (
                                             v_inv_warehouse_sk,
@@ -2361,8 +2450,8 @@ def _make_derived1():
                     raise _null_error("date_dim", row, ((0, "d_date_sk"),))
                 keep_date_dim = (
                     v_d_date is not None
-                    and (v_d_date >= datetime.date(2000, 2, 10))
-                    and (v_d_date <= datetime.date(2000, 4, 10))
+                    and (v_d_date >= _DATE_0)
+                    and (v_d_date <= _DATE_1)
                 )
                 if keep_date_dim:
                     _p = d
@@ -2463,7 +2552,7 @@ def _make_derived1():
                                 v_inv_item_sk,
                                 v_inv_warehouse_sk,
                             ), _m6 in (
-                                (_g7,)
+                                _g7.items()
                                 if type(
                                     (
                                         _g7 := self.n2_by_inv_date_sk_inv_item_sk[
@@ -2471,8 +2560,12 @@ def _make_derived1():
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g7.items()
+                                is dict
+                                else (
+                                    (_g7,)
+                                    if type(_g7) is tuple and len(_g7) == 2
+                                    else ((_g7, 1),)
+                                )
                             ):
                                 for (
                                     v_inv_date_sk,
@@ -2480,7 +2573,7 @@ def _make_derived1():
                                     v_inv_warehouse_sk,
                                     v_inv_quantity_on_hand,
                                 ), _m8 in (
-                                    (_g9,)
+                                    _g9.items()
                                     if type(
                                         (
                                             _g9 := self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
@@ -2492,8 +2585,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g9.items()
+                                    is dict
+                                    else (
+                                        (_g9,)
+                                        if type(_g9) is tuple and len(_g9) == 2
+                                        else ((_g9, 1),)
+                                    )
                                 ):
                                     for (
                                         v_inv_warehouse_sk,
@@ -2660,20 +2757,12 @@ def _make_derived1():
                     entry = result[group] = [_ZERO, [0, 0], [0, 0]]
                 entry[0] = entry[0] + delta
                 _d = delta
-                _x = (
-                    key[3]
-                    if (key[2] is not None and (key[2] < datetime.date(2000, 3, 11)))
-                    else 0
-                )
+                _x = key[3] if (key[2] is not None and (key[2] < _DATE_2)) else 0
                 if _x is not None:  # SQL: COUNT/SUM/AVG skip NULLs
                     _s = entry[1]
                     _s[0] += _d * _x
                     _s[1] += _d
-                _x = (
-                    key[3]
-                    if (key[2] is not None and (key[2] >= datetime.date(2000, 3, 11)))
-                    else 0
-                )
+                _x = key[3] if (key[2] is not None and (key[2] >= _DATE_2)) else 0
                 if _x is not None:  # SQL: COUNT/SUM/AVG skip NULLs
                     _s = entry[2]
                     _s[0] += _d * _x
@@ -2880,7 +2969,7 @@ class View:
     }
     COLUMNS = ("w_warehouse_name", "i_item_id", "inv_before", "inv_after")
     QUERY_ID = "0ed58ae870f250c1"
-    LAYOUT_ID = "551b538b332cde0f"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "b9043b775dee4f2a"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -2905,7 +2994,13 @@ class View:
         for sub_row, change in self.sub_derived1._changes:
             self._apply_derived1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""

@@ -228,17 +228,21 @@ def _make_derived1():
                     def _entry(group, entry, default=None):
                         """The payload of `entry` in an index group (None: no group), `default`
                         if absent. A group of one entry is kept inline as the pair (entry,
-                        payload): a dict per near-unique key would cost ~200 bytes and a
+                        payload), or as the bare entry when its count is 1 and entries are not
+                        pairs: a dict per near-unique key would cost ~200 bytes and a
                         container the cyclic GC tracks; several entries are a dict."""
                         if group is None:
                             return default
-                        if type(group) is tuple:
+                        if type(group) is dict:
+                            return group.get(entry, default)
+                        if type(group) is tuple and len(group) == 2:
                             return (
                                 group[1]
                                 if group[0] is entry or group[0] == entry
                                 else default
                             )
-                        return group.get(entry, default)
+                        # a bare entry of count 1 (an index whose entries cannot be pairs)
+                        return 1 if group is entry or group == entry else default
 
                     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -351,7 +355,7 @@ def _make_derived1():
                             "qoh",
                         )
                         QUERY_ID = "00bed10f5a76bb51"
-                        LAYOUT_ID = "dfc1b9df837c64b7"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "73f35d50533f6272"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -386,6 +390,13 @@ def _make_derived1():
                                     "item": self._batch_item,
                                 }
                             )
+                            # insert() and delete(): in push mode, the triggers of one group
+                            self._triggers = self._appliers
+                            if push or on_delta is not None:
+                                self._triggers = {
+                                    **self._appliers,
+                                    "item": self._report_item,
+                                }
                             self._on_delta = on_delta
                             self._pending = (
                                 {} if (push or on_delta is not None) else None
@@ -398,15 +409,25 @@ def _make_derived1():
                         def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
                             try:
-                                apply = self._appliers[relation]
+                                apply = self._triggers[relation]
                             except (KeyError, TypeError):
                                 apply = self._applier(relation)
                             try:
-                                apply(row if type(row) is tuple else tuple(row), 1)
+                                changes = apply(
+                                    row if type(row) is tuple else tuple(row), 1
+                                )
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending:
+                            if (
+                                changes is not None
+                            ):  # a trigger of one group: its change
+                                self._changes = changes
+                                on_delta = self._on_delta
+                                if on_delta is not None:
+                                    for row, change in changes:
+                                        on_delta(row, change)
+                            elif self._pending:
                                 self._flush()
                             elif self._pending is not None:
                                 self._changes = []  # nothing changed
@@ -414,15 +435,25 @@ def _make_derived1():
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
                             try:
-                                apply = self._appliers[relation]
+                                apply = self._triggers[relation]
                             except (KeyError, TypeError):
                                 apply = self._applier(relation)
                             try:
-                                apply(row if type(row) is tuple else tuple(row), -1)
+                                changes = apply(
+                                    row if type(row) is tuple else tuple(row), -1
+                                )
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending:
+                            if (
+                                changes is not None
+                            ):  # a trigger of one group: its change
+                                self._changes = changes
+                                on_delta = self._on_delta
+                                if on_delta is not None:
+                                    for row, change in changes:
+                                        on_delta(row, change)
+                            elif self._pending:
                                 self._flush()
                             elif self._pending is not None:
                                 self._changes = []  # nothing changed
@@ -934,6 +965,140 @@ def _make_derived1():
                                             _o[2] + _v[2],
                                         )
                                     )
+
+                        def _report_item(self, row, d):
+                            """Push mode's trigger for insert() and delete(): _apply_item, but
+                            returning the change of the one group the row reaches."""
+                            if len(row) != 22:
+                                raise ViewError(_arity_message("item", 22, row))
+                            v_inv_item_sk = row[0]
+                            v_i_brand = row[8]
+                            v_i_class = row[10]
+                            v_i_category = row[12]
+                            v_i_product_name = row[21]
+                            if v_inv_item_sk is None:
+                                raise _null_error("item", row, ((0, "i_item_sk"),))
+                            store = self.item_rows
+                            count = store.get(row, 0) + d
+                            if count < 0:
+                                raise ViewError(_absent_message("item", row))
+                            _p = (d, d, d)
+                            pending = self._pending
+                            item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk = (
+                                self.item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk
+                            )
+                            n0_root = self.n0_root
+                            n3_count_by_inv_item_sk = self.n3_count_by_inv_item_sk
+                            if count:
+                                store[row] = count
+                            else:
+                                del store[row]
+                            # atom item
+                            _t1 = (v_i_brand, v_i_class, v_i_category, v_i_product_name)
+                            _grp = item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk.get(
+                                v_inv_item_sk
+                            )
+                            if _grp is None:
+                                item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                                    v_inv_item_sk
+                                ] = (
+                                    _t1,
+                                    _p,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                    if _n[0]:
+                                        item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                                            v_inv_item_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                                            v_inv_item_sk
+                                        ]
+                                else:
+                                    item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                                        v_inv_item_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
+                            else:
+                                _o = _grp.get(_t1)
+                                if _o is None:
+                                    _grp[_t1] = _p
+                                else:
+                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                    if _n[0]:
+                                        _grp[_t1] = _n
+                                    else:
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                                                v_inv_item_sk
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w2 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
+                            if _w2 is not None:
+                                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                                _o = n0_root.get(_t1)
+                                if _o is None:
+                                    n0_root[_t1] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[_t1] = _n
+                                    else:
+                                        del n0_root[_t1]
+                                key = (
+                                    v_i_product_name,
+                                    v_i_brand,
+                                    v_i_class,
+                                    v_i_category,
+                                )
+                                reported = self._reported
+                                changes = []
+                                new = None
+                                _m1 = self.n0_root.get(
+                                    (
+                                        v_i_brand,
+                                        v_i_class,
+                                        v_i_category,
+                                        v_i_product_name,
+                                    )
+                                )
+                                if _m1 is not None:
+                                    p = _m1
+                                    _a0 = None if p[1] == 0 else (p[2]) / p[1]
+                                    new = (
+                                        v_i_product_name,
+                                        v_i_brand,
+                                        v_i_class,
+                                        v_i_category,
+                                        _a0,
+                                    )
+                                old = reported.get(key)
+                                if (
+                                    old != new
+                                ):  # no output can be NaN: equal rows are the same
+                                    if old is not None:
+                                        changes.append((old, -1))
+                                    if new is not None:
+                                        changes.append((new, 1))
+                                        reported[key] = new
+                                    else:
+                                        del reported[key]
+                                return changes
 
                         def _batch_inventory(self, rows, mults):
                             """Apply a batch of inventory rows (row i changes by mults[i]) at once:
@@ -1759,17 +1924,21 @@ def _make_derived1():
                     def _entry(group, entry, default=None):
                         """The payload of `entry` in an index group (None: no group), `default`
                         if absent. A group of one entry is kept inline as the pair (entry,
-                        payload): a dict per near-unique key would cost ~200 bytes and a
+                        payload), or as the bare entry when its count is 1 and entries are not
+                        pairs: a dict per near-unique key would cost ~200 bytes and a
                         container the cyclic GC tracks; several entries are a dict."""
                         if group is None:
                             return default
-                        if type(group) is tuple:
+                        if type(group) is dict:
+                            return group.get(entry, default)
+                        if type(group) is tuple and len(group) == 2:
                             return (
                                 group[1]
                                 if group[0] is entry or group[0] == entry
                                 else default
                             )
-                        return group.get(entry, default)
+                        # a bare entry of count 1 (an index whose entries cannot be pairs)
+                        return 1 if group is entry or group == entry else default
 
                     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -1882,7 +2051,7 @@ def _make_derived1():
                             "qoh",
                         )
                         QUERY_ID = "ebce6b482cd08d81"
-                        LAYOUT_ID = "8f06a5cd109e646c"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "2ff0d242f1424f6b"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -1915,6 +2084,13 @@ def _make_derived1():
                                     "item": self._batch_item,
                                 }
                             )
+                            # insert() and delete(): in push mode, the triggers of one group
+                            self._triggers = self._appliers
+                            if push or on_delta is not None:
+                                self._triggers = {
+                                    **self._appliers,
+                                    "item": self._report_item,
+                                }
                             self._on_delta = on_delta
                             self._pending = (
                                 {} if (push or on_delta is not None) else None
@@ -1927,15 +2103,25 @@ def _make_derived1():
                         def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
                             try:
-                                apply = self._appliers[relation]
+                                apply = self._triggers[relation]
                             except (KeyError, TypeError):
                                 apply = self._applier(relation)
                             try:
-                                apply(row if type(row) is tuple else tuple(row), 1)
+                                changes = apply(
+                                    row if type(row) is tuple else tuple(row), 1
+                                )
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending:
+                            if (
+                                changes is not None
+                            ):  # a trigger of one group: its change
+                                self._changes = changes
+                                on_delta = self._on_delta
+                                if on_delta is not None:
+                                    for row, change in changes:
+                                        on_delta(row, change)
+                            elif self._pending:
                                 self._flush()
                             elif self._pending is not None:
                                 self._changes = []  # nothing changed
@@ -1943,15 +2129,25 @@ def _make_derived1():
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
                             try:
-                                apply = self._appliers[relation]
+                                apply = self._triggers[relation]
                             except (KeyError, TypeError):
                                 apply = self._applier(relation)
                             try:
-                                apply(row if type(row) is tuple else tuple(row), -1)
+                                changes = apply(
+                                    row if type(row) is tuple else tuple(row), -1
+                                )
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending:
+                            if (
+                                changes is not None
+                            ):  # a trigger of one group: its change
+                                self._changes = changes
+                                on_delta = self._on_delta
+                                if on_delta is not None:
+                                    for row, change in changes:
+                                        on_delta(row, change)
+                            elif self._pending:
                                 self._flush()
                             elif self._pending is not None:
                                 self._changes = []  # nothing changed
@@ -2443,6 +2639,125 @@ def _make_derived1():
                                             _o[2] + _v[2],
                                         )
                                     )
+
+                        def _report_item(self, row, d):
+                            """Push mode's trigger for insert() and delete(): _apply_item, but
+                            returning the change of the one group the row reaches."""
+                            if len(row) != 22:
+                                raise ViewError(_arity_message("item", 22, row))
+                            v_inv_item_sk = row[0]
+                            v_i_brand = row[8]
+                            v_i_class = row[10]
+                            v_i_product_name = row[21]
+                            if v_inv_item_sk is None:
+                                raise _null_error("item", row, ((0, "i_item_sk"),))
+                            store = self.item_rows
+                            count = store.get(row, 0) + d
+                            if count < 0:
+                                raise ViewError(_absent_message("item", row))
+                            _p = (d, d, d)
+                            pending = self._pending
+                            item_i_brand_i_class_i_product_name_by_inv_item_sk = (
+                                self.item_i_brand_i_class_i_product_name_by_inv_item_sk
+                            )
+                            n0_root = self.n0_root
+                            n3_count_by_inv_item_sk = self.n3_count_by_inv_item_sk
+                            if count:
+                                store[row] = count
+                            else:
+                                del store[row]
+                            # atom item
+                            _t1 = (v_i_brand, v_i_class, v_i_product_name)
+                            _grp = (
+                                item_i_brand_i_class_i_product_name_by_inv_item_sk.get(
+                                    v_inv_item_sk
+                                )
+                            )
+                            if _grp is None:
+                                item_i_brand_i_class_i_product_name_by_inv_item_sk[
+                                    v_inv_item_sk
+                                ] = (_t1, _p)
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                    if _n[0]:
+                                        item_i_brand_i_class_i_product_name_by_inv_item_sk[
+                                            v_inv_item_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del item_i_brand_i_class_i_product_name_by_inv_item_sk[
+                                            v_inv_item_sk
+                                        ]
+                                else:
+                                    item_i_brand_i_class_i_product_name_by_inv_item_sk[
+                                        v_inv_item_sk
+                                    ] = {_grp[0]: _grp[1], _e: _p}
+                            else:
+                                _o = _grp.get(_t1)
+                                if _o is None:
+                                    _grp[_t1] = _p
+                                else:
+                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                    if _n[0]:
+                                        _grp[_t1] = _n
+                                    else:
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            item_i_brand_i_class_i_product_name_by_inv_item_sk[
+                                                v_inv_item_sk
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w2 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
+                            if _w2 is not None:
+                                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                                _o = n0_root.get(_t1)
+                                if _o is None:
+                                    n0_root[_t1] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        n0_root[_t1] = _n
+                                    else:
+                                        del n0_root[_t1]
+                                key = (v_i_product_name, v_i_brand, v_i_class)
+                                reported = self._reported
+                                changes = []
+                                new = None
+                                _m1 = self.n0_root.get(
+                                    (v_i_brand, v_i_class, v_i_product_name)
+                                )
+                                if _m1 is not None:
+                                    p = _m1
+                                    _a0 = None if p[1] == 0 else (p[2]) / p[1]
+                                    new = (
+                                        v_i_product_name,
+                                        v_i_brand,
+                                        v_i_class,
+                                        None,
+                                        _a0,
+                                    )
+                                old = reported.get(key)
+                                if (
+                                    old != new
+                                ):  # no output can be NaN: equal rows are the same
+                                    if old is not None:
+                                        changes.append((old, -1))
+                                    if new is not None:
+                                        changes.append((new, 1))
+                                        reported[key] = new
+                                    else:
+                                        del reported[key]
+                                return changes
 
                         def _batch_inventory(self, rows, mults):
                             """Apply a batch of inventory rows (row i changes by mults[i]) at once:
@@ -3287,17 +3602,21 @@ def _make_derived1():
                 def _entry(group, entry, default=None):
                     """The payload of `entry` in an index group (None: no group), `default`
                     if absent. A group of one entry is kept inline as the pair (entry,
-                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    payload), or as the bare entry when its count is 1 and entries are not
+                    pairs: a dict per near-unique key would cost ~200 bytes and a
                     container the cyclic GC tracks; several entries are a dict."""
                     if group is None:
                         return default
-                    if type(group) is tuple:
+                    if type(group) is dict:
+                        return group.get(entry, default)
+                    if type(group) is tuple and len(group) == 2:
                         return (
                             group[1]
                             if group[0] is entry or group[0] == entry
                             else default
                         )
-                    return group.get(entry, default)
+                    # a bare entry of count 1 (an index whose entries cannot be pairs)
+                    return 1 if group is entry or group == entry else default
 
                 _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -3412,7 +3731,7 @@ def _make_derived1():
                         "qoh",
                     )
                     QUERY_ID = "d23593733d9a5406"
-                    LAYOUT_ID = "b9d726e33204e93d"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "7f0ad80a6d87e97f"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -3445,6 +3764,13 @@ def _make_derived1():
                                 "item": self._batch_item,
                             }
                         )
+                        # insert() and delete(): in push mode, the triggers of one group
+                        self._triggers = self._appliers
+                        if push or on_delta is not None:
+                            self._triggers = {
+                                **self._appliers,
+                                "item": self._report_item,
+                            }
                         self._on_delta = on_delta
                         self._pending = {} if (push or on_delta is not None) else None
                         self._reported = (
@@ -3455,15 +3781,23 @@ def _make_derived1():
                     def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
                         try:
-                            apply = self._appliers[relation]
+                            apply = self._triggers[relation]
                         except (KeyError, TypeError):
                             apply = self._applier(relation)
                         try:
-                            apply(row if type(row) is tuple else tuple(row), 1)
+                            changes = apply(
+                                row if type(row) is tuple else tuple(row), 1
+                            )
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending:
+                        if changes is not None:  # a trigger of one group: its change
+                            self._changes = changes
+                            on_delta = self._on_delta
+                            if on_delta is not None:
+                                for row, change in changes:
+                                    on_delta(row, change)
+                        elif self._pending:
                             self._flush()
                         elif self._pending is not None:
                             self._changes = []  # nothing changed
@@ -3471,15 +3805,23 @@ def _make_derived1():
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
                         try:
-                            apply = self._appliers[relation]
+                            apply = self._triggers[relation]
                         except (KeyError, TypeError):
                             apply = self._applier(relation)
                         try:
-                            apply(row if type(row) is tuple else tuple(row), -1)
+                            changes = apply(
+                                row if type(row) is tuple else tuple(row), -1
+                            )
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending:
+                        if changes is not None:  # a trigger of one group: its change
+                            self._changes = changes
+                            on_delta = self._on_delta
+                            if on_delta is not None:
+                                for row, change in changes:
+                                    on_delta(row, change)
+                        elif self._pending:
                             self._flush()
                         elif self._pending is not None:
                             self._changes = []  # nothing changed
@@ -3912,6 +4254,105 @@ def _make_derived1():
                                     if _o is None
                                     else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                                 )
+
+                    def _report_item(self, row, d):
+                        """Push mode's trigger for insert() and delete(): _apply_item, but
+                        returning the change of the one group the row reaches."""
+                        if len(row) != 22:
+                            raise ViewError(_arity_message("item", 22, row))
+                        v_inv_item_sk = row[0]
+                        v_i_brand = row[8]
+                        v_i_product_name = row[21]
+                        if v_inv_item_sk is None:
+                            raise _null_error("item", row, ((0, "i_item_sk"),))
+                        store = self.item_rows
+                        count = store.get(row, 0) + d
+                        if count < 0:
+                            raise ViewError(_absent_message("item", row))
+                        _p = (d, d, d)
+                        pending = self._pending
+                        item_i_brand_i_product_name_by_inv_item_sk = (
+                            self.item_i_brand_i_product_name_by_inv_item_sk
+                        )
+                        n0_root = self.n0_root
+                        n3_count_by_inv_item_sk = self.n3_count_by_inv_item_sk
+                        if count:
+                            store[row] = count
+                        else:
+                            del store[row]
+                        # atom item
+                        _t1 = (v_i_brand, v_i_product_name)
+                        _grp = item_i_brand_i_product_name_by_inv_item_sk.get(
+                            v_inv_item_sk
+                        )
+                        if _grp is None:
+                            item_i_brand_i_product_name_by_inv_item_sk[
+                                v_inv_item_sk
+                            ] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    item_i_brand_i_product_name_by_inv_item_sk[
+                                        v_inv_item_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del item_i_brand_i_product_name_by_inv_item_sk[
+                                        v_inv_item_sk
+                                    ]
+                            else:
+                                item_i_brand_i_product_name_by_inv_item_sk[
+                                    v_inv_item_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
+                        else:
+                            _o = _grp.get(_t1)
+                            if _o is None:
+                                _grp[_t1] = _p
+                            else:
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    _grp[_t1] = _n
+                                else:
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        item_i_brand_i_product_name_by_inv_item_sk[
+                                            v_inv_item_sk
+                                        ] = next(iter(_grp.items()))
+                        _w2 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
+                        if _w2 is not None:
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _o = n0_root.get(_t1)
+                            if _o is None:
+                                n0_root[_t1] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    n0_root[_t1] = _n
+                                else:
+                                    del n0_root[_t1]
+                            key = (v_i_product_name, v_i_brand)
+                            reported = self._reported
+                            changes = []
+                            new = None
+                            _m1 = self.n0_root.get((v_i_brand, v_i_product_name))
+                            if _m1 is not None:
+                                p = _m1
+                                _a0 = None if p[1] == 0 else (p[2]) / p[1]
+                                new = (v_i_product_name, v_i_brand, None, None, _a0)
+                            old = reported.get(key)
+                            if (
+                                old != new
+                            ):  # no output can be NaN: equal rows are the same
+                                if old is not None:
+                                    changes.append((old, -1))
+                                if new is not None:
+                                    changes.append((new, 1))
+                                    reported[key] = new
+                                else:
+                                    del reported[key]
+                            return changes
 
                     def _batch_inventory(self, rows, mults):
                         """Apply a batch of inventory rows (row i changes by mults[i]) at once:
@@ -4650,15 +5091,19 @@ def _make_derived1():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -4763,7 +5208,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("i_product_name", "i_brand", "i_class", "i_category", "qoh")
                 QUERY_ID = "e1be32a1ab4a6493"
-                LAYOUT_ID = "3c7e90ce9274432d"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "b7d34a14cfd8faff"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -4794,6 +5239,10 @@ def _make_derived1():
                         "date_dim": self._batch_date_dim,
                         "item": self._batch_item,
                     }
+                    # insert() and delete(): in push mode, the triggers of one group
+                    self._triggers = self._appliers
+                    if push or on_delta is not None:
+                        self._triggers = {**self._appliers, "item": self._report_item}
                     self._on_delta = on_delta
                     self._pending = {} if (push or on_delta is not None) else None
                     self._reported = {}  # push mode: group key -> the row last reported
@@ -4802,15 +5251,21 @@ def _make_derived1():
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
                     try:
-                        apply = self._appliers[relation]
+                        apply = self._triggers[relation]
                     except (KeyError, TypeError):
                         apply = self._applier(relation)
                     try:
-                        apply(row if type(row) is tuple else tuple(row), 1)
+                        changes = apply(row if type(row) is tuple else tuple(row), 1)
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending:
+                    if changes is not None:  # a trigger of one group: its change
+                        self._changes = changes
+                        on_delta = self._on_delta
+                        if on_delta is not None:
+                            for row, change in changes:
+                                on_delta(row, change)
+                    elif self._pending:
                         self._flush()
                     elif self._pending is not None:
                         self._changes = []  # nothing changed
@@ -4818,15 +5273,21 @@ def _make_derived1():
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
                     try:
-                        apply = self._appliers[relation]
+                        apply = self._triggers[relation]
                     except (KeyError, TypeError):
                         apply = self._applier(relation)
                     try:
-                        apply(row if type(row) is tuple else tuple(row), -1)
+                        changes = apply(row if type(row) is tuple else tuple(row), -1)
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending:
+                    if changes is not None:  # a trigger of one group: its change
+                        self._changes = changes
+                        on_delta = self._on_delta
+                        if on_delta is not None:
+                            for row, change in changes:
+                                on_delta(row, change)
+                    elif self._pending:
                         self._flush()
                     elif self._pending is not None:
                         self._changes = []  # nothing changed
@@ -5231,6 +5692,100 @@ def _make_derived1():
                                 if _o is None
                                 else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
                             )
+
+                def _report_item(self, row, d):
+                    """Push mode's trigger for insert() and delete(): _apply_item, but
+                    returning the change of the one group the row reaches."""
+                    if len(row) != 22:
+                        raise ViewError(_arity_message("item", 22, row))
+                    v_inv_item_sk = row[0]
+                    v_i_product_name = row[21]
+                    if v_inv_item_sk is None:
+                        raise _null_error("item", row, ((0, "i_item_sk"),))
+                    store = self.item_rows
+                    count = store.get(row, 0) + d
+                    if count < 0:
+                        raise ViewError(_absent_message("item", row))
+                    _p = (d, d, d)
+                    pending = self._pending
+                    item_i_product_name_by_inv_item_sk = (
+                        self.item_i_product_name_by_inv_item_sk
+                    )
+                    n0_root = self.n0_root
+                    n3_count_by_inv_item_sk = self.n3_count_by_inv_item_sk
+                    if count:
+                        store[row] = count
+                    else:
+                        del store[row]
+                    # atom item
+                    _grp = item_i_product_name_by_inv_item_sk.get(v_inv_item_sk)
+                    if _grp is None:
+                        item_i_product_name_by_inv_item_sk[v_inv_item_sk] = (
+                            v_i_product_name,
+                            _p,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_i_product_name
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                item_i_product_name_by_inv_item_sk[v_inv_item_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del item_i_product_name_by_inv_item_sk[v_inv_item_sk]
+                        else:
+                            item_i_product_name_by_inv_item_sk[v_inv_item_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(v_i_product_name)
+                        if _o is None:
+                            _grp[v_i_product_name] = _p
+                        else:
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                _grp[v_i_product_name] = _n
+                            else:
+                                del _grp[v_i_product_name]
+                                if len(_grp) == 1:
+                                    item_i_product_name_by_inv_item_sk[
+                                        v_inv_item_sk
+                                    ] = next(iter(_grp.items()))
+                    _w1 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
+                    if _w1 is not None:
+                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _o = n0_root.get(v_i_product_name)
+                        if _o is None:
+                            n0_root[v_i_product_name] = _d2
+                        else:
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n0_root[v_i_product_name] = _n
+                            else:
+                                del n0_root[v_i_product_name]
+                        key = (v_i_product_name,)
+                        reported = self._reported
+                        changes = []
+                        new = None
+                        _m1 = self.n0_root.get(v_i_product_name)
+                        if _m1 is not None:
+                            p = _m1
+                            _a0 = None if p[1] == 0 else (p[2]) / p[1]
+                            new = (v_i_product_name, None, None, None, _a0)
+                        old = reported.get(key)
+                        if old != new:  # no output can be NaN: equal rows are the same
+                            if old is not None:
+                                changes.append((old, -1))
+                            if new is not None:
+                                changes.append((new, 1))
+                                reported[key] = new
+                            else:
+                                del reported[key]
+                        return changes
 
                 def _batch_inventory(self, rows, mults):
                     """Apply a batch of inventory rows (row i changes by mults[i]) at once:
@@ -5917,13 +6472,17 @@ def _make_derived1():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -6029,7 +6588,7 @@ def _make_derived1():
             COLUMNS = ("i_product_name", "i_brand", "i_class", "i_category", "qoh")
             QUERY_ID = "3b89707fcbc0fea5"
             LAYOUT_ID = (
-                "bffbae6687dc8876"  # the state's layout: snapshots restore only here
+                "16bb3d46e9260c99"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -7068,7 +7627,7 @@ class View:
     }
     COLUMNS = ("i_product_name", "i_brand", "i_class", "i_category", "qoh")
     QUERY_ID = "c2ec4217f06d0c90"
-    LAYOUT_ID = "b403dc981b35d33f"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "860fdbcf177289ed"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -7092,7 +7651,13 @@ class View:
         for sub_row, change in self.sub_derived1._changes:
             self._apply_derived1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""

@@ -241,13 +241,17 @@ def _make_derived1():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = 0  # the payload of an absent tuple
 
@@ -492,7 +496,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("c_customer_sk", "ssales", "__h1")
                         QUERY_ID = "3fd6946aa6cca316"
-                        LAYOUT_ID = "4345bd96e7155126"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "0a2cae902fb599a1"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -1117,18 +1121,22 @@ def _make_derived1():
                         def _entry(group, entry, default=None):
                             """The payload of `entry` in an index group (None: no group), `default`
                             if absent. A group of one entry is kept inline as the pair (entry,
-                            payload): a dict per near-unique key would cost ~200 bytes and a
+                            payload), or as the bare entry when its count is 1 and entries are not
+                            pairs: a dict per near-unique key would cost ~200 bytes and a
                             container the cyclic GC tracks; several entries are a dict.
                             """
                             if group is None:
                                 return default
-                            if type(group) is tuple:
+                            if type(group) is dict:
+                                return group.get(entry, default)
+                            if type(group) is tuple and len(group) == 2:
                                 return (
                                     group[1]
                                     if group[0] is entry or group[0] == entry
                                     else default
                                 )
-                            return group.get(entry, default)
+                            # a bare entry of count 1 (an index whose entries cannot be pairs)
+                            return 1 if group is entry or group == entry else default
 
                         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -1251,7 +1259,7 @@ def _make_derived1():
                             }
                             COLUMNS = ("c_customer_sk", "csales")
                             QUERY_ID = "12f8d0999efeaaa7"
-                            LAYOUT_ID = "c7de4db812efaf8c"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "ac8faa4f6509f22e"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -2291,7 +2299,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("v",)
                         QUERY_ID = "d28d7309a8898a3b"
-                        LAYOUT_ID = "7305023ed9211509"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "8766d1957ec00fa5"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -2335,7 +2343,21 @@ def _make_derived1():
                             for sub_row, change in self.sub_derived1._changes:
                                 self._apply_derived1(sub_row, change)
                             if self._pending:
+                                first = (
+                                    self._changes
+                                )  # the row of an empty database, if any
                                 self._flush()
+                                if (
+                                    first
+                                ):  # the inner views' rows changed it: report the net change
+                                    net = {}
+                                    for row, change in first + self._changes:
+                                        net[row] = net.get(row, 0) + change
+                                    self._changes = [
+                                        (row, change)
+                                        for row, change in net.items()
+                                        if change
+                                    ]
 
                         def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
@@ -2812,7 +2834,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("c_customer_sk", "ssales")
                     QUERY_ID = "9dc246700d1cfa1c"
-                    LAYOUT_ID = "8597aabadc8eaafb"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "ddd917d016e63287"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -2852,7 +2874,21 @@ def _make_derived1():
                         if self.sub_scalar_2._changes:
                             self._on_scalar_2(self.sub_scalar_2._changes)
                         if self._pending:
+                            first = (
+                                self._changes
+                            )  # the row of an empty database, if any
                             self._flush()
+                            if (
+                                first
+                            ):  # the inner views' rows changed it: report the net change
+                                net = {}
+                                for row, change in first + self._changes:
+                                    net[row] = net.get(row, 0) + change
+                                self._changes = [
+                                    (row, change)
+                                    for row, change in net.items()
+                                    if change
+                                ]
 
                     def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
@@ -3396,7 +3432,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "02f333032a60517b"
-                LAYOUT_ID = "b22920693d7f8021"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "1ef2b9d42d661bc4"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -3424,7 +3460,17 @@ def _make_derived1():
                     for sub_row, change in self.sub_derived1._changes:
                         self._apply_derived1(sub_row, change)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -3826,17 +3872,21 @@ def _make_derived1():
                 def _entry(group, entry, default=None):
                     """The payload of `entry` in an index group (None: no group), `default`
                     if absent. A group of one entry is kept inline as the pair (entry,
-                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    payload), or as the bare entry when its count is 1 and entries are not
+                    pairs: a dict per near-unique key would cost ~200 bytes and a
                     container the cyclic GC tracks; several entries are a dict."""
                     if group is None:
                         return default
-                    if type(group) is tuple:
+                    if type(group) is dict:
+                        return group.get(entry, default)
+                    if type(group) is tuple and len(group) == 2:
                         return (
                             group[1]
                             if group[0] is entry or group[0] == entry
                             else default
                         )
-                    return group.get(entry, default)
+                    # a bare entry of count 1 (an index whose entries cannot be pairs)
+                    return 1 if group is entry or group == entry else default
 
                 _ZERO = 0  # the payload of an absent tuple
 
@@ -3964,7 +4014,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("itemdesc", "item_sk", "solddate", "cnt")
                     QUERY_ID = "ee07400adbbf3567"
-                    LAYOUT_ID = "79015fca230a8016"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "0dfd129003030491"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -4184,25 +4234,8 @@ def _make_derived1():
                             if _grp is None:
                                 store_sales_ss_item_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ] = (v_ss_item_sk, _p)
-                            elif type(_grp) is tuple:
-                                _e = v_ss_item_sk
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _p
-                                    if _n:
-                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ] = (_grp[0], _n)
-                                    else:
-                                        del store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ]
-                                else:
-                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ] = {_grp[0]: _grp[1], _e: _p}
-                            else:
+                                ] = (v_ss_item_sk if _p == 1 else (v_ss_item_sk, _p))
+                            elif type(_grp) is dict:
                                 _o = _grp.get(v_ss_item_sk)
                                 if _o is None:
                                     _grp[v_ss_item_sk] = _p
@@ -4213,9 +4246,30 @@ def _make_derived1():
                                     else:
                                         del _grp[v_ss_item_sk]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             store_sales_ss_item_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ] = next(iter(_grp.items()))
+                                            ] = (_e if _n == 1 else (_e, _n))
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = v_ss_item_sk
+                                if _g is _e or _g == _e:
+                                    _n = _o + _p
+                                    if _n:
+                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_g if _n == 1 else (_g, _n))
+                                    else:
+                                        del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {_g: _o, _e: _p}
                             _w2 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
@@ -4404,9 +4458,15 @@ def _make_derived1():
                             _g4 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _g4:
+                            if _g4 is not None:
                                 for v_ss_item_sk, _w2 in (
-                                    (_g4,) if type(_g4) is tuple else _g4.items()
+                                    _g4.items()
+                                    if type(_g4) is dict
+                                    else (
+                                        (_g4,)
+                                        if type(_g4) is tuple and len(_g4) == 2
+                                        else ((_g4, 1),)
+                                    )
                                 ):
                                     _d3 = _p * _w2
                                     _t5 = (v_ss_sold_date_sk, v_ss_item_sk)
@@ -4681,25 +4741,8 @@ def _make_derived1():
                             if _grp is None:
                                 store_sales_ss_item_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ] = (v_ss_item_sk, _p)
-                            elif type(_grp) is tuple:
-                                _e = v_ss_item_sk
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _p
-                                    if _n:
-                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ] = (_grp[0], _n)
-                                    else:
-                                        del store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ]
-                                else:
-                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ] = {_grp[0]: _grp[1], _e: _p}
-                            else:
+                                ] = (v_ss_item_sk if _p == 1 else (v_ss_item_sk, _p))
+                            elif type(_grp) is dict:
                                 _o = _grp.get(v_ss_item_sk)
                                 if _o is None:
                                     _grp[v_ss_item_sk] = _p
@@ -4710,9 +4753,30 @@ def _make_derived1():
                                     else:
                                         del _grp[v_ss_item_sk]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             store_sales_ss_item_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ] = next(iter(_grp.items()))
+                                            ] = (_e if _n == 1 else (_e, _n))
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = v_ss_item_sk
+                                if _g is _e or _g == _e:
+                                    _n = _o + _p
+                                    if _n:
+                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_g if _n == 1 else (_g, _n))
+                                    else:
+                                        del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {_g: _o, _e: _p}
                             _w2 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
@@ -4934,9 +4998,15 @@ def _make_derived1():
                             _g4 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _g4:
+                            if _g4 is not None:
                                 for v_ss_item_sk, _w2 in (
-                                    (_g4,) if type(_g4) is tuple else _g4.items()
+                                    _g4.items()
+                                    if type(_g4) is dict
+                                    else (
+                                        (_g4,)
+                                        if type(_g4) is tuple and len(_g4) == 2
+                                        else ((_g4, 1),)
+                                    )
                                 ):
                                     _d3 = _p * _w2
                                     _t5 = (v_ss_sold_date_sk, v_ss_item_sk)
@@ -5474,7 +5544,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "0eed3ef5deda959a"
-                LAYOUT_ID = "801920286ff26cbf"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "e9fc19f036b07f1b"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -5502,7 +5572,17 @@ def _make_derived1():
                     for sub_row, change in self.sub_derived1._changes:
                         self._apply_derived1(sub_row, change)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -5977,7 +6057,7 @@ def _make_derived1():
             COLUMNS = ("sales",)
             QUERY_ID = "ff5fa68cf04eea17"
             LAYOUT_ID = (
-                "fb4376dc8158ceaf"  # the state's layout: snapshots restore only here
+                "c335193f7acf0c06"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -6028,7 +6108,15 @@ def _make_derived1():
                 for sub_row, change in self.sub_in_2._changes:
                     self._apply_in_2(sub_row, change)
                 if self._pending:
+                    first = self._changes  # the row of an empty database, if any
                     self._flush()
+                    if first:  # the inner views' rows changed it: report the net change
+                        net = {}
+                        for row, change in first + self._changes:
+                            net[row] = net.get(row, 0) + change
+                        self._changes = [
+                            (row, change) for row, change in net.items() if change
+                        ]
 
             def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
@@ -6228,12 +6316,20 @@ def _make_derived1():
                     _g3 = n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk.get(
                         v_cs_item_sk
                     )
-                    if _g3:
+                    if _g3 is not None:
                         for (
                             v_cs_bill_customer_sk,
                             v_cs_quantity,
                             v_cs_list_price,
-                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                        ), _w1 in (
+                            _g3.items()
+                            if type(_g3) is dict
+                            else (
+                                (_g3,)
+                                if type(_g3) is tuple and len(_g3) == 2
+                                else ((_g3, 1),)
+                            )
+                        ):
                             _d2 = _p * _w1
                             _t4 = (v_cs_quantity, v_cs_list_price)
                             _grp = (
@@ -6376,33 +6472,9 @@ def _make_derived1():
                         catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk[
                             v_cs_sold_date_sk
                         ] = (
-                            _t1,
-                            _p,
+                            _t1 if _p == 1 else (_t1, _p)
                         )
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk[
-                                    v_cs_sold_date_sk
-                                ] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk[
-                                    v_cs_sold_date_sk
-                                ]
-                        else:
-                            catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk[
-                                v_cs_sold_date_sk
-                            ] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -6413,11 +6485,37 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk[
                                         v_cs_sold_date_sk
-                                    ] = next(
-                                        iter(_grp.items())
+                                    ] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ]
+                        else:
+                            catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _w2 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                     if _w2 is not None:
                         _d3 = _p * _w2
@@ -6429,33 +6527,9 @@ def _make_derived1():
                             n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
                                 v_cs_item_sk
                             ] = (
-                                _t4,
-                                _d3,
+                                _t4 if _d3 == 1 else (_t4, _d3)
                             )
-                        elif type(_grp) is tuple:
-                            _e = _t4
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d3
-                                if _n:
-                                    n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
-                                        v_cs_item_sk
-                                    ] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
-                                        v_cs_item_sk
-                                    ]
-                            else:
-                                n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
-                                    v_cs_item_sk
-                                ] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _d3,
-                                }
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t4)
                             if _o is None:
                                 _grp[_t4] = _d3
@@ -6466,11 +6540,37 @@ def _make_derived1():
                                 else:
                                     del _grp[_t4]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
                                             v_cs_item_sk
-                                        ] = next(
-                                            iter(_grp.items())
+                                        ] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t4
+                            if _g is _e or _g == _e:
+                                _n = _o + _d3
+                                if _n:
+                                    n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
+                                        v_cs_item_sk
+                                    ] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
+                                        v_cs_item_sk
+                                    ]
+                            else:
+                                n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
+                                    v_cs_item_sk
+                                ] = {
+                                    _g: _o,
+                                    _e: _d3,
+                                }
                         _w5 = in2_count_by_cs_item_sk.get(v_cs_item_sk)
                         if _w5 is not None:
                             _d6 = _d3 * _w5
@@ -6603,13 +6703,21 @@ def _make_derived1():
                     _g3 = catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk.get(
                         v_cs_sold_date_sk
                     )
-                    if _g3:
+                    if _g3 is not None:
                         for (
                             v_cs_bill_customer_sk,
                             v_cs_item_sk,
                             v_cs_quantity,
                             v_cs_list_price,
-                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                        ), _w1 in (
+                            _g3.items()
+                            if type(_g3) is dict
+                            else (
+                                (_g3,)
+                                if type(_g3) is tuple and len(_g3) == 2
+                                else ((_g3, 1),)
+                            )
+                        ):
                             _d2 = _p * _w1
                             _t4 = (
                                 v_cs_bill_customer_sk,
@@ -6623,33 +6731,9 @@ def _make_derived1():
                                 n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
                                     v_cs_item_sk
                                 ] = (
-                                    _t4,
-                                    _d2,
+                                    _t4 if _d2 == 1 else (_t4, _d2)
                                 )
-                            elif type(_grp) is tuple:
-                                _e = _t4
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _d2
-                                    if _n:
-                                        n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
-                                            v_cs_item_sk
-                                        ] = (
-                                            _grp[0],
-                                            _n,
-                                        )
-                                    else:
-                                        del n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
-                                            v_cs_item_sk
-                                        ]
-                                else:
-                                    n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
-                                        v_cs_item_sk
-                                    ] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _d2,
-                                    }
-                            else:
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t4)
                                 if _o is None:
                                     _grp[_t4] = _d2
@@ -6660,11 +6744,37 @@ def _make_derived1():
                                     else:
                                         del _grp[_t4]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
                                                 v_cs_item_sk
-                                            ] = next(
-                                                iter(_grp.items())
+                                            ] = (
+                                                _e if _n == 1 else (_e, _n)
                                             )
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t4
+                                if _g is _e or _g == _e:
+                                    _n = _o + _d2
+                                    if _n:
+                                        n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
+                                            v_cs_item_sk
+                                        ] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
+                                            v_cs_item_sk
+                                        ]
+                                else:
+                                    n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
+                                        v_cs_item_sk
+                                    ] = {
+                                        _g: _o,
+                                        _e: _d2,
+                                    }
                             _w5 = in2_count_by_cs_item_sk.get(v_cs_item_sk)
                             if _w5 is not None:
                                 _d6 = _d2 * _w5
@@ -6958,33 +7068,9 @@ def _make_derived1():
                         catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk[
                             v_cs_sold_date_sk
                         ] = (
-                            _t1,
-                            _p,
+                            _t1 if _p == 1 else (_t1, _p)
                         )
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk[
-                                    v_cs_sold_date_sk
-                                ] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk[
-                                    v_cs_sold_date_sk
-                                ]
-                        else:
-                            catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk[
-                                v_cs_sold_date_sk
-                            ] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -6995,11 +7081,37 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk[
                                         v_cs_sold_date_sk
-                                    ] = next(
-                                        iter(_grp.items())
+                                    ] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ]
+                        else:
+                            catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _w2 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                     if _w2 is not None:
                         _d3 = _p * _w2
@@ -7011,33 +7123,9 @@ def _make_derived1():
                             n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
                                 v_cs_item_sk
                             ] = (
-                                _t4,
-                                _d3,
+                                _t4 if _d3 == 1 else (_t4, _d3)
                             )
-                        elif type(_grp) is tuple:
-                            _e = _t4
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d3
-                                if _n:
-                                    n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
-                                        v_cs_item_sk
-                                    ] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
-                                        v_cs_item_sk
-                                    ]
-                            else:
-                                n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
-                                    v_cs_item_sk
-                                ] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _d3,
-                                }
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t4)
                             if _o is None:
                                 _grp[_t4] = _d3
@@ -7048,11 +7136,37 @@ def _make_derived1():
                                 else:
                                     del _grp[_t4]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
                                             v_cs_item_sk
-                                        ] = next(
-                                            iter(_grp.items())
+                                        ] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t4
+                            if _g is _e or _g == _e:
+                                _n = _o + _d3
+                                if _n:
+                                    n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
+                                        v_cs_item_sk
+                                    ] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
+                                        v_cs_item_sk
+                                    ]
+                            else:
+                                n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
+                                    v_cs_item_sk
+                                ] = {
+                                    _g: _o,
+                                    _e: _d3,
+                                }
                         _w5 = in2_count_by_cs_item_sk.get(v_cs_item_sk)
                         if _w5 is not None:
                             _d6 = _d3 * _w5
@@ -7310,13 +7424,17 @@ def _make_derived1():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = 0  # the payload of an absent tuple
 
@@ -7561,7 +7679,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("c_customer_sk", "ssales", "__h1")
                         QUERY_ID = "3fd6946aa6cca316"
-                        LAYOUT_ID = "4345bd96e7155126"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "0a2cae902fb599a1"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -8186,18 +8304,22 @@ def _make_derived1():
                         def _entry(group, entry, default=None):
                             """The payload of `entry` in an index group (None: no group), `default`
                             if absent. A group of one entry is kept inline as the pair (entry,
-                            payload): a dict per near-unique key would cost ~200 bytes and a
+                            payload), or as the bare entry when its count is 1 and entries are not
+                            pairs: a dict per near-unique key would cost ~200 bytes and a
                             container the cyclic GC tracks; several entries are a dict.
                             """
                             if group is None:
                                 return default
-                            if type(group) is tuple:
+                            if type(group) is dict:
+                                return group.get(entry, default)
+                            if type(group) is tuple and len(group) == 2:
                                 return (
                                     group[1]
                                     if group[0] is entry or group[0] == entry
                                     else default
                                 )
-                            return group.get(entry, default)
+                            # a bare entry of count 1 (an index whose entries cannot be pairs)
+                            return 1 if group is entry or group == entry else default
 
                         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -8320,7 +8442,7 @@ def _make_derived1():
                             }
                             COLUMNS = ("c_customer_sk", "csales")
                             QUERY_ID = "12f8d0999efeaaa7"
-                            LAYOUT_ID = "c7de4db812efaf8c"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "ac8faa4f6509f22e"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -9360,7 +9482,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("v",)
                         QUERY_ID = "d28d7309a8898a3b"
-                        LAYOUT_ID = "7305023ed9211509"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "8766d1957ec00fa5"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -9404,7 +9526,21 @@ def _make_derived1():
                             for sub_row, change in self.sub_derived1._changes:
                                 self._apply_derived1(sub_row, change)
                             if self._pending:
+                                first = (
+                                    self._changes
+                                )  # the row of an empty database, if any
                                 self._flush()
+                                if (
+                                    first
+                                ):  # the inner views' rows changed it: report the net change
+                                    net = {}
+                                    for row, change in first + self._changes:
+                                        net[row] = net.get(row, 0) + change
+                                    self._changes = [
+                                        (row, change)
+                                        for row, change in net.items()
+                                        if change
+                                    ]
 
                         def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
@@ -9881,7 +10017,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("c_customer_sk", "ssales")
                     QUERY_ID = "9dc246700d1cfa1c"
-                    LAYOUT_ID = "8597aabadc8eaafb"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "ddd917d016e63287"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -9921,7 +10057,21 @@ def _make_derived1():
                         if self.sub_scalar_2._changes:
                             self._on_scalar_2(self.sub_scalar_2._changes)
                         if self._pending:
+                            first = (
+                                self._changes
+                            )  # the row of an empty database, if any
                             self._flush()
+                            if (
+                                first
+                            ):  # the inner views' rows changed it: report the net change
+                                net = {}
+                                for row, change in first + self._changes:
+                                    net[row] = net.get(row, 0) + change
+                                self._changes = [
+                                    (row, change)
+                                    for row, change in net.items()
+                                    if change
+                                ]
 
                     def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
@@ -10465,7 +10615,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "02f333032a60517b"
-                LAYOUT_ID = "b22920693d7f8021"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "1ef2b9d42d661bc4"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -10493,7 +10643,17 @@ def _make_derived1():
                     for sub_row, change in self.sub_derived1._changes:
                         self._apply_derived1(sub_row, change)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -10895,17 +11055,21 @@ def _make_derived1():
                 def _entry(group, entry, default=None):
                     """The payload of `entry` in an index group (None: no group), `default`
                     if absent. A group of one entry is kept inline as the pair (entry,
-                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    payload), or as the bare entry when its count is 1 and entries are not
+                    pairs: a dict per near-unique key would cost ~200 bytes and a
                     container the cyclic GC tracks; several entries are a dict."""
                     if group is None:
                         return default
-                    if type(group) is tuple:
+                    if type(group) is dict:
+                        return group.get(entry, default)
+                    if type(group) is tuple and len(group) == 2:
                         return (
                             group[1]
                             if group[0] is entry or group[0] == entry
                             else default
                         )
-                    return group.get(entry, default)
+                    # a bare entry of count 1 (an index whose entries cannot be pairs)
+                    return 1 if group is entry or group == entry else default
 
                 _ZERO = 0  # the payload of an absent tuple
 
@@ -11033,7 +11197,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("itemdesc", "item_sk", "solddate", "cnt")
                     QUERY_ID = "ee07400adbbf3567"
-                    LAYOUT_ID = "79015fca230a8016"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "0dfd129003030491"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -11253,25 +11417,8 @@ def _make_derived1():
                             if _grp is None:
                                 store_sales_ss_item_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ] = (v_ss_item_sk, _p)
-                            elif type(_grp) is tuple:
-                                _e = v_ss_item_sk
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _p
-                                    if _n:
-                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ] = (_grp[0], _n)
-                                    else:
-                                        del store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ]
-                                else:
-                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ] = {_grp[0]: _grp[1], _e: _p}
-                            else:
+                                ] = (v_ss_item_sk if _p == 1 else (v_ss_item_sk, _p))
+                            elif type(_grp) is dict:
                                 _o = _grp.get(v_ss_item_sk)
                                 if _o is None:
                                     _grp[v_ss_item_sk] = _p
@@ -11282,9 +11429,30 @@ def _make_derived1():
                                     else:
                                         del _grp[v_ss_item_sk]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             store_sales_ss_item_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ] = next(iter(_grp.items()))
+                                            ] = (_e if _n == 1 else (_e, _n))
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = v_ss_item_sk
+                                if _g is _e or _g == _e:
+                                    _n = _o + _p
+                                    if _n:
+                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_g if _n == 1 else (_g, _n))
+                                    else:
+                                        del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {_g: _o, _e: _p}
                             _w2 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
@@ -11473,9 +11641,15 @@ def _make_derived1():
                             _g4 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _g4:
+                            if _g4 is not None:
                                 for v_ss_item_sk, _w2 in (
-                                    (_g4,) if type(_g4) is tuple else _g4.items()
+                                    _g4.items()
+                                    if type(_g4) is dict
+                                    else (
+                                        (_g4,)
+                                        if type(_g4) is tuple and len(_g4) == 2
+                                        else ((_g4, 1),)
+                                    )
                                 ):
                                     _d3 = _p * _w2
                                     _t5 = (v_ss_sold_date_sk, v_ss_item_sk)
@@ -11750,25 +11924,8 @@ def _make_derived1():
                             if _grp is None:
                                 store_sales_ss_item_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ] = (v_ss_item_sk, _p)
-                            elif type(_grp) is tuple:
-                                _e = v_ss_item_sk
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _p
-                                    if _n:
-                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ] = (_grp[0], _n)
-                                    else:
-                                        del store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ]
-                                else:
-                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ] = {_grp[0]: _grp[1], _e: _p}
-                            else:
+                                ] = (v_ss_item_sk if _p == 1 else (v_ss_item_sk, _p))
+                            elif type(_grp) is dict:
                                 _o = _grp.get(v_ss_item_sk)
                                 if _o is None:
                                     _grp[v_ss_item_sk] = _p
@@ -11779,9 +11936,30 @@ def _make_derived1():
                                     else:
                                         del _grp[v_ss_item_sk]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             store_sales_ss_item_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ] = next(iter(_grp.items()))
+                                            ] = (_e if _n == 1 else (_e, _n))
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = v_ss_item_sk
+                                if _g is _e or _g == _e:
+                                    _n = _o + _p
+                                    if _n:
+                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_g if _n == 1 else (_g, _n))
+                                    else:
+                                        del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {_g: _o, _e: _p}
                             _w2 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
@@ -12003,9 +12181,15 @@ def _make_derived1():
                             _g4 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _g4:
+                            if _g4 is not None:
                                 for v_ss_item_sk, _w2 in (
-                                    (_g4,) if type(_g4) is tuple else _g4.items()
+                                    _g4.items()
+                                    if type(_g4) is dict
+                                    else (
+                                        (_g4,)
+                                        if type(_g4) is tuple and len(_g4) == 2
+                                        else ((_g4, 1),)
+                                    )
                                 ):
                                     _d3 = _p * _w2
                                     _t5 = (v_ss_sold_date_sk, v_ss_item_sk)
@@ -12543,7 +12727,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "0eed3ef5deda959a"
-                LAYOUT_ID = "801920286ff26cbf"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "e9fc19f036b07f1b"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -12571,7 +12755,17 @@ def _make_derived1():
                     for sub_row, change in self.sub_derived1._changes:
                         self._apply_derived1(sub_row, change)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -13046,7 +13240,7 @@ def _make_derived1():
             COLUMNS = ("sales",)
             QUERY_ID = "137b70c2a97a5090"
             LAYOUT_ID = (
-                "7ad7e5e44a8bae66"  # the state's layout: snapshots restore only here
+                "b441eae386b70e18"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -13097,7 +13291,15 @@ def _make_derived1():
                 for sub_row, change in self.sub_in_2._changes:
                     self._apply_in_2(sub_row, change)
                 if self._pending:
+                    first = self._changes  # the row of an empty database, if any
                     self._flush()
+                    if first:  # the inner views' rows changed it: report the net change
+                        net = {}
+                        for row, change in first + self._changes:
+                            net[row] = net.get(row, 0) + change
+                        self._changes = [
+                            (row, change) for row, change in net.items() if change
+                        ]
 
             def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
@@ -13297,12 +13499,20 @@ def _make_derived1():
                     _g3 = n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk.get(
                         v_ws_item_sk
                     )
-                    if _g3:
+                    if _g3 is not None:
                         for (
                             v_ws_bill_customer_sk,
                             v_ws_quantity,
                             v_ws_list_price,
-                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                        ), _w1 in (
+                            _g3.items()
+                            if type(_g3) is dict
+                            else (
+                                (_g3,)
+                                if type(_g3) is tuple and len(_g3) == 2
+                                else ((_g3, 1),)
+                            )
+                        ):
                             _d2 = _p * _w1
                             _t4 = (v_ws_quantity, v_ws_list_price)
                             _grp = (
@@ -13445,33 +13655,9 @@ def _make_derived1():
                         web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk[
                             v_ws_sold_date_sk
                         ] = (
-                            _t1,
-                            _p,
+                            _t1 if _p == 1 else (_t1, _p)
                         )
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ]
-                        else:
-                            web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk[
-                                v_ws_sold_date_sk
-                            ] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -13482,11 +13668,37 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk[
                                         v_ws_sold_date_sk
-                                    ] = next(
-                                        iter(_grp.items())
+                                    ] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                        else:
+                            web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _w2 is not None:
                         _d3 = _p * _w2
@@ -13498,33 +13710,9 @@ def _make_derived1():
                             n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
                                 v_ws_item_sk
                             ] = (
-                                _t4,
-                                _d3,
+                                _t4 if _d3 == 1 else (_t4, _d3)
                             )
-                        elif type(_grp) is tuple:
-                            _e = _t4
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d3
-                                if _n:
-                                    n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
-                                        v_ws_item_sk
-                                    ] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
-                                        v_ws_item_sk
-                                    ]
-                            else:
-                                n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
-                                    v_ws_item_sk
-                                ] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _d3,
-                                }
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t4)
                             if _o is None:
                                 _grp[_t4] = _d3
@@ -13535,11 +13723,37 @@ def _make_derived1():
                                 else:
                                     del _grp[_t4]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
                                             v_ws_item_sk
-                                        ] = next(
-                                            iter(_grp.items())
+                                        ] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t4
+                            if _g is _e or _g == _e:
+                                _n = _o + _d3
+                                if _n:
+                                    n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
+                                        v_ws_item_sk
+                                    ] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
+                                        v_ws_item_sk
+                                    ]
+                            else:
+                                n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
+                                    v_ws_item_sk
+                                ] = {
+                                    _g: _o,
+                                    _e: _d3,
+                                }
                         _w5 = in2_count_by_ws_item_sk.get(v_ws_item_sk)
                         if _w5 is not None:
                             _d6 = _d3 * _w5
@@ -13672,13 +13886,21 @@ def _make_derived1():
                     _g3 = web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
-                    if _g3:
+                    if _g3 is not None:
                         for (
                             v_ws_item_sk,
                             v_ws_bill_customer_sk,
                             v_ws_quantity,
                             v_ws_list_price,
-                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                        ), _w1 in (
+                            _g3.items()
+                            if type(_g3) is dict
+                            else (
+                                (_g3,)
+                                if type(_g3) is tuple and len(_g3) == 2
+                                else ((_g3, 1),)
+                            )
+                        ):
                             _d2 = _p * _w1
                             _t4 = (
                                 v_ws_bill_customer_sk,
@@ -13692,33 +13914,9 @@ def _make_derived1():
                                 n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
                                     v_ws_item_sk
                                 ] = (
-                                    _t4,
-                                    _d2,
+                                    _t4 if _d2 == 1 else (_t4, _d2)
                                 )
-                            elif type(_grp) is tuple:
-                                _e = _t4
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _d2
-                                    if _n:
-                                        n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
-                                            v_ws_item_sk
-                                        ] = (
-                                            _grp[0],
-                                            _n,
-                                        )
-                                    else:
-                                        del n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
-                                            v_ws_item_sk
-                                        ]
-                                else:
-                                    n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
-                                        v_ws_item_sk
-                                    ] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _d2,
-                                    }
-                            else:
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t4)
                                 if _o is None:
                                     _grp[_t4] = _d2
@@ -13729,11 +13927,37 @@ def _make_derived1():
                                     else:
                                         del _grp[_t4]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
                                                 v_ws_item_sk
-                                            ] = next(
-                                                iter(_grp.items())
+                                            ] = (
+                                                _e if _n == 1 else (_e, _n)
                                             )
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t4
+                                if _g is _e or _g == _e:
+                                    _n = _o + _d2
+                                    if _n:
+                                        n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
+                                            v_ws_item_sk
+                                        ] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
+                                            v_ws_item_sk
+                                        ]
+                                else:
+                                    n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
+                                        v_ws_item_sk
+                                    ] = {
+                                        _g: _o,
+                                        _e: _d2,
+                                    }
                             _w5 = in2_count_by_ws_item_sk.get(v_ws_item_sk)
                             if _w5 is not None:
                                 _d6 = _d2 * _w5
@@ -14027,33 +14251,9 @@ def _make_derived1():
                         web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk[
                             v_ws_sold_date_sk
                         ] = (
-                            _t1,
-                            _p,
+                            _t1 if _p == 1 else (_t1, _p)
                         )
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ]
-                        else:
-                            web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk[
-                                v_ws_sold_date_sk
-                            ] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -14064,11 +14264,37 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk[
                                         v_ws_sold_date_sk
-                                    ] = next(
-                                        iter(_grp.items())
+                                    ] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                        else:
+                            web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _w2 is not None:
                         _d3 = _p * _w2
@@ -14080,33 +14306,9 @@ def _make_derived1():
                             n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
                                 v_ws_item_sk
                             ] = (
-                                _t4,
-                                _d3,
+                                _t4 if _d3 == 1 else (_t4, _d3)
                             )
-                        elif type(_grp) is tuple:
-                            _e = _t4
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d3
-                                if _n:
-                                    n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
-                                        v_ws_item_sk
-                                    ] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
-                                        v_ws_item_sk
-                                    ]
-                            else:
-                                n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
-                                    v_ws_item_sk
-                                ] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _d3,
-                                }
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t4)
                             if _o is None:
                                 _grp[_t4] = _d3
@@ -14117,11 +14319,37 @@ def _make_derived1():
                                 else:
                                     del _grp[_t4]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
                                             v_ws_item_sk
-                                        ] = next(
-                                            iter(_grp.items())
+                                        ] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t4
+                            if _g is _e or _g == _e:
+                                _n = _o + _d3
+                                if _n:
+                                    n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
+                                        v_ws_item_sk
+                                    ] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
+                                        v_ws_item_sk
+                                    ]
+                            else:
+                                n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
+                                    v_ws_item_sk
+                                ] = {
+                                    _g: _o,
+                                    _e: _d3,
+                                }
                         _w5 = in2_count_by_ws_item_sk.get(v_ws_item_sk)
                         if _w5 is not None:
                             _d6 = _d3 * _w5
@@ -14595,7 +14823,7 @@ class View:
     }
     COLUMNS = ("sum(sales)",)
     QUERY_ID = "8a9864d945652169"
-    LAYOUT_ID = "bf644e8bd40a332e"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "d1fc46dd18304a21"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -14630,7 +14858,13 @@ class View:
         for sub_row, change in self.sub_derived1._changes:
             self._apply_derived1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""

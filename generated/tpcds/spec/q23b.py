@@ -219,13 +219,17 @@ def _make_derived1():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -465,7 +469,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("c_customer_sk", "ssales", "__h1")
                         QUERY_ID = "3fd6946aa6cca316"
-                        LAYOUT_ID = "4345bd96e7155126"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "0a2cae902fb599a1"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -1090,18 +1094,22 @@ def _make_derived1():
                         def _entry(group, entry, default=None):
                             """The payload of `entry` in an index group (None: no group), `default`
                             if absent. A group of one entry is kept inline as the pair (entry,
-                            payload): a dict per near-unique key would cost ~200 bytes and a
+                            payload), or as the bare entry when its count is 1 and entries are not
+                            pairs: a dict per near-unique key would cost ~200 bytes and a
                             container the cyclic GC tracks; several entries are a dict.
                             """
                             if group is None:
                                 return default
-                            if type(group) is tuple:
+                            if type(group) is dict:
+                                return group.get(entry, default)
+                            if type(group) is tuple and len(group) == 2:
                                 return (
                                     group[1]
                                     if group[0] is entry or group[0] == entry
                                     else default
                                 )
-                            return group.get(entry, default)
+                            # a bare entry of count 1 (an index whose entries cannot be pairs)
+                            return 1 if group is entry or group == entry else default
 
                         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -1224,7 +1232,7 @@ def _make_derived1():
                             }
                             COLUMNS = ("c_customer_sk", "csales")
                             QUERY_ID = "12f8d0999efeaaa7"
-                            LAYOUT_ID = "c7de4db812efaf8c"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "ac8faa4f6509f22e"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -2264,7 +2272,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("v",)
                         QUERY_ID = "d28d7309a8898a3b"
-                        LAYOUT_ID = "7305023ed9211509"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "8766d1957ec00fa5"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -2308,7 +2316,21 @@ def _make_derived1():
                             for sub_row, change in self.sub_derived1._changes:
                                 self._apply_derived1(sub_row, change)
                             if self._pending:
+                                first = (
+                                    self._changes
+                                )  # the row of an empty database, if any
                                 self._flush()
+                                if (
+                                    first
+                                ):  # the inner views' rows changed it: report the net change
+                                    net = {}
+                                    for row, change in first + self._changes:
+                                        net[row] = net.get(row, 0) + change
+                                    self._changes = [
+                                        (row, change)
+                                        for row, change in net.items()
+                                        if change
+                                    ]
 
                         def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
@@ -2785,7 +2807,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("c_customer_sk", "ssales")
                     QUERY_ID = "9dc246700d1cfa1c"
-                    LAYOUT_ID = "8597aabadc8eaafb"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "ddd917d016e63287"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -2825,7 +2847,21 @@ def _make_derived1():
                         if self.sub_scalar_2._changes:
                             self._on_scalar_2(self.sub_scalar_2._changes)
                         if self._pending:
+                            first = (
+                                self._changes
+                            )  # the row of an empty database, if any
                             self._flush()
+                            if (
+                                first
+                            ):  # the inner views' rows changed it: report the net change
+                                net = {}
+                                for row, change in first + self._changes:
+                                    net[row] = net.get(row, 0) + change
+                                self._changes = [
+                                    (row, change)
+                                    for row, change in net.items()
+                                    if change
+                                ]
 
                     def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
@@ -3369,7 +3405,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "02f333032a60517b"
-                LAYOUT_ID = "b22920693d7f8021"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "1ef2b9d42d661bc4"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -3397,7 +3433,17 @@ def _make_derived1():
                     for sub_row, change in self.sub_derived1._changes:
                         self._apply_derived1(sub_row, change)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -3799,17 +3845,21 @@ def _make_derived1():
                 def _entry(group, entry, default=None):
                     """The payload of `entry` in an index group (None: no group), `default`
                     if absent. A group of one entry is kept inline as the pair (entry,
-                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    payload), or as the bare entry when its count is 1 and entries are not
+                    pairs: a dict per near-unique key would cost ~200 bytes and a
                     container the cyclic GC tracks; several entries are a dict."""
                     if group is None:
                         return default
-                    if type(group) is tuple:
+                    if type(group) is dict:
+                        return group.get(entry, default)
+                    if type(group) is tuple and len(group) == 2:
                         return (
                             group[1]
                             if group[0] is entry or group[0] == entry
                             else default
                         )
-                    return group.get(entry, default)
+                    # a bare entry of count 1 (an index whose entries cannot be pairs)
+                    return 1 if group is entry or group == entry else default
 
                 _ZERO = 0  # the payload of an absent tuple
 
@@ -3937,7 +3987,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("itemdesc", "item_sk", "solddate", "cnt")
                     QUERY_ID = "ee07400adbbf3567"
-                    LAYOUT_ID = "79015fca230a8016"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "0dfd129003030491"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -4157,25 +4207,8 @@ def _make_derived1():
                             if _grp is None:
                                 store_sales_ss_item_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ] = (v_ss_item_sk, _p)
-                            elif type(_grp) is tuple:
-                                _e = v_ss_item_sk
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _p
-                                    if _n:
-                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ] = (_grp[0], _n)
-                                    else:
-                                        del store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ]
-                                else:
-                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ] = {_grp[0]: _grp[1], _e: _p}
-                            else:
+                                ] = (v_ss_item_sk if _p == 1 else (v_ss_item_sk, _p))
+                            elif type(_grp) is dict:
                                 _o = _grp.get(v_ss_item_sk)
                                 if _o is None:
                                     _grp[v_ss_item_sk] = _p
@@ -4186,9 +4219,30 @@ def _make_derived1():
                                     else:
                                         del _grp[v_ss_item_sk]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             store_sales_ss_item_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ] = next(iter(_grp.items()))
+                                            ] = (_e if _n == 1 else (_e, _n))
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = v_ss_item_sk
+                                if _g is _e or _g == _e:
+                                    _n = _o + _p
+                                    if _n:
+                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_g if _n == 1 else (_g, _n))
+                                    else:
+                                        del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {_g: _o, _e: _p}
                             _w2 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
@@ -4377,9 +4431,15 @@ def _make_derived1():
                             _g4 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _g4:
+                            if _g4 is not None:
                                 for v_ss_item_sk, _w2 in (
-                                    (_g4,) if type(_g4) is tuple else _g4.items()
+                                    _g4.items()
+                                    if type(_g4) is dict
+                                    else (
+                                        (_g4,)
+                                        if type(_g4) is tuple and len(_g4) == 2
+                                        else ((_g4, 1),)
+                                    )
                                 ):
                                     _d3 = _p * _w2
                                     _t5 = (v_ss_sold_date_sk, v_ss_item_sk)
@@ -4654,25 +4714,8 @@ def _make_derived1():
                             if _grp is None:
                                 store_sales_ss_item_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ] = (v_ss_item_sk, _p)
-                            elif type(_grp) is tuple:
-                                _e = v_ss_item_sk
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _p
-                                    if _n:
-                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ] = (_grp[0], _n)
-                                    else:
-                                        del store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ]
-                                else:
-                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ] = {_grp[0]: _grp[1], _e: _p}
-                            else:
+                                ] = (v_ss_item_sk if _p == 1 else (v_ss_item_sk, _p))
+                            elif type(_grp) is dict:
                                 _o = _grp.get(v_ss_item_sk)
                                 if _o is None:
                                     _grp[v_ss_item_sk] = _p
@@ -4683,9 +4726,30 @@ def _make_derived1():
                                     else:
                                         del _grp[v_ss_item_sk]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             store_sales_ss_item_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ] = next(iter(_grp.items()))
+                                            ] = (_e if _n == 1 else (_e, _n))
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = v_ss_item_sk
+                                if _g is _e or _g == _e:
+                                    _n = _o + _p
+                                    if _n:
+                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_g if _n == 1 else (_g, _n))
+                                    else:
+                                        del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {_g: _o, _e: _p}
                             _w2 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
@@ -4907,9 +4971,15 @@ def _make_derived1():
                             _g4 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _g4:
+                            if _g4 is not None:
                                 for v_ss_item_sk, _w2 in (
-                                    (_g4,) if type(_g4) is tuple else _g4.items()
+                                    _g4.items()
+                                    if type(_g4) is dict
+                                    else (
+                                        (_g4,)
+                                        if type(_g4) is tuple and len(_g4) == 2
+                                        else ((_g4, 1),)
+                                    )
                                 ):
                                     _d3 = _p * _w2
                                     _t5 = (v_ss_sold_date_sk, v_ss_item_sk)
@@ -5447,7 +5517,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "0eed3ef5deda959a"
-                LAYOUT_ID = "801920286ff26cbf"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "e9fc19f036b07f1b"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -5475,7 +5545,17 @@ def _make_derived1():
                     for sub_row, change in self.sub_derived1._changes:
                         self._apply_derived1(sub_row, change)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -5950,7 +6030,7 @@ def _make_derived1():
             COLUMNS = ("c_last_name", "c_first_name", "sales")
             QUERY_ID = "e81debc22311b0de"
             LAYOUT_ID = (
-                "48467d71a35e201d"  # the state's layout: snapshots restore only here
+                "67bf7dc2d87b3355"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -6007,7 +6087,15 @@ def _make_derived1():
                 for sub_row, change in self.sub_in_2._changes:
                     self._apply_in_2(sub_row, change)
                 if self._pending:
+                    first = self._changes  # the row of an empty database, if any
                     self._flush()
+                    if first:  # the inner views' rows changed it: report the net change
+                        net = {}
+                        for row, change in first + self._changes:
+                            net[row] = net.get(row, 0) + change
+                        self._changes = [
+                            (row, change) for row, change in net.items() if change
+                        ]
 
             def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
@@ -7482,13 +7570,17 @@ def _make_derived1():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -7728,7 +7820,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("c_customer_sk", "ssales", "__h1")
                         QUERY_ID = "3fd6946aa6cca316"
-                        LAYOUT_ID = "4345bd96e7155126"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "0a2cae902fb599a1"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -8353,18 +8445,22 @@ def _make_derived1():
                         def _entry(group, entry, default=None):
                             """The payload of `entry` in an index group (None: no group), `default`
                             if absent. A group of one entry is kept inline as the pair (entry,
-                            payload): a dict per near-unique key would cost ~200 bytes and a
+                            payload), or as the bare entry when its count is 1 and entries are not
+                            pairs: a dict per near-unique key would cost ~200 bytes and a
                             container the cyclic GC tracks; several entries are a dict.
                             """
                             if group is None:
                                 return default
-                            if type(group) is tuple:
+                            if type(group) is dict:
+                                return group.get(entry, default)
+                            if type(group) is tuple and len(group) == 2:
                                 return (
                                     group[1]
                                     if group[0] is entry or group[0] == entry
                                     else default
                                 )
-                            return group.get(entry, default)
+                            # a bare entry of count 1 (an index whose entries cannot be pairs)
+                            return 1 if group is entry or group == entry else default
 
                         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -8487,7 +8583,7 @@ def _make_derived1():
                             }
                             COLUMNS = ("c_customer_sk", "csales")
                             QUERY_ID = "12f8d0999efeaaa7"
-                            LAYOUT_ID = "c7de4db812efaf8c"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "ac8faa4f6509f22e"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -9527,7 +9623,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("v",)
                         QUERY_ID = "d28d7309a8898a3b"
-                        LAYOUT_ID = "7305023ed9211509"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "8766d1957ec00fa5"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -9571,7 +9667,21 @@ def _make_derived1():
                             for sub_row, change in self.sub_derived1._changes:
                                 self._apply_derived1(sub_row, change)
                             if self._pending:
+                                first = (
+                                    self._changes
+                                )  # the row of an empty database, if any
                                 self._flush()
+                                if (
+                                    first
+                                ):  # the inner views' rows changed it: report the net change
+                                    net = {}
+                                    for row, change in first + self._changes:
+                                        net[row] = net.get(row, 0) + change
+                                    self._changes = [
+                                        (row, change)
+                                        for row, change in net.items()
+                                        if change
+                                    ]
 
                         def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
@@ -10048,7 +10158,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("c_customer_sk", "ssales")
                     QUERY_ID = "9dc246700d1cfa1c"
-                    LAYOUT_ID = "8597aabadc8eaafb"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "ddd917d016e63287"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -10088,7 +10198,21 @@ def _make_derived1():
                         if self.sub_scalar_2._changes:
                             self._on_scalar_2(self.sub_scalar_2._changes)
                         if self._pending:
+                            first = (
+                                self._changes
+                            )  # the row of an empty database, if any
                             self._flush()
+                            if (
+                                first
+                            ):  # the inner views' rows changed it: report the net change
+                                net = {}
+                                for row, change in first + self._changes:
+                                    net[row] = net.get(row, 0) + change
+                                self._changes = [
+                                    (row, change)
+                                    for row, change in net.items()
+                                    if change
+                                ]
 
                     def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
@@ -10632,7 +10756,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "02f333032a60517b"
-                LAYOUT_ID = "b22920693d7f8021"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "1ef2b9d42d661bc4"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -10660,7 +10784,17 @@ def _make_derived1():
                     for sub_row, change in self.sub_derived1._changes:
                         self._apply_derived1(sub_row, change)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -11062,17 +11196,21 @@ def _make_derived1():
                 def _entry(group, entry, default=None):
                     """The payload of `entry` in an index group (None: no group), `default`
                     if absent. A group of one entry is kept inline as the pair (entry,
-                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    payload), or as the bare entry when its count is 1 and entries are not
+                    pairs: a dict per near-unique key would cost ~200 bytes and a
                     container the cyclic GC tracks; several entries are a dict."""
                     if group is None:
                         return default
-                    if type(group) is tuple:
+                    if type(group) is dict:
+                        return group.get(entry, default)
+                    if type(group) is tuple and len(group) == 2:
                         return (
                             group[1]
                             if group[0] is entry or group[0] == entry
                             else default
                         )
-                    return group.get(entry, default)
+                    # a bare entry of count 1 (an index whose entries cannot be pairs)
+                    return 1 if group is entry or group == entry else default
 
                 _ZERO = 0  # the payload of an absent tuple
 
@@ -11200,7 +11338,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("itemdesc", "item_sk", "solddate", "cnt")
                     QUERY_ID = "ee07400adbbf3567"
-                    LAYOUT_ID = "79015fca230a8016"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "0dfd129003030491"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -11420,25 +11558,8 @@ def _make_derived1():
                             if _grp is None:
                                 store_sales_ss_item_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ] = (v_ss_item_sk, _p)
-                            elif type(_grp) is tuple:
-                                _e = v_ss_item_sk
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _p
-                                    if _n:
-                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ] = (_grp[0], _n)
-                                    else:
-                                        del store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ]
-                                else:
-                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ] = {_grp[0]: _grp[1], _e: _p}
-                            else:
+                                ] = (v_ss_item_sk if _p == 1 else (v_ss_item_sk, _p))
+                            elif type(_grp) is dict:
                                 _o = _grp.get(v_ss_item_sk)
                                 if _o is None:
                                     _grp[v_ss_item_sk] = _p
@@ -11449,9 +11570,30 @@ def _make_derived1():
                                     else:
                                         del _grp[v_ss_item_sk]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             store_sales_ss_item_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ] = next(iter(_grp.items()))
+                                            ] = (_e if _n == 1 else (_e, _n))
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = v_ss_item_sk
+                                if _g is _e or _g == _e:
+                                    _n = _o + _p
+                                    if _n:
+                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_g if _n == 1 else (_g, _n))
+                                    else:
+                                        del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {_g: _o, _e: _p}
                             _w2 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
@@ -11640,9 +11782,15 @@ def _make_derived1():
                             _g4 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _g4:
+                            if _g4 is not None:
                                 for v_ss_item_sk, _w2 in (
-                                    (_g4,) if type(_g4) is tuple else _g4.items()
+                                    _g4.items()
+                                    if type(_g4) is dict
+                                    else (
+                                        (_g4,)
+                                        if type(_g4) is tuple and len(_g4) == 2
+                                        else ((_g4, 1),)
+                                    )
                                 ):
                                     _d3 = _p * _w2
                                     _t5 = (v_ss_sold_date_sk, v_ss_item_sk)
@@ -11917,25 +12065,8 @@ def _make_derived1():
                             if _grp is None:
                                 store_sales_ss_item_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ] = (v_ss_item_sk, _p)
-                            elif type(_grp) is tuple:
-                                _e = v_ss_item_sk
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _p
-                                    if _n:
-                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ] = (_grp[0], _n)
-                                    else:
-                                        del store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ]
-                                else:
-                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ] = {_grp[0]: _grp[1], _e: _p}
-                            else:
+                                ] = (v_ss_item_sk if _p == 1 else (v_ss_item_sk, _p))
+                            elif type(_grp) is dict:
                                 _o = _grp.get(v_ss_item_sk)
                                 if _o is None:
                                     _grp[v_ss_item_sk] = _p
@@ -11946,9 +12077,30 @@ def _make_derived1():
                                     else:
                                         del _grp[v_ss_item_sk]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             store_sales_ss_item_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ] = next(iter(_grp.items()))
+                                            ] = (_e if _n == 1 else (_e, _n))
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = v_ss_item_sk
+                                if _g is _e or _g == _e:
+                                    _n = _o + _p
+                                    if _n:
+                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_g if _n == 1 else (_g, _n))
+                                    else:
+                                        del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {_g: _o, _e: _p}
                             _w2 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
@@ -12170,9 +12322,15 @@ def _make_derived1():
                             _g4 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _g4:
+                            if _g4 is not None:
                                 for v_ss_item_sk, _w2 in (
-                                    (_g4,) if type(_g4) is tuple else _g4.items()
+                                    _g4.items()
+                                    if type(_g4) is dict
+                                    else (
+                                        (_g4,)
+                                        if type(_g4) is tuple and len(_g4) == 2
+                                        else ((_g4, 1),)
+                                    )
                                 ):
                                     _d3 = _p * _w2
                                     _t5 = (v_ss_sold_date_sk, v_ss_item_sk)
@@ -12710,7 +12868,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "0eed3ef5deda959a"
-                LAYOUT_ID = "801920286ff26cbf"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "e9fc19f036b07f1b"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -12738,7 +12896,17 @@ def _make_derived1():
                     for sub_row, change in self.sub_derived1._changes:
                         self._apply_derived1(sub_row, change)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -13213,7 +13381,7 @@ def _make_derived1():
             COLUMNS = ("c_last_name", "c_first_name", "sales")
             QUERY_ID = "29cde02cc957afe0"
             LAYOUT_ID = (
-                "74c9beb170109d18"  # the state's layout: snapshots restore only here
+                "f0e70a9ab6249918"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -13268,7 +13436,15 @@ def _make_derived1():
                 for sub_row, change in self.sub_in_2._changes:
                     self._apply_in_2(sub_row, change)
                 if self._pending:
+                    first = self._changes  # the row of an empty database, if any
                     self._flush()
+                    if first:  # the inner views' rows changed it: report the net change
+                        net = {}
+                        for row, change in first + self._changes:
+                            net[row] = net.get(row, 0) + change
+                        self._changes = [
+                            (row, change) for row, change in net.items() if change
+                        ]
 
             def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
@@ -14951,7 +15127,7 @@ class View:
     }
     COLUMNS = ("c_last_name", "c_first_name", "sales")
     QUERY_ID = "55447db96247f1ff"
-    LAYOUT_ID = "dbbc1895c51d9ebe"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "b50c72c4f2cbd575"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -14978,7 +15154,13 @@ class View:
         for sub_row, change in self.sub_derived1._changes:
             self._apply_derived1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""

@@ -249,13 +249,17 @@ def _make_derived1():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -321,15 +325,19 @@ def _make_derived1():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = 0  # the payload of an absent tuple
 
@@ -426,7 +434,7 @@ def _make_derived1():
                     "store_sales__ss_net_paid",
                 )
                 QUERY_ID = "74517cd07ac89e0c"
-                LAYOUT_ID = "36cf9a42c88cc7eb"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "a7fc9a1c149ad8f4"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -621,25 +629,10 @@ def _make_derived1():
                         )
                         _grp = store_sales_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            store_sales_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
-                        elif type(_grp) is tuple:
-                            _e = _t1
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    store_sales_by_ss_store_sk[v_ss_store_sk] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del store_sales_by_ss_store_sk[v_ss_store_sk]
-                            else:
-                                store_sales_by_ss_store_sk[v_ss_store_sk] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _p,
-                                }
-                        else:
+                            store_sales_by_ss_store_sk[v_ss_store_sk] = (
+                                _t1 if _p == 1 else (_t1, _p)
+                            )
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t1)
                             if _o is None:
                                 _grp[_t1] = _p
@@ -650,9 +643,29 @@ def _make_derived1():
                                 else:
                                     del _grp[_t1]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         store_sales_by_ss_store_sk[v_ss_store_sk] = (
-                                            next(iter(_grp.items()))
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t1
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    store_sales_by_ss_store_sk[v_ss_store_sk] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del store_sales_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                store_sales_by_ss_store_sk[v_ss_store_sk] = {
+                                    _g: _o,
+                                    _e: _p,
+                                }
                         _o = store_sales_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _o is None:
                             store_sales_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -681,7 +694,7 @@ def _make_derived1():
                                     v_s_state,
                                     v_s_zip,
                                 ), _m4 in (
-                                    (_g5,)
+                                    _g5.items()
                                     if type(
                                         (
                                             _g5 := self.store_2_by_ss_store_sk[
@@ -689,8 +702,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g5.items()
+                                    is dict
+                                    else (
+                                        (_g5,)
+                                        if type(_g5) is tuple and len(_g5) == 2
+                                        else ((_g5, 1),)
+                                    )
                                 ):
                                     _k = (
                                         v_ss_ticket_number,
@@ -742,25 +759,10 @@ def _make_derived1():
                         _t1 = (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip)
                         _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
-                        elif type(_grp) is tuple:
-                            _e = _t1
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    store_2_by_ss_store_sk[v_ss_store_sk] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del store_2_by_ss_store_sk[v_ss_store_sk]
-                            else:
-                                store_2_by_ss_store_sk[v_ss_store_sk] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _p,
-                                }
-                        else:
+                            store_2_by_ss_store_sk[v_ss_store_sk] = (
+                                _t1 if _p == 1 else (_t1, _p)
+                            )
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t1)
                             if _o is None:
                                 _grp[_t1] = _p
@@ -771,9 +773,26 @@ def _make_derived1():
                                 else:
                                     del _grp[_t1]
                                     if len(_grp) == 1:
-                                        store_2_by_ss_store_sk[v_ss_store_sk] = next(
-                                            iter(_grp.items())
+                                        ((_e, _n),) = _grp.items()
+                                        store_2_by_ss_store_sk[v_ss_store_sk] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t1
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    store_2_by_ss_store_sk[v_ss_store_sk] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del store_2_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                store_2_by_ss_store_sk[v_ss_store_sk] = {_g: _o, _e: _p}
                         _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _o is None:
                             store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -803,7 +822,7 @@ def _make_derived1():
                                     v_ss_ticket_number,
                                     v_ss_net_paid,
                                 ), _m4 in (
-                                    (_g5,)
+                                    _g5.items()
                                     if type(
                                         (
                                             _g5 := self.store_sales_by_ss_store_sk[
@@ -811,8 +830,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g5.items()
+                                    is dict
+                                    else (
+                                        (_g5,)
+                                        if type(_g5) is tuple and len(_g5) == 2
+                                        else ((_g5, 1),)
+                                    )
                                 ):
                                     _k = (
                                         v_ss_ticket_number,
@@ -919,25 +942,10 @@ def _make_derived1():
                         )
                         _grp = store_sales_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            store_sales_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
-                        elif type(_grp) is tuple:
-                            _e = _t1
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    store_sales_by_ss_store_sk[v_ss_store_sk] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del store_sales_by_ss_store_sk[v_ss_store_sk]
-                            else:
-                                store_sales_by_ss_store_sk[v_ss_store_sk] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _p,
-                                }
-                        else:
+                            store_sales_by_ss_store_sk[v_ss_store_sk] = (
+                                _t1 if _p == 1 else (_t1, _p)
+                            )
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t1)
                             if _o is None:
                                 _grp[_t1] = _p
@@ -948,9 +956,29 @@ def _make_derived1():
                                 else:
                                     del _grp[_t1]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         store_sales_by_ss_store_sk[v_ss_store_sk] = (
-                                            next(iter(_grp.items()))
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t1
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    store_sales_by_ss_store_sk[v_ss_store_sk] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del store_sales_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                store_sales_by_ss_store_sk[v_ss_store_sk] = {
+                                    _g: _o,
+                                    _e: _p,
+                                }
                         _o = store_sales_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _o is None:
                             store_sales_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -979,7 +1007,7 @@ def _make_derived1():
                                     v_s_state,
                                     v_s_zip,
                                 ), _m4 in (
-                                    (_g5,)
+                                    _g5.items()
                                     if type(
                                         (
                                             _g5 := self.store_2_by_ss_store_sk[
@@ -987,8 +1015,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g5.items()
+                                    is dict
+                                    else (
+                                        (_g5,)
+                                        if type(_g5) is tuple and len(_g5) == 2
+                                        else ((_g5, 1),)
+                                    )
                                 ):
                                     _k = (
                                         v_ss_ticket_number,
@@ -1069,25 +1101,10 @@ def _make_derived1():
                         _t1 = (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip)
                         _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
-                        elif type(_grp) is tuple:
-                            _e = _t1
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    store_2_by_ss_store_sk[v_ss_store_sk] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del store_2_by_ss_store_sk[v_ss_store_sk]
-                            else:
-                                store_2_by_ss_store_sk[v_ss_store_sk] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _p,
-                                }
-                        else:
+                            store_2_by_ss_store_sk[v_ss_store_sk] = (
+                                _t1 if _p == 1 else (_t1, _p)
+                            )
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t1)
                             if _o is None:
                                 _grp[_t1] = _p
@@ -1098,9 +1115,26 @@ def _make_derived1():
                                 else:
                                     del _grp[_t1]
                                     if len(_grp) == 1:
-                                        store_2_by_ss_store_sk[v_ss_store_sk] = next(
-                                            iter(_grp.items())
+                                        ((_e, _n),) = _grp.items()
+                                        store_2_by_ss_store_sk[v_ss_store_sk] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t1
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    store_2_by_ss_store_sk[v_ss_store_sk] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del store_2_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                store_2_by_ss_store_sk[v_ss_store_sk] = {_g: _o, _e: _p}
                         _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _o is None:
                             store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -1130,7 +1164,7 @@ def _make_derived1():
                                     v_ss_ticket_number,
                                     v_ss_net_paid,
                                 ), _m4 in (
-                                    (_g5,)
+                                    _g5.items()
                                     if type(
                                         (
                                             _g5 := self.store_sales_by_ss_store_sk[
@@ -1138,8 +1172,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g5.items()
+                                    is dict
+                                    else (
+                                        (_g5,)
+                                        if type(_g5) is tuple and len(_g5) == 2
+                                        else ((_g5, 1),)
+                                    )
                                 ):
                                     _k = (
                                         v_ss_ticket_number,
@@ -1351,15 +1389,19 @@ def _make_derived1():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = 0  # the payload of an absent tuple
 
@@ -1455,7 +1497,7 @@ def _make_derived1():
                     "customer_address__ca_state",
                 )
                 QUERY_ID = "eb00325212c2b522"
-                LAYOUT_ID = "2dcd11544505d75a"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "aaf7e295e416b364"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -1657,28 +1699,9 @@ def _make_derived1():
                         _grp = customer_by_c_current_addr_sk.get(v_c_current_addr_sk)
                         if _grp is None:
                             customer_by_c_current_addr_sk[v_c_current_addr_sk] = (
-                                _t1,
-                                _p,
+                                _t1 if _p == 1 else (_t1, _p)
                             )
-                        elif type(_grp) is tuple:
-                            _e = _t1
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    customer_by_c_current_addr_sk[
-                                        v_c_current_addr_sk
-                                    ] = (_grp[0], _n)
-                                else:
-                                    del customer_by_c_current_addr_sk[
-                                        v_c_current_addr_sk
-                                    ]
-                            else:
-                                customer_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _p,
-                                }
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t1)
                             if _o is None:
                                 _grp[_t1] = _p
@@ -1689,9 +1712,31 @@ def _make_derived1():
                                 else:
                                     del _grp[_t1]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         customer_by_c_current_addr_sk[
                                             v_c_current_addr_sk
-                                        ] = next(iter(_grp.items()))
+                                        ] = (_e if _n == 1 else (_e, _n))
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t1
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    customer_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ] = (_g if _n == 1 else (_g, _n))
+                                else:
+                                    del customer_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ]
+                            else:
+                                customer_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                                    _g: _o,
+                                    _e: _p,
+                                }
                         _o = customer_count_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )
@@ -1730,7 +1775,7 @@ def _make_derived1():
                                     v_ca_zip,
                                     v_ca_country,
                                 ), _m4 in (
-                                    (_g5,)
+                                    _g5.items()
                                     if type(
                                         (
                                             _g5 := self.customer_address_by_c_current_addr_sk[
@@ -1738,8 +1783,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g5.items()
+                                    is dict
+                                    else (
+                                        (_g5,)
+                                        if type(_g5) is tuple and len(_g5) == 2
+                                        else ((_g5, 1),)
+                                    )
                                 ):
                                     if (
                                         v_c_birth_country is not None
@@ -1811,27 +1860,9 @@ def _make_derived1():
                     )
                     if _grp is None:
                         customer_address_by_c_current_addr_sk[v_c_current_addr_sk] = (
-                            _t1,
-                            _p,
+                            _t1 if _p == 1 else (_t1, _p)
                         )
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                customer_address_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
-                                ] = (_grp[0], _n)
-                            else:
-                                del customer_address_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
-                                ]
-                        else:
-                            customer_address_by_c_current_addr_sk[
-                                v_c_current_addr_sk
-                            ] = {_grp[0]: _grp[1], _e: _p}
-                    else:
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -1842,9 +1873,30 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     customer_address_by_c_current_addr_sk[
                                         v_c_current_addr_sk
-                                    ] = next(iter(_grp.items()))
+                                    ] = (_e if _n == 1 else (_e, _n))
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                customer_address_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = (_g if _n == 1 else (_g, _n))
+                            else:
+                                del customer_address_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ]
+                        else:
+                            customer_address_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ] = {_g: _o, _e: _p}
                     _o = customer_address_count_by_c_current_addr_sk.get(
                         v_c_current_addr_sk
                     )
@@ -1882,7 +1934,7 @@ def _make_derived1():
                                 v_c_last_name,
                                 v_c_birth_country,
                             ), _m4 in (
-                                (_g5,)
+                                _g5.items()
                                 if type(
                                     (
                                         _g5 := self.customer_by_c_current_addr_sk[
@@ -1890,8 +1942,12 @@ def _make_derived1():
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g5.items()
+                                is dict
+                                else (
+                                    (_g5,)
+                                    if type(_g5) is tuple and len(_g5) == 2
+                                    else ((_g5, 1),)
+                                )
                             ):
                                 if (
                                     v_c_birth_country is not None
@@ -2021,28 +2077,9 @@ def _make_derived1():
                         _grp = customer_by_c_current_addr_sk.get(v_c_current_addr_sk)
                         if _grp is None:
                             customer_by_c_current_addr_sk[v_c_current_addr_sk] = (
-                                _t1,
-                                _p,
+                                _t1 if _p == 1 else (_t1, _p)
                             )
-                        elif type(_grp) is tuple:
-                            _e = _t1
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    customer_by_c_current_addr_sk[
-                                        v_c_current_addr_sk
-                                    ] = (_grp[0], _n)
-                                else:
-                                    del customer_by_c_current_addr_sk[
-                                        v_c_current_addr_sk
-                                    ]
-                            else:
-                                customer_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _p,
-                                }
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t1)
                             if _o is None:
                                 _grp[_t1] = _p
@@ -2053,9 +2090,31 @@ def _make_derived1():
                                 else:
                                     del _grp[_t1]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         customer_by_c_current_addr_sk[
                                             v_c_current_addr_sk
-                                        ] = next(iter(_grp.items()))
+                                        ] = (_e if _n == 1 else (_e, _n))
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t1
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    customer_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ] = (_g if _n == 1 else (_g, _n))
+                                else:
+                                    del customer_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ]
+                            else:
+                                customer_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                                    _g: _o,
+                                    _e: _p,
+                                }
                         _o = customer_count_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )
@@ -2094,7 +2153,7 @@ def _make_derived1():
                                     v_ca_zip,
                                     v_ca_country,
                                 ), _m4 in (
-                                    (_g5,)
+                                    _g5.items()
                                     if type(
                                         (
                                             _g5 := self.customer_address_by_c_current_addr_sk[
@@ -2102,8 +2161,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g5.items()
+                                    is dict
+                                    else (
+                                        (_g5,)
+                                        if type(_g5) is tuple and len(_g5) == 2
+                                        else ((_g5, 1),)
+                                    )
                                 ):
                                     if (
                                         v_c_birth_country is not None
@@ -2212,25 +2275,8 @@ def _make_derived1():
                         if _grp is None:
                             customer_address_by_c_current_addr_sk[
                                 v_c_current_addr_sk
-                            ] = (_t1, _p)
-                        elif type(_grp) is tuple:
-                            _e = _t1
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    customer_address_by_c_current_addr_sk[
-                                        v_c_current_addr_sk
-                                    ] = (_grp[0], _n)
-                                else:
-                                    del customer_address_by_c_current_addr_sk[
-                                        v_c_current_addr_sk
-                                    ]
-                            else:
-                                customer_address_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
-                                ] = {_grp[0]: _grp[1], _e: _p}
-                        else:
+                            ] = (_t1 if _p == 1 else (_t1, _p))
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t1)
                             if _o is None:
                                 _grp[_t1] = _p
@@ -2241,9 +2287,30 @@ def _make_derived1():
                                 else:
                                     del _grp[_t1]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         customer_address_by_c_current_addr_sk[
                                             v_c_current_addr_sk
-                                        ] = next(iter(_grp.items()))
+                                        ] = (_e if _n == 1 else (_e, _n))
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t1
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    customer_address_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ] = (_g if _n == 1 else (_g, _n))
+                                else:
+                                    del customer_address_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ]
+                            else:
+                                customer_address_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = {_g: _o, _e: _p}
                         _o = customer_address_count_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )
@@ -2283,7 +2350,7 @@ def _make_derived1():
                                     v_c_last_name,
                                     v_c_birth_country,
                                 ), _m4 in (
-                                    (_g5,)
+                                    _g5.items()
                                     if type(
                                         (
                                             _g5 := self.customer_by_c_current_addr_sk[
@@ -2291,8 +2358,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g5.items()
+                                    is dict
+                                    else (
+                                        (_g5,)
+                                        if type(_g5) is tuple and len(_g5) == 2
+                                        else ((_g5, 1),)
+                                    )
                                 ):
                                     if (
                                         v_c_birth_country is not None
@@ -2646,7 +2717,7 @@ def _make_derived1():
             )
             QUERY_ID = "23cc8e6a286f394d"
             LAYOUT_ID = (
-                "eb87eee333022e8a"  # the state's layout: snapshots restore only here
+                "6716526f7e26f83f"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -2712,7 +2783,15 @@ def _make_derived1():
                 for sub_row, change in self.sub_derived2._changes:
                     self._apply_derived2(sub_row, change)
                 if self._pending:
+                    first = self._changes  # the row of an empty database, if any
                     self._flush()
+                    if first:  # the inner views' rows changed it: report the net change
+                        net = {}
+                        for row, change in first + self._changes:
+                            net[row] = net.get(row, 0) + change
+                        self._changes = [
+                            (row, change) for row, change in net.items() if change
+                        ]
 
             def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
@@ -5072,7 +5151,7 @@ def _make_derived1():
         COLUMNS = ("c_last_name", "c_first_name", "s_store_name", "paid", "__h1")
         QUERY_ID = "01ec5ad78cede565"
         LAYOUT_ID = (
-            "014fb65de15bf2fe"  # the state's layout: snapshots restore only here
+            "7f1a1bc4fd17f524"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -5101,7 +5180,15 @@ def _make_derived1():
             for sub_row, change in self.sub_derived1._changes:
                 self._apply_derived1(sub_row, change)
             if self._pending:
+                first = self._changes  # the row of an empty database, if any
                 self._flush()
+                if first:  # the inner views' rows changed it: report the net change
+                    net = {}
+                    for row, change in first + self._changes:
+                        net[row] = net.get(row, 0) + change
+                    self._changes = [
+                        (row, change) for row, change in net.items() if change
+                    ]
 
         def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
@@ -5641,13 +5728,17 @@ def _make_scalar_2():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -5713,15 +5804,19 @@ def _make_scalar_2():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = 0  # the payload of an absent tuple
 
@@ -5818,7 +5913,7 @@ def _make_scalar_2():
                     "store_sales__ss_net_paid",
                 )
                 QUERY_ID = "74517cd07ac89e0c"
-                LAYOUT_ID = "36cf9a42c88cc7eb"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "a7fc9a1c149ad8f4"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -6013,25 +6108,10 @@ def _make_scalar_2():
                         )
                         _grp = store_sales_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            store_sales_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
-                        elif type(_grp) is tuple:
-                            _e = _t1
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    store_sales_by_ss_store_sk[v_ss_store_sk] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del store_sales_by_ss_store_sk[v_ss_store_sk]
-                            else:
-                                store_sales_by_ss_store_sk[v_ss_store_sk] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _p,
-                                }
-                        else:
+                            store_sales_by_ss_store_sk[v_ss_store_sk] = (
+                                _t1 if _p == 1 else (_t1, _p)
+                            )
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t1)
                             if _o is None:
                                 _grp[_t1] = _p
@@ -6042,9 +6122,29 @@ def _make_scalar_2():
                                 else:
                                     del _grp[_t1]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         store_sales_by_ss_store_sk[v_ss_store_sk] = (
-                                            next(iter(_grp.items()))
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t1
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    store_sales_by_ss_store_sk[v_ss_store_sk] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del store_sales_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                store_sales_by_ss_store_sk[v_ss_store_sk] = {
+                                    _g: _o,
+                                    _e: _p,
+                                }
                         _o = store_sales_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _o is None:
                             store_sales_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -6073,7 +6173,7 @@ def _make_scalar_2():
                                     v_s_state,
                                     v_s_zip,
                                 ), _m4 in (
-                                    (_g5,)
+                                    _g5.items()
                                     if type(
                                         (
                                             _g5 := self.store_2_by_ss_store_sk[
@@ -6081,8 +6181,12 @@ def _make_scalar_2():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g5.items()
+                                    is dict
+                                    else (
+                                        (_g5,)
+                                        if type(_g5) is tuple and len(_g5) == 2
+                                        else ((_g5, 1),)
+                                    )
                                 ):
                                     _k = (
                                         v_ss_ticket_number,
@@ -6134,25 +6238,10 @@ def _make_scalar_2():
                         _t1 = (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip)
                         _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
-                        elif type(_grp) is tuple:
-                            _e = _t1
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    store_2_by_ss_store_sk[v_ss_store_sk] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del store_2_by_ss_store_sk[v_ss_store_sk]
-                            else:
-                                store_2_by_ss_store_sk[v_ss_store_sk] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _p,
-                                }
-                        else:
+                            store_2_by_ss_store_sk[v_ss_store_sk] = (
+                                _t1 if _p == 1 else (_t1, _p)
+                            )
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t1)
                             if _o is None:
                                 _grp[_t1] = _p
@@ -6163,9 +6252,26 @@ def _make_scalar_2():
                                 else:
                                     del _grp[_t1]
                                     if len(_grp) == 1:
-                                        store_2_by_ss_store_sk[v_ss_store_sk] = next(
-                                            iter(_grp.items())
+                                        ((_e, _n),) = _grp.items()
+                                        store_2_by_ss_store_sk[v_ss_store_sk] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t1
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    store_2_by_ss_store_sk[v_ss_store_sk] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del store_2_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                store_2_by_ss_store_sk[v_ss_store_sk] = {_g: _o, _e: _p}
                         _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _o is None:
                             store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -6195,7 +6301,7 @@ def _make_scalar_2():
                                     v_ss_ticket_number,
                                     v_ss_net_paid,
                                 ), _m4 in (
-                                    (_g5,)
+                                    _g5.items()
                                     if type(
                                         (
                                             _g5 := self.store_sales_by_ss_store_sk[
@@ -6203,8 +6309,12 @@ def _make_scalar_2():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g5.items()
+                                    is dict
+                                    else (
+                                        (_g5,)
+                                        if type(_g5) is tuple and len(_g5) == 2
+                                        else ((_g5, 1),)
+                                    )
                                 ):
                                     _k = (
                                         v_ss_ticket_number,
@@ -6311,25 +6421,10 @@ def _make_scalar_2():
                         )
                         _grp = store_sales_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            store_sales_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
-                        elif type(_grp) is tuple:
-                            _e = _t1
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    store_sales_by_ss_store_sk[v_ss_store_sk] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del store_sales_by_ss_store_sk[v_ss_store_sk]
-                            else:
-                                store_sales_by_ss_store_sk[v_ss_store_sk] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _p,
-                                }
-                        else:
+                            store_sales_by_ss_store_sk[v_ss_store_sk] = (
+                                _t1 if _p == 1 else (_t1, _p)
+                            )
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t1)
                             if _o is None:
                                 _grp[_t1] = _p
@@ -6340,9 +6435,29 @@ def _make_scalar_2():
                                 else:
                                     del _grp[_t1]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         store_sales_by_ss_store_sk[v_ss_store_sk] = (
-                                            next(iter(_grp.items()))
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t1
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    store_sales_by_ss_store_sk[v_ss_store_sk] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del store_sales_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                store_sales_by_ss_store_sk[v_ss_store_sk] = {
+                                    _g: _o,
+                                    _e: _p,
+                                }
                         _o = store_sales_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _o is None:
                             store_sales_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -6371,7 +6486,7 @@ def _make_scalar_2():
                                     v_s_state,
                                     v_s_zip,
                                 ), _m4 in (
-                                    (_g5,)
+                                    _g5.items()
                                     if type(
                                         (
                                             _g5 := self.store_2_by_ss_store_sk[
@@ -6379,8 +6494,12 @@ def _make_scalar_2():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g5.items()
+                                    is dict
+                                    else (
+                                        (_g5,)
+                                        if type(_g5) is tuple and len(_g5) == 2
+                                        else ((_g5, 1),)
+                                    )
                                 ):
                                     _k = (
                                         v_ss_ticket_number,
@@ -6461,25 +6580,10 @@ def _make_scalar_2():
                         _t1 = (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip)
                         _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
-                        elif type(_grp) is tuple:
-                            _e = _t1
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    store_2_by_ss_store_sk[v_ss_store_sk] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del store_2_by_ss_store_sk[v_ss_store_sk]
-                            else:
-                                store_2_by_ss_store_sk[v_ss_store_sk] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _p,
-                                }
-                        else:
+                            store_2_by_ss_store_sk[v_ss_store_sk] = (
+                                _t1 if _p == 1 else (_t1, _p)
+                            )
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t1)
                             if _o is None:
                                 _grp[_t1] = _p
@@ -6490,9 +6594,26 @@ def _make_scalar_2():
                                 else:
                                     del _grp[_t1]
                                     if len(_grp) == 1:
-                                        store_2_by_ss_store_sk[v_ss_store_sk] = next(
-                                            iter(_grp.items())
+                                        ((_e, _n),) = _grp.items()
+                                        store_2_by_ss_store_sk[v_ss_store_sk] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t1
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    store_2_by_ss_store_sk[v_ss_store_sk] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del store_2_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                store_2_by_ss_store_sk[v_ss_store_sk] = {_g: _o, _e: _p}
                         _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _o is None:
                             store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -6522,7 +6643,7 @@ def _make_scalar_2():
                                     v_ss_ticket_number,
                                     v_ss_net_paid,
                                 ), _m4 in (
-                                    (_g5,)
+                                    _g5.items()
                                     if type(
                                         (
                                             _g5 := self.store_sales_by_ss_store_sk[
@@ -6530,8 +6651,12 @@ def _make_scalar_2():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g5.items()
+                                    is dict
+                                    else (
+                                        (_g5,)
+                                        if type(_g5) is tuple and len(_g5) == 2
+                                        else ((_g5, 1),)
+                                    )
                                 ):
                                     _k = (
                                         v_ss_ticket_number,
@@ -6743,15 +6868,19 @@ def _make_scalar_2():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = 0  # the payload of an absent tuple
 
@@ -6847,7 +6976,7 @@ def _make_scalar_2():
                     "customer_address__ca_state",
                 )
                 QUERY_ID = "eb00325212c2b522"
-                LAYOUT_ID = "2dcd11544505d75a"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "aaf7e295e416b364"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -7049,28 +7178,9 @@ def _make_scalar_2():
                         _grp = customer_by_c_current_addr_sk.get(v_c_current_addr_sk)
                         if _grp is None:
                             customer_by_c_current_addr_sk[v_c_current_addr_sk] = (
-                                _t1,
-                                _p,
+                                _t1 if _p == 1 else (_t1, _p)
                             )
-                        elif type(_grp) is tuple:
-                            _e = _t1
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    customer_by_c_current_addr_sk[
-                                        v_c_current_addr_sk
-                                    ] = (_grp[0], _n)
-                                else:
-                                    del customer_by_c_current_addr_sk[
-                                        v_c_current_addr_sk
-                                    ]
-                            else:
-                                customer_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _p,
-                                }
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t1)
                             if _o is None:
                                 _grp[_t1] = _p
@@ -7081,9 +7191,31 @@ def _make_scalar_2():
                                 else:
                                     del _grp[_t1]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         customer_by_c_current_addr_sk[
                                             v_c_current_addr_sk
-                                        ] = next(iter(_grp.items()))
+                                        ] = (_e if _n == 1 else (_e, _n))
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t1
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    customer_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ] = (_g if _n == 1 else (_g, _n))
+                                else:
+                                    del customer_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ]
+                            else:
+                                customer_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                                    _g: _o,
+                                    _e: _p,
+                                }
                         _o = customer_count_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )
@@ -7122,7 +7254,7 @@ def _make_scalar_2():
                                     v_ca_zip,
                                     v_ca_country,
                                 ), _m4 in (
-                                    (_g5,)
+                                    _g5.items()
                                     if type(
                                         (
                                             _g5 := self.customer_address_by_c_current_addr_sk[
@@ -7130,8 +7262,12 @@ def _make_scalar_2():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g5.items()
+                                    is dict
+                                    else (
+                                        (_g5,)
+                                        if type(_g5) is tuple and len(_g5) == 2
+                                        else ((_g5, 1),)
+                                    )
                                 ):
                                     if (
                                         v_c_birth_country is not None
@@ -7203,27 +7339,9 @@ def _make_scalar_2():
                     )
                     if _grp is None:
                         customer_address_by_c_current_addr_sk[v_c_current_addr_sk] = (
-                            _t1,
-                            _p,
+                            _t1 if _p == 1 else (_t1, _p)
                         )
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                customer_address_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
-                                ] = (_grp[0], _n)
-                            else:
-                                del customer_address_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
-                                ]
-                        else:
-                            customer_address_by_c_current_addr_sk[
-                                v_c_current_addr_sk
-                            ] = {_grp[0]: _grp[1], _e: _p}
-                    else:
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -7234,9 +7352,30 @@ def _make_scalar_2():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     customer_address_by_c_current_addr_sk[
                                         v_c_current_addr_sk
-                                    ] = next(iter(_grp.items()))
+                                    ] = (_e if _n == 1 else (_e, _n))
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                customer_address_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = (_g if _n == 1 else (_g, _n))
+                            else:
+                                del customer_address_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ]
+                        else:
+                            customer_address_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ] = {_g: _o, _e: _p}
                     _o = customer_address_count_by_c_current_addr_sk.get(
                         v_c_current_addr_sk
                     )
@@ -7274,7 +7413,7 @@ def _make_scalar_2():
                                 v_c_last_name,
                                 v_c_birth_country,
                             ), _m4 in (
-                                (_g5,)
+                                _g5.items()
                                 if type(
                                     (
                                         _g5 := self.customer_by_c_current_addr_sk[
@@ -7282,8 +7421,12 @@ def _make_scalar_2():
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g5.items()
+                                is dict
+                                else (
+                                    (_g5,)
+                                    if type(_g5) is tuple and len(_g5) == 2
+                                    else ((_g5, 1),)
+                                )
                             ):
                                 if (
                                     v_c_birth_country is not None
@@ -7413,28 +7556,9 @@ def _make_scalar_2():
                         _grp = customer_by_c_current_addr_sk.get(v_c_current_addr_sk)
                         if _grp is None:
                             customer_by_c_current_addr_sk[v_c_current_addr_sk] = (
-                                _t1,
-                                _p,
+                                _t1 if _p == 1 else (_t1, _p)
                             )
-                        elif type(_grp) is tuple:
-                            _e = _t1
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    customer_by_c_current_addr_sk[
-                                        v_c_current_addr_sk
-                                    ] = (_grp[0], _n)
-                                else:
-                                    del customer_by_c_current_addr_sk[
-                                        v_c_current_addr_sk
-                                    ]
-                            else:
-                                customer_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _p,
-                                }
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t1)
                             if _o is None:
                                 _grp[_t1] = _p
@@ -7445,9 +7569,31 @@ def _make_scalar_2():
                                 else:
                                     del _grp[_t1]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         customer_by_c_current_addr_sk[
                                             v_c_current_addr_sk
-                                        ] = next(iter(_grp.items()))
+                                        ] = (_e if _n == 1 else (_e, _n))
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t1
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    customer_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ] = (_g if _n == 1 else (_g, _n))
+                                else:
+                                    del customer_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ]
+                            else:
+                                customer_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                                    _g: _o,
+                                    _e: _p,
+                                }
                         _o = customer_count_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )
@@ -7486,7 +7632,7 @@ def _make_scalar_2():
                                     v_ca_zip,
                                     v_ca_country,
                                 ), _m4 in (
-                                    (_g5,)
+                                    _g5.items()
                                     if type(
                                         (
                                             _g5 := self.customer_address_by_c_current_addr_sk[
@@ -7494,8 +7640,12 @@ def _make_scalar_2():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g5.items()
+                                    is dict
+                                    else (
+                                        (_g5,)
+                                        if type(_g5) is tuple and len(_g5) == 2
+                                        else ((_g5, 1),)
+                                    )
                                 ):
                                     if (
                                         v_c_birth_country is not None
@@ -7604,25 +7754,8 @@ def _make_scalar_2():
                         if _grp is None:
                             customer_address_by_c_current_addr_sk[
                                 v_c_current_addr_sk
-                            ] = (_t1, _p)
-                        elif type(_grp) is tuple:
-                            _e = _t1
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    customer_address_by_c_current_addr_sk[
-                                        v_c_current_addr_sk
-                                    ] = (_grp[0], _n)
-                                else:
-                                    del customer_address_by_c_current_addr_sk[
-                                        v_c_current_addr_sk
-                                    ]
-                            else:
-                                customer_address_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
-                                ] = {_grp[0]: _grp[1], _e: _p}
-                        else:
+                            ] = (_t1 if _p == 1 else (_t1, _p))
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t1)
                             if _o is None:
                                 _grp[_t1] = _p
@@ -7633,9 +7766,30 @@ def _make_scalar_2():
                                 else:
                                     del _grp[_t1]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         customer_address_by_c_current_addr_sk[
                                             v_c_current_addr_sk
-                                        ] = next(iter(_grp.items()))
+                                        ] = (_e if _n == 1 else (_e, _n))
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t1
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    customer_address_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ] = (_g if _n == 1 else (_g, _n))
+                                else:
+                                    del customer_address_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ]
+                            else:
+                                customer_address_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = {_g: _o, _e: _p}
                         _o = customer_address_count_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )
@@ -7675,7 +7829,7 @@ def _make_scalar_2():
                                     v_c_last_name,
                                     v_c_birth_country,
                                 ), _m4 in (
-                                    (_g5,)
+                                    _g5.items()
                                     if type(
                                         (
                                             _g5 := self.customer_by_c_current_addr_sk[
@@ -7683,8 +7837,12 @@ def _make_scalar_2():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g5.items()
+                                    is dict
+                                    else (
+                                        (_g5,)
+                                        if type(_g5) is tuple and len(_g5) == 2
+                                        else ((_g5, 1),)
+                                    )
                                 ):
                                     if (
                                         v_c_birth_country is not None
@@ -8038,7 +8196,7 @@ def _make_scalar_2():
             )
             QUERY_ID = "d23c92ad45a35171"
             LAYOUT_ID = (
-                "eb87eee333022e8a"  # the state's layout: snapshots restore only here
+                "6716526f7e26f83f"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -8106,7 +8264,15 @@ def _make_scalar_2():
                 for sub_row, change in self.sub_derived2._changes:
                     self._apply_derived2(sub_row, change)
                 if self._pending:
+                    first = self._changes  # the row of an empty database, if any
                     self._flush()
+                    if first:  # the inner views' rows changed it: report the net change
+                        net = {}
+                        for row, change in first + self._changes:
+                            net[row] = net.get(row, 0) + change
+                        self._changes = [
+                            (row, change) for row, change in net.items() if change
+                        ]
 
             def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
@@ -10466,7 +10632,7 @@ def _make_scalar_2():
         COLUMNS = ("v",)
         QUERY_ID = "5fbad9c55e96bc5b"
         LAYOUT_ID = (
-            "005207df5afee61c"  # the state's layout: snapshots restore only here
+            "a791ab9318cecf17"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -10502,7 +10668,15 @@ def _make_scalar_2():
             for sub_row, change in self.sub_derived1._changes:
                 self._apply_derived1(sub_row, change)
             if self._pending:
+                first = self._changes  # the row of an empty database, if any
                 self._flush()
+                if first:  # the inner views' rows changed it: report the net change
+                    net = {}
+                    for row, change in first + self._changes:
+                        net[row] = net.get(row, 0) + change
+                    self._changes = [
+                        (row, change) for row, change in net.items() if change
+                    ]
 
         def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
@@ -11044,7 +11218,7 @@ class View:
     }
     COLUMNS = ("c_last_name", "c_first_name", "s_store_name", "paid")
     QUERY_ID = "fd5e62c1e36c513a"
-    LAYOUT_ID = "07427128e49fccb6"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "b5530ae12f1283c4"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -11079,7 +11253,13 @@ class View:
         if self.sub_scalar_2._changes:
             self._on_scalar_2(self.sub_scalar_2._changes)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""

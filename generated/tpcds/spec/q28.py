@@ -70,13 +70,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -291,7 +295,7 @@ def _make_derived1():
         COLUMNS = ("b1_lp", "b1_cnt", "b1_cntd")
         QUERY_ID = "f9a8d0aad7a9ddf0"
         LAYOUT_ID = (
-            "1fa5018121da60ae"  # the state's layout: snapshots restore only here
+            "6af869fd2ca3e077"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -865,7 +869,7 @@ def _make_derived2():
         COLUMNS = ("b2_lp", "b2_cnt", "b2_cntd")
         QUERY_ID = "d887befcf4ce5deb"
         LAYOUT_ID = (
-            "1fa5018121da60ae"  # the state's layout: snapshots restore only here
+            "6af869fd2ca3e077"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1439,7 +1443,7 @@ def _make_derived3():
         COLUMNS = ("b3_lp", "b3_cnt", "b3_cntd")
         QUERY_ID = "66714e95146242e8"
         LAYOUT_ID = (
-            "1fa5018121da60ae"  # the state's layout: snapshots restore only here
+            "6af869fd2ca3e077"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -2013,7 +2017,7 @@ def _make_derived4():
         COLUMNS = ("b4_lp", "b4_cnt", "b4_cntd")
         QUERY_ID = "269c83b7f4bd33d0"
         LAYOUT_ID = (
-            "1fa5018121da60ae"  # the state's layout: snapshots restore only here
+            "6af869fd2ca3e077"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -2587,7 +2591,7 @@ def _make_derived5():
         COLUMNS = ("b5_lp", "b5_cnt", "b5_cntd")
         QUERY_ID = "ab01a342290667e1"
         LAYOUT_ID = (
-            "1fa5018121da60ae"  # the state's layout: snapshots restore only here
+            "6af869fd2ca3e077"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3161,7 +3165,7 @@ def _make_derived6():
         COLUMNS = ("b6_lp", "b6_cnt", "b6_cntd")
         QUERY_ID = "972085ad21380a95"
         LAYOUT_ID = (
-            "1fa5018121da60ae"  # the state's layout: snapshots restore only here
+            "6af869fd2ca3e077"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3704,7 +3708,7 @@ class View:
         "b6_cntd",
     )
     QUERY_ID = "53d43ad003147b37"
-    LAYOUT_ID = "eeef864e5c517095"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "5a6809657942f65a"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -3776,7 +3780,13 @@ class View:
         for sub_row, change in self.sub_derived6._changes:
             self._apply_derived6(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -3905,19 +3915,8 @@ class View:
         _p = d
         _grp = b1_by_all.get(())
         if _grp is None:
-            b1_by_all[()] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    b1_by_all[()] = (_grp[0], _n)
-                else:
-                    del b1_by_all[()]
-            else:
-                b1_by_all[()] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            b1_by_all[()] = row if _p == 1 else (row, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -3928,7 +3927,22 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        b1_by_all[()] = next(iter(_grp.items()))
+                        ((_e, _n),) = _grp.items()
+                        b1_by_all[()] = _e if _n == 1 else (_e, _n)
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    b1_by_all[()] = _g if _n == 1 else (_g, _n)
+                else:
+                    del b1_by_all[()]
+            else:
+                b1_by_all[()] = {_g: _o, _e: _p}
         _o = b1_count_by_all.get(())
         if _o is None:
             b1_count_by_all[()] = _p
@@ -4000,42 +4014,65 @@ class View:
                                     del n0_root[()]
                             if pending is not None:
                                 for (v_b2_lp, v_b2_cnt, v_b2_cntd), _m11 in (
-                                    (_g12,)
-                                    if type((_g12 := self.b2_by_all[()])) is tuple
-                                    else _g12.items()
+                                    _g12.items()
+                                    if type((_g12 := self.b2_by_all[()])) is dict
+                                    else (
+                                        (_g12,)
+                                        if type(_g12) is tuple and len(_g12) == 2
+                                        else ((_g12, 1),)
+                                    )
                                 ):
                                     for (v_b3_lp, v_b3_cnt, v_b3_cntd), _m13 in (
-                                        (_g14,)
-                                        if type((_g14 := self.b3_by_all[()])) is tuple
-                                        else _g14.items()
+                                        _g14.items()
+                                        if type((_g14 := self.b3_by_all[()])) is dict
+                                        else (
+                                            (_g14,)
+                                            if type(_g14) is tuple and len(_g14) == 2
+                                            else ((_g14, 1),)
+                                        )
                                     ):
                                         for (v_b4_lp, v_b4_cnt, v_b4_cntd), _m15 in (
-                                            (_g16,)
+                                            _g16.items()
                                             if type((_g16 := self.b4_by_all[()]))
-                                            is tuple
-                                            else _g16.items()
+                                            is dict
+                                            else (
+                                                (_g16,)
+                                                if type(_g16) is tuple
+                                                and len(_g16) == 2
+                                                else ((_g16, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_b5_lp,
                                                 v_b5_cnt,
                                                 v_b5_cntd,
                                             ), _m17 in (
-                                                (_g18,)
+                                                _g18.items()
                                                 if type((_g18 := self.b5_by_all[()]))
-                                                is tuple
-                                                else _g18.items()
+                                                is dict
+                                                else (
+                                                    (_g18,)
+                                                    if type(_g18) is tuple
+                                                    and len(_g18) == 2
+                                                    else ((_g18, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_b6_lp,
                                                     v_b6_cnt,
                                                     v_b6_cntd,
                                                 ), _m19 in (
-                                                    (_g20,)
+                                                    _g20.items()
                                                     if type(
                                                         (_g20 := self.b6_by_all[()])
                                                     )
-                                                    is tuple
-                                                    else _g20.items()
+                                                    is dict
+                                                    else (
+                                                        (_g20,)
+                                                        if type(_g20) is tuple
+                                                        and len(_g20) == 2
+                                                        else ((_g20, 1),)
+                                                    )
                                                 ):
                                                     _k = (
                                                         v_b1_lp,
@@ -4094,19 +4131,8 @@ class View:
         _p = d
         _grp = b2_by_all.get(())
         if _grp is None:
-            b2_by_all[()] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    b2_by_all[()] = (_grp[0], _n)
-                else:
-                    del b2_by_all[()]
-            else:
-                b2_by_all[()] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            b2_by_all[()] = row if _p == 1 else (row, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -4117,7 +4143,22 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        b2_by_all[()] = next(iter(_grp.items()))
+                        ((_e, _n),) = _grp.items()
+                        b2_by_all[()] = _e if _n == 1 else (_e, _n)
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    b2_by_all[()] = _g if _n == 1 else (_g, _n)
+                else:
+                    del b2_by_all[()]
+            else:
+                b2_by_all[()] = {_g: _o, _e: _p}
         _o = b2_count_by_all.get(())
         if _o is None:
             b2_count_by_all[()] = _p
@@ -4189,42 +4230,65 @@ class View:
                                     del n0_root[()]
                             if pending is not None:
                                 for (v_b1_lp, v_b1_cnt, v_b1_cntd), _m11 in (
-                                    (_g12,)
-                                    if type((_g12 := self.b1_by_all[()])) is tuple
-                                    else _g12.items()
+                                    _g12.items()
+                                    if type((_g12 := self.b1_by_all[()])) is dict
+                                    else (
+                                        (_g12,)
+                                        if type(_g12) is tuple and len(_g12) == 2
+                                        else ((_g12, 1),)
+                                    )
                                 ):
                                     for (v_b3_lp, v_b3_cnt, v_b3_cntd), _m13 in (
-                                        (_g14,)
-                                        if type((_g14 := self.b3_by_all[()])) is tuple
-                                        else _g14.items()
+                                        _g14.items()
+                                        if type((_g14 := self.b3_by_all[()])) is dict
+                                        else (
+                                            (_g14,)
+                                            if type(_g14) is tuple and len(_g14) == 2
+                                            else ((_g14, 1),)
+                                        )
                                     ):
                                         for (v_b4_lp, v_b4_cnt, v_b4_cntd), _m15 in (
-                                            (_g16,)
+                                            _g16.items()
                                             if type((_g16 := self.b4_by_all[()]))
-                                            is tuple
-                                            else _g16.items()
+                                            is dict
+                                            else (
+                                                (_g16,)
+                                                if type(_g16) is tuple
+                                                and len(_g16) == 2
+                                                else ((_g16, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_b5_lp,
                                                 v_b5_cnt,
                                                 v_b5_cntd,
                                             ), _m17 in (
-                                                (_g18,)
+                                                _g18.items()
                                                 if type((_g18 := self.b5_by_all[()]))
-                                                is tuple
-                                                else _g18.items()
+                                                is dict
+                                                else (
+                                                    (_g18,)
+                                                    if type(_g18) is tuple
+                                                    and len(_g18) == 2
+                                                    else ((_g18, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_b6_lp,
                                                     v_b6_cnt,
                                                     v_b6_cntd,
                                                 ), _m19 in (
-                                                    (_g20,)
+                                                    _g20.items()
                                                     if type(
                                                         (_g20 := self.b6_by_all[()])
                                                     )
-                                                    is tuple
-                                                    else _g20.items()
+                                                    is dict
+                                                    else (
+                                                        (_g20,)
+                                                        if type(_g20) is tuple
+                                                        and len(_g20) == 2
+                                                        else ((_g20, 1),)
+                                                    )
                                                 ):
                                                     _k = (
                                                         v_b1_lp,
@@ -4281,19 +4345,8 @@ class View:
         _p = d
         _grp = b3_by_all.get(())
         if _grp is None:
-            b3_by_all[()] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    b3_by_all[()] = (_grp[0], _n)
-                else:
-                    del b3_by_all[()]
-            else:
-                b3_by_all[()] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            b3_by_all[()] = row if _p == 1 else (row, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -4304,7 +4357,22 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        b3_by_all[()] = next(iter(_grp.items()))
+                        ((_e, _n),) = _grp.items()
+                        b3_by_all[()] = _e if _n == 1 else (_e, _n)
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    b3_by_all[()] = _g if _n == 1 else (_g, _n)
+                else:
+                    del b3_by_all[()]
+            else:
+                b3_by_all[()] = {_g: _o, _e: _p}
         _o = b3_count_by_all.get(())
         if _o is None:
             b3_count_by_all[()] = _p
@@ -4364,35 +4432,57 @@ class View:
                                 del n0_root[()]
                         if pending is not None:
                             for (v_b2_lp, v_b2_cnt, v_b2_cntd), _m9 in (
-                                (_g10,)
-                                if type((_g10 := self.b2_by_all[()])) is tuple
-                                else _g10.items()
+                                _g10.items()
+                                if type((_g10 := self.b2_by_all[()])) is dict
+                                else (
+                                    (_g10,)
+                                    if type(_g10) is tuple and len(_g10) == 2
+                                    else ((_g10, 1),)
+                                )
                             ):
                                 for (v_b1_lp, v_b1_cnt, v_b1_cntd), _m11 in (
-                                    (_g12,)
-                                    if type((_g12 := self.b1_by_all[()])) is tuple
-                                    else _g12.items()
+                                    _g12.items()
+                                    if type((_g12 := self.b1_by_all[()])) is dict
+                                    else (
+                                        (_g12,)
+                                        if type(_g12) is tuple and len(_g12) == 2
+                                        else ((_g12, 1),)
+                                    )
                                 ):
                                     for (v_b4_lp, v_b4_cnt, v_b4_cntd), _m13 in (
-                                        (_g14,)
-                                        if type((_g14 := self.b4_by_all[()])) is tuple
-                                        else _g14.items()
+                                        _g14.items()
+                                        if type((_g14 := self.b4_by_all[()])) is dict
+                                        else (
+                                            (_g14,)
+                                            if type(_g14) is tuple and len(_g14) == 2
+                                            else ((_g14, 1),)
+                                        )
                                     ):
                                         for (v_b5_lp, v_b5_cnt, v_b5_cntd), _m15 in (
-                                            (_g16,)
+                                            _g16.items()
                                             if type((_g16 := self.b5_by_all[()]))
-                                            is tuple
-                                            else _g16.items()
+                                            is dict
+                                            else (
+                                                (_g16,)
+                                                if type(_g16) is tuple
+                                                and len(_g16) == 2
+                                                else ((_g16, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_b6_lp,
                                                 v_b6_cnt,
                                                 v_b6_cntd,
                                             ), _m17 in (
-                                                (_g18,)
+                                                _g18.items()
                                                 if type((_g18 := self.b6_by_all[()]))
-                                                is tuple
-                                                else _g18.items()
+                                                is dict
+                                                else (
+                                                    (_g18,)
+                                                    if type(_g18) is tuple
+                                                    and len(_g18) == 2
+                                                    else ((_g18, 1),)
+                                                )
                                             ):
                                                 _k = (
                                                     v_b1_lp,
@@ -4442,19 +4532,8 @@ class View:
         _p = d
         _grp = b4_by_all.get(())
         if _grp is None:
-            b4_by_all[()] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    b4_by_all[()] = (_grp[0], _n)
-                else:
-                    del b4_by_all[()]
-            else:
-                b4_by_all[()] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            b4_by_all[()] = row if _p == 1 else (row, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -4465,7 +4544,22 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        b4_by_all[()] = next(iter(_grp.items()))
+                        ((_e, _n),) = _grp.items()
+                        b4_by_all[()] = _e if _n == 1 else (_e, _n)
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    b4_by_all[()] = _g if _n == 1 else (_g, _n)
+                else:
+                    del b4_by_all[()]
+            else:
+                b4_by_all[()] = {_g: _o, _e: _p}
         _o = b4_count_by_all.get(())
         if _o is None:
             b4_count_by_all[()] = _p
@@ -4513,30 +4607,51 @@ class View:
                             del n0_root[()]
                     if pending is not None:
                         for (v_b2_lp, v_b2_cnt, v_b2_cntd), _m7 in (
-                            (_g8,)
-                            if type((_g8 := self.b2_by_all[()])) is tuple
-                            else _g8.items()
+                            _g8.items()
+                            if type((_g8 := self.b2_by_all[()])) is dict
+                            else (
+                                (_g8,)
+                                if type(_g8) is tuple and len(_g8) == 2
+                                else ((_g8, 1),)
+                            )
                         ):
                             for (v_b1_lp, v_b1_cnt, v_b1_cntd), _m9 in (
-                                (_g10,)
-                                if type((_g10 := self.b1_by_all[()])) is tuple
-                                else _g10.items()
+                                _g10.items()
+                                if type((_g10 := self.b1_by_all[()])) is dict
+                                else (
+                                    (_g10,)
+                                    if type(_g10) is tuple and len(_g10) == 2
+                                    else ((_g10, 1),)
+                                )
                             ):
                                 for (v_b3_lp, v_b3_cnt, v_b3_cntd), _m11 in (
-                                    (_g12,)
-                                    if type((_g12 := self.b3_by_all[()])) is tuple
-                                    else _g12.items()
+                                    _g12.items()
+                                    if type((_g12 := self.b3_by_all[()])) is dict
+                                    else (
+                                        (_g12,)
+                                        if type(_g12) is tuple and len(_g12) == 2
+                                        else ((_g12, 1),)
+                                    )
                                 ):
                                     for (v_b5_lp, v_b5_cnt, v_b5_cntd), _m13 in (
-                                        (_g14,)
-                                        if type((_g14 := self.b5_by_all[()])) is tuple
-                                        else _g14.items()
+                                        _g14.items()
+                                        if type((_g14 := self.b5_by_all[()])) is dict
+                                        else (
+                                            (_g14,)
+                                            if type(_g14) is tuple and len(_g14) == 2
+                                            else ((_g14, 1),)
+                                        )
                                     ):
                                         for (v_b6_lp, v_b6_cnt, v_b6_cntd), _m15 in (
-                                            (_g16,)
+                                            _g16.items()
                                             if type((_g16 := self.b6_by_all[()]))
-                                            is tuple
-                                            else _g16.items()
+                                            is dict
+                                            else (
+                                                (_g16,)
+                                                if type(_g16) is tuple
+                                                and len(_g16) == 2
+                                                else ((_g16, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 v_b1_lp,
@@ -4580,19 +4695,8 @@ class View:
         _p = d
         _grp = b5_by_all.get(())
         if _grp is None:
-            b5_by_all[()] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    b5_by_all[()] = (_grp[0], _n)
-                else:
-                    del b5_by_all[()]
-            else:
-                b5_by_all[()] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            b5_by_all[()] = row if _p == 1 else (row, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -4603,7 +4707,22 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        b5_by_all[()] = next(iter(_grp.items()))
+                        ((_e, _n),) = _grp.items()
+                        b5_by_all[()] = _e if _n == 1 else (_e, _n)
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    b5_by_all[()] = _g if _n == 1 else (_g, _n)
+                else:
+                    del b5_by_all[()]
+            else:
+                b5_by_all[()] = {_g: _o, _e: _p}
         _o = b5_count_by_all.get(())
         if _o is None:
             b5_count_by_all[()] = _p
@@ -4639,29 +4758,49 @@ class View:
                         del n0_root[()]
                 if pending is not None:
                     for (v_b2_lp, v_b2_cnt, v_b2_cntd), _m5 in (
-                        (_g6,)
-                        if type((_g6 := self.b2_by_all[()])) is tuple
-                        else _g6.items()
+                        _g6.items()
+                        if type((_g6 := self.b2_by_all[()])) is dict
+                        else (
+                            (_g6,)
+                            if type(_g6) is tuple and len(_g6) == 2
+                            else ((_g6, 1),)
+                        )
                     ):
                         for (v_b1_lp, v_b1_cnt, v_b1_cntd), _m7 in (
-                            (_g8,)
-                            if type((_g8 := self.b1_by_all[()])) is tuple
-                            else _g8.items()
+                            _g8.items()
+                            if type((_g8 := self.b1_by_all[()])) is dict
+                            else (
+                                (_g8,)
+                                if type(_g8) is tuple and len(_g8) == 2
+                                else ((_g8, 1),)
+                            )
                         ):
                             for (v_b3_lp, v_b3_cnt, v_b3_cntd), _m9 in (
-                                (_g10,)
-                                if type((_g10 := self.b3_by_all[()])) is tuple
-                                else _g10.items()
+                                _g10.items()
+                                if type((_g10 := self.b3_by_all[()])) is dict
+                                else (
+                                    (_g10,)
+                                    if type(_g10) is tuple and len(_g10) == 2
+                                    else ((_g10, 1),)
+                                )
                             ):
                                 for (v_b4_lp, v_b4_cnt, v_b4_cntd), _m11 in (
-                                    (_g12,)
-                                    if type((_g12 := self.b4_by_all[()])) is tuple
-                                    else _g12.items()
+                                    _g12.items()
+                                    if type((_g12 := self.b4_by_all[()])) is dict
+                                    else (
+                                        (_g12,)
+                                        if type(_g12) is tuple and len(_g12) == 2
+                                        else ((_g12, 1),)
+                                    )
                                 ):
                                     for (v_b6_lp, v_b6_cnt, v_b6_cntd), _m13 in (
-                                        (_g14,)
-                                        if type((_g14 := self.b6_by_all[()])) is tuple
-                                        else _g14.items()
+                                        _g14.items()
+                                        if type((_g14 := self.b6_by_all[()])) is dict
+                                        else (
+                                            (_g14,)
+                                            if type(_g14) is tuple and len(_g14) == 2
+                                            else ((_g14, 1),)
+                                        )
                                     ):
                                         _k = (
                                             v_b1_lp,
@@ -4703,19 +4842,8 @@ class View:
         _p = d
         _grp = b6_by_all.get(())
         if _grp is None:
-            b6_by_all[()] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    b6_by_all[()] = (_grp[0], _n)
-                else:
-                    del b6_by_all[()]
-            else:
-                b6_by_all[()] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            b6_by_all[()] = row if _p == 1 else (row, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -4726,7 +4854,22 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        b6_by_all[()] = next(iter(_grp.items()))
+                        ((_e, _n),) = _grp.items()
+                        b6_by_all[()] = _e if _n == 1 else (_e, _n)
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    b6_by_all[()] = _g if _n == 1 else (_g, _n)
+                else:
+                    del b6_by_all[()]
+            else:
+                b6_by_all[()] = {_g: _o, _e: _p}
         _o = b6_count_by_all.get(())
         if _o is None:
             b6_count_by_all[()] = _p
@@ -4750,29 +4893,45 @@ class View:
                     del n0_root[()]
             if pending is not None:
                 for (v_b2_lp, v_b2_cnt, v_b2_cntd), _m3 in (
-                    (_g4,)
-                    if type((_g4 := self.b2_by_all[()])) is tuple
-                    else _g4.items()
+                    _g4.items()
+                    if type((_g4 := self.b2_by_all[()])) is dict
+                    else (_g4,) if type(_g4) is tuple and len(_g4) == 2 else ((_g4, 1),)
                 ):
                     for (v_b1_lp, v_b1_cnt, v_b1_cntd), _m5 in (
-                        (_g6,)
-                        if type((_g6 := self.b1_by_all[()])) is tuple
-                        else _g6.items()
+                        _g6.items()
+                        if type((_g6 := self.b1_by_all[()])) is dict
+                        else (
+                            (_g6,)
+                            if type(_g6) is tuple and len(_g6) == 2
+                            else ((_g6, 1),)
+                        )
                     ):
                         for (v_b3_lp, v_b3_cnt, v_b3_cntd), _m7 in (
-                            (_g8,)
-                            if type((_g8 := self.b3_by_all[()])) is tuple
-                            else _g8.items()
+                            _g8.items()
+                            if type((_g8 := self.b3_by_all[()])) is dict
+                            else (
+                                (_g8,)
+                                if type(_g8) is tuple and len(_g8) == 2
+                                else ((_g8, 1),)
+                            )
                         ):
                             for (v_b4_lp, v_b4_cnt, v_b4_cntd), _m9 in (
-                                (_g10,)
-                                if type((_g10 := self.b4_by_all[()])) is tuple
-                                else _g10.items()
+                                _g10.items()
+                                if type((_g10 := self.b4_by_all[()])) is dict
+                                else (
+                                    (_g10,)
+                                    if type(_g10) is tuple and len(_g10) == 2
+                                    else ((_g10, 1),)
+                                )
                             ):
                                 for (v_b5_lp, v_b5_cnt, v_b5_cntd), _m11 in (
-                                    (_g12,)
-                                    if type((_g12 := self.b5_by_all[()])) is tuple
-                                    else _g12.items()
+                                    _g12.items()
+                                    if type((_g12 := self.b5_by_all[()])) is dict
+                                    else (
+                                        (_g12,)
+                                        if type(_g12) is tuple and len(_g12) == 2
+                                        else ((_g12, 1),)
+                                    )
                                 ):
                                     _k = (
                                         v_b1_lp,

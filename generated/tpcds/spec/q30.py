@@ -62,13 +62,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -239,13 +243,17 @@ def _make_derived1():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -362,7 +370,7 @@ def _make_derived1():
         COLUMNS = ("ctr_customer_sk", "ctr_state", "ctr_total_return")
         QUERY_ID = "c161436c53e330b1"
         LAYOUT_ID = (
-            "9a0bf66cbb502479"  # the state's layout: snapshots restore only here
+            "b7dee54ebad5edcb"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1818,13 +1826,17 @@ def _make_scalar_2():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -1941,7 +1953,7 @@ def _make_scalar_2():
             COLUMNS = ("ctr_customer_sk", "ctr_state", "ctr_total_return")
             QUERY_ID = "c161436c53e330b1"
             LAYOUT_ID = (
-                "9a0bf66cbb502479"  # the state's layout: snapshots restore only here
+                "b7dee54ebad5edcb"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -3501,7 +3513,7 @@ def _make_scalar_2():
         COLUMNS = ("k1", "v")
         QUERY_ID = "b54d66816ab7ec59"
         LAYOUT_ID = (
-            "1a89a446cfbc0d99"  # the state's layout: snapshots restore only here
+            "7a34f55e992ab22d"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3527,7 +3539,15 @@ def _make_scalar_2():
             for sub_row, change in self.sub_derived1._changes:
                 self._apply_derived1(sub_row, change)
             if self._pending:
+                first = self._changes  # the row of an empty database, if any
                 self._flush()
+                if first:  # the inner views' rows changed it: report the net change
+                    net = {}
+                    for row, change in first + self._changes:
+                        net[row] = net.get(row, 0) + change
+                    self._changes = [
+                        (row, change) for row, change in net.items() if change
+                    ]
 
         def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
@@ -3983,7 +4003,7 @@ class View:
         "ctr_total_return",
     )
     QUERY_ID = "36eb59e38bc0b8a7"
-    LAYOUT_ID = "d7efb416c85f47c7"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "ed134803860b94f2"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -4038,7 +4058,13 @@ class View:
         if self.sub_scalar_2._changes:
             self._on_scalar_2(self.sub_scalar_2._changes)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -4260,10 +4286,14 @@ class View:
                         v_c_email_address,
                         v_c_last_review_date_sk,
                     ), _m4 in (
-                        (_g5,)
+                        _g5.items()
                         if type((_g5 := self.n1_by_ctr_customer_sk[v_ctr_customer_sk]))
-                        is tuple
-                        else _g5.items()
+                        is dict
+                        else (
+                            (_g5,)
+                            if type(_g5) is tuple and len(_g5) == 2
+                            else ((_g5, 1),)
+                        )
                     ):
                         _k = (
                             v_c_customer_id,
@@ -4331,7 +4361,7 @@ class View:
             _g3 = customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk.get(
                 v_ca_address_sk
             )
-            if _g3:
+            if _g3 is not None:
                 for (
                     v_ctr_customer_sk,
                     v_c_customer_id,
@@ -4346,7 +4376,11 @@ class View:
                     v_c_login,
                     v_c_email_address,
                     v_c_last_review_date_sk,
-                ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                ), _w1 in (
+                    _g3.items()
+                    if type(_g3) is dict
+                    else (_g3,) if type(_g3) is tuple and len(_g3) == 2 else ((_g3, 1),)
+                ):
                     _d2 = _p * _w1
                     _t4 = (
                         v_ctr_customer_sk,
@@ -4365,22 +4399,10 @@ class View:
                     )
                     _grp = n1_by_ctr_customer_sk.get(v_ctr_customer_sk)
                     if _grp is None:
-                        n1_by_ctr_customer_sk[v_ctr_customer_sk] = (_t4, _d2)
-                    elif type(_grp) is tuple:
-                        _e = _t4
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _d2
-                            if _n:
-                                n1_by_ctr_customer_sk[v_ctr_customer_sk] = (_grp[0], _n)
-                            else:
-                                del n1_by_ctr_customer_sk[v_ctr_customer_sk]
-                        else:
-                            n1_by_ctr_customer_sk[v_ctr_customer_sk] = {
-                                _grp[0]: _grp[1],
-                                _e: _d2,
-                            }
-                    else:
+                        n1_by_ctr_customer_sk[v_ctr_customer_sk] = (
+                            _t4 if _d2 == 1 else (_t4, _d2)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t4)
                         if _o is None:
                             _grp[_t4] = _d2
@@ -4391,9 +4413,26 @@ class View:
                             else:
                                 del _grp[_t4]
                                 if len(_grp) == 1:
-                                    n1_by_ctr_customer_sk[v_ctr_customer_sk] = next(
-                                        iter(_grp.items())
+                                    ((_e, _n),) = _grp.items()
+                                    n1_by_ctr_customer_sk[v_ctr_customer_sk] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t4
+                        if _g is _e or _g == _e:
+                            _n = _o + _d2
+                            if _n:
+                                n1_by_ctr_customer_sk[v_ctr_customer_sk] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del n1_by_ctr_customer_sk[v_ctr_customer_sk]
+                        else:
+                            n1_by_ctr_customer_sk[v_ctr_customer_sk] = {_g: _o, _e: _d2}
                     _o = n1_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
                     if _o is None:
                         n1_count_by_ctr_customer_sk[v_ctr_customer_sk] = _d2
@@ -4546,33 +4585,9 @@ class View:
                 customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk[
                     v_ca_address_sk
                 ] = (
-                    _t1,
-                    _p,
+                    _t1 if _p == 1 else (_t1, _p)
                 )
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk[
-                            v_ca_address_sk
-                        ] = (
-                            _grp[0],
-                            _n,
-                        )
-                    else:
-                        del customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk[
-                            v_ca_address_sk
-                        ]
-                else:
-                    customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk[
-                        v_ca_address_sk
-                    ] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -4583,32 +4598,46 @@ class View:
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
+                            ((_e, _n),) = _grp.items()
                             customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk[
                                 v_ca_address_sk
-                            ] = next(
-                                iter(_grp.items())
+                            ] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk[
+                            v_ca_address_sk
+                        ] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk[
+                            v_ca_address_sk
+                        ]
+                else:
+                    customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk[
+                        v_ca_address_sk
+                    ] = {
+                        _g: _o,
+                        _e: _p,
+                    }
             _w2 = customer_address_count_by_ca_address_sk.get(v_ca_address_sk)
             if _w2 is not None:
                 _d3 = _p * _w2
                 _grp = n1_by_ctr_customer_sk.get(v_ctr_customer_sk)
                 if _grp is None:
-                    n1_by_ctr_customer_sk[v_ctr_customer_sk] = (_t1, _d3)
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _d3
-                        if _n:
-                            n1_by_ctr_customer_sk[v_ctr_customer_sk] = (_grp[0], _n)
-                        else:
-                            del n1_by_ctr_customer_sk[v_ctr_customer_sk]
-                    else:
-                        n1_by_ctr_customer_sk[v_ctr_customer_sk] = {
-                            _grp[0]: _grp[1],
-                            _e: _d3,
-                        }
-                else:
+                    n1_by_ctr_customer_sk[v_ctr_customer_sk] = (
+                        _t1 if _d3 == 1 else (_t1, _d3)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _d3
@@ -4619,9 +4648,26 @@ class View:
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
-                                n1_by_ctr_customer_sk[v_ctr_customer_sk] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                n1_by_ctr_customer_sk[v_ctr_customer_sk] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _d3
+                        if _n:
+                            n1_by_ctr_customer_sk[v_ctr_customer_sk] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del n1_by_ctr_customer_sk[v_ctr_customer_sk]
+                    else:
+                        n1_by_ctr_customer_sk[v_ctr_customer_sk] = {_g: _o, _e: _d3}
                 _o = n1_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
                 if _o is None:
                     n1_count_by_ctr_customer_sk[v_ctr_customer_sk] = _d3
@@ -4885,33 +4931,9 @@ class View:
                 customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk[
                     v_ca_address_sk
                 ] = (
-                    _t1,
-                    _p,
+                    _t1 if _p == 1 else (_t1, _p)
                 )
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk[
-                            v_ca_address_sk
-                        ] = (
-                            _grp[0],
-                            _n,
-                        )
-                    else:
-                        del customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk[
-                            v_ca_address_sk
-                        ]
-                else:
-                    customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk[
-                        v_ca_address_sk
-                    ] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -4922,32 +4944,46 @@ class View:
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
+                            ((_e, _n),) = _grp.items()
                             customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk[
                                 v_ca_address_sk
-                            ] = next(
-                                iter(_grp.items())
+                            ] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk[
+                            v_ca_address_sk
+                        ] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk[
+                            v_ca_address_sk
+                        ]
+                else:
+                    customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk[
+                        v_ca_address_sk
+                    ] = {
+                        _g: _o,
+                        _e: _p,
+                    }
             _w2 = customer_address_count_by_ca_address_sk.get(v_ca_address_sk)
             if _w2 is not None:
                 _d3 = _p * _w2
                 _grp = n1_by_ctr_customer_sk.get(v_ctr_customer_sk)
                 if _grp is None:
-                    n1_by_ctr_customer_sk[v_ctr_customer_sk] = (_t1, _d3)
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _d3
-                        if _n:
-                            n1_by_ctr_customer_sk[v_ctr_customer_sk] = (_grp[0], _n)
-                        else:
-                            del n1_by_ctr_customer_sk[v_ctr_customer_sk]
-                    else:
-                        n1_by_ctr_customer_sk[v_ctr_customer_sk] = {
-                            _grp[0]: _grp[1],
-                            _e: _d3,
-                        }
-                else:
+                    n1_by_ctr_customer_sk[v_ctr_customer_sk] = (
+                        _t1 if _d3 == 1 else (_t1, _d3)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _d3
@@ -4958,9 +4994,26 @@ class View:
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
-                                n1_by_ctr_customer_sk[v_ctr_customer_sk] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                n1_by_ctr_customer_sk[v_ctr_customer_sk] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _d3
+                        if _n:
+                            n1_by_ctr_customer_sk[v_ctr_customer_sk] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del n1_by_ctr_customer_sk[v_ctr_customer_sk]
+                    else:
+                        n1_by_ctr_customer_sk[v_ctr_customer_sk] = {_g: _o, _e: _d3}
                 _o = n1_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
                 if _o is None:
                     n1_count_by_ctr_customer_sk[v_ctr_customer_sk] = _d3
@@ -5105,10 +5158,10 @@ class View:
                     v_c_email_address,
                     v_c_last_review_date_sk,
                 ), _m4 in (
-                    (_g5,)
+                    _g5.items()
                     if type((_g5 := self.n1_by_ctr_customer_sk[v_ctr_customer_sk]))
-                    is tuple
-                    else _g5.items()
+                    is dict
+                    else (_g5,) if type(_g5) is tuple and len(_g5) == 2 else ((_g5, 1),)
                 ):
                     _k = (
                         v_c_customer_id,

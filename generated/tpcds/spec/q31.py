@@ -101,13 +101,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -256,13 +260,17 @@ def _make_derived1():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -378,7 +386,7 @@ def _make_derived1():
         COLUMNS = ("ca_county", "d_qoy", "d_year", "store_sales")
         QUERY_ID = "9e33cdf6a30fc0b5"
         LAYOUT_ID = (
-            "17c66198a52d1a33"  # the state's layout: snapshots restore only here
+            "e87514d0098f105c"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1793,13 +1801,17 @@ def _make_derived2():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -1915,7 +1927,7 @@ def _make_derived2():
         COLUMNS = ("ca_county", "d_qoy", "d_year", "store_sales")
         QUERY_ID = "9e33cdf6a30fc0b5"
         LAYOUT_ID = (
-            "17c66198a52d1a33"  # the state's layout: snapshots restore only here
+            "e87514d0098f105c"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3330,13 +3342,17 @@ def _make_derived3():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -3452,7 +3468,7 @@ def _make_derived3():
         COLUMNS = ("ca_county", "d_qoy", "d_year", "store_sales")
         QUERY_ID = "9e33cdf6a30fc0b5"
         LAYOUT_ID = (
-            "17c66198a52d1a33"  # the state's layout: snapshots restore only here
+            "e87514d0098f105c"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -4867,13 +4883,17 @@ def _make_derived4():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -5000,7 +5020,7 @@ def _make_derived4():
         COLUMNS = ("ca_county", "d_qoy", "d_year", "web_sales")
         QUERY_ID = "7e2876a755a17fa1"
         LAYOUT_ID = (
-            "16421277d8a8dd68"  # the state's layout: snapshots restore only here
+            "6647dfb5a00f52e2"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -6454,13 +6474,17 @@ def _make_derived5():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -6587,7 +6611,7 @@ def _make_derived5():
         COLUMNS = ("ca_county", "d_qoy", "d_year", "web_sales")
         QUERY_ID = "7e2876a755a17fa1"
         LAYOUT_ID = (
-            "16421277d8a8dd68"  # the state's layout: snapshots restore only here
+            "6647dfb5a00f52e2"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -8041,13 +8065,17 @@ def _make_derived6():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -8174,7 +8202,7 @@ def _make_derived6():
         COLUMNS = ("ca_county", "d_qoy", "d_year", "web_sales")
         QUERY_ID = "7e2876a755a17fa1"
         LAYOUT_ID = (
-            "16421277d8a8dd68"  # the state's layout: snapshots restore only here
+            "6647dfb5a00f52e2"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -9716,7 +9744,7 @@ class View:
         "store_q2_q3_increase",
     )
     QUERY_ID = "554f8681a57a1ef2"
-    LAYOUT_ID = "0f3895a86ae4134a"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "7d24a2b44389ced9"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -9797,7 +9825,13 @@ class View:
         for sub_row, change in self.sub_derived6._changes:
             self._apply_derived6(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -9934,19 +9968,8 @@ class View:
             _t1 = (v_ca_county, v_d_year, v_store_sales)
             _grp = ss1_by_ca_county.get(v_ca_county)
             if _grp is None:
-                ss1_by_ca_county[v_ca_county] = (_t1, _p)
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        ss1_by_ca_county[v_ca_county] = (_grp[0], _n)
-                    else:
-                        del ss1_by_ca_county[v_ca_county]
-                else:
-                    ss1_by_ca_county[v_ca_county] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                ss1_by_ca_county[v_ca_county] = _t1 if _p == 1 else (_t1, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -9957,7 +9980,22 @@ class View:
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
-                            ss1_by_ca_county[v_ca_county] = next(iter(_grp.items()))
+                            ((_e, _n),) = _grp.items()
+                            ss1_by_ca_county[v_ca_county] = _e if _n == 1 else (_e, _n)
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        ss1_by_ca_county[v_ca_county] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del ss1_by_ca_county[v_ca_county]
+                else:
+                    ss1_by_ca_county[v_ca_county] = {_g: _o, _e: _p}
             _o = ss1_count_by_ca_county.get(v_ca_county)
             if _o is None:
                 ss1_count_by_ca_county[v_ca_county] = _p
@@ -10390,12 +10428,16 @@ class View:
                                         v_d_year,
                                         v_store_sales,
                                     ), _m12 in (
-                                        (_g13,)
+                                        _g13.items()
                                         if type(
                                             (_g13 := self.ss1_by_ca_county[v_ca_county])
                                         )
-                                        is tuple
-                                        else _g13.items()
+                                        is dict
+                                        else (
+                                            (_g13,)
+                                            if type(_g13) is tuple and len(_g13) == 2
+                                            else ((_g13, 1),)
+                                        )
                                     ):
                                         for (v_ca_county, v_ss3_store_sales), _m14 in (
                                             (_g15,)
@@ -10745,12 +10787,16 @@ class View:
                                         v_d_year,
                                         v_store_sales,
                                     ), _m12 in (
-                                        (_g13,)
+                                        _g13.items()
                                         if type(
                                             (_g13 := self.ss1_by_ca_county[v_ca_county])
                                         )
-                                        is tuple
-                                        else _g13.items()
+                                        is dict
+                                        else (
+                                            (_g13,)
+                                            if type(_g13) is tuple and len(_g13) == 2
+                                            else ((_g13, 1),)
+                                        )
                                     ):
                                         for (v_ca_county, v_web_sales), _m14 in (
                                             (_g15,)
@@ -11058,12 +11104,16 @@ class View:
                                 else _g9.items()
                             ):
                                 for (v_ca_county, v_d_year, v_store_sales), _m10 in (
-                                    (_g11,)
+                                    _g11.items()
                                     if type(
                                         (_g11 := self.ss1_by_ca_county[v_ca_county])
                                     )
-                                    is tuple
-                                    else _g11.items()
+                                    is dict
+                                    else (
+                                        (_g11,)
+                                        if type(_g11) is tuple and len(_g11) == 2
+                                        else ((_g11, 1),)
+                                    )
                                 ):
                                     for (v_ca_county, v_ss3_store_sales), _m12 in (
                                         (_g13,)
@@ -11335,10 +11385,14 @@ class View:
                             else _g7.items()
                         ):
                             for (v_ca_county, v_d_year, v_store_sales), _m8 in (
-                                (_g9,)
+                                _g9.items()
                                 if type((_g9 := self.ss1_by_ca_county[v_ca_county]))
-                                is tuple
-                                else _g9.items()
+                                is dict
+                                else (
+                                    (_g9,)
+                                    if type(_g9) is tuple and len(_g9) == 2
+                                    else ((_g9, 1),)
+                                )
                             ):
                                 for (v_ca_county, v_ss3_store_sales), _m10 in (
                                     (_g11,)
@@ -11568,10 +11622,13 @@ class View:
                         else _g5.items()
                     ):
                         for (v_ca_county, v_d_year, v_store_sales), _m6 in (
-                            (_g7,)
-                            if type((_g7 := self.ss1_by_ca_county[v_ca_county]))
-                            is tuple
-                            else _g7.items()
+                            _g7.items()
+                            if type((_g7 := self.ss1_by_ca_county[v_ca_county])) is dict
+                            else (
+                                (_g7,)
+                                if type(_g7) is tuple and len(_g7) == 2
+                                else ((_g7, 1),)
+                            )
                         ):
                             for (v_ca_county, v_ss3_store_sales), _m8 in (
                                 (_g9,)

@@ -300,17 +300,21 @@ def _make_derived1():
                 def _entry(group, entry, default=None):
                     """The payload of `entry` in an index group (None: no group), `default`
                     if absent. A group of one entry is kept inline as the pair (entry,
-                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    payload), or as the bare entry when its count is 1 and entries are not
+                    pairs: a dict per near-unique key would cost ~200 bytes and a
                     container the cyclic GC tracks; several entries are a dict."""
                     if group is None:
                         return default
-                    if type(group) is tuple:
+                    if type(group) is dict:
+                        return group.get(entry, default)
+                    if type(group) is tuple and len(group) == 2:
                         return (
                             group[1]
                             if group[0] is entry or group[0] == entry
                             else default
                         )
-                    return group.get(entry, default)
+                    # a bare entry of count 1 (an index whose entries cannot be pairs)
+                    return 1 if group is entry or group == entry else default
 
                 _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -413,7 +417,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("k1",)
                         QUERY_ID = "4ab57f5c9893ecd9"
-                        LAYOUT_ID = "a87d05da9c4f738d"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "726c3245ad2e3a0c"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -829,7 +833,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("i_manufact_id", "total_sales")
                     QUERY_ID = "d43109d76ce828bd"
-                    LAYOUT_ID = "92eaa93209430190"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "9025a160c40247e6"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -885,7 +889,21 @@ def _make_derived1():
                         for sub_row, change in self.sub_in_1._changes:
                             self._apply_in_1(sub_row, change)
                         if self._pending:
+                            first = (
+                                self._changes
+                            )  # the row of an empty database, if any
                             self._flush()
+                            if (
+                                first
+                            ):  # the inner views' rows changed it: report the net change
+                                net = {}
+                                for row, change in first + self._changes:
+                                    net[row] = net.get(row, 0) + change
+                                self._changes = [
+                                    (row, change)
+                                    for row, change in net.items()
+                                    if change
+                                ]
 
                     def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
@@ -2802,7 +2820,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("i_manufact_id", "total_sales")
                 QUERY_ID = "97d0bfb5961abf96"
-                LAYOUT_ID = "269315bf9dcb0ab5"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "f17367d05d133dc5"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -2831,7 +2849,17 @@ def _make_derived1():
                     for sub_row, change in self.sub_derived1._changes:
                         self._apply_derived1(sub_row, change)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -3255,17 +3283,21 @@ def _make_derived1():
                 def _entry(group, entry, default=None):
                     """The payload of `entry` in an index group (None: no group), `default`
                     if absent. A group of one entry is kept inline as the pair (entry,
-                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    payload), or as the bare entry when its count is 1 and entries are not
+                    pairs: a dict per near-unique key would cost ~200 bytes and a
                     container the cyclic GC tracks; several entries are a dict."""
                     if group is None:
                         return default
-                    if type(group) is tuple:
+                    if type(group) is dict:
+                        return group.get(entry, default)
+                    if type(group) is tuple and len(group) == 2:
                         return (
                             group[1]
                             if group[0] is entry or group[0] == entry
                             else default
                         )
-                    return group.get(entry, default)
+                    # a bare entry of count 1 (an index whose entries cannot be pairs)
+                    return 1 if group is entry or group == entry else default
 
                 _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -3368,7 +3400,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("k1",)
                         QUERY_ID = "4ab57f5c9893ecd9"
-                        LAYOUT_ID = "a87d05da9c4f738d"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "726c3245ad2e3a0c"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -3795,7 +3827,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("i_manufact_id", "total_sales")
                     QUERY_ID = "11e44923567ee929"
-                    LAYOUT_ID = "511d39b4d12fab8a"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "a0314edf90ae791e"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -3853,7 +3885,21 @@ def _make_derived1():
                         for sub_row, change in self.sub_in_1._changes:
                             self._apply_in_1(sub_row, change)
                         if self._pending:
+                            first = (
+                                self._changes
+                            )  # the row of an empty database, if any
                             self._flush()
+                            if (
+                                first
+                            ):  # the inner views' rows changed it: report the net change
+                                net = {}
+                                for row, change in first + self._changes:
+                                    net[row] = net.get(row, 0) + change
+                                self._changes = [
+                                    (row, change)
+                                    for row, change in net.items()
+                                    if change
+                                ]
 
                     def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
@@ -5828,7 +5874,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("i_manufact_id", "total_sales")
                 QUERY_ID = "2d815396fe027531"
-                LAYOUT_ID = "b607fb90cae60536"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "0b64763619805210"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -5857,7 +5903,17 @@ def _make_derived1():
                     for sub_row, change in self.sub_derived1._changes:
                         self._apply_derived1(sub_row, change)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -6356,15 +6412,19 @@ def _make_derived1():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -6465,7 +6525,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("k1",)
                     QUERY_ID = "4ab57f5c9893ecd9"
-                    LAYOUT_ID = "a87d05da9c4f738d"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "726c3245ad2e3a0c"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -6879,7 +6939,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("i_manufact_id", "total_sales")
                 QUERY_ID = "08613f88728366d8"
-                LAYOUT_ID = "d5717447958ac328"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "4d38bb678457e9a0"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -6929,7 +6989,17 @@ def _make_derived1():
                     for sub_row, change in self.sub_in_1._changes:
                         self._apply_in_1(sub_row, change)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -8791,7 +8861,7 @@ def _make_derived1():
             COLUMNS = ("i_manufact_id", "total_sales")
             QUERY_ID = "c86f1a46c9ecaf22"
             LAYOUT_ID = (
-                "75ee32398bd312ba"  # the state's layout: snapshots restore only here
+                "e1e35df068801181"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -8819,7 +8889,15 @@ def _make_derived1():
                 for sub_row, change in self.sub_derived1._changes:
                     self._apply_derived1(sub_row, change)
                 if self._pending:
+                    first = self._changes  # the row of an empty database, if any
                     self._flush()
+                    if first:  # the inner views' rows changed it: report the net change
+                        net = {}
+                        for row, change in first + self._changes:
+                            net[row] = net.get(row, 0) + change
+                        self._changes = [
+                            (row, change) for row, change in net.items() if change
+                        ]
 
             def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
@@ -9404,7 +9482,7 @@ class View:
     }
     COLUMNS = ("i_manufact_id", "total_sales")
     QUERY_ID = "77be064f12da98b0"
-    LAYOUT_ID = "0cf3609a2e16d0de"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "4096b3b17d189e17"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -9432,7 +9510,13 @@ class View:
         for sub_row, change in self.sub_derived1._changes:
             self._apply_derived1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""

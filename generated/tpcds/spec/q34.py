@@ -44,13 +44,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -231,13 +235,17 @@ def _make_derived1():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = 0  # the payload of an absent tuple
 
@@ -396,7 +404,7 @@ def _make_derived1():
         COLUMNS = ("ss_ticket_number", "ss_customer_sk", "cnt")
         QUERY_ID = "f5d5950d1314f6ac"
         LAYOUT_ID = (
-            "f24f2c2944b1df1b"  # the state's layout: snapshots restore only here
+            "b7676d973c67d771"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -604,33 +612,9 @@ def _make_derived1():
                     store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                         v_ss_sold_date_sk
                     ] = (
-                        _t1,
-                        _p,
+                        _t1 if _p == 1 else (_t1, _p)
                     )
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ]
-                    else:
-                        store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
-                            v_ss_sold_date_sk
-                        ] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _p
@@ -641,11 +625,37 @@ def _make_derived1():
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
+                                ((_e, _n),) = _grp.items()
                                 store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ] = next(
-                                    iter(_grp.items())
+                                ] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+                    else:
+                        store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = {
+                            _g: _o,
+                            _e: _p,
+                        }
                 _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _w2 is not None:
                     _d3 = _p * _w2
@@ -655,31 +665,8 @@ def _make_derived1():
                     if _grp is None:
                         n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
                             v_ss_store_sk
-                        ] = (_t4, _d3)
-                    elif type(_grp) is tuple:
-                        _e = _t4
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _d3
-                            if _n:
-                                n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
-                                    v_ss_store_sk
-                                ] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
-                                    v_ss_store_sk
-                                ]
-                        else:
-                            n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
-                                v_ss_store_sk
-                            ] = {
-                                _grp[0]: _grp[1],
-                                _e: _d3,
-                            }
-                    else:
+                        ] = (_t4 if _d3 == 1 else (_t4, _d3))
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t4)
                         if _o is None:
                             _grp[_t4] = _d3
@@ -690,11 +677,37 @@ def _make_derived1():
                             else:
                                 del _grp[_t4]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
                                         v_ss_store_sk
-                                    ] = next(
-                                        iter(_grp.items())
+                                    ] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t4
+                        if _g is _e or _g == _e:
+                            _n = _o + _d3
+                            if _n:
+                                n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ]
+                        else:
+                            n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                                v_ss_store_sk
+                            ] = {
+                                _g: _o,
+                                _e: _d3,
+                            }
                     _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                     if _w5 is not None:
                         _d6 = _d3 * _w5
@@ -842,13 +855,21 @@ def _make_derived1():
                 _g3 = store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
                     v_ss_sold_date_sk
                 )
-                if _g3:
+                if _g3 is not None:
                     for (
                         v_ss_customer_sk,
                         v_ss_hdemo_sk,
                         v_ss_store_sk,
                         v_ss_ticket_number,
-                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                    ), _w1 in (
+                        _g3.items()
+                        if type(_g3) is dict
+                        else (
+                            (_g3,)
+                            if type(_g3) is tuple and len(_g3) == 2
+                            else ((_g3, 1),)
+                        )
+                    ):
                         _d2 = _p * _w1
                         _t4 = (v_ss_customer_sk, v_ss_hdemo_sk, v_ss_ticket_number)
                         _grp = n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk.get(
@@ -858,33 +879,9 @@ def _make_derived1():
                             n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
                                 v_ss_store_sk
                             ] = (
-                                _t4,
-                                _d2,
+                                _t4 if _d2 == 1 else (_t4, _d2)
                             )
-                        elif type(_grp) is tuple:
-                            _e = _t4
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d2
-                                if _n:
-                                    n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
-                                        v_ss_store_sk
-                                    ] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
-                                        v_ss_store_sk
-                                    ]
-                            else:
-                                n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
-                                    v_ss_store_sk
-                                ] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _d2,
-                                }
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t4)
                             if _o is None:
                                 _grp[_t4] = _d2
@@ -895,11 +892,37 @@ def _make_derived1():
                                 else:
                                     del _grp[_t4]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
                                             v_ss_store_sk
-                                        ] = next(
-                                            iter(_grp.items())
+                                        ] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t4
+                            if _g is _e or _g == _e:
+                                _n = _o + _d2
+                                if _n:
+                                    n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ]
+                            else:
+                                n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = {
+                                    _g: _o,
+                                    _e: _d2,
+                                }
                         _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _w5 is not None:
                             _d6 = _d2 * _w5
@@ -1027,9 +1050,15 @@ def _make_derived1():
                 _g3 = n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk.get(
                     v_ss_store_sk
                 )
-                if _g3:
+                if _g3 is not None:
                     for (v_ss_customer_sk, v_ss_hdemo_sk, v_ss_ticket_number), _w1 in (
-                        (_g3,) if type(_g3) is tuple else _g3.items()
+                        _g3.items()
+                        if type(_g3) is dict
+                        else (
+                            (_g3,)
+                            if type(_g3) is tuple and len(_g3) == 2
+                            else ((_g3, 1),)
+                        )
                     ):
                         _d2 = _p * _w1
                         _t4 = (v_ss_customer_sk, v_ss_ticket_number)
@@ -1292,13 +1321,21 @@ def _make_derived1():
                 _g3 = store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
                     v_ss_sold_date_sk
                 )
-                if _g3:
+                if _g3 is not None:
                     for (
                         v_ss_customer_sk,
                         v_ss_hdemo_sk,
                         v_ss_store_sk,
                         v_ss_ticket_number,
-                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                    ), _w1 in (
+                        _g3.items()
+                        if type(_g3) is dict
+                        else (
+                            (_g3,)
+                            if type(_g3) is tuple and len(_g3) == 2
+                            else ((_g3, 1),)
+                        )
+                    ):
                         _d2 = _p * _w1
                         _t4 = (v_ss_customer_sk, v_ss_hdemo_sk, v_ss_ticket_number)
                         _grp = n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk.get(
@@ -1308,33 +1345,9 @@ def _make_derived1():
                             n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
                                 v_ss_store_sk
                             ] = (
-                                _t4,
-                                _d2,
+                                _t4 if _d2 == 1 else (_t4, _d2)
                             )
-                        elif type(_grp) is tuple:
-                            _e = _t4
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d2
-                                if _n:
-                                    n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
-                                        v_ss_store_sk
-                                    ] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
-                                        v_ss_store_sk
-                                    ]
-                            else:
-                                n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
-                                    v_ss_store_sk
-                                ] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _d2,
-                                }
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t4)
                             if _o is None:
                                 _grp[_t4] = _d2
@@ -1345,11 +1358,37 @@ def _make_derived1():
                                 else:
                                     del _grp[_t4]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
                                             v_ss_store_sk
-                                        ] = next(
-                                            iter(_grp.items())
+                                        ] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t4
+                            if _g is _e or _g == _e:
+                                _n = _o + _d2
+                                if _n:
+                                    n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ]
+                            else:
+                                n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = {
+                                    _g: _o,
+                                    _e: _d2,
+                                }
                         _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _w5 is not None:
                             _d6 = _d2 * _w5
@@ -1502,9 +1541,15 @@ def _make_derived1():
                 _g3 = n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk.get(
                     v_ss_store_sk
                 )
-                if _g3:
+                if _g3 is not None:
                     for (v_ss_customer_sk, v_ss_hdemo_sk, v_ss_ticket_number), _w1 in (
-                        (_g3,) if type(_g3) is tuple else _g3.items()
+                        _g3.items()
+                        if type(_g3) is dict
+                        else (
+                            (_g3,)
+                            if type(_g3) is tuple and len(_g3) == 2
+                            else ((_g3, 1),)
+                        )
                     ):
                         _d2 = _p * _w1
                         _t4 = (v_ss_customer_sk, v_ss_ticket_number)
@@ -1995,7 +2040,7 @@ class View:
         "cnt",
     )
     QUERY_ID = "180a4a213267031a"
-    LAYOUT_ID = "7b89a6a6004ec339"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "a7919bc7fcf9a073"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -2036,7 +2081,13 @@ class View:
         for sub_row, change in self.sub_derived1._changes:
             self._apply_derived1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -2161,19 +2212,8 @@ class View:
             _p = d
             _grp = dn_by_ss_customer_sk.get(v_ss_customer_sk)
             if _grp is None:
-                dn_by_ss_customer_sk[v_ss_customer_sk] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        dn_by_ss_customer_sk[v_ss_customer_sk] = (_grp[0], _n)
-                    else:
-                        del dn_by_ss_customer_sk[v_ss_customer_sk]
-                else:
-                    dn_by_ss_customer_sk[v_ss_customer_sk] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                dn_by_ss_customer_sk[v_ss_customer_sk] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -2184,9 +2224,26 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            dn_by_ss_customer_sk[v_ss_customer_sk] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            dn_by_ss_customer_sk[v_ss_customer_sk] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        dn_by_ss_customer_sk[v_ss_customer_sk] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del dn_by_ss_customer_sk[v_ss_customer_sk]
+                else:
+                    dn_by_ss_customer_sk[v_ss_customer_sk] = {_g: _o, _e: _p}
             _o = dn_count_by_ss_customer_sk.get(v_ss_customer_sk)
             if _o is None:
                 dn_count_by_ss_customer_sk[v_ss_customer_sk] = _p
@@ -2216,12 +2273,16 @@ class View:
                         v_c_last_name,
                         v_c_preferred_cust_flag,
                     ), _m3 in (
-                        (_g4,)
+                        _g4.items()
                         if type(
                             (_g4 := self.customer_by_ss_customer_sk[v_ss_customer_sk])
                         )
-                        is tuple
-                        else _g4.items()
+                        is dict
+                        else (
+                            (_g4,)
+                            if type(_g4) is tuple and len(_g4) == 2
+                            else ((_g4, 1),)
+                        )
                     ):
                         _k = (
                             v_c_last_name,
@@ -2272,22 +2333,8 @@ class View:
         )
         _grp = customer_by_ss_customer_sk.get(v_ss_customer_sk)
         if _grp is None:
-            customer_by_ss_customer_sk[v_ss_customer_sk] = (_t1, _p)
-        elif type(_grp) is tuple:
-            _e = _t1
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    customer_by_ss_customer_sk[v_ss_customer_sk] = (_grp[0], _n)
-                else:
-                    del customer_by_ss_customer_sk[v_ss_customer_sk]
-            else:
-                customer_by_ss_customer_sk[v_ss_customer_sk] = {
-                    _grp[0]: _grp[1],
-                    _e: _p,
-                }
-        else:
+            customer_by_ss_customer_sk[v_ss_customer_sk] = _t1 if _p == 1 else (_t1, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(_t1)
             if _o is None:
                 _grp[_t1] = _p
@@ -2298,9 +2345,26 @@ class View:
                 else:
                     del _grp[_t1]
                     if len(_grp) == 1:
-                        customer_by_ss_customer_sk[v_ss_customer_sk] = next(
-                            iter(_grp.items())
+                        ((_e, _n),) = _grp.items()
+                        customer_by_ss_customer_sk[v_ss_customer_sk] = (
+                            _e if _n == 1 else (_e, _n)
                         )
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = _t1
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    customer_by_ss_customer_sk[v_ss_customer_sk] = (
+                        _g if _n == 1 else (_g, _n)
+                    )
+                else:
+                    del customer_by_ss_customer_sk[v_ss_customer_sk]
+            else:
+                customer_by_ss_customer_sk[v_ss_customer_sk] = {_g: _o, _e: _p}
         _o = customer_count_by_ss_customer_sk.get(v_ss_customer_sk)
         if _o is None:
             customer_count_by_ss_customer_sk[v_ss_customer_sk] = _p
@@ -2324,10 +2388,10 @@ class View:
                     del n0_root[v_ss_customer_sk]
             if pending is not None:
                 for (v_ss_ticket_number, v_ss_customer_sk, v_cnt), _m4 in (
-                    (_g5,)
+                    _g5.items()
                     if type((_g5 := self.dn_by_ss_customer_sk[v_ss_customer_sk]))
-                    is tuple
-                    else _g5.items()
+                    is dict
+                    else (_g5,) if type(_g5) is tuple and len(_g5) == 2 else ((_g5, 1),)
                 ):
                     _k = (
                         v_c_last_name,
@@ -2499,22 +2563,10 @@ class View:
             )
             _grp = customer_by_ss_customer_sk.get(v_ss_customer_sk)
             if _grp is None:
-                customer_by_ss_customer_sk[v_ss_customer_sk] = (_t1, _p)
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        customer_by_ss_customer_sk[v_ss_customer_sk] = (_grp[0], _n)
-                    else:
-                        del customer_by_ss_customer_sk[v_ss_customer_sk]
-                else:
-                    customer_by_ss_customer_sk[v_ss_customer_sk] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                customer_by_ss_customer_sk[v_ss_customer_sk] = (
+                    _t1 if _p == 1 else (_t1, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -2525,9 +2577,26 @@ class View:
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
-                            customer_by_ss_customer_sk[v_ss_customer_sk] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            customer_by_ss_customer_sk[v_ss_customer_sk] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        customer_by_ss_customer_sk[v_ss_customer_sk] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del customer_by_ss_customer_sk[v_ss_customer_sk]
+                else:
+                    customer_by_ss_customer_sk[v_ss_customer_sk] = {_g: _o, _e: _p}
             _o = customer_count_by_ss_customer_sk.get(v_ss_customer_sk)
             if _o is None:
                 customer_count_by_ss_customer_sk[v_ss_customer_sk] = _p
@@ -2551,10 +2620,14 @@ class View:
                         del n0_root[v_ss_customer_sk]
                 if pending is not None:
                     for (v_ss_ticket_number, v_ss_customer_sk, v_cnt), _m4 in (
-                        (_g5,)
+                        _g5.items()
                         if type((_g5 := self.dn_by_ss_customer_sk[v_ss_customer_sk]))
-                        is tuple
-                        else _g5.items()
+                        is dict
+                        else (
+                            (_g5,)
+                            if type(_g5) is tuple and len(_g5) == 2
+                            else ((_g5, 1),)
+                        )
                     ):
                         _k = (
                             v_c_last_name,

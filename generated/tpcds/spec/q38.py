@@ -201,15 +201,19 @@ def _make_derived1():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = 0  # the payload of an absent tuple
 
@@ -317,7 +321,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("c_last_name", "c_first_name", "d_date")
                 QUERY_ID = "8f1fe100e79331d3"
-                LAYOUT_ID = "c3dbeb6a5c8a2470"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "1563dd121bddb705"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -638,7 +642,7 @@ def _make_derived1():
                                             v_c_first_name,
                                             v_c_last_name,
                                         ), _m8 in (
-                                            (_g9,)
+                                            _g9.items()
                                             if type(
                                                 (
                                                     _g9 := self.customer_by_ss_customer_sk[
@@ -646,8 +650,12 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g9.items()
+                                            is dict
+                                            else (
+                                                (_g9,)
+                                                if type(_g9) is tuple and len(_g9) == 2
+                                                else ((_g9, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 v_c_last_name,
@@ -822,7 +830,7 @@ def _make_derived1():
                                             v_c_first_name,
                                             v_c_last_name,
                                         ), _m9 in (
-                                            (_g10,)
+                                            _g10.items()
                                             if type(
                                                 (
                                                     _g10 := self.customer_by_ss_customer_sk[
@@ -830,8 +838,13 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g10.items()
+                                            is dict
+                                            else (
+                                                (_g10,)
+                                                if type(_g10) is tuple
+                                                and len(_g10) == 2
+                                                else ((_g10, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 v_c_last_name,
@@ -873,25 +886,10 @@ def _make_derived1():
                     _t1 = (v_ss_customer_sk, v_c_first_name, v_c_last_name)
                     _grp = customer_by_ss_customer_sk.get(v_ss_customer_sk)
                     if _grp is None:
-                        customer_by_ss_customer_sk[v_ss_customer_sk] = (_t1, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                customer_by_ss_customer_sk[v_ss_customer_sk] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del customer_by_ss_customer_sk[v_ss_customer_sk]
-                        else:
-                            customer_by_ss_customer_sk[v_ss_customer_sk] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                        customer_by_ss_customer_sk[v_ss_customer_sk] = (
+                            _t1 if _p == 1 else (_t1, _p)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -902,9 +900,29 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
-                                    customer_by_ss_customer_sk[v_ss_customer_sk] = next(
-                                        iter(_grp.items())
+                                    ((_e, _n),) = _grp.items()
+                                    customer_by_ss_customer_sk[v_ss_customer_sk] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                customer_by_ss_customer_sk[v_ss_customer_sk] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del customer_by_ss_customer_sk[v_ss_customer_sk]
+                        else:
+                            customer_by_ss_customer_sk[v_ss_customer_sk] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _o = customer_count_by_ss_customer_sk.get(v_ss_customer_sk)
                     if _o is None:
                         customer_count_by_ss_customer_sk[v_ss_customer_sk] = _p
@@ -1143,7 +1161,7 @@ def _make_derived1():
                                             v_c_first_name,
                                             v_c_last_name,
                                         ), _m8 in (
-                                            (_g9,)
+                                            _g9.items()
                                             if type(
                                                 (
                                                     _g9 := self.customer_by_ss_customer_sk[
@@ -1151,8 +1169,12 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g9.items()
+                                            is dict
+                                            else (
+                                                (_g9,)
+                                                if type(_g9) is tuple and len(_g9) == 2
+                                                else ((_g9, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 v_c_last_name,
@@ -1356,7 +1378,7 @@ def _make_derived1():
                                             v_c_first_name,
                                             v_c_last_name,
                                         ), _m9 in (
-                                            (_g10,)
+                                            _g10.items()
                                             if type(
                                                 (
                                                     _g10 := self.customer_by_ss_customer_sk[
@@ -1364,8 +1386,13 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g10.items()
+                                            is dict
+                                            else (
+                                                (_g10,)
+                                                if type(_g10) is tuple
+                                                and len(_g10) == 2
+                                                else ((_g10, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 v_c_last_name,
@@ -1436,25 +1463,10 @@ def _make_derived1():
                         _t1 = (v_ss_customer_sk, v_c_first_name, v_c_last_name)
                         _grp = customer_by_ss_customer_sk.get(v_ss_customer_sk)
                         if _grp is None:
-                            customer_by_ss_customer_sk[v_ss_customer_sk] = (_t1, _p)
-                        elif type(_grp) is tuple:
-                            _e = _t1
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    customer_by_ss_customer_sk[v_ss_customer_sk] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del customer_by_ss_customer_sk[v_ss_customer_sk]
-                            else:
-                                customer_by_ss_customer_sk[v_ss_customer_sk] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _p,
-                                }
-                        else:
+                            customer_by_ss_customer_sk[v_ss_customer_sk] = (
+                                _t1 if _p == 1 else (_t1, _p)
+                            )
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t1)
                             if _o is None:
                                 _grp[_t1] = _p
@@ -1465,9 +1477,29 @@ def _make_derived1():
                                 else:
                                     del _grp[_t1]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         customer_by_ss_customer_sk[v_ss_customer_sk] = (
-                                            next(iter(_grp.items()))
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t1
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    customer_by_ss_customer_sk[v_ss_customer_sk] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del customer_by_ss_customer_sk[v_ss_customer_sk]
+                            else:
+                                customer_by_ss_customer_sk[v_ss_customer_sk] = {
+                                    _g: _o,
+                                    _e: _p,
+                                }
                         _o = customer_count_by_ss_customer_sk.get(v_ss_customer_sk)
                         if _o is None:
                             customer_count_by_ss_customer_sk[v_ss_customer_sk] = _p
@@ -1727,15 +1759,19 @@ def _make_derived1():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = 0  # the payload of an absent tuple
 
@@ -1854,7 +1890,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("c_last_name", "c_first_name", "d_date")
                 QUERY_ID = "eeb077717d5273fe"
-                LAYOUT_ID = "a32a3fab02bb3724"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "25e7f39907c47300"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -2197,7 +2233,7 @@ def _make_derived1():
                                             v_c_first_name,
                                             v_c_last_name,
                                         ), _m8 in (
-                                            (_g9,)
+                                            _g9.items()
                                             if type(
                                                 (
                                                     _g9 := self.customer_by_cs_bill_customer_sk[
@@ -2205,8 +2241,12 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g9.items()
+                                            is dict
+                                            else (
+                                                (_g9,)
+                                                if type(_g9) is tuple and len(_g9) == 2
+                                                else ((_g9, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 v_c_last_name,
@@ -2394,7 +2434,7 @@ def _make_derived1():
                                             v_c_first_name,
                                             v_c_last_name,
                                         ), _m9 in (
-                                            (_g10,)
+                                            _g10.items()
                                             if type(
                                                 (
                                                     _g10 := self.customer_by_cs_bill_customer_sk[
@@ -2402,8 +2442,13 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g10.items()
+                                            is dict
+                                            else (
+                                                (_g10,)
+                                                if type(_g10) is tuple
+                                                and len(_g10) == 2
+                                                else ((_g10, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 v_c_last_name,
@@ -2450,28 +2495,9 @@ def _make_derived1():
                     _grp = customer_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
                     if _grp is None:
                         customer_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (
-                            _t1,
-                            _p,
+                            _t1 if _p == 1 else (_t1, _p)
                         )
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                customer_by_cs_bill_customer_sk[
-                                    v_cs_bill_customer_sk
-                                ] = (_grp[0], _n)
-                            else:
-                                del customer_by_cs_bill_customer_sk[
-                                    v_cs_bill_customer_sk
-                                ]
-                        else:
-                            customer_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -2482,9 +2508,31 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     customer_by_cs_bill_customer_sk[
                                         v_cs_bill_customer_sk
-                                    ] = next(iter(_grp.items()))
+                                    ] = (_e if _n == 1 else (_e, _n))
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                customer_by_cs_bill_customer_sk[
+                                    v_cs_bill_customer_sk
+                                ] = (_g if _n == 1 else (_g, _n))
+                            else:
+                                del customer_by_cs_bill_customer_sk[
+                                    v_cs_bill_customer_sk
+                                ]
+                        else:
+                            customer_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _o = customer_count_by_cs_bill_customer_sk.get(
                         v_cs_bill_customer_sk
                     )
@@ -2756,7 +2804,7 @@ def _make_derived1():
                                             v_c_first_name,
                                             v_c_last_name,
                                         ), _m8 in (
-                                            (_g9,)
+                                            _g9.items()
                                             if type(
                                                 (
                                                     _g9 := self.customer_by_cs_bill_customer_sk[
@@ -2764,8 +2812,12 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g9.items()
+                                            is dict
+                                            else (
+                                                (_g9,)
+                                                if type(_g9) is tuple and len(_g9) == 2
+                                                else ((_g9, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 v_c_last_name,
@@ -2982,7 +3034,7 @@ def _make_derived1():
                                             v_c_first_name,
                                             v_c_last_name,
                                         ), _m9 in (
-                                            (_g10,)
+                                            _g10.items()
                                             if type(
                                                 (
                                                     _g10 := self.customer_by_cs_bill_customer_sk[
@@ -2990,8 +3042,13 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g10.items()
+                                            is dict
+                                            else (
+                                                (_g10,)
+                                                if type(_g10) is tuple
+                                                and len(_g10) == 2
+                                                else ((_g10, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 v_c_last_name,
@@ -3071,27 +3128,9 @@ def _make_derived1():
                         )
                         if _grp is None:
                             customer_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (
-                                _t1,
-                                _p,
+                                _t1 if _p == 1 else (_t1, _p)
                             )
-                        elif type(_grp) is tuple:
-                            _e = _t1
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    customer_by_cs_bill_customer_sk[
-                                        v_cs_bill_customer_sk
-                                    ] = (_grp[0], _n)
-                                else:
-                                    del customer_by_cs_bill_customer_sk[
-                                        v_cs_bill_customer_sk
-                                    ]
-                            else:
-                                customer_by_cs_bill_customer_sk[
-                                    v_cs_bill_customer_sk
-                                ] = {_grp[0]: _grp[1], _e: _p}
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t1)
                             if _o is None:
                                 _grp[_t1] = _p
@@ -3102,9 +3141,30 @@ def _make_derived1():
                                 else:
                                     del _grp[_t1]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         customer_by_cs_bill_customer_sk[
                                             v_cs_bill_customer_sk
-                                        ] = next(iter(_grp.items()))
+                                        ] = (_e if _n == 1 else (_e, _n))
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t1
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    customer_by_cs_bill_customer_sk[
+                                        v_cs_bill_customer_sk
+                                    ] = (_g if _n == 1 else (_g, _n))
+                                else:
+                                    del customer_by_cs_bill_customer_sk[
+                                        v_cs_bill_customer_sk
+                                    ]
+                            else:
+                                customer_by_cs_bill_customer_sk[
+                                    v_cs_bill_customer_sk
+                                ] = {_g: _o, _e: _p}
                         _o = customer_count_by_cs_bill_customer_sk.get(
                             v_cs_bill_customer_sk
                         )
@@ -3464,13 +3524,17 @@ def _make_derived1():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = 0  # the payload of an absent tuple
 
@@ -3590,7 +3654,7 @@ def _make_derived1():
             COLUMNS = ("c_last_name", "c_first_name", "d_date")
             QUERY_ID = "4a53889bf46359b9"
             LAYOUT_ID = (
-                "6a05b9b0ea0bb3ce"  # the state's layout: snapshots restore only here
+                "443c906fd820a75e"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -3917,7 +3981,7 @@ def _make_derived1():
                                         v_c_first_name,
                                         v_c_last_name,
                                     ), _m8 in (
-                                        (_g9,)
+                                        _g9.items()
                                         if type(
                                             (
                                                 _g9 := self.customer_by_ws_bill_customer_sk[
@@ -3925,8 +3989,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g9.items()
+                                        is dict
+                                        else (
+                                            (_g9,)
+                                            if type(_g9) is tuple and len(_g9) == 2
+                                            else ((_g9, 1),)
+                                        )
                                     ):
                                         _k = (v_c_last_name, v_c_first_name, v_d_date)
                                         _v = _p * _m6 * _m8
@@ -4105,7 +4173,7 @@ def _make_derived1():
                                         v_c_first_name,
                                         v_c_last_name,
                                     ), _m9 in (
-                                        (_g10,)
+                                        _g10.items()
                                         if type(
                                             (
                                                 _g10 := self.customer_by_ws_bill_customer_sk[
@@ -4113,8 +4181,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g10.items()
+                                        is dict
+                                        else (
+                                            (_g10,)
+                                            if type(_g10) is tuple and len(_g10) == 2
+                                            else ((_g10, 1),)
+                                        )
                                     ):
                                         _k = (v_c_last_name, v_c_first_name, v_d_date)
                                         _v = _p * _m8 * _m9
@@ -4152,25 +4224,10 @@ def _make_derived1():
                 _t1 = (v_ws_bill_customer_sk, v_c_first_name, v_c_last_name)
                 _grp = customer_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
                 if _grp is None:
-                    customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = (_t1, _p)
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk]
-                    else:
-                        customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                    customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = (
+                        _t1 if _p == 1 else (_t1, _p)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _p
@@ -4181,9 +4238,29 @@ def _make_derived1():
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
+                                ((_e, _n),) = _grp.items()
                                 customer_by_ws_bill_customer_sk[
                                     v_ws_bill_customer_sk
-                                ] = next(iter(_grp.items()))
+                                ] = (_e if _n == 1 else (_e, _n))
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk]
+                    else:
+                        customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = {
+                            _g: _o,
+                            _e: _p,
+                        }
                 _o = customer_count_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
                 if _o is None:
                     customer_count_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = _p
@@ -4437,7 +4514,7 @@ def _make_derived1():
                                         v_c_first_name,
                                         v_c_last_name,
                                     ), _m8 in (
-                                        (_g9,)
+                                        _g9.items()
                                         if type(
                                             (
                                                 _g9 := self.customer_by_ws_bill_customer_sk[
@@ -4445,8 +4522,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g9.items()
+                                        is dict
+                                        else (
+                                            (_g9,)
+                                            if type(_g9) is tuple and len(_g9) == 2
+                                            else ((_g9, 1),)
+                                        )
                                     ):
                                         _k = (v_c_last_name, v_c_first_name, v_d_date)
                                         _v = _p * _m6 * _m8
@@ -4654,7 +4735,7 @@ def _make_derived1():
                                         v_c_first_name,
                                         v_c_last_name,
                                     ), _m9 in (
-                                        (_g10,)
+                                        _g10.items()
                                         if type(
                                             (
                                                 _g10 := self.customer_by_ws_bill_customer_sk[
@@ -4662,8 +4743,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g10.items()
+                                        is dict
+                                        else (
+                                            (_g10,)
+                                            if type(_g10) is tuple and len(_g10) == 2
+                                            else ((_g10, 1),)
+                                        )
                                     ):
                                         _k = (v_c_last_name, v_c_first_name, v_d_date)
                                         _v = _p * _m8 * _m9
@@ -4733,28 +4818,9 @@ def _make_derived1():
                     _grp = customer_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
                     if _grp is None:
                         customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = (
-                            _t1,
-                            _p,
+                            _t1 if _p == 1 else (_t1, _p)
                         )
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                customer_by_ws_bill_customer_sk[
-                                    v_ws_bill_customer_sk
-                                ] = (_grp[0], _n)
-                            else:
-                                del customer_by_ws_bill_customer_sk[
-                                    v_ws_bill_customer_sk
-                                ]
-                        else:
-                            customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -4765,9 +4831,31 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     customer_by_ws_bill_customer_sk[
                                         v_ws_bill_customer_sk
-                                    ] = next(iter(_grp.items()))
+                                    ] = (_e if _n == 1 else (_e, _n))
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                customer_by_ws_bill_customer_sk[
+                                    v_ws_bill_customer_sk
+                                ] = (_g if _n == 1 else (_g, _n))
+                            else:
+                                del customer_by_ws_bill_customer_sk[
+                                    v_ws_bill_customer_sk
+                                ]
+                        else:
+                            customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _o = customer_count_by_ws_bill_customer_sk.get(
                         v_ws_bill_customer_sk
                     )
@@ -5249,7 +5337,7 @@ class View:
     }
     COLUMNS = ("count(*)",)
     QUERY_ID = "1cc91e39e7f878c7"
-    LAYOUT_ID = "343f3f2371debf65"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "7050f9787e44b6e4"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -5283,7 +5371,13 @@ class View:
         for sub_row, change in self.sub_derived1._changes:
             self._apply_derived1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""

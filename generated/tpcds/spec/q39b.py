@@ -46,13 +46,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -305,13 +309,17 @@ def _make_derived1():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0, 0, 0)  # the payload of an absent tuple
 
@@ -467,7 +475,7 @@ def _make_derived1():
             )
             QUERY_ID = "e7dd889fcc93555b"
             LAYOUT_ID = (
-                "70908afe33be469e"  # the state's layout: snapshots restore only here
+                "0f21b102c8d09615"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -3512,7 +3520,7 @@ def _make_derived1():
         )
         QUERY_ID = "4eb6a6da9063edbb"
         LAYOUT_ID = (
-            "3c2544466b60a240"  # the state's layout: snapshots restore only here
+            "7b1eec900e4ea649"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3538,7 +3546,15 @@ def _make_derived1():
             for sub_row, change in self.sub_derived1._changes:
                 self._apply_derived1(sub_row, change)
             if self._pending:
+                first = self._changes  # the row of an empty database, if any
                 self._flush()
+                if first:  # the inner views' rows changed it: report the net change
+                    net = {}
+                    for row, change in first + self._changes:
+                        net[row] = net.get(row, 0) + change
+                    self._changes = [
+                        (row, change) for row, change in net.items() if change
+                    ]
 
         def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
@@ -4059,13 +4075,17 @@ def _make_derived2():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0, 0, 0)  # the payload of an absent tuple
 
@@ -4221,7 +4241,7 @@ def _make_derived2():
             )
             QUERY_ID = "e7dd889fcc93555b"
             LAYOUT_ID = (
-                "70908afe33be469e"  # the state's layout: snapshots restore only here
+                "0f21b102c8d09615"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -7266,7 +7286,7 @@ def _make_derived2():
         )
         QUERY_ID = "a07af9828d0e7ce9"
         LAYOUT_ID = (
-            "3c2544466b60a240"  # the state's layout: snapshots restore only here
+            "7b1eec900e4ea649"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -7292,7 +7312,15 @@ def _make_derived2():
             for sub_row, change in self.sub_derived1._changes:
                 self._apply_derived1(sub_row, change)
             if self._pending:
+                first = self._changes  # the row of an empty database, if any
                 self._flush()
+                if first:  # the inner views' rows changed it: report the net change
+                    net = {}
+                    for row, change in first + self._changes:
+                        net[row] = net.get(row, 0) + change
+                    self._changes = [
+                        (row, change) for row, change in net.items() if change
+                    ]
 
         def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
@@ -7778,7 +7806,7 @@ class View:
         "cov",
     )
     QUERY_ID = "a986df11d8bc2ca9"
-    LAYOUT_ID = "1033c83573de7960"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "7f0bc3f7f2b3615f"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -7815,7 +7843,13 @@ class View:
         for sub_row, change in self.sub_derived2._changes:
             self._apply_derived2(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -7964,19 +7998,8 @@ class View:
             _t2 = (v_w_warehouse_sk, v_i_item_sk, v_d_moy, v_mean, v_cov)
             _grp = inv1_by_w_warehouse_sk_i_item_sk.get(_t1)
             if _grp is None:
-                inv1_by_w_warehouse_sk_i_item_sk[_t1] = (_t2, _p)
-            elif type(_grp) is tuple:
-                _e = _t2
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        inv1_by_w_warehouse_sk_i_item_sk[_t1] = (_grp[0], _n)
-                    else:
-                        del inv1_by_w_warehouse_sk_i_item_sk[_t1]
-                else:
-                    inv1_by_w_warehouse_sk_i_item_sk[_t1] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                inv1_by_w_warehouse_sk_i_item_sk[_t1] = _t2 if _p == 1 else (_t2, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(_t2)
                 if _o is None:
                     _grp[_t2] = _p
@@ -7987,9 +8010,26 @@ class View:
                     else:
                         del _grp[_t2]
                         if len(_grp) == 1:
-                            inv1_by_w_warehouse_sk_i_item_sk[_t1] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            inv1_by_w_warehouse_sk_i_item_sk[_t1] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t2
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        inv1_by_w_warehouse_sk_i_item_sk[_t1] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del inv1_by_w_warehouse_sk_i_item_sk[_t1]
+                else:
+                    inv1_by_w_warehouse_sk_i_item_sk[_t1] = {_g: _o, _e: _p}
             _o = inv1_count_by_w_warehouse_sk_i_item_sk.get(_t1)
             if _o is None:
                 inv1_count_by_w_warehouse_sk_i_item_sk[_t1] = _p
@@ -8019,7 +8059,7 @@ class View:
                         v_inv2_mean,
                         v_inv2_cov,
                     ), _m5 in (
-                        (_g6,)
+                        _g6.items()
                         if type(
                             (
                                 _g6 := self.inv2_by_w_warehouse_sk_i_item_sk[
@@ -8027,8 +8067,12 @@ class View:
                                 ]
                             )
                         )
-                        is tuple
-                        else _g6.items()
+                        is dict
+                        else (
+                            (_g6,)
+                            if type(_g6) is tuple and len(_g6) == 2
+                            else ((_g6, 1),)
+                        )
                     ):
                         _k = (
                             v_w_warehouse_sk,
@@ -8074,19 +8118,8 @@ class View:
             _t2 = (v_w_warehouse_sk, v_i_item_sk, v_inv2_d_moy, v_inv2_mean, v_inv2_cov)
             _grp = inv2_by_w_warehouse_sk_i_item_sk.get(_t1)
             if _grp is None:
-                inv2_by_w_warehouse_sk_i_item_sk[_t1] = (_t2, _p)
-            elif type(_grp) is tuple:
-                _e = _t2
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        inv2_by_w_warehouse_sk_i_item_sk[_t1] = (_grp[0], _n)
-                    else:
-                        del inv2_by_w_warehouse_sk_i_item_sk[_t1]
-                else:
-                    inv2_by_w_warehouse_sk_i_item_sk[_t1] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                inv2_by_w_warehouse_sk_i_item_sk[_t1] = _t2 if _p == 1 else (_t2, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(_t2)
                 if _o is None:
                     _grp[_t2] = _p
@@ -8097,9 +8130,26 @@ class View:
                     else:
                         del _grp[_t2]
                         if len(_grp) == 1:
-                            inv2_by_w_warehouse_sk_i_item_sk[_t1] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            inv2_by_w_warehouse_sk_i_item_sk[_t1] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t2
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        inv2_by_w_warehouse_sk_i_item_sk[_t1] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del inv2_by_w_warehouse_sk_i_item_sk[_t1]
+                else:
+                    inv2_by_w_warehouse_sk_i_item_sk[_t1] = {_g: _o, _e: _p}
             _o = inv2_count_by_w_warehouse_sk_i_item_sk.get(_t1)
             if _o is None:
                 inv2_count_by_w_warehouse_sk_i_item_sk[_t1] = _p
@@ -8129,7 +8179,7 @@ class View:
                         v_mean,
                         v_cov,
                     ), _m5 in (
-                        (_g6,)
+                        _g6.items()
                         if type(
                             (
                                 _g6 := self.inv1_by_w_warehouse_sk_i_item_sk[
@@ -8137,8 +8187,12 @@ class View:
                                 ]
                             )
                         )
-                        is tuple
-                        else _g6.items()
+                        is dict
+                        else (
+                            (_g6,)
+                            if type(_g6) is tuple and len(_g6) == 2
+                            else ((_g6, 1),)
+                        )
                     ):
                         _k = (
                             v_w_warehouse_sk,

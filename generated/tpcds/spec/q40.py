@@ -69,19 +69,26 @@ import copy
 
 from sortedcontainers import SortedKeyList
 
+_DATE_0 = datetime.date(2000, 2, 10)
+_DATE_1 = datetime.date(2000, 4, 10)
+_DATE_2 = datetime.date(2000, 3, 11)
 _EMPTY = {}  # read-only stand-in for a missing index group
 
 
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -259,13 +266,17 @@ def _make_derived1():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = 0  # the payload of an absent tuple
 
@@ -370,7 +381,7 @@ def _make_derived1():
             )
             QUERY_ID = "a083ad193d310486"
             LAYOUT_ID = (
-                "7d05ca793f416a01"  # the state's layout: snapshots restore only here
+                "57985f74dd7ed0fb"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -565,25 +576,10 @@ def _make_derived1():
                 )
                 _grp = catalog_sales_by_cs_item_sk_cs_order_number.get(_t1)
                 if _grp is None:
-                    catalog_sales_by_cs_item_sk_cs_order_number[_t1] = (_t2, _p)
-                elif type(_grp) is tuple:
-                    _e = _t2
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            catalog_sales_by_cs_item_sk_cs_order_number[_t1] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del catalog_sales_by_cs_item_sk_cs_order_number[_t1]
-                    else:
-                        catalog_sales_by_cs_item_sk_cs_order_number[_t1] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                    catalog_sales_by_cs_item_sk_cs_order_number[_t1] = (
+                        _t2 if _p == 1 else (_t2, _p)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(_t2)
                     if _o is None:
                         _grp[_t2] = _p
@@ -594,9 +590,29 @@ def _make_derived1():
                         else:
                             del _grp[_t2]
                             if len(_grp) == 1:
-                                catalog_sales_by_cs_item_sk_cs_order_number[_t1] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                catalog_sales_by_cs_item_sk_cs_order_number[_t1] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t2
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            catalog_sales_by_cs_item_sk_cs_order_number[_t1] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del catalog_sales_by_cs_item_sk_cs_order_number[_t1]
+                    else:
+                        catalog_sales_by_cs_item_sk_cs_order_number[_t1] = {
+                            _g: _o,
+                            _e: _p,
+                        }
                 _o = catalog_sales_count_by_cs_item_sk_cs_order_number.get(_t1)
                 if _o is None:
                     catalog_sales_count_by_cs_item_sk_cs_order_number[_t1] = _p
@@ -624,7 +640,7 @@ def _make_derived1():
                             v_cs_order_number,
                             v_cr_refunded_cash,
                         ), _m5 in (
-                            (_g6,)
+                            _g6.items()
                             if type(
                                 (
                                     _g6 := self.catalog_returns_by_cs_item_sk_cs_order_number[
@@ -632,8 +648,12 @@ def _make_derived1():
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g6.items()
+                            is dict
+                            else (
+                                (_g6,)
+                                if type(_g6) is tuple and len(_g6) == 2
+                                else ((_g6, 1),)
+                            )
                         ):
                             _k = (
                                 v_cs_sold_date_sk,
@@ -686,25 +706,10 @@ def _make_derived1():
                 _t2 = (v_cs_item_sk, v_cs_order_number, v_cr_refunded_cash)
                 _grp = catalog_returns_by_cs_item_sk_cs_order_number.get(_t1)
                 if _grp is None:
-                    catalog_returns_by_cs_item_sk_cs_order_number[_t1] = (_t2, _p)
-                elif type(_grp) is tuple:
-                    _e = _t2
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            catalog_returns_by_cs_item_sk_cs_order_number[_t1] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del catalog_returns_by_cs_item_sk_cs_order_number[_t1]
-                    else:
-                        catalog_returns_by_cs_item_sk_cs_order_number[_t1] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                    catalog_returns_by_cs_item_sk_cs_order_number[_t1] = (
+                        _t2 if _p == 1 else (_t2, _p)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(_t2)
                     if _o is None:
                         _grp[_t2] = _p
@@ -715,9 +720,29 @@ def _make_derived1():
                         else:
                             del _grp[_t2]
                             if len(_grp) == 1:
+                                ((_e, _n),) = _grp.items()
                                 catalog_returns_by_cs_item_sk_cs_order_number[_t1] = (
-                                    next(iter(_grp.items()))
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t2
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            catalog_returns_by_cs_item_sk_cs_order_number[_t1] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del catalog_returns_by_cs_item_sk_cs_order_number[_t1]
+                    else:
+                        catalog_returns_by_cs_item_sk_cs_order_number[_t1] = {
+                            _g: _o,
+                            _e: _p,
+                        }
                 _o = catalog_returns_count_by_cs_item_sk_cs_order_number.get(_t1)
                 if _o is None:
                     catalog_returns_count_by_cs_item_sk_cs_order_number[_t1] = _p
@@ -747,7 +772,7 @@ def _make_derived1():
                             v_cs_order_number,
                             v_cs_sales_price,
                         ), _m5 in (
-                            (_g6,)
+                            _g6.items()
                             if type(
                                 (
                                     _g6 := self.catalog_sales_by_cs_item_sk_cs_order_number[
@@ -755,8 +780,12 @@ def _make_derived1():
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g6.items()
+                            is dict
+                            else (
+                                (_g6,)
+                                if type(_g6) is tuple and len(_g6) == 2
+                                else ((_g6, 1),)
+                            )
                         ):
                             _k = (
                                 v_cs_sold_date_sk,
@@ -866,25 +895,10 @@ def _make_derived1():
                     )
                     _grp = catalog_sales_by_cs_item_sk_cs_order_number.get(_t1)
                     if _grp is None:
-                        catalog_sales_by_cs_item_sk_cs_order_number[_t1] = (_t2, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t2
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                catalog_sales_by_cs_item_sk_cs_order_number[_t1] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del catalog_sales_by_cs_item_sk_cs_order_number[_t1]
-                        else:
-                            catalog_sales_by_cs_item_sk_cs_order_number[_t1] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                        catalog_sales_by_cs_item_sk_cs_order_number[_t1] = (
+                            _t2 if _p == 1 else (_t2, _p)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t2)
                         if _o is None:
                             _grp[_t2] = _p
@@ -895,9 +909,29 @@ def _make_derived1():
                             else:
                                 del _grp[_t2]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     catalog_sales_by_cs_item_sk_cs_order_number[_t1] = (
-                                        next(iter(_grp.items()))
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t2
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                catalog_sales_by_cs_item_sk_cs_order_number[_t1] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del catalog_sales_by_cs_item_sk_cs_order_number[_t1]
+                        else:
+                            catalog_sales_by_cs_item_sk_cs_order_number[_t1] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _o = catalog_sales_count_by_cs_item_sk_cs_order_number.get(_t1)
                     if _o is None:
                         catalog_sales_count_by_cs_item_sk_cs_order_number[_t1] = _p
@@ -925,7 +959,7 @@ def _make_derived1():
                                 v_cs_order_number,
                                 v_cr_refunded_cash,
                             ), _m5 in (
-                                (_g6,)
+                                _g6.items()
                                 if type(
                                     (
                                         _g6 := self.catalog_returns_by_cs_item_sk_cs_order_number[
@@ -933,8 +967,12 @@ def _make_derived1():
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g6.items()
+                                is dict
+                                else (
+                                    (_g6,)
+                                    if type(_g6) is tuple and len(_g6) == 2
+                                    else ((_g6, 1),)
+                                )
                             ):
                                 _k = (
                                     v_cs_sold_date_sk,
@@ -1018,25 +1056,10 @@ def _make_derived1():
                     _t2 = (v_cs_item_sk, v_cs_order_number, v_cr_refunded_cash)
                     _grp = catalog_returns_by_cs_item_sk_cs_order_number.get(_t1)
                     if _grp is None:
-                        catalog_returns_by_cs_item_sk_cs_order_number[_t1] = (_t2, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t2
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                catalog_returns_by_cs_item_sk_cs_order_number[_t1] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del catalog_returns_by_cs_item_sk_cs_order_number[_t1]
-                        else:
-                            catalog_returns_by_cs_item_sk_cs_order_number[_t1] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                        catalog_returns_by_cs_item_sk_cs_order_number[_t1] = (
+                            _t2 if _p == 1 else (_t2, _p)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t2)
                         if _o is None:
                             _grp[_t2] = _p
@@ -1047,9 +1070,29 @@ def _make_derived1():
                             else:
                                 del _grp[_t2]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     catalog_returns_by_cs_item_sk_cs_order_number[
                                         _t1
-                                    ] = next(iter(_grp.items()))
+                                    ] = (_e if _n == 1 else (_e, _n))
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t2
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                catalog_returns_by_cs_item_sk_cs_order_number[_t1] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del catalog_returns_by_cs_item_sk_cs_order_number[_t1]
+                        else:
+                            catalog_returns_by_cs_item_sk_cs_order_number[_t1] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _o = catalog_returns_count_by_cs_item_sk_cs_order_number.get(_t1)
                     if _o is None:
                         catalog_returns_count_by_cs_item_sk_cs_order_number[_t1] = _p
@@ -1081,7 +1124,7 @@ def _make_derived1():
                                 v_cs_order_number,
                                 v_cs_sales_price,
                             ), _m5 in (
-                                (_g6,)
+                                _g6.items()
                                 if type(
                                     (
                                         _g6 := self.catalog_sales_by_cs_item_sk_cs_order_number[
@@ -1089,8 +1132,12 @@ def _make_derived1():
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g6.items()
+                                is dict
+                                else (
+                                    (_g6,)
+                                    if type(_g6) is tuple and len(_g6) == 2
+                                    else ((_g6, 1),)
+                                )
                             ):
                                 _k = (
                                     v_cs_sold_date_sk,
@@ -1394,7 +1441,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1", "k2")
                 QUERY_ID = "02a478202f2f14b5"
-                LAYOUT_ID = "5c6612bd2b0e1d39"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "59e1d5b482a5db8b"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -1780,7 +1827,7 @@ def _make_derived1():
             )
             QUERY_ID = "69c1f35711601a6d"
             LAYOUT_ID = (
-                "ed8bce3c631cddc4"  # the state's layout: snapshots restore only here
+                "47bed1efb03fd36b"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -1812,7 +1859,15 @@ def _make_derived1():
                 if self.sub_exists_1._changes:
                     self._on_exists_1(self.sub_exists_1._changes)
                 if self._pending:
+                    first = self._changes  # the row of an empty database, if any
                     self._flush()
+                    if first:  # the inner views' rows changed it: report the net change
+                        net = {}
+                        for row, change in first + self._changes:
+                            net[row] = net.get(row, 0) + change
+                        self._changes = [
+                            (row, change) for row, change in net.items() if change
+                        ]
 
             def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
@@ -2448,7 +2503,7 @@ class View:
     }
     COLUMNS = ("w_state", "i_item_id", "sales_before", "sales_after")
     QUERY_ID = "db2c438ccad4f036"
-    LAYOUT_ID = "7bfa18342461a81c"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "4dbfbc6940994573"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -2514,7 +2569,13 @@ class View:
         for sub_row, change in self.sub_derived1._changes:
             self._apply_derived1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -2679,33 +2740,9 @@ class View:
                 oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
                     _t1
                 ] = (
-                    row,
-                    _p,
+                    row if _p == 1 else (row, _p)
                 )
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
-                            _t1
-                        ] = (
-                            _grp[0],
-                            _n,
-                        )
-                    else:
-                        del oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
-                            _t1
-                        ]
-                else:
-                    oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
-                        _t1
-                    ] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -2716,11 +2753,37 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
+                            ((_e, _n),) = _grp.items()
                             oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
                                 _t1
-                            ] = next(
-                                iter(_grp.items())
+                            ] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
+                            _t1
+                        ] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
+                            _t1
+                        ]
+                else:
+                    oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
+                        _t1
+                    ] = {
+                        _g: _o,
+                        _e: _p,
+                    }
             _t2 = (v_catalog_sales__cs_sold_date_sk, v_catalog_sales__cs_item_sk)
             _grp = oj1_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk_by_catalog_sales__cs_warehouse_sk.get(
                 v_catalog_sales__cs_warehouse_sk
@@ -2784,28 +2847,8 @@ class View:
                 if _grp is None:
                     n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
                         _t2
-                    ] = (_t1, _d4)
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _d4
-                        if _n:
-                            n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
-                                _t2
-                            ] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
-                                _t2
-                            ]
-                    else:
-                        n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
-                            _t2
-                        ] = {_grp[0]: _grp[1], _e: _d4}
-                else:
+                    ] = (_t1 if _d4 == 1 else (_t1, _d4))
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _d4
@@ -2816,11 +2859,34 @@ class View:
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
+                                ((_e, _n),) = _grp.items()
                                 n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
                                     _t2
-                                ] = next(
-                                    iter(_grp.items())
+                                ] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _d4
+                        if _n:
+                            n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                                _t2
+                            ] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                                _t2
+                            ]
+                    else:
+                        n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                            _t2
+                        ] = {_g: _o, _e: _d4}
                 _grp = (
                     n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk.get(
                         v_catalog_sales__cs_sold_date_sk
@@ -3121,28 +3187,8 @@ class View:
                 if _grp is None:
                     n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
                         _t5
-                    ] = (_t6, _d3)
-                elif type(_grp) is tuple:
-                    _e = _t6
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _d3
-                        if _n:
-                            n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
-                                _t5
-                            ] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
-                                _t5
-                            ]
-                    else:
-                        n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
-                            _t5
-                        ] = {_grp[0]: _grp[1], _e: _d3}
-                else:
+                    ] = (_t6 if _d3 == 1 else (_t6, _d3))
+                elif type(_grp) is dict:
                     _o = _grp.get(_t6)
                     if _o is None:
                         _grp[_t6] = _d3
@@ -3153,11 +3199,34 @@ class View:
                         else:
                             del _grp[_t6]
                             if len(_grp) == 1:
+                                ((_e, _n),) = _grp.items()
                                 n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
                                     _t5
-                                ] = next(
-                                    iter(_grp.items())
+                                ] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t6
+                    if _g is _e or _g == _e:
+                        _n = _o + _d3
+                        if _n:
+                            n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                                _t5
+                            ] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                                _t5
+                            ]
+                    else:
+                        n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                            _t5
+                        ] = {_g: _o, _e: _d3}
                 _grp = (
                     n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk.get(
                         v_catalog_sales__cs_sold_date_sk
@@ -3286,7 +3355,7 @@ class View:
                                 v_catalog_returns__cr_refunded_cash,
                                 v_catalog_sales__cs_item_sk,
                             ), _m11 in (
-                                (_g12,)
+                                _g12.items()
                                 if type(
                                     (
                                         _g12 := self.oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
@@ -3298,8 +3367,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g12.items()
+                                is dict
+                                else (
+                                    (_g12,)
+                                    if type(_g12) is tuple and len(_g12) == 2
+                                    else ((_g12, 1),)
+                                )
                             ):
                                 for (
                                     v_catalog_sales__cs_sold_date_sk,
@@ -3467,7 +3540,7 @@ class View:
                             v_catalog_sales__cs_warehouse_sk,
                             v_catalog_sales__cs_item_sk,
                         ), _m6 in (
-                            (_g7,)
+                            _g7.items()
                             if type(
                                 (
                                     _g7 := self.n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
@@ -3478,8 +3551,12 @@ class View:
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g7.items()
+                            is dict
+                            else (
+                                (_g7,)
+                                if type(_g7) is tuple and len(_g7) == 2
+                                else ((_g7, 1),)
+                            )
                         ):
                             for (
                                 v_catalog_sales__cs_sold_date_sk,
@@ -3488,7 +3565,7 @@ class View:
                                 v_catalog_returns__cr_refunded_cash,
                                 v_catalog_sales__cs_item_sk,
                             ), _m8 in (
-                                (_g9,)
+                                _g9.items()
                                 if type(
                                     (
                                         _g9 := self.oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
@@ -3500,8 +3577,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g9.items()
+                                is dict
+                                else (
+                                    (_g9,)
+                                    if type(_g9) is tuple and len(_g9) == 2
+                                    else ((_g9, 1),)
+                                )
                             ):
                                 for (
                                     v_catalog_sales__cs_warehouse_sk,
@@ -3555,9 +3636,7 @@ class View:
         if v_catalog_sales__cs_sold_date_sk is None:
             raise _null_error("date_dim", row, ((0, "d_date_sk"),))
         keep_date_dim = (
-            v_d_date is not None
-            and (v_d_date >= datetime.date(2000, 2, 10))
-            and (v_d_date <= datetime.date(2000, 4, 10))
+            v_d_date is not None and (v_d_date >= _DATE_0) and (v_d_date <= _DATE_1)
         )
         store = self.date_dim_rows
         count = store.get(row, 0) + d
@@ -3732,7 +3811,7 @@ class View:
                                 v_catalog_sales__cs_warehouse_sk,
                                 v_catalog_sales__cs_item_sk,
                             ), _m8 in (
-                                (_g9,)
+                                _g9.items()
                                 if type(
                                     (
                                         _g9 := self.n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
@@ -3743,8 +3822,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g9.items()
+                                is dict
+                                else (
+                                    (_g9,)
+                                    if type(_g9) is tuple and len(_g9) == 2
+                                    else ((_g9, 1),)
+                                )
                             ):
                                 for (
                                     v_catalog_sales__cs_sold_date_sk,
@@ -3753,7 +3836,7 @@ class View:
                                     v_catalog_returns__cr_refunded_cash,
                                     v_catalog_sales__cs_item_sk,
                                 ), _m10 in (
-                                    (_g11,)
+                                    _g11.items()
                                     if type(
                                         (
                                             _g11 := self.oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
@@ -3765,8 +3848,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g11.items()
+                                    is dict
+                                    else (
+                                        (_g11,)
+                                        if type(_g11) is tuple and len(_g11) == 2
+                                        else ((_g11, 1),)
+                                    )
                                 ):
                                     for (
                                         v_catalog_sales__cs_warehouse_sk,
@@ -3999,31 +4086,8 @@ class View:
                     if _grp is None:
                         n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
                             _t5
-                        ] = (_t6, _d3)
-                    elif type(_grp) is tuple:
-                        _e = _t6
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _d3
-                            if _n:
-                                n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
-                                    _t5
-                                ] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
-                                    _t5
-                                ]
-                        else:
-                            n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
-                                _t5
-                            ] = {
-                                _grp[0]: _grp[1],
-                                _e: _d3,
-                            }
-                    else:
+                        ] = (_t6 if _d3 == 1 else (_t6, _d3))
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t6)
                         if _o is None:
                             _grp[_t6] = _d3
@@ -4034,11 +4098,37 @@ class View:
                             else:
                                 del _grp[_t6]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
                                         _t5
-                                    ] = next(
-                                        iter(_grp.items())
+                                    ] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t6
+                        if _g is _e or _g == _e:
+                            _n = _o + _d3
+                            if _n:
+                                n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                                    _t5
+                                ] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                                    _t5
+                                ]
+                        else:
+                            n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                                _t5
+                            ] = {
+                                _g: _o,
+                                _e: _d3,
+                            }
                     _grp = n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk.get(
                         v_catalog_sales__cs_sold_date_sk
                     )
@@ -4167,7 +4257,7 @@ class View:
                                     v_catalog_returns__cr_refunded_cash,
                                     v_catalog_sales__cs_item_sk,
                                 ), _m11 in (
-                                    (_g12,)
+                                    _g12.items()
                                     if type(
                                         (
                                             _g12 := self.oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
@@ -4179,8 +4269,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g12.items()
+                                    is dict
+                                    else (
+                                        (_g12,)
+                                        if type(_g12) is tuple and len(_g12) == 2
+                                        else ((_g12, 1),)
+                                    )
                                 ):
                                     for (
                                         v_catalog_sales__cs_sold_date_sk,
@@ -4379,7 +4473,7 @@ class View:
                             v_catalog_sales__cs_warehouse_sk,
                             v_catalog_sales__cs_item_sk,
                         ), _m6 in (
-                            (_g7,)
+                            _g7.items()
                             if type(
                                 (
                                     _g7 := self.n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
@@ -4390,8 +4484,12 @@ class View:
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g7.items()
+                            is dict
+                            else (
+                                (_g7,)
+                                if type(_g7) is tuple and len(_g7) == 2
+                                else ((_g7, 1),)
+                            )
                         ):
                             for (
                                 v_catalog_sales__cs_sold_date_sk,
@@ -4400,7 +4498,7 @@ class View:
                                 v_catalog_returns__cr_refunded_cash,
                                 v_catalog_sales__cs_item_sk,
                             ), _m8 in (
-                                (_g9,)
+                                _g9.items()
                                 if type(
                                     (
                                         _g9 := self.oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
@@ -4412,8 +4510,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g9.items()
+                                is dict
+                                else (
+                                    (_g9,)
+                                    if type(_g9) is tuple and len(_g9) == 2
+                                    else ((_g9, 1),)
+                                )
                             ):
                                 for (
                                     v_catalog_sales__cs_warehouse_sk,
@@ -4478,9 +4580,7 @@ class View:
             if v_catalog_sales__cs_sold_date_sk is None:
                 raise _null_error("date_dim", row, ((0, "d_date_sk"),))
             keep_date_dim = (
-                v_d_date is not None
-                and (v_d_date >= datetime.date(2000, 2, 10))
-                and (v_d_date <= datetime.date(2000, 4, 10))
+                v_d_date is not None and (v_d_date >= _DATE_0) and (v_d_date <= _DATE_1)
             )
             if keep_date_dim:
                 _p = d
@@ -4675,7 +4775,7 @@ class View:
                                 v_catalog_sales__cs_warehouse_sk,
                                 v_catalog_sales__cs_item_sk,
                             ), _m8 in (
-                                (_g9,)
+                                _g9.items()
                                 if type(
                                     (
                                         _g9 := self.n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
@@ -4686,8 +4786,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g9.items()
+                                is dict
+                                else (
+                                    (_g9,)
+                                    if type(_g9) is tuple and len(_g9) == 2
+                                    else ((_g9, 1),)
+                                )
                             ):
                                 for (
                                     v_catalog_sales__cs_sold_date_sk,
@@ -4696,7 +4800,7 @@ class View:
                                     v_catalog_returns__cr_refunded_cash,
                                     v_catalog_sales__cs_item_sk,
                                 ), _m10 in (
-                                    (_g11,)
+                                    _g11.items()
                                     if type(
                                         (
                                             _g11 := self.oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
@@ -4708,8 +4812,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g11.items()
+                                    is dict
+                                    else (
+                                        (_g11,)
+                                        if type(_g11) is tuple and len(_g11) == 2
+                                        else ((_g11, 1),)
+                                    )
                                 ):
                                     for (
                                         v_catalog_sales__cs_warehouse_sk,
@@ -4932,7 +5040,7 @@ class View:
                     if key[3] is None
                     else (key[3] - (_t1 if (_t1 := key[4]) is not None else 0.0))
                 )
-                if (key[2] is not None and (key[2] < datetime.date(2000, 3, 11)))
+                if (key[2] is not None and (key[2] < _DATE_2))
                 else 0.0
             )
             if _x is not None:  # SQL: COUNT/SUM/AVG skip NULLs
@@ -4954,7 +5062,7 @@ class View:
                     if key[3] is None
                     else (key[3] - (_t2 if (_t2 := key[4]) is not None else 0.0))
                 )
-                if (key[2] is not None and (key[2] >= datetime.date(2000, 3, 11)))
+                if (key[2] is not None and (key[2] >= _DATE_2))
                 else 0.0
             )
             if _x is not None:  # SQL: COUNT/SUM/AVG skip NULLs

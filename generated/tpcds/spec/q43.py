@@ -101,13 +101,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -358,7 +362,7 @@ class View:
         "sat_sales",
     )
     QUERY_ID = "0dfaa23e6ccbc54e"
-    LAYOUT_ID = "89cbda5090147b0e"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "a5bf874afa8b3c75"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -594,7 +598,7 @@ class View:
                         else _g5.items()
                     ):
                         for (v_d_date_sk, v_ss_store_sk, v_ss_sales_price), _m6 in (
-                            (_g7,)
+                            _g7.items()
                             if type(
                                 (
                                     _g7 := self.store_sales_by_d_date_sk_ss_store_sk[
@@ -602,16 +606,24 @@ class View:
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g7.items()
+                            is dict
+                            else (
+                                (_g7,)
+                                if type(_g7) is tuple and len(_g7) == 2
+                                else ((_g7, 1),)
+                            )
                         ):
                             for (v_ss_store_sk, v_s_store_id, v_s_store_name), _m8 in (
-                                (_g9,)
+                                _g9.items()
                                 if type(
                                     (_g9 := self.store_2_by_ss_store_sk[v_ss_store_sk])
                                 )
-                                is tuple
-                                else _g9.items()
+                                is dict
+                                else (
+                                    (_g9,)
+                                    if type(_g9) is tuple and len(_g9) == 2
+                                    else ((_g9, 1),)
+                                )
                             ):
                                 _k = (
                                     v_s_store_name,
@@ -656,22 +668,10 @@ class View:
             _t2 = (v_d_date_sk, v_ss_store_sk, v_ss_sales_price)
             _grp = store_sales_by_d_date_sk_ss_store_sk.get(_t1)
             if _grp is None:
-                store_sales_by_d_date_sk_ss_store_sk[_t1] = (_t2, _p)
-            elif type(_grp) is tuple:
-                _e = _t2
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        store_sales_by_d_date_sk_ss_store_sk[_t1] = (_grp[0], _n)
-                    else:
-                        del store_sales_by_d_date_sk_ss_store_sk[_t1]
-                else:
-                    store_sales_by_d_date_sk_ss_store_sk[_t1] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                store_sales_by_d_date_sk_ss_store_sk[_t1] = (
+                    _t2 if _p == 1 else (_t2, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(_t2)
                 if _o is None:
                     _grp[_t2] = _p
@@ -682,9 +682,26 @@ class View:
                     else:
                         del _grp[_t2]
                         if len(_grp) == 1:
-                            store_sales_by_d_date_sk_ss_store_sk[_t1] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            store_sales_by_d_date_sk_ss_store_sk[_t1] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t2
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        store_sales_by_d_date_sk_ss_store_sk[_t1] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del store_sales_by_d_date_sk_ss_store_sk[_t1]
+                else:
+                    store_sales_by_d_date_sk_ss_store_sk[_t1] = {_g: _o, _e: _p}
             _grp = store_sales_d_date_sk_by_ss_store_sk.get(v_ss_store_sk)
             if _grp is None:
                 store_sales_d_date_sk_by_ss_store_sk[v_ss_store_sk] = (v_d_date_sk, _p)
@@ -771,10 +788,14 @@ class View:
                             del n0_root[v_d_date_sk]
                     if pending is not None:
                         for (v_ss_store_sk, v_s_store_id, v_s_store_name), _m7 in (
-                            (_g8,)
+                            _g8.items()
                             if type((_g8 := self.store_2_by_ss_store_sk[v_ss_store_sk]))
-                            is tuple
-                            else _g8.items()
+                            is dict
+                            else (
+                                (_g8,)
+                                if type(_g8) is tuple and len(_g8) == 2
+                                else ((_g8, 1),)
+                            )
                         ):
                             for (v_d_date_sk, v_d_day_name), _m9 in (
                                 (_g10,)
@@ -829,19 +850,8 @@ class View:
             _t1 = (v_ss_store_sk, v_s_store_id, v_s_store_name)
             _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
             if _grp is None:
-                store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        store_2_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
-                    else:
-                        del store_2_by_ss_store_sk[v_ss_store_sk]
-                else:
-                    store_2_by_ss_store_sk[v_ss_store_sk] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                store_2_by_ss_store_sk[v_ss_store_sk] = _t1 if _p == 1 else (_t1, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -852,9 +862,26 @@ class View:
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
-                            store_2_by_ss_store_sk[v_ss_store_sk] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            store_2_by_ss_store_sk[v_ss_store_sk] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        store_2_by_ss_store_sk[v_ss_store_sk] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del store_2_by_ss_store_sk[v_ss_store_sk]
+                else:
+                    store_2_by_ss_store_sk[v_ss_store_sk] = {_g: _o, _e: _p}
             _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
             if _o is None:
                 store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -920,7 +947,7 @@ class View:
                                 del n0_root[v_d_date_sk]
                         if pending is not None:
                             for (v_d_date_sk, v_ss_store_sk, v_ss_sales_price), _m8 in (
-                                (_g9,)
+                                _g9.items()
                                 if type(
                                     (
                                         _g9 := self.store_sales_by_d_date_sk_ss_store_sk[
@@ -928,8 +955,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g9.items()
+                                is dict
+                                else (
+                                    (_g9,)
+                                    if type(_g9) is tuple and len(_g9) == 2
+                                    else ((_g9, 1),)
+                                )
                             ):
                                 for (v_d_date_sk, v_d_day_name), _m10 in (
                                     (_g11,)
@@ -1069,7 +1100,7 @@ class View:
                         else _g5.items()
                     ):
                         for (v_d_date_sk, v_ss_store_sk, v_ss_sales_price), _m6 in (
-                            (_g7,)
+                            _g7.items()
                             if type(
                                 (
                                     _g7 := self.store_sales_by_d_date_sk_ss_store_sk[
@@ -1077,16 +1108,24 @@ class View:
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g7.items()
+                            is dict
+                            else (
+                                (_g7,)
+                                if type(_g7) is tuple and len(_g7) == 2
+                                else ((_g7, 1),)
+                            )
                         ):
                             for (v_ss_store_sk, v_s_store_id, v_s_store_name), _m8 in (
-                                (_g9,)
+                                _g9.items()
                                 if type(
                                     (_g9 := self.store_2_by_ss_store_sk[v_ss_store_sk])
                                 )
-                                is tuple
-                                else _g9.items()
+                                is dict
+                                else (
+                                    (_g9,)
+                                    if type(_g9) is tuple and len(_g9) == 2
+                                    else ((_g9, 1),)
+                                )
                             ):
                                 _k = (
                                     v_s_store_name,
@@ -1162,22 +1201,10 @@ class View:
             _t2 = (v_d_date_sk, v_ss_store_sk, v_ss_sales_price)
             _grp = store_sales_by_d_date_sk_ss_store_sk.get(_t1)
             if _grp is None:
-                store_sales_by_d_date_sk_ss_store_sk[_t1] = (_t2, _p)
-            elif type(_grp) is tuple:
-                _e = _t2
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        store_sales_by_d_date_sk_ss_store_sk[_t1] = (_grp[0], _n)
-                    else:
-                        del store_sales_by_d_date_sk_ss_store_sk[_t1]
-                else:
-                    store_sales_by_d_date_sk_ss_store_sk[_t1] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                store_sales_by_d_date_sk_ss_store_sk[_t1] = (
+                    _t2 if _p == 1 else (_t2, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(_t2)
                 if _o is None:
                     _grp[_t2] = _p
@@ -1188,9 +1215,26 @@ class View:
                     else:
                         del _grp[_t2]
                         if len(_grp) == 1:
-                            store_sales_by_d_date_sk_ss_store_sk[_t1] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            store_sales_by_d_date_sk_ss_store_sk[_t1] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t2
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        store_sales_by_d_date_sk_ss_store_sk[_t1] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del store_sales_by_d_date_sk_ss_store_sk[_t1]
+                else:
+                    store_sales_by_d_date_sk_ss_store_sk[_t1] = {_g: _o, _e: _p}
             _grp = store_sales_d_date_sk_by_ss_store_sk.get(v_ss_store_sk)
             if _grp is None:
                 store_sales_d_date_sk_by_ss_store_sk[v_ss_store_sk] = (v_d_date_sk, _p)
@@ -1277,10 +1321,14 @@ class View:
                             del n0_root[v_d_date_sk]
                     if pending is not None:
                         for (v_ss_store_sk, v_s_store_id, v_s_store_name), _m7 in (
-                            (_g8,)
+                            _g8.items()
                             if type((_g8 := self.store_2_by_ss_store_sk[v_ss_store_sk]))
-                            is tuple
-                            else _g8.items()
+                            is dict
+                            else (
+                                (_g8,)
+                                if type(_g8) is tuple and len(_g8) == 2
+                                else ((_g8, 1),)
+                            )
                         ):
                             for (v_d_date_sk, v_d_day_name), _m9 in (
                                 (_g10,)
@@ -1366,19 +1414,8 @@ class View:
             _t1 = (v_ss_store_sk, v_s_store_id, v_s_store_name)
             _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
             if _grp is None:
-                store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        store_2_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
-                    else:
-                        del store_2_by_ss_store_sk[v_ss_store_sk]
-                else:
-                    store_2_by_ss_store_sk[v_ss_store_sk] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                store_2_by_ss_store_sk[v_ss_store_sk] = _t1 if _p == 1 else (_t1, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -1389,9 +1426,26 @@ class View:
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
-                            store_2_by_ss_store_sk[v_ss_store_sk] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            store_2_by_ss_store_sk[v_ss_store_sk] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        store_2_by_ss_store_sk[v_ss_store_sk] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del store_2_by_ss_store_sk[v_ss_store_sk]
+                else:
+                    store_2_by_ss_store_sk[v_ss_store_sk] = {_g: _o, _e: _p}
             _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
             if _o is None:
                 store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -1457,7 +1511,7 @@ class View:
                                 del n0_root[v_d_date_sk]
                         if pending is not None:
                             for (v_d_date_sk, v_ss_store_sk, v_ss_sales_price), _m8 in (
-                                (_g9,)
+                                _g9.items()
                                 if type(
                                     (
                                         _g9 := self.store_sales_by_d_date_sk_ss_store_sk[
@@ -1465,8 +1519,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g9.items()
+                                is dict
+                                else (
+                                    (_g9,)
+                                    if type(_g9) is tuple and len(_g9) == 2
+                                    else ((_g9, 1),)
+                                )
                             ):
                                 for (v_d_date_sk, v_d_day_name), _m10 in (
                                     (_g11,)

@@ -234,13 +234,17 @@ def _make_derived1():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = 0  # the payload of an absent tuple
 
@@ -373,7 +377,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("i_item_id",)
                     QUERY_ID = "f73906d551b79c83"
-                    LAYOUT_ID = "4c5ae70545302c51"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "f71923c1100e55ab"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -795,7 +799,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("__k", "__in")
                 QUERY_ID = "55bd272f3ac1b86a"
-                LAYOUT_ID = "cad9b120a0f07492"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "1983a1c2cddb3828"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -820,7 +824,17 @@ def _make_derived1():
                     for sub_row, change in self.sub_derived1._changes:
                         self._apply_derived1(sub_row, change)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -1261,7 +1275,7 @@ def _make_derived1():
             )
             QUERY_ID = "57bc0f7b1d88dae1"
             LAYOUT_ID = (
-                "f484d960ca108e13"  # the state's layout: snapshots restore only here
+                "cd08f6d593abcd5a"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -1338,7 +1352,15 @@ def _make_derived1():
                 for sub_row, change in self.sub_derived1._changes:
                     self._apply_derived1(sub_row, change)
                 if self._pending:
+                    first = self._changes  # the row of an empty database, if any
                     self._flush()
+                    if first:  # the inner views' rows changed it: report the net change
+                        net = {}
+                        for row, change in first + self._changes:
+                            net[row] = net.get(row, 0) + change
+                        self._changes = [
+                            (row, change) for row, change in net.items() if change
+                        ]
 
             def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
@@ -1566,17 +1588,21 @@ def _make_derived1():
                                         v_ws_bill_customer_sk,
                                         v_ws_sales_price,
                                     ), _m7 in (
-                                        (_g8,)
+                                        _g8.items()
                                         if type((_g8 := self.web_sales_by_all[()]))
-                                        is tuple
-                                        else _g8.items()
+                                        is dict
+                                        else (
+                                            (_g8,)
+                                            if type(_g8) is tuple and len(_g8) == 2
+                                            else ((_g8, 1),)
+                                        )
                                     ):
                                         for (
                                             v_ca_address_sk,
                                             v_ca_city,
                                             v_ca_zip,
                                         ), _m9 in (
-                                            (_g10,)
+                                            _g10.items()
                                             if type(
                                                 (
                                                     _g10 := self.customer_address_by_all[
@@ -1584,20 +1610,30 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g10.items()
+                                            is dict
+                                            else (
+                                                (_g10,)
+                                                if type(_g10) is tuple
+                                                and len(_g10) == 2
+                                                else ((_g10, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_d_date_sk,
                                                 v_d_year,
                                                 v_d_qoy,
                                             ), _m11 in (
-                                                (_g12,)
+                                                _g12.items()
                                                 if type(
                                                     (_g12 := self.date_dim_by_all[()])
                                                 )
-                                                is tuple
-                                                else _g12.items()
+                                                is dict
+                                                else (
+                                                    (_g12,)
+                                                    if type(_g12) is tuple
+                                                    and len(_g12) == 2
+                                                    else ((_g12, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_i_item_sk,
@@ -1684,19 +1720,8 @@ def _make_derived1():
                 )
                 _grp = web_sales_by_all.get(())
                 if _grp is None:
-                    web_sales_by_all[()] = (_t1, _p)
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            web_sales_by_all[()] = (_grp[0], _n)
-                        else:
-                            del web_sales_by_all[()]
-                    else:
-                        web_sales_by_all[()] = {_grp[0]: _grp[1], _e: _p}
-                else:
+                    web_sales_by_all[()] = _t1 if _p == 1 else (_t1, _p)
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _p
@@ -1707,7 +1732,22 @@ def _make_derived1():
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
-                                web_sales_by_all[()] = next(iter(_grp.items()))
+                                ((_e, _n),) = _grp.items()
+                                web_sales_by_all[()] = _e if _n == 1 else (_e, _n)
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            web_sales_by_all[()] = _g if _n == 1 else (_g, _n)
+                        else:
+                            del web_sales_by_all[()]
+                    else:
+                        web_sales_by_all[()] = {_g: _o, _e: _p}
                 _o = web_sales_count_by_all.get(())
                 if _o is None:
                     web_sales_count_by_all[()] = _p
@@ -1780,7 +1820,7 @@ def _make_derived1():
                                             v_ca_city,
                                             v_ca_zip,
                                         ), _m12 in (
-                                            (_g13,)
+                                            _g13.items()
                                             if type(
                                                 (
                                                     _g13 := self.customer_address_by_all[
@@ -1788,20 +1828,30 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g13.items()
+                                            is dict
+                                            else (
+                                                (_g13,)
+                                                if type(_g13) is tuple
+                                                and len(_g13) == 2
+                                                else ((_g13, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_d_date_sk,
                                                 v_d_year,
                                                 v_d_qoy,
                                             ), _m14 in (
-                                                (_g15,)
+                                                _g15.items()
                                                 if type(
                                                     (_g15 := self.date_dim_by_all[()])
                                                 )
-                                                is tuple
-                                                else _g15.items()
+                                                is dict
+                                                else (
+                                                    (_g15,)
+                                                    if type(_g15) is tuple
+                                                    and len(_g15) == 2
+                                                    else ((_g15, 1),)
+                                                )
                                             ):
                                                 for v_i_item_id, _m16 in (
                                                     (_g17,)
@@ -1991,17 +2041,21 @@ def _make_derived1():
                                         v_ws_bill_customer_sk,
                                         v_ws_sales_price,
                                     ), _m10 in (
-                                        (_g11,)
+                                        _g11.items()
                                         if type((_g11 := self.web_sales_by_all[()]))
-                                        is tuple
-                                        else _g11.items()
+                                        is dict
+                                        else (
+                                            (_g11,)
+                                            if type(_g11) is tuple and len(_g11) == 2
+                                            else ((_g11, 1),)
+                                        )
                                     ):
                                         for (
                                             v_ca_address_sk,
                                             v_ca_city,
                                             v_ca_zip,
                                         ), _m12 in (
-                                            (_g13,)
+                                            _g13.items()
                                             if type(
                                                 (
                                                     _g13 := self.customer_address_by_all[
@@ -2009,20 +2063,30 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g13.items()
+                                            is dict
+                                            else (
+                                                (_g13,)
+                                                if type(_g13) is tuple
+                                                and len(_g13) == 2
+                                                else ((_g13, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_d_date_sk,
                                                 v_d_year,
                                                 v_d_qoy,
                                             ), _m14 in (
-                                                (_g15,)
+                                                _g15.items()
                                                 if type(
                                                     (_g15 := self.date_dim_by_all[()])
                                                 )
-                                                is tuple
-                                                else _g15.items()
+                                                is dict
+                                                else (
+                                                    (_g15,)
+                                                    if type(_g15) is tuple
+                                                    and len(_g15) == 2
+                                                    else ((_g15, 1),)
+                                                )
                                             ):
                                                 for v_i_item_id, _m16 in (
                                                     (_g17,)
@@ -2123,19 +2187,8 @@ def _make_derived1():
                 _t1 = (v_ca_address_sk, v_ca_city, v_ca_zip)
                 _grp = customer_address_by_all.get(())
                 if _grp is None:
-                    customer_address_by_all[()] = (_t1, _p)
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            customer_address_by_all[()] = (_grp[0], _n)
-                        else:
-                            del customer_address_by_all[()]
-                    else:
-                        customer_address_by_all[()] = {_grp[0]: _grp[1], _e: _p}
-                else:
+                    customer_address_by_all[()] = _t1 if _p == 1 else (_t1, _p)
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _p
@@ -2146,7 +2199,24 @@ def _make_derived1():
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
-                                customer_address_by_all[()] = next(iter(_grp.items()))
+                                ((_e, _n),) = _grp.items()
+                                customer_address_by_all[()] = (
+                                    _e if _n == 1 else (_e, _n)
+                                )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            customer_address_by_all[()] = _g if _n == 1 else (_g, _n)
+                        else:
+                            del customer_address_by_all[()]
+                    else:
+                        customer_address_by_all[()] = {_g: _o, _e: _p}
                 _o = customer_address_count_by_all.get(())
                 if _o is None:
                     customer_address_count_by_all[()] = _p
@@ -2204,16 +2274,25 @@ def _make_derived1():
                                         v_ws_bill_customer_sk,
                                         v_ws_sales_price,
                                     ), _m10 in (
-                                        (_g11,)
+                                        _g11.items()
                                         if type((_g11 := self.web_sales_by_all[()]))
-                                        is tuple
-                                        else _g11.items()
+                                        is dict
+                                        else (
+                                            (_g11,)
+                                            if type(_g11) is tuple and len(_g11) == 2
+                                            else ((_g11, 1),)
+                                        )
                                     ):
                                         for (v_d_date_sk, v_d_year, v_d_qoy), _m12 in (
-                                            (_g13,)
+                                            _g13.items()
                                             if type((_g13 := self.date_dim_by_all[()]))
-                                            is tuple
-                                            else _g13.items()
+                                            is dict
+                                            else (
+                                                (_g13,)
+                                                if type(_g13) is tuple
+                                                and len(_g13) == 2
+                                                else ((_g13, 1),)
+                                            )
                                         ):
                                             for v_i_item_id, _m14 in (
                                                 (_g15,)
@@ -2310,19 +2389,8 @@ def _make_derived1():
                 _t1 = (v_d_date_sk, v_d_year, v_d_qoy)
                 _grp = date_dim_by_all.get(())
                 if _grp is None:
-                    date_dim_by_all[()] = (_t1, _p)
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            date_dim_by_all[()] = (_grp[0], _n)
-                        else:
-                            del date_dim_by_all[()]
-                    else:
-                        date_dim_by_all[()] = {_grp[0]: _grp[1], _e: _p}
-                else:
+                    date_dim_by_all[()] = _t1 if _p == 1 else (_t1, _p)
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _p
@@ -2333,7 +2401,22 @@ def _make_derived1():
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
-                                date_dim_by_all[()] = next(iter(_grp.items()))
+                                ((_e, _n),) = _grp.items()
+                                date_dim_by_all[()] = _e if _n == 1 else (_e, _n)
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            date_dim_by_all[()] = _g if _n == 1 else (_g, _n)
+                        else:
+                            del date_dim_by_all[()]
+                    else:
+                        date_dim_by_all[()] = {_g: _o, _e: _p}
                 _o = date_dim_count_by_all.get(())
                 if _o is None:
                     date_dim_count_by_all[()] = _p
@@ -2379,21 +2462,29 @@ def _make_derived1():
                                     v_ws_bill_customer_sk,
                                     v_ws_sales_price,
                                 ), _m8 in (
-                                    (_g9,)
-                                    if type((_g9 := self.web_sales_by_all[()])) is tuple
-                                    else _g9.items()
+                                    _g9.items()
+                                    if type((_g9 := self.web_sales_by_all[()])) is dict
+                                    else (
+                                        (_g9,)
+                                        if type(_g9) is tuple and len(_g9) == 2
+                                        else ((_g9, 1),)
+                                    )
                                 ):
                                     for (
                                         v_ca_address_sk,
                                         v_ca_city,
                                         v_ca_zip,
                                     ), _m10 in (
-                                        (_g11,)
+                                        _g11.items()
                                         if type(
                                             (_g11 := self.customer_address_by_all[()])
                                         )
-                                        is tuple
-                                        else _g11.items()
+                                        is dict
+                                        else (
+                                            (_g11,)
+                                            if type(_g11) is tuple and len(_g11) == 2
+                                            else ((_g11, 1),)
+                                        )
                                     ):
                                         for v_i_item_id, _m12 in (
                                             (_g13,)
@@ -2585,27 +2676,40 @@ def _make_derived1():
                                     v_ws_bill_customer_sk,
                                     v_ws_sales_price,
                                 ), _m8 in (
-                                    (_g9,)
-                                    if type((_g9 := self.web_sales_by_all[()])) is tuple
-                                    else _g9.items()
+                                    _g9.items()
+                                    if type((_g9 := self.web_sales_by_all[()])) is dict
+                                    else (
+                                        (_g9,)
+                                        if type(_g9) is tuple and len(_g9) == 2
+                                        else ((_g9, 1),)
+                                    )
                                 ):
                                     for (
                                         v_ca_address_sk,
                                         v_ca_city,
                                         v_ca_zip,
                                     ), _m10 in (
-                                        (_g11,)
+                                        _g11.items()
                                         if type(
                                             (_g11 := self.customer_address_by_all[()])
                                         )
-                                        is tuple
-                                        else _g11.items()
+                                        is dict
+                                        else (
+                                            (_g11,)
+                                            if type(_g11) is tuple and len(_g11) == 2
+                                            else ((_g11, 1),)
+                                        )
                                     ):
                                         for (v_d_date_sk, v_d_year, v_d_qoy), _m12 in (
-                                            (_g13,)
+                                            _g13.items()
                                             if type((_g13 := self.date_dim_by_all[()]))
-                                            is tuple
-                                            else _g13.items()
+                                            is dict
+                                            else (
+                                                (_g13,)
+                                                if type(_g13) is tuple
+                                                and len(_g13) == 2
+                                                else ((_g13, 1),)
+                                            )
                                         ):
                                             for (v_i_item_id, v___in), _m14 in (
                                                 (_g15,)
@@ -2739,19 +2843,8 @@ def _make_derived1():
                     )
                     _grp = web_sales_by_all.get(())
                     if _grp is None:
-                        web_sales_by_all[()] = (_t1, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                web_sales_by_all[()] = (_grp[0], _n)
-                            else:
-                                del web_sales_by_all[()]
-                        else:
-                            web_sales_by_all[()] = {_grp[0]: _grp[1], _e: _p}
-                    else:
+                        web_sales_by_all[()] = _t1 if _p == 1 else (_t1, _p)
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -2762,7 +2855,22 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
-                                    web_sales_by_all[()] = next(iter(_grp.items()))
+                                    ((_e, _n),) = _grp.items()
+                                    web_sales_by_all[()] = _e if _n == 1 else (_e, _n)
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                web_sales_by_all[()] = _g if _n == 1 else (_g, _n)
+                            else:
+                                del web_sales_by_all[()]
+                        else:
+                            web_sales_by_all[()] = {_g: _o, _e: _p}
                     _o = web_sales_count_by_all.get(())
                     if _o is None:
                         web_sales_count_by_all[()] = _p
@@ -2835,7 +2943,7 @@ def _make_derived1():
                                                 v_ca_city,
                                                 v_ca_zip,
                                             ), _m12 in (
-                                                (_g13,)
+                                                _g13.items()
                                                 if type(
                                                     (
                                                         _g13 := self.customer_address_by_all[
@@ -2843,15 +2951,20 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g13.items()
+                                                is dict
+                                                else (
+                                                    (_g13,)
+                                                    if type(_g13) is tuple
+                                                    and len(_g13) == 2
+                                                    else ((_g13, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_d_date_sk,
                                                     v_d_year,
                                                     v_d_qoy,
                                                 ), _m14 in (
-                                                    (_g15,)
+                                                    _g15.items()
                                                     if type(
                                                         (
                                                             _g15 := self.date_dim_by_all[
@@ -2859,8 +2972,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g15.items()
+                                                    is dict
+                                                    else (
+                                                        (_g15,)
+                                                        if type(_g15) is tuple
+                                                        and len(_g15) == 2
+                                                        else ((_g15, 1),)
+                                                    )
                                                 ):
                                                     for v_i_item_id, _m16 in (
                                                         (_g17,)
@@ -3082,17 +3200,22 @@ def _make_derived1():
                                             v_ws_bill_customer_sk,
                                             v_ws_sales_price,
                                         ), _m10 in (
-                                            (_g11,)
+                                            _g11.items()
                                             if type((_g11 := self.web_sales_by_all[()]))
-                                            is tuple
-                                            else _g11.items()
+                                            is dict
+                                            else (
+                                                (_g11,)
+                                                if type(_g11) is tuple
+                                                and len(_g11) == 2
+                                                else ((_g11, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_ca_address_sk,
                                                 v_ca_city,
                                                 v_ca_zip,
                                             ), _m12 in (
-                                                (_g13,)
+                                                _g13.items()
                                                 if type(
                                                     (
                                                         _g13 := self.customer_address_by_all[
@@ -3100,15 +3223,20 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g13.items()
+                                                is dict
+                                                else (
+                                                    (_g13,)
+                                                    if type(_g13) is tuple
+                                                    and len(_g13) == 2
+                                                    else ((_g13, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_d_date_sk,
                                                     v_d_year,
                                                     v_d_qoy,
                                                 ), _m14 in (
-                                                    (_g15,)
+                                                    _g15.items()
                                                     if type(
                                                         (
                                                             _g15 := self.date_dim_by_all[
@@ -3116,8 +3244,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g15.items()
+                                                    is dict
+                                                    else (
+                                                        (_g15,)
+                                                        if type(_g15) is tuple
+                                                        and len(_g15) == 2
+                                                        else ((_g15, 1),)
+                                                    )
                                                 ):
                                                     for v_i_item_id, _m16 in (
                                                         (_g17,)
@@ -3252,19 +3385,8 @@ def _make_derived1():
                     _t1 = (v_ca_address_sk, v_ca_city, v_ca_zip)
                     _grp = customer_address_by_all.get(())
                     if _grp is None:
-                        customer_address_by_all[()] = (_t1, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                customer_address_by_all[()] = (_grp[0], _n)
-                            else:
-                                del customer_address_by_all[()]
-                        else:
-                            customer_address_by_all[()] = {_grp[0]: _grp[1], _e: _p}
-                    else:
+                        customer_address_by_all[()] = _t1 if _p == 1 else (_t1, _p)
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -3275,9 +3397,26 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
-                                    customer_address_by_all[()] = next(
-                                        iter(_grp.items())
+                                    ((_e, _n),) = _grp.items()
+                                    customer_address_by_all[()] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                customer_address_by_all[()] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del customer_address_by_all[()]
+                        else:
+                            customer_address_by_all[()] = {_g: _o, _e: _p}
                     _o = customer_address_count_by_all.get(())
                     if _o is None:
                         customer_address_count_by_all[()] = _p
@@ -3336,22 +3475,32 @@ def _make_derived1():
                                             v_ws_bill_customer_sk,
                                             v_ws_sales_price,
                                         ), _m10 in (
-                                            (_g11,)
+                                            _g11.items()
                                             if type((_g11 := self.web_sales_by_all[()]))
-                                            is tuple
-                                            else _g11.items()
+                                            is dict
+                                            else (
+                                                (_g11,)
+                                                if type(_g11) is tuple
+                                                and len(_g11) == 2
+                                                else ((_g11, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_d_date_sk,
                                                 v_d_year,
                                                 v_d_qoy,
                                             ), _m12 in (
-                                                (_g13,)
+                                                _g13.items()
                                                 if type(
                                                     (_g13 := self.date_dim_by_all[()])
                                                 )
-                                                is tuple
-                                                else _g13.items()
+                                                is dict
+                                                else (
+                                                    (_g13,)
+                                                    if type(_g13) is tuple
+                                                    and len(_g13) == 2
+                                                    else ((_g13, 1),)
+                                                )
                                             ):
                                                 for v_i_item_id, _m14 in (
                                                     (_g15,)
@@ -3479,19 +3628,8 @@ def _make_derived1():
                     _t1 = (v_d_date_sk, v_d_year, v_d_qoy)
                     _grp = date_dim_by_all.get(())
                     if _grp is None:
-                        date_dim_by_all[()] = (_t1, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                date_dim_by_all[()] = (_grp[0], _n)
-                            else:
-                                del date_dim_by_all[()]
-                        else:
-                            date_dim_by_all[()] = {_grp[0]: _grp[1], _e: _p}
-                    else:
+                        date_dim_by_all[()] = _t1 if _p == 1 else (_t1, _p)
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -3502,7 +3640,22 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
-                                    date_dim_by_all[()] = next(iter(_grp.items()))
+                                    ((_e, _n),) = _grp.items()
+                                    date_dim_by_all[()] = _e if _n == 1 else (_e, _n)
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                date_dim_by_all[()] = _g if _n == 1 else (_g, _n)
+                            else:
+                                del date_dim_by_all[()]
+                        else:
+                            date_dim_by_all[()] = {_g: _o, _e: _p}
                     _o = date_dim_count_by_all.get(())
                     if _o is None:
                         date_dim_count_by_all[()] = _p
@@ -3548,17 +3701,21 @@ def _make_derived1():
                                         v_ws_bill_customer_sk,
                                         v_ws_sales_price,
                                     ), _m8 in (
-                                        (_g9,)
+                                        _g9.items()
                                         if type((_g9 := self.web_sales_by_all[()]))
-                                        is tuple
-                                        else _g9.items()
+                                        is dict
+                                        else (
+                                            (_g9,)
+                                            if type(_g9) is tuple and len(_g9) == 2
+                                            else ((_g9, 1),)
+                                        )
                                     ):
                                         for (
                                             v_ca_address_sk,
                                             v_ca_city,
                                             v_ca_zip,
                                         ), _m10 in (
-                                            (_g11,)
+                                            _g11.items()
                                             if type(
                                                 (
                                                     _g11 := self.customer_address_by_all[
@@ -3566,8 +3723,13 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g11.items()
+                                            is dict
+                                            else (
+                                                (_g11,)
+                                                if type(_g11) is tuple
+                                                and len(_g11) == 2
+                                                else ((_g11, 1),)
+                                            )
                                         ):
                                             for v_i_item_id, _m12 in (
                                                 (_g13,)
@@ -3915,13 +4077,17 @@ def _make_derived1():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = 0  # the payload of an absent tuple
 
@@ -4085,7 +4251,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("i_item_id",)
                         QUERY_ID = "f73906d551b79c83"
-                        LAYOUT_ID = "4c5ae70545302c51"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "f71923c1100e55ab"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -4524,7 +4690,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("__k", "__in")
                     QUERY_ID = "55bd272f3ac1b86a"
-                    LAYOUT_ID = "cad9b120a0f07492"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "1983a1c2cddb3828"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -4549,7 +4715,21 @@ def _make_derived1():
                         for sub_row, change in self.sub_derived1._changes:
                             self._apply_derived1(sub_row, change)
                         if self._pending:
+                            first = (
+                                self._changes
+                            )  # the row of an empty database, if any
                             self._flush()
+                            if (
+                                first
+                            ):  # the inner views' rows changed it: report the net change
+                                net = {}
+                                for row, change in first + self._changes:
+                                    net[row] = net.get(row, 0) + change
+                                self._changes = [
+                                    (row, change)
+                                    for row, change in net.items()
+                                    if change
+                                ]
 
                     def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
@@ -4878,7 +5058,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "f80a84d65717452a"
-                LAYOUT_ID = "4b6b0c77eb6534e7"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "140d3ed0ad1ef71e"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -4902,7 +5082,17 @@ def _make_derived1():
                     for sub_row, change in self.sub_derived1._changes:
                         self._apply_derived1(sub_row, change)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -5342,7 +5532,7 @@ def _make_derived1():
             )
             QUERY_ID = "89695394fcc4978a"
             LAYOUT_ID = (
-                "4c17e499f48035d6"  # the state's layout: snapshots restore only here
+                "98e1cfc969ece18c"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -5411,7 +5601,15 @@ def _make_derived1():
                 if self.sub_exists_1._changes:
                     self._on_exists_1(self.sub_exists_1._changes)
                 if self._pending:
+                    first = self._changes  # the row of an empty database, if any
                     self._flush()
+                    if first:  # the inner views' rows changed it: report the net change
+                        net = {}
+                        for row, change in first + self._changes:
+                            net[row] = net.get(row, 0) + change
+                        self._changes = [
+                            (row, change) for row, change in net.items() if change
+                        ]
 
             def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
@@ -5562,19 +5760,8 @@ def _make_derived1():
                 )
                 _grp = web_sales_by_all.get(())
                 if _grp is None:
-                    web_sales_by_all[()] = (_t1, _p)
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            web_sales_by_all[()] = (_grp[0], _n)
-                        else:
-                            del web_sales_by_all[()]
-                    else:
-                        web_sales_by_all[()] = {_grp[0]: _grp[1], _e: _p}
-                else:
+                    web_sales_by_all[()] = _t1 if _p == 1 else (_t1, _p)
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _p
@@ -5585,7 +5772,22 @@ def _make_derived1():
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
-                                web_sales_by_all[()] = next(iter(_grp.items()))
+                                ((_e, _n),) = _grp.items()
+                                web_sales_by_all[()] = _e if _n == 1 else (_e, _n)
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            web_sales_by_all[()] = _g if _n == 1 else (_g, _n)
+                        else:
+                            del web_sales_by_all[()]
+                    else:
+                        web_sales_by_all[()] = {_g: _o, _e: _p}
                 _o = web_sales_count_by_all.get(())
                 if _o is None:
                     web_sales_count_by_all[()] = _p
@@ -5658,7 +5860,7 @@ def _make_derived1():
                                             v_ca_city,
                                             v_ca_zip,
                                         ), _m12 in (
-                                            (_g13,)
+                                            _g13.items()
                                             if type(
                                                 (
                                                     _g13 := self.customer_address_by_all[
@@ -5666,28 +5868,43 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g13.items()
+                                            is dict
+                                            else (
+                                                (_g13,)
+                                                if type(_g13) is tuple
+                                                and len(_g13) == 2
+                                                else ((_g13, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_d_date_sk,
                                                 v_d_year,
                                                 v_d_qoy,
                                             ), _m14 in (
-                                                (_g15,)
+                                                _g15.items()
                                                 if type(
                                                     (_g15 := self.date_dim_by_all[()])
                                                 )
-                                                is tuple
-                                                else _g15.items()
+                                                is dict
+                                                else (
+                                                    (_g15,)
+                                                    if type(_g15) is tuple
+                                                    and len(_g15) == 2
+                                                    else ((_g15, 1),)
+                                                )
                                             ):
                                                 for v_i_item_sk, _m16 in (
-                                                    (_g17,)
+                                                    _g17.items()
                                                     if type(
                                                         (_g17 := self.item_by_all[()])
                                                     )
-                                                    is tuple
-                                                    else _g17.items()
+                                                    is dict
+                                                    else (
+                                                        (_g17,)
+                                                        if type(_g17) is tuple
+                                                        and len(_g17) == 2
+                                                        else ((_g17, 1),)
+                                                    )
                                                 ):
                                                     _k = (
                                                         v_ca_zip,
@@ -5833,17 +6050,21 @@ def _make_derived1():
                                         v_ws_bill_customer_sk,
                                         v_ws_sales_price,
                                     ), _m10 in (
-                                        (_g11,)
+                                        _g11.items()
                                         if type((_g11 := self.web_sales_by_all[()]))
-                                        is tuple
-                                        else _g11.items()
+                                        is dict
+                                        else (
+                                            (_g11,)
+                                            if type(_g11) is tuple and len(_g11) == 2
+                                            else ((_g11, 1),)
+                                        )
                                     ):
                                         for (
                                             v_ca_address_sk,
                                             v_ca_city,
                                             v_ca_zip,
                                         ), _m12 in (
-                                            (_g13,)
+                                            _g13.items()
                                             if type(
                                                 (
                                                     _g13 := self.customer_address_by_all[
@@ -5851,28 +6072,43 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g13.items()
+                                            is dict
+                                            else (
+                                                (_g13,)
+                                                if type(_g13) is tuple
+                                                and len(_g13) == 2
+                                                else ((_g13, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_d_date_sk,
                                                 v_d_year,
                                                 v_d_qoy,
                                             ), _m14 in (
-                                                (_g15,)
+                                                _g15.items()
                                                 if type(
                                                     (_g15 := self.date_dim_by_all[()])
                                                 )
-                                                is tuple
-                                                else _g15.items()
+                                                is dict
+                                                else (
+                                                    (_g15,)
+                                                    if type(_g15) is tuple
+                                                    and len(_g15) == 2
+                                                    else ((_g15, 1),)
+                                                )
                                             ):
                                                 for v_i_item_sk, _m16 in (
-                                                    (_g17,)
+                                                    _g17.items()
                                                     if type(
                                                         (_g17 := self.item_by_all[()])
                                                     )
-                                                    is tuple
-                                                    else _g17.items()
+                                                    is dict
+                                                    else (
+                                                        (_g17,)
+                                                        if type(_g17) is tuple
+                                                        and len(_g17) == 2
+                                                        else ((_g17, 1),)
+                                                    )
                                                 ):
                                                     _k = (
                                                         v_ca_zip,
@@ -5929,19 +6165,8 @@ def _make_derived1():
                 _t1 = (v_ca_address_sk, v_ca_city, v_ca_zip)
                 _grp = customer_address_by_all.get(())
                 if _grp is None:
-                    customer_address_by_all[()] = (_t1, _p)
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            customer_address_by_all[()] = (_grp[0], _n)
-                        else:
-                            del customer_address_by_all[()]
-                    else:
-                        customer_address_by_all[()] = {_grp[0]: _grp[1], _e: _p}
-                else:
+                    customer_address_by_all[()] = _t1 if _p == 1 else (_t1, _p)
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _p
@@ -5952,7 +6177,24 @@ def _make_derived1():
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
-                                customer_address_by_all[()] = next(iter(_grp.items()))
+                                ((_e, _n),) = _grp.items()
+                                customer_address_by_all[()] = (
+                                    _e if _n == 1 else (_e, _n)
+                                )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            customer_address_by_all[()] = _g if _n == 1 else (_g, _n)
+                        else:
+                            del customer_address_by_all[()]
+                    else:
+                        customer_address_by_all[()] = {_g: _o, _e: _p}
                 _o = customer_address_count_by_all.get(())
                 if _o is None:
                     customer_address_count_by_all[()] = _p
@@ -6010,22 +6252,36 @@ def _make_derived1():
                                         v_ws_bill_customer_sk,
                                         v_ws_sales_price,
                                     ), _m10 in (
-                                        (_g11,)
+                                        _g11.items()
                                         if type((_g11 := self.web_sales_by_all[()]))
-                                        is tuple
-                                        else _g11.items()
+                                        is dict
+                                        else (
+                                            (_g11,)
+                                            if type(_g11) is tuple and len(_g11) == 2
+                                            else ((_g11, 1),)
+                                        )
                                     ):
                                         for (v_d_date_sk, v_d_year, v_d_qoy), _m12 in (
-                                            (_g13,)
+                                            _g13.items()
                                             if type((_g13 := self.date_dim_by_all[()]))
-                                            is tuple
-                                            else _g13.items()
+                                            is dict
+                                            else (
+                                                (_g13,)
+                                                if type(_g13) is tuple
+                                                and len(_g13) == 2
+                                                else ((_g13, 1),)
+                                            )
                                         ):
                                             for v_i_item_sk, _m14 in (
-                                                (_g15,)
+                                                _g15.items()
                                                 if type((_g15 := self.item_by_all[()]))
-                                                is tuple
-                                                else _g15.items()
+                                                is dict
+                                                else (
+                                                    (_g15,)
+                                                    if type(_g15) is tuple
+                                                    and len(_g15) == 2
+                                                    else ((_g15, 1),)
+                                                )
                                             ):
                                                 _k = (
                                                     v_ca_zip,
@@ -6080,19 +6336,8 @@ def _make_derived1():
                 _t1 = (v_d_date_sk, v_d_year, v_d_qoy)
                 _grp = date_dim_by_all.get(())
                 if _grp is None:
-                    date_dim_by_all[()] = (_t1, _p)
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            date_dim_by_all[()] = (_grp[0], _n)
-                        else:
-                            del date_dim_by_all[()]
-                    else:
-                        date_dim_by_all[()] = {_grp[0]: _grp[1], _e: _p}
-                else:
+                    date_dim_by_all[()] = _t1 if _p == 1 else (_t1, _p)
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _p
@@ -6103,7 +6348,22 @@ def _make_derived1():
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
-                                date_dim_by_all[()] = next(iter(_grp.items()))
+                                ((_e, _n),) = _grp.items()
+                                date_dim_by_all[()] = _e if _n == 1 else (_e, _n)
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            date_dim_by_all[()] = _g if _n == 1 else (_g, _n)
+                        else:
+                            del date_dim_by_all[()]
+                    else:
+                        date_dim_by_all[()] = {_g: _o, _e: _p}
                 _o = date_dim_count_by_all.get(())
                 if _o is None:
                     date_dim_count_by_all[()] = _p
@@ -6149,27 +6409,40 @@ def _make_derived1():
                                     v_ws_bill_customer_sk,
                                     v_ws_sales_price,
                                 ), _m8 in (
-                                    (_g9,)
-                                    if type((_g9 := self.web_sales_by_all[()])) is tuple
-                                    else _g9.items()
+                                    _g9.items()
+                                    if type((_g9 := self.web_sales_by_all[()])) is dict
+                                    else (
+                                        (_g9,)
+                                        if type(_g9) is tuple and len(_g9) == 2
+                                        else ((_g9, 1),)
+                                    )
                                 ):
                                     for (
                                         v_ca_address_sk,
                                         v_ca_city,
                                         v_ca_zip,
                                     ), _m10 in (
-                                        (_g11,)
+                                        _g11.items()
                                         if type(
                                             (_g11 := self.customer_address_by_all[()])
                                         )
-                                        is tuple
-                                        else _g11.items()
+                                        is dict
+                                        else (
+                                            (_g11,)
+                                            if type(_g11) is tuple and len(_g11) == 2
+                                            else ((_g11, 1),)
+                                        )
                                     ):
                                         for v_i_item_sk, _m12 in (
-                                            (_g13,)
+                                            _g13.items()
                                             if type((_g13 := self.item_by_all[()]))
-                                            is tuple
-                                            else _g13.items()
+                                            is dict
+                                            else (
+                                                (_g13,)
+                                                if type(_g13) is tuple
+                                                and len(_g13) == 2
+                                                else ((_g13, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 v_ca_zip,
@@ -6235,19 +6508,8 @@ def _make_derived1():
                     _p = d
                     _grp = item_by_all.get(())
                     if _grp is None:
-                        item_by_all[()] = (v_i_item_sk, _p)
-                    elif type(_grp) is tuple:
-                        _e = v_i_item_sk
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                item_by_all[()] = (_grp[0], _n)
-                            else:
-                                del item_by_all[()]
-                        else:
-                            item_by_all[()] = {_grp[0]: _grp[1], _e: _p}
-                    else:
+                        item_by_all[()] = v_i_item_sk if _p == 1 else (v_i_item_sk, _p)
+                    elif type(_grp) is dict:
                         _o = _grp.get(v_i_item_sk)
                         if _o is None:
                             _grp[v_i_item_sk] = _p
@@ -6258,7 +6520,22 @@ def _make_derived1():
                             else:
                                 del _grp[v_i_item_sk]
                                 if len(_grp) == 1:
-                                    item_by_all[()] = next(iter(_grp.items()))
+                                    ((_e, _n),) = _grp.items()
+                                    item_by_all[()] = _e if _n == 1 else (_e, _n)
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = v_i_item_sk
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                item_by_all[()] = _g if _n == 1 else (_g, _n)
+                            else:
+                                del item_by_all[()]
+                        else:
+                            item_by_all[()] = {_g: _o, _e: _p}
                     _o = item_count_by_all.get(())
                     if _o is None:
                         item_count_by_all[()] = _p
@@ -6292,23 +6569,36 @@ def _make_derived1():
                                     v_ws_bill_customer_sk,
                                     v_ws_sales_price,
                                 ), _m5 in (
-                                    (_g6,)
-                                    if type((_g6 := self.web_sales_by_all[()])) is tuple
-                                    else _g6.items()
+                                    _g6.items()
+                                    if type((_g6 := self.web_sales_by_all[()])) is dict
+                                    else (
+                                        (_g6,)
+                                        if type(_g6) is tuple and len(_g6) == 2
+                                        else ((_g6, 1),)
+                                    )
                                 ):
                                     for (v_ca_address_sk, v_ca_city, v_ca_zip), _m7 in (
-                                        (_g8,)
+                                        _g8.items()
                                         if type(
                                             (_g8 := self.customer_address_by_all[()])
                                         )
-                                        is tuple
-                                        else _g8.items()
+                                        is dict
+                                        else (
+                                            (_g8,)
+                                            if type(_g8) is tuple and len(_g8) == 2
+                                            else ((_g8, 1),)
+                                        )
                                     ):
                                         for (v_d_date_sk, v_d_year, v_d_qoy), _m9 in (
-                                            (_g10,)
+                                            _g10.items()
                                             if type((_g10 := self.date_dim_by_all[()]))
-                                            is tuple
-                                            else _g10.items()
+                                            is dict
+                                            else (
+                                                (_g10,)
+                                                if type(_g10) is tuple
+                                                and len(_g10) == 2
+                                                else ((_g10, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 v_ca_zip,
@@ -6427,19 +6717,8 @@ def _make_derived1():
                     )
                     _grp = web_sales_by_all.get(())
                     if _grp is None:
-                        web_sales_by_all[()] = (_t1, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                web_sales_by_all[()] = (_grp[0], _n)
-                            else:
-                                del web_sales_by_all[()]
-                        else:
-                            web_sales_by_all[()] = {_grp[0]: _grp[1], _e: _p}
-                    else:
+                        web_sales_by_all[()] = _t1 if _p == 1 else (_t1, _p)
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -6450,7 +6729,22 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
-                                    web_sales_by_all[()] = next(iter(_grp.items()))
+                                    ((_e, _n),) = _grp.items()
+                                    web_sales_by_all[()] = _e if _n == 1 else (_e, _n)
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                web_sales_by_all[()] = _g if _n == 1 else (_g, _n)
+                            else:
+                                del web_sales_by_all[()]
+                        else:
+                            web_sales_by_all[()] = {_g: _o, _e: _p}
                     _o = web_sales_count_by_all.get(())
                     if _o is None:
                         web_sales_count_by_all[()] = _p
@@ -6523,7 +6817,7 @@ def _make_derived1():
                                                 v_ca_city,
                                                 v_ca_zip,
                                             ), _m12 in (
-                                                (_g13,)
+                                                _g13.items()
                                                 if type(
                                                     (
                                                         _g13 := self.customer_address_by_all[
@@ -6531,15 +6825,20 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g13.items()
+                                                is dict
+                                                else (
+                                                    (_g13,)
+                                                    if type(_g13) is tuple
+                                                    and len(_g13) == 2
+                                                    else ((_g13, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_d_date_sk,
                                                     v_d_year,
                                                     v_d_qoy,
                                                 ), _m14 in (
-                                                    (_g15,)
+                                                    _g15.items()
                                                     if type(
                                                         (
                                                             _g15 := self.date_dim_by_all[
@@ -6547,11 +6846,16 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g15.items()
+                                                    is dict
+                                                    else (
+                                                        (_g15,)
+                                                        if type(_g15) is tuple
+                                                        and len(_g15) == 2
+                                                        else ((_g15, 1),)
+                                                    )
                                                 ):
                                                     for v_i_item_sk, _m16 in (
-                                                        (_g17,)
+                                                        _g17.items()
                                                         if type(
                                                             (
                                                                 _g17 := self.item_by_all[
@@ -6559,8 +6863,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g17.items()
+                                                        is dict
+                                                        else (
+                                                            (_g17,)
+                                                            if type(_g17) is tuple
+                                                            and len(_g17) == 2
+                                                            else ((_g17, 1),)
+                                                        )
                                                     ):
                                                         _k = (
                                                             v_ca_zip,
@@ -6743,17 +7052,22 @@ def _make_derived1():
                                             v_ws_bill_customer_sk,
                                             v_ws_sales_price,
                                         ), _m10 in (
-                                            (_g11,)
+                                            _g11.items()
                                             if type((_g11 := self.web_sales_by_all[()]))
-                                            is tuple
-                                            else _g11.items()
+                                            is dict
+                                            else (
+                                                (_g11,)
+                                                if type(_g11) is tuple
+                                                and len(_g11) == 2
+                                                else ((_g11, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_ca_address_sk,
                                                 v_ca_city,
                                                 v_ca_zip,
                                             ), _m12 in (
-                                                (_g13,)
+                                                _g13.items()
                                                 if type(
                                                     (
                                                         _g13 := self.customer_address_by_all[
@@ -6761,15 +7075,20 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g13.items()
+                                                is dict
+                                                else (
+                                                    (_g13,)
+                                                    if type(_g13) is tuple
+                                                    and len(_g13) == 2
+                                                    else ((_g13, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_d_date_sk,
                                                     v_d_year,
                                                     v_d_qoy,
                                                 ), _m14 in (
-                                                    (_g15,)
+                                                    _g15.items()
                                                     if type(
                                                         (
                                                             _g15 := self.date_dim_by_all[
@@ -6777,11 +7096,16 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g15.items()
+                                                    is dict
+                                                    else (
+                                                        (_g15,)
+                                                        if type(_g15) is tuple
+                                                        and len(_g15) == 2
+                                                        else ((_g15, 1),)
+                                                    )
                                                 ):
                                                     for v_i_item_sk, _m16 in (
-                                                        (_g17,)
+                                                        _g17.items()
                                                         if type(
                                                             (
                                                                 _g17 := self.item_by_all[
@@ -6789,8 +7113,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g17.items()
+                                                        is dict
+                                                        else (
+                                                            (_g17,)
+                                                            if type(_g17) is tuple
+                                                            and len(_g17) == 2
+                                                            else ((_g17, 1),)
+                                                        )
                                                     ):
                                                         _k = (
                                                             v_ca_zip,
@@ -6886,19 +7215,8 @@ def _make_derived1():
                     _t1 = (v_ca_address_sk, v_ca_city, v_ca_zip)
                     _grp = customer_address_by_all.get(())
                     if _grp is None:
-                        customer_address_by_all[()] = (_t1, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                customer_address_by_all[()] = (_grp[0], _n)
-                            else:
-                                del customer_address_by_all[()]
-                        else:
-                            customer_address_by_all[()] = {_grp[0]: _grp[1], _e: _p}
-                    else:
+                        customer_address_by_all[()] = _t1 if _p == 1 else (_t1, _p)
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -6909,9 +7227,26 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
-                                    customer_address_by_all[()] = next(
-                                        iter(_grp.items())
+                                    ((_e, _n),) = _grp.items()
+                                    customer_address_by_all[()] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                customer_address_by_all[()] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del customer_address_by_all[()]
+                        else:
+                            customer_address_by_all[()] = {_g: _o, _e: _p}
                     _o = customer_address_count_by_all.get(())
                     if _o is None:
                         customer_address_count_by_all[()] = _p
@@ -6970,30 +7305,45 @@ def _make_derived1():
                                             v_ws_bill_customer_sk,
                                             v_ws_sales_price,
                                         ), _m10 in (
-                                            (_g11,)
+                                            _g11.items()
                                             if type((_g11 := self.web_sales_by_all[()]))
-                                            is tuple
-                                            else _g11.items()
+                                            is dict
+                                            else (
+                                                (_g11,)
+                                                if type(_g11) is tuple
+                                                and len(_g11) == 2
+                                                else ((_g11, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_d_date_sk,
                                                 v_d_year,
                                                 v_d_qoy,
                                             ), _m12 in (
-                                                (_g13,)
+                                                _g13.items()
                                                 if type(
                                                     (_g13 := self.date_dim_by_all[()])
                                                 )
-                                                is tuple
-                                                else _g13.items()
+                                                is dict
+                                                else (
+                                                    (_g13,)
+                                                    if type(_g13) is tuple
+                                                    and len(_g13) == 2
+                                                    else ((_g13, 1),)
+                                                )
                                             ):
                                                 for v_i_item_sk, _m14 in (
-                                                    (_g15,)
+                                                    _g15.items()
                                                     if type(
                                                         (_g15 := self.item_by_all[()])
                                                     )
-                                                    is tuple
-                                                    else _g15.items()
+                                                    is dict
+                                                    else (
+                                                        (_g15,)
+                                                        if type(_g15) is tuple
+                                                        and len(_g15) == 2
+                                                        else ((_g15, 1),)
+                                                    )
                                                 ):
                                                     _k = (
                                                         v_ca_zip,
@@ -7077,19 +7427,8 @@ def _make_derived1():
                     _t1 = (v_d_date_sk, v_d_year, v_d_qoy)
                     _grp = date_dim_by_all.get(())
                     if _grp is None:
-                        date_dim_by_all[()] = (_t1, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                date_dim_by_all[()] = (_grp[0], _n)
-                            else:
-                                del date_dim_by_all[()]
-                        else:
-                            date_dim_by_all[()] = {_grp[0]: _grp[1], _e: _p}
-                    else:
+                        date_dim_by_all[()] = _t1 if _p == 1 else (_t1, _p)
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -7100,7 +7439,22 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
-                                    date_dim_by_all[()] = next(iter(_grp.items()))
+                                    ((_e, _n),) = _grp.items()
+                                    date_dim_by_all[()] = _e if _n == 1 else (_e, _n)
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                date_dim_by_all[()] = _g if _n == 1 else (_g, _n)
+                            else:
+                                del date_dim_by_all[()]
+                        else:
+                            date_dim_by_all[()] = {_g: _o, _e: _p}
                     _o = date_dim_count_by_all.get(())
                     if _o is None:
                         date_dim_count_by_all[()] = _p
@@ -7146,17 +7500,21 @@ def _make_derived1():
                                         v_ws_bill_customer_sk,
                                         v_ws_sales_price,
                                     ), _m8 in (
-                                        (_g9,)
+                                        _g9.items()
                                         if type((_g9 := self.web_sales_by_all[()]))
-                                        is tuple
-                                        else _g9.items()
+                                        is dict
+                                        else (
+                                            (_g9,)
+                                            if type(_g9) is tuple and len(_g9) == 2
+                                            else ((_g9, 1),)
+                                        )
                                     ):
                                         for (
                                             v_ca_address_sk,
                                             v_ca_city,
                                             v_ca_zip,
                                         ), _m10 in (
-                                            (_g11,)
+                                            _g11.items()
                                             if type(
                                                 (
                                                     _g11 := self.customer_address_by_all[
@@ -7164,14 +7522,24 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g11.items()
+                                            is dict
+                                            else (
+                                                (_g11,)
+                                                if type(_g11) is tuple
+                                                and len(_g11) == 2
+                                                else ((_g11, 1),)
+                                            )
                                         ):
                                             for v_i_item_sk, _m12 in (
-                                                (_g13,)
+                                                _g13.items()
                                                 if type((_g13 := self.item_by_all[()]))
-                                                is tuple
-                                                else _g13.items()
+                                                is dict
+                                                else (
+                                                    (_g13,)
+                                                    if type(_g13) is tuple
+                                                    and len(_g13) == 2
+                                                    else ((_g13, 1),)
+                                                )
                                             ):
                                                 _k = (
                                                     v_ca_zip,
@@ -7218,19 +7586,8 @@ def _make_derived1():
                 n1_count_by_all = self.n1_count_by_all
                 _grp = item_by_all.get(())
                 if _grp is None:
-                    item_by_all[()] = (v_i_item_sk, _p)
-                elif type(_grp) is tuple:
-                    _e = v_i_item_sk
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            item_by_all[()] = (_grp[0], _n)
-                        else:
-                            del item_by_all[()]
-                    else:
-                        item_by_all[()] = {_grp[0]: _grp[1], _e: _p}
-                else:
+                    item_by_all[()] = v_i_item_sk if _p == 1 else (v_i_item_sk, _p)
+                elif type(_grp) is dict:
                     _o = _grp.get(v_i_item_sk)
                     if _o is None:
                         _grp[v_i_item_sk] = _p
@@ -7241,7 +7598,22 @@ def _make_derived1():
                         else:
                             del _grp[v_i_item_sk]
                             if len(_grp) == 1:
-                                item_by_all[()] = next(iter(_grp.items()))
+                                ((_e, _n),) = _grp.items()
+                                item_by_all[()] = _e if _n == 1 else (_e, _n)
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = v_i_item_sk
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            item_by_all[()] = _g if _n == 1 else (_g, _n)
+                        else:
+                            del item_by_all[()]
+                    else:
+                        item_by_all[()] = {_g: _o, _e: _p}
                 _o = item_count_by_all.get(())
                 if _o is None:
                     item_count_by_all[()] = _p
@@ -7275,21 +7647,33 @@ def _make_derived1():
                                 v_ws_bill_customer_sk,
                                 v_ws_sales_price,
                             ), _m5 in (
-                                (_g6,)
-                                if type((_g6 := self.web_sales_by_all[()])) is tuple
-                                else _g6.items()
+                                _g6.items()
+                                if type((_g6 := self.web_sales_by_all[()])) is dict
+                                else (
+                                    (_g6,)
+                                    if type(_g6) is tuple and len(_g6) == 2
+                                    else ((_g6, 1),)
+                                )
                             ):
                                 for (v_ca_address_sk, v_ca_city, v_ca_zip), _m7 in (
-                                    (_g8,)
+                                    _g8.items()
                                     if type((_g8 := self.customer_address_by_all[()]))
-                                    is tuple
-                                    else _g8.items()
+                                    is dict
+                                    else (
+                                        (_g8,)
+                                        if type(_g8) is tuple and len(_g8) == 2
+                                        else ((_g8, 1),)
+                                    )
                                 ):
                                     for (v_d_date_sk, v_d_year, v_d_qoy), _m9 in (
-                                        (_g10,)
+                                        _g10.items()
                                         if type((_g10 := self.date_dim_by_all[()]))
-                                        is tuple
-                                        else _g10.items()
+                                        is dict
+                                        else (
+                                            (_g10,)
+                                            if type(_g10) is tuple and len(_g10) == 2
+                                            else ((_g10, 1),)
+                                        )
                                     ):
                                         _k = (
                                             v_ca_zip,
@@ -7411,25 +7795,41 @@ def _make_derived1():
                             v_ws_bill_customer_sk,
                             v_ws_sales_price,
                         ), _m4 in (
-                            (_g5,)
-                            if type((_g5 := self.web_sales_by_all[()])) is tuple
-                            else _g5.items()
+                            _g5.items()
+                            if type((_g5 := self.web_sales_by_all[()])) is dict
+                            else (
+                                (_g5,)
+                                if type(_g5) is tuple and len(_g5) == 2
+                                else ((_g5, 1),)
+                            )
                         ):
                             for (v_ca_address_sk, v_ca_city, v_ca_zip), _m6 in (
-                                (_g7,)
+                                _g7.items()
                                 if type((_g7 := self.customer_address_by_all[()]))
-                                is tuple
-                                else _g7.items()
+                                is dict
+                                else (
+                                    (_g7,)
+                                    if type(_g7) is tuple and len(_g7) == 2
+                                    else ((_g7, 1),)
+                                )
                             ):
                                 for (v_d_date_sk, v_d_year, v_d_qoy), _m8 in (
-                                    (_g9,)
-                                    if type((_g9 := self.date_dim_by_all[()])) is tuple
-                                    else _g9.items()
+                                    _g9.items()
+                                    if type((_g9 := self.date_dim_by_all[()])) is dict
+                                    else (
+                                        (_g9,)
+                                        if type(_g9) is tuple and len(_g9) == 2
+                                        else ((_g9, 1),)
+                                    )
                                 ):
                                     for v_i_item_sk, _m10 in (
-                                        (_g11,)
-                                        if type((_g11 := self.item_by_all[()])) is tuple
-                                        else _g11.items()
+                                        _g11.items()
+                                        if type((_g11 := self.item_by_all[()])) is dict
+                                        else (
+                                            (_g11,)
+                                            if type(_g11) is tuple and len(_g11) == 2
+                                            else ((_g11, 1),)
+                                        )
                                     ):
                                         yield (
                                             v_ca_zip,
@@ -7798,7 +8198,7 @@ class View:
     }
     COLUMNS = ("ca_zip", "ca_city", "sum(ws_sales_price)")
     QUERY_ID = "a138ffde796fc6d6"
-    LAYOUT_ID = "d2c57dd615b1e083"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "3a45b96e93959f33"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -7825,7 +8225,13 @@ class View:
         for sub_row, change in self.sub_derived1._changes:
             self._apply_derived1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""

@@ -116,13 +116,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -372,7 +376,7 @@ class View:
         ">120 days",
     )
     QUERY_ID = "5f6f9039b8010d39"
-    LAYOUT_ID = "54a802bbcf3ae815"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "6f908a102fb9c12d"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -599,33 +603,9 @@ class View:
                 store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                     v_ss_sold_date_sk
                 ] = (
-                    _t1,
-                    _p,
+                    _t1 if _p == 1 else (_t1, _p)
                 )
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
-                            v_ss_sold_date_sk
-                        ] = (
-                            _grp[0],
-                            _n,
-                        )
-                    else:
-                        del store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
-                            v_ss_sold_date_sk
-                        ]
-                else:
-                    store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
-                        v_ss_sold_date_sk
-                    ] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -636,11 +616,37 @@ class View:
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
+                            ((_e, _n),) = _grp.items()
                             store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                                 v_ss_sold_date_sk
-                            ] = next(
-                                iter(_grp.items())
+                            ] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ]
+                else:
+                    store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                        v_ss_sold_date_sk
+                    ] = {
+                        _g: _o,
+                        _e: _p,
+                    }
             _w2 = d1_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
             if _w2 is not None:
                 _d3 = _p * _w2
@@ -657,28 +663,8 @@ class View:
                 if _grp is None:
                     n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
                         _t1
-                    ] = (_t4, _d3)
-                elif type(_grp) is tuple:
-                    _e = _t4
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _d3
-                        if _n:
-                            n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
-                                _t1
-                            ] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
-                                _t1
-                            ]
-                    else:
-                        n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
-                            _t1
-                        ] = {_grp[0]: _grp[1], _e: _d3}
-                else:
+                    ] = (_t4 if _d3 == 1 else (_t4, _d3))
+                elif type(_grp) is dict:
                     _o = _grp.get(_t4)
                     if _o is None:
                         _grp[_t4] = _d3
@@ -689,11 +675,34 @@ class View:
                         else:
                             del _grp[_t4]
                             if len(_grp) == 1:
+                                ((_e, _n),) = _grp.items()
                                 n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
                                     _t1
-                                ] = next(
-                                    iter(_grp.items())
+                                ] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t4
+                    if _g is _e or _g == _e:
+                        _n = _o + _d3
+                        if _n:
+                            n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                _t1
+                            ] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                _t1
+                            ]
+                    else:
+                        n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                            _t1
+                        ] = {_g: _o, _e: _d3}
                 _t5 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
                 _grp = n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk.get(
                     v_ss_store_sk
@@ -701,28 +710,8 @@ class View:
                 if _grp is None:
                     n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
                         v_ss_store_sk
-                    ] = (_t5, _d3)
-                elif type(_grp) is tuple:
-                    _e = _t5
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _d3
-                        if _n:
-                            n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
-                                v_ss_store_sk
-                            ] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
-                                v_ss_store_sk
-                            ]
-                    else:
-                        n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
-                            v_ss_store_sk
-                        ] = {_grp[0]: _grp[1], _e: _d3}
-                else:
+                    ] = (_t5 if _d3 == 1 else (_t5, _d3))
+                elif type(_grp) is dict:
                     _o = _grp.get(_t5)
                     if _o is None:
                         _grp[_t5] = _d3
@@ -733,39 +722,43 @@ class View:
                         else:
                             del _grp[_t5]
                             if len(_grp) == 1:
+                                ((_e, _n),) = _grp.items()
                                 n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
                                     v_ss_store_sk
-                                ] = next(
-                                    iter(_grp.items())
+                                ] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t5
+                    if _g is _e or _g == _e:
+                        _n = _o + _d3
+                        if _n:
+                            n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                                v_ss_store_sk
+                            ] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                                v_ss_store_sk
+                            ]
+                    else:
+                        n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                            v_ss_store_sk
+                        ] = {_g: _o, _e: _d3}
                 _w6 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                 if _w6 is not None:
                     _d7 = _d3 * _w6
                     _grp = n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t5)
                     if _grp is None:
                         n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = (
-                            _t1,
-                            _d7,
+                            _t1 if _d7 == 1 else (_t1, _d7)
                         )
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _d7
-                            if _n:
-                                n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                    _t5
-                                ] = (_grp[0], _n)
-                            else:
-                                del n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                    _t5
-                                ]
-                        else:
-                            n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = {
-                                _grp[0]: _grp[1],
-                                _e: _d7,
-                            }
-                    else:
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _d7
@@ -776,9 +769,31 @@ class View:
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
                                         _t5
-                                    ] = next(iter(_grp.items()))
+                                    ] = (_e if _n == 1 else (_e, _n))
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _d7
+                            if _n:
+                                n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t5
+                                ] = (_g if _n == 1 else (_g, _n))
+                            else:
+                                del n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t5
+                                ]
+                        else:
+                            n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = {
+                                _g: _o,
+                                _e: _d7,
+                            }
                     _o = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t5)
                     if _o is None:
                         n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = (
@@ -822,12 +837,16 @@ class View:
                                 v_s_state,
                                 v_s_zip,
                             ), _m10 in (
-                                (_g11,)
+                                _g11.items()
                                 if type(
                                     (_g11 := self.store_2_by_ss_store_sk[v_ss_store_sk])
                                 )
-                                is tuple
-                                else _g11.items()
+                                is dict
+                                else (
+                                    (_g11,)
+                                    if type(_g11) is tuple and len(_g11) == 2
+                                    else ((_g11, 1),)
+                                )
                             ):
                                 for (
                                     v_ss_item_sk,
@@ -835,7 +854,7 @@ class View:
                                     v_ss_ticket_number,
                                     v_sr_returned_date_sk,
                                 ), _m12 in (
-                                    (_g13,)
+                                    _g13.items()
                                     if type(
                                         (
                                             _g13 := self.n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
@@ -847,8 +866,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g13.items()
+                                    is dict
+                                    else (
+                                        (_g13,)
+                                        if type(_g13) is tuple and len(_g13) == 2
+                                        else ((_g13, 1),)
+                                    )
                                 ):
                                     _k = (
                                         v_s_store_name,
@@ -919,33 +942,9 @@ class View:
                 store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
                     v_sr_returned_date_sk
                 ] = (
-                    _t1,
-                    _p,
+                    _t1 if _p == 1 else (_t1, _p)
                 )
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
-                            v_sr_returned_date_sk
-                        ] = (
-                            _grp[0],
-                            _n,
-                        )
-                    else:
-                        del store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
-                            v_sr_returned_date_sk
-                        ]
-                else:
-                    store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
-                        v_sr_returned_date_sk
-                    ] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -956,11 +955,37 @@ class View:
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
+                            ((_e, _n),) = _grp.items()
                             store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
                                 v_sr_returned_date_sk
-                            ] = next(
-                                iter(_grp.items())
+                            ] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                            v_sr_returned_date_sk
+                        ] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                            v_sr_returned_date_sk
+                        ]
+                else:
+                    store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                        v_sr_returned_date_sk
+                    ] = {
+                        _g: _o,
+                        _e: _p,
+                    }
             _w2 = d2_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
             if _w2 is not None:
                 _d3 = _p * _w2
@@ -972,25 +997,10 @@ class View:
                 )
                 _grp = n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t1)
                 if _grp is None:
-                    n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = (_t4, _d3)
-                elif type(_grp) is tuple:
-                    _e = _t4
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _d3
-                        if _n:
-                            n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1]
-                    else:
-                        n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = {
-                            _grp[0]: _grp[1],
-                            _e: _d3,
-                        }
-                else:
+                    n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = (
+                        _t4 if _d3 == 1 else (_t4, _d3)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(_t4)
                     if _o is None:
                         _grp[_t4] = _d3
@@ -1001,9 +1011,29 @@ class View:
                         else:
                             del _grp[_t4]
                             if len(_grp) == 1:
+                                ((_e, _n),) = _grp.items()
                                 n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
                                     _t1
-                                ] = next(iter(_grp.items()))
+                                ] = (_e if _n == 1 else (_e, _n))
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t4
+                    if _g is _e or _g == _e:
+                        _n = _o + _d3
+                        if _n:
+                            n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1]
+                    else:
+                        n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = {
+                            _g: _o,
+                            _e: _d3,
+                        }
                 _o = n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t1)
                 if _o is None:
                     n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = _d3
@@ -1032,7 +1062,7 @@ class View:
                             v_ss_store_sk,
                             v_ss_ticket_number,
                         ), _m7 in (
-                            (_g8,)
+                            _g8.items()
                             if type(
                                 (
                                     _g8 := self.n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
@@ -1044,8 +1074,12 @@ class View:
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g8.items()
+                            is dict
+                            else (
+                                (_g8,)
+                                if type(_g8) is tuple and len(_g8) == 2
+                                else ((_g8, 1),)
+                            )
                         ):
                             for (
                                 v_ss_sold_date_sk,
@@ -1054,7 +1088,7 @@ class View:
                                 v_ss_store_sk,
                                 v_ss_ticket_number,
                             ), _m9 in (
-                                (_g10,)
+                                _g10.items()
                                 if type(
                                     (
                                         _g10 := self.n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
@@ -1067,8 +1101,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g10.items()
+                                is dict
+                                else (
+                                    (_g10,)
+                                    if type(_g10) is tuple and len(_g10) == 2
+                                    else ((_g10, 1),)
+                                )
                             ):
                                 for (
                                     v_ss_store_sk,
@@ -1083,7 +1121,7 @@ class View:
                                     v_s_state,
                                     v_s_zip,
                                 ), _m11 in (
-                                    (_g12,)
+                                    _g12.items()
                                     if type(
                                         (
                                             _g12 := self.store_2_by_ss_store_sk[
@@ -1091,8 +1129,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g12.items()
+                                    is dict
+                                    else (
+                                        (_g12,)
+                                        if type(_g12) is tuple and len(_g12) == 2
+                                        else ((_g12, 1),)
+                                    )
                                 ):
                                     _k = (
                                         v_s_store_name,
@@ -1172,19 +1214,8 @@ class View:
         )
         _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
         if _grp is None:
-            store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
-        elif type(_grp) is tuple:
-            _e = _t1
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    store_2_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
-                else:
-                    del store_2_by_ss_store_sk[v_ss_store_sk]
-            else:
-                store_2_by_ss_store_sk[v_ss_store_sk] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            store_2_by_ss_store_sk[v_ss_store_sk] = _t1 if _p == 1 else (_t1, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(_t1)
             if _o is None:
                 _grp[_t1] = _p
@@ -1195,7 +1226,24 @@ class View:
                 else:
                     del _grp[_t1]
                     if len(_grp) == 1:
-                        store_2_by_ss_store_sk[v_ss_store_sk] = next(iter(_grp.items()))
+                        ((_e, _n),) = _grp.items()
+                        store_2_by_ss_store_sk[v_ss_store_sk] = (
+                            _e if _n == 1 else (_e, _n)
+                        )
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = _t1
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    store_2_by_ss_store_sk[v_ss_store_sk] = _g if _n == 1 else (_g, _n)
+                else:
+                    del store_2_by_ss_store_sk[v_ss_store_sk]
+            else:
+                store_2_by_ss_store_sk[v_ss_store_sk] = {_g: _o, _e: _p}
         _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
         if _o is None:
             store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -1208,9 +1256,11 @@ class View:
         _g4 = n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk.get(
             v_ss_store_sk
         )
-        if _g4:
+        if _g4 is not None:
             for (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number), _w2 in (
-                (_g4,) if type(_g4) is tuple else _g4.items()
+                _g4.items()
+                if type(_g4) is dict
+                else (_g4,) if type(_g4) is tuple and len(_g4) == 2 else ((_g4, 1),)
             ):
                 _d3 = _p * _w2
                 _t5 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
@@ -1222,25 +1272,10 @@ class View:
                 )
                 _grp = n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t5)
                 if _grp is None:
-                    n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = (_t6, _d3)
-                elif type(_grp) is tuple:
-                    _e = _t6
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _d3
-                        if _n:
-                            n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5]
-                    else:
-                        n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = {
-                            _grp[0]: _grp[1],
-                            _e: _d3,
-                        }
-                else:
+                    n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = (
+                        _t6 if _d3 == 1 else (_t6, _d3)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(_t6)
                     if _o is None:
                         _grp[_t6] = _d3
@@ -1251,9 +1286,29 @@ class View:
                         else:
                             del _grp[_t6]
                             if len(_grp) == 1:
+                                ((_e, _n),) = _grp.items()
                                 n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
                                     _t5
-                                ] = next(iter(_grp.items()))
+                                ] = (_e if _n == 1 else (_e, _n))
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t6
+                    if _g is _e or _g == _e:
+                        _n = _o + _d3
+                        if _n:
+                            n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5]
+                    else:
+                        n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = {
+                            _g: _o,
+                            _e: _d3,
+                        }
                 _o = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t5)
                 if _o is None:
                     n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = _d3
@@ -1283,7 +1338,7 @@ class View:
                             v_ss_store_sk,
                             v_ss_ticket_number,
                         ), _m9 in (
-                            (_g10,)
+                            _g10.items()
                             if type(
                                 (
                                     _g10 := self.n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
@@ -1296,8 +1351,12 @@ class View:
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g10.items()
+                            is dict
+                            else (
+                                (_g10,)
+                                if type(_g10) is tuple and len(_g10) == 2
+                                else ((_g10, 1),)
+                            )
                         ):
                             for (
                                 v_ss_item_sk,
@@ -1305,7 +1364,7 @@ class View:
                                 v_ss_ticket_number,
                                 v_sr_returned_date_sk,
                             ), _m11 in (
-                                (_g12,)
+                                _g12.items()
                                 if type(
                                     (
                                         _g12 := self.n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
@@ -1317,8 +1376,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g12.items()
+                                is dict
+                                else (
+                                    (_g12,)
+                                    if type(_g12) is tuple and len(_g12) == 2
+                                    else ((_g12, 1),)
+                                )
                             ):
                                 _k = (
                                     v_s_store_name,
@@ -1410,13 +1473,17 @@ class View:
         _g3 = store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
             v_ss_sold_date_sk
         )
-        if _g3:
+        if _g3 is not None:
             for (
                 v_ss_item_sk,
                 v_ss_customer_sk,
                 v_ss_store_sk,
                 v_ss_ticket_number,
-            ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+            ), _w1 in (
+                _g3.items()
+                if type(_g3) is dict
+                else (_g3,) if type(_g3) is tuple and len(_g3) == 2 else ((_g3, 1),)
+            ):
                 _d2 = _p * _w1
                 _t4 = (
                     v_ss_item_sk,
@@ -1437,28 +1504,8 @@ class View:
                 if _grp is None:
                     n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
                         _t4
-                    ] = (_t5, _d2)
-                elif type(_grp) is tuple:
-                    _e = _t5
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _d2
-                        if _n:
-                            n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
-                                _t4
-                            ] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
-                                _t4
-                            ]
-                    else:
-                        n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
-                            _t4
-                        ] = {_grp[0]: _grp[1], _e: _d2}
-                else:
+                    ] = (_t5 if _d2 == 1 else (_t5, _d2))
+                elif type(_grp) is dict:
                     _o = _grp.get(_t5)
                     if _o is None:
                         _grp[_t5] = _d2
@@ -1469,11 +1516,34 @@ class View:
                         else:
                             del _grp[_t5]
                             if len(_grp) == 1:
+                                ((_e, _n),) = _grp.items()
                                 n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
                                     _t4
-                                ] = next(
-                                    iter(_grp.items())
+                                ] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t5
+                    if _g is _e or _g == _e:
+                        _n = _o + _d2
+                        if _n:
+                            n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                _t4
+                            ] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                _t4
+                            ]
+                    else:
+                        n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                            _t4
+                        ] = {_g: _o, _e: _d2}
                 _t6 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
                 _grp = n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk.get(
                     v_ss_store_sk
@@ -1481,28 +1551,8 @@ class View:
                 if _grp is None:
                     n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
                         v_ss_store_sk
-                    ] = (_t6, _d2)
-                elif type(_grp) is tuple:
-                    _e = _t6
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _d2
-                        if _n:
-                            n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
-                                v_ss_store_sk
-                            ] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
-                                v_ss_store_sk
-                            ]
-                    else:
-                        n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
-                            v_ss_store_sk
-                        ] = {_grp[0]: _grp[1], _e: _d2}
-                else:
+                    ] = (_t6 if _d2 == 1 else (_t6, _d2))
+                elif type(_grp) is dict:
                     _o = _grp.get(_t6)
                     if _o is None:
                         _grp[_t6] = _d2
@@ -1513,39 +1563,43 @@ class View:
                         else:
                             del _grp[_t6]
                             if len(_grp) == 1:
+                                ((_e, _n),) = _grp.items()
                                 n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
                                     v_ss_store_sk
-                                ] = next(
-                                    iter(_grp.items())
+                                ] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t6
+                    if _g is _e or _g == _e:
+                        _n = _o + _d2
+                        if _n:
+                            n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                                v_ss_store_sk
+                            ] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                                v_ss_store_sk
+                            ]
+                    else:
+                        n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                            v_ss_store_sk
+                        ] = {_g: _o, _e: _d2}
                 _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                 if _w7 is not None:
                     _d8 = _d2 * _w7
                     _grp = n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t6)
                     if _grp is None:
                         n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t6] = (
-                            _t4,
-                            _d8,
+                            _t4 if _d8 == 1 else (_t4, _d8)
                         )
-                    elif type(_grp) is tuple:
-                        _e = _t4
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _d8
-                            if _n:
-                                n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                    _t6
-                                ] = (_grp[0], _n)
-                            else:
-                                del n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                    _t6
-                                ]
-                        else:
-                            n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t6] = {
-                                _grp[0]: _grp[1],
-                                _e: _d8,
-                            }
-                    else:
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t4)
                         if _o is None:
                             _grp[_t4] = _d8
@@ -1556,9 +1610,31 @@ class View:
                             else:
                                 del _grp[_t4]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
                                         _t6
-                                    ] = next(iter(_grp.items()))
+                                    ] = (_e if _n == 1 else (_e, _n))
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t4
+                        if _g is _e or _g == _e:
+                            _n = _o + _d8
+                            if _n:
+                                n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t6
+                                ] = (_g if _n == 1 else (_g, _n))
+                            else:
+                                del n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t6
+                                ]
+                        else:
+                            n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t6] = {
+                                _g: _o,
+                                _e: _d8,
+                            }
                     _o = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t6)
                     if _o is None:
                         n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t6] = (
@@ -1602,12 +1678,16 @@ class View:
                                 v_s_state,
                                 v_s_zip,
                             ), _m11 in (
-                                (_g12,)
+                                _g12.items()
                                 if type(
                                     (_g12 := self.store_2_by_ss_store_sk[v_ss_store_sk])
                                 )
-                                is tuple
-                                else _g12.items()
+                                is dict
+                                else (
+                                    (_g12,)
+                                    if type(_g12) is tuple and len(_g12) == 2
+                                    else ((_g12, 1),)
+                                )
                             ):
                                 for (
                                     v_ss_item_sk,
@@ -1615,7 +1695,7 @@ class View:
                                     v_ss_ticket_number,
                                     v_sr_returned_date_sk,
                                 ), _m13 in (
-                                    (_g14,)
+                                    _g14.items()
                                     if type(
                                         (
                                             _g14 := self.n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
@@ -1627,8 +1707,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g14.items()
+                                    is dict
+                                    else (
+                                        (_g14,)
+                                        if type(_g14) is tuple and len(_g14) == 2
+                                        else ((_g14, 1),)
+                                    )
                                 ):
                                     _k = (
                                         v_s_store_name,
@@ -1666,9 +1750,11 @@ class View:
             _g3 = store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk.get(
                 v_sr_returned_date_sk
             )
-            if _g3:
+            if _g3 is not None:
                 for (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number), _w1 in (
-                    (_g3,) if type(_g3) is tuple else _g3.items()
+                    _g3.items()
+                    if type(_g3) is dict
+                    else (_g3,) if type(_g3) is tuple and len(_g3) == 2 else ((_g3, 1),)
                 ):
                     _d2 = _p * _w1
                     _t4 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
@@ -1681,28 +1767,9 @@ class View:
                     _grp = n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t4)
                     if _grp is None:
                         n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t4] = (
-                            _t5,
-                            _d2,
+                            _t5 if _d2 == 1 else (_t5, _d2)
                         )
-                    elif type(_grp) is tuple:
-                        _e = _t5
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _d2
-                            if _n:
-                                n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                    _t4
-                                ] = (_grp[0], _n)
-                            else:
-                                del n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                    _t4
-                                ]
-                        else:
-                            n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t4] = {
-                                _grp[0]: _grp[1],
-                                _e: _d2,
-                            }
-                    else:
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t5)
                         if _o is None:
                             _grp[_t5] = _d2
@@ -1713,9 +1780,31 @@ class View:
                             else:
                                 del _grp[_t5]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
                                         _t4
-                                    ] = next(iter(_grp.items()))
+                                    ] = (_e if _n == 1 else (_e, _n))
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t5
+                        if _g is _e or _g == _e:
+                            _n = _o + _d2
+                            if _n:
+                                n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t4
+                                ] = (_g if _n == 1 else (_g, _n))
+                            else:
+                                del n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t4
+                                ]
+                        else:
+                            n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t4] = {
+                                _g: _o,
+                                _e: _d2,
+                            }
                     _o = n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t4)
                     if _o is None:
                         n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t4] = (
@@ -1752,7 +1841,7 @@ class View:
                                 v_ss_store_sk,
                                 v_ss_ticket_number,
                             ), _m8 in (
-                                (_g9,)
+                                _g9.items()
                                 if type(
                                     (
                                         _g9 := self.n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
@@ -1764,8 +1853,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g9.items()
+                                is dict
+                                else (
+                                    (_g9,)
+                                    if type(_g9) is tuple and len(_g9) == 2
+                                    else ((_g9, 1),)
+                                )
                             ):
                                 for (
                                     v_ss_sold_date_sk,
@@ -1774,7 +1867,7 @@ class View:
                                     v_ss_store_sk,
                                     v_ss_ticket_number,
                                 ), _m10 in (
-                                    (_g11,)
+                                    _g11.items()
                                     if type(
                                         (
                                             _g11 := self.n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
@@ -1787,8 +1880,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g11.items()
+                                    is dict
+                                    else (
+                                        (_g11,)
+                                        if type(_g11) is tuple and len(_g11) == 2
+                                        else ((_g11, 1),)
+                                    )
                                 ):
                                     for (
                                         v_ss_store_sk,
@@ -1803,7 +1900,7 @@ class View:
                                         v_s_state,
                                         v_s_zip,
                                     ), _m12 in (
-                                        (_g13,)
+                                        _g13.items()
                                         if type(
                                             (
                                                 _g13 := self.store_2_by_ss_store_sk[
@@ -1811,8 +1908,12 @@ class View:
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g13.items()
+                                        is dict
+                                        else (
+                                            (_g13,)
+                                            if type(_g13) is tuple and len(_g13) == 2
+                                            else ((_g13, 1),)
+                                        )
                                     ):
                                         _k = (
                                             v_s_store_name,
@@ -1936,33 +2037,9 @@ class View:
                 store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                     v_ss_sold_date_sk
                 ] = (
-                    _t1,
-                    _p,
+                    _t1 if _p == 1 else (_t1, _p)
                 )
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
-                            v_ss_sold_date_sk
-                        ] = (
-                            _grp[0],
-                            _n,
-                        )
-                    else:
-                        del store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
-                            v_ss_sold_date_sk
-                        ]
-                else:
-                    store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
-                        v_ss_sold_date_sk
-                    ] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -1973,11 +2050,37 @@ class View:
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
+                            ((_e, _n),) = _grp.items()
                             store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                                 v_ss_sold_date_sk
-                            ] = next(
-                                iter(_grp.items())
+                            ] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ]
+                else:
+                    store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                        v_ss_sold_date_sk
+                    ] = {
+                        _g: _o,
+                        _e: _p,
+                    }
             _w2 = d1_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
             if _w2 is not None:
                 _d3 = _p * _w2
@@ -1994,28 +2097,8 @@ class View:
                 if _grp is None:
                     n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
                         _t1
-                    ] = (_t4, _d3)
-                elif type(_grp) is tuple:
-                    _e = _t4
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _d3
-                        if _n:
-                            n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
-                                _t1
-                            ] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
-                                _t1
-                            ]
-                    else:
-                        n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
-                            _t1
-                        ] = {_grp[0]: _grp[1], _e: _d3}
-                else:
+                    ] = (_t4 if _d3 == 1 else (_t4, _d3))
+                elif type(_grp) is dict:
                     _o = _grp.get(_t4)
                     if _o is None:
                         _grp[_t4] = _d3
@@ -2026,11 +2109,34 @@ class View:
                         else:
                             del _grp[_t4]
                             if len(_grp) == 1:
+                                ((_e, _n),) = _grp.items()
                                 n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
                                     _t1
-                                ] = next(
-                                    iter(_grp.items())
+                                ] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t4
+                    if _g is _e or _g == _e:
+                        _n = _o + _d3
+                        if _n:
+                            n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                _t1
+                            ] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                _t1
+                            ]
+                    else:
+                        n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                            _t1
+                        ] = {_g: _o, _e: _d3}
                 _t5 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
                 _grp = n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk.get(
                     v_ss_store_sk
@@ -2038,28 +2144,8 @@ class View:
                 if _grp is None:
                     n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
                         v_ss_store_sk
-                    ] = (_t5, _d3)
-                elif type(_grp) is tuple:
-                    _e = _t5
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _d3
-                        if _n:
-                            n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
-                                v_ss_store_sk
-                            ] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
-                                v_ss_store_sk
-                            ]
-                    else:
-                        n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
-                            v_ss_store_sk
-                        ] = {_grp[0]: _grp[1], _e: _d3}
-                else:
+                    ] = (_t5 if _d3 == 1 else (_t5, _d3))
+                elif type(_grp) is dict:
                     _o = _grp.get(_t5)
                     if _o is None:
                         _grp[_t5] = _d3
@@ -2070,39 +2156,43 @@ class View:
                         else:
                             del _grp[_t5]
                             if len(_grp) == 1:
+                                ((_e, _n),) = _grp.items()
                                 n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
                                     v_ss_store_sk
-                                ] = next(
-                                    iter(_grp.items())
+                                ] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t5
+                    if _g is _e or _g == _e:
+                        _n = _o + _d3
+                        if _n:
+                            n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                                v_ss_store_sk
+                            ] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                                v_ss_store_sk
+                            ]
+                    else:
+                        n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                            v_ss_store_sk
+                        ] = {_g: _o, _e: _d3}
                 _w6 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                 if _w6 is not None:
                     _d7 = _d3 * _w6
                     _grp = n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t5)
                     if _grp is None:
                         n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = (
-                            _t1,
-                            _d7,
+                            _t1 if _d7 == 1 else (_t1, _d7)
                         )
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _d7
-                            if _n:
-                                n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                    _t5
-                                ] = (_grp[0], _n)
-                            else:
-                                del n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                    _t5
-                                ]
-                        else:
-                            n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = {
-                                _grp[0]: _grp[1],
-                                _e: _d7,
-                            }
-                    else:
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _d7
@@ -2113,9 +2203,31 @@ class View:
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
                                         _t5
-                                    ] = next(iter(_grp.items()))
+                                    ] = (_e if _n == 1 else (_e, _n))
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _d7
+                            if _n:
+                                n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t5
+                                ] = (_g if _n == 1 else (_g, _n))
+                            else:
+                                del n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t5
+                                ]
+                        else:
+                            n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = {
+                                _g: _o,
+                                _e: _d7,
+                            }
                     _o = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t5)
                     if _o is None:
                         n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = (
@@ -2159,12 +2271,16 @@ class View:
                                 v_s_state,
                                 v_s_zip,
                             ), _m10 in (
-                                (_g11,)
+                                _g11.items()
                                 if type(
                                     (_g11 := self.store_2_by_ss_store_sk[v_ss_store_sk])
                                 )
-                                is tuple
-                                else _g11.items()
+                                is dict
+                                else (
+                                    (_g11,)
+                                    if type(_g11) is tuple and len(_g11) == 2
+                                    else ((_g11, 1),)
+                                )
                             ):
                                 for (
                                     v_ss_item_sk,
@@ -2172,7 +2288,7 @@ class View:
                                     v_ss_ticket_number,
                                     v_sr_returned_date_sk,
                                 ), _m12 in (
-                                    (_g13,)
+                                    _g13.items()
                                     if type(
                                         (
                                             _g13 := self.n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
@@ -2184,8 +2300,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g13.items()
+                                    is dict
+                                    else (
+                                        (_g13,)
+                                        if type(_g13) is tuple and len(_g13) == 2
+                                        else ((_g13, 1),)
+                                    )
                                 ):
                                     _k = (
                                         v_s_store_name,
@@ -2297,33 +2417,9 @@ class View:
                 store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
                     v_sr_returned_date_sk
                 ] = (
-                    _t1,
-                    _p,
+                    _t1 if _p == 1 else (_t1, _p)
                 )
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
-                            v_sr_returned_date_sk
-                        ] = (
-                            _grp[0],
-                            _n,
-                        )
-                    else:
-                        del store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
-                            v_sr_returned_date_sk
-                        ]
-                else:
-                    store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
-                        v_sr_returned_date_sk
-                    ] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -2334,11 +2430,37 @@ class View:
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
+                            ((_e, _n),) = _grp.items()
                             store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
                                 v_sr_returned_date_sk
-                            ] = next(
-                                iter(_grp.items())
+                            ] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                            v_sr_returned_date_sk
+                        ] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                            v_sr_returned_date_sk
+                        ]
+                else:
+                    store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                        v_sr_returned_date_sk
+                    ] = {
+                        _g: _o,
+                        _e: _p,
+                    }
             _w2 = d2_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
             if _w2 is not None:
                 _d3 = _p * _w2
@@ -2350,25 +2472,10 @@ class View:
                 )
                 _grp = n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t1)
                 if _grp is None:
-                    n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = (_t4, _d3)
-                elif type(_grp) is tuple:
-                    _e = _t4
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _d3
-                        if _n:
-                            n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1]
-                    else:
-                        n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = {
-                            _grp[0]: _grp[1],
-                            _e: _d3,
-                        }
-                else:
+                    n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = (
+                        _t4 if _d3 == 1 else (_t4, _d3)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(_t4)
                     if _o is None:
                         _grp[_t4] = _d3
@@ -2379,9 +2486,29 @@ class View:
                         else:
                             del _grp[_t4]
                             if len(_grp) == 1:
+                                ((_e, _n),) = _grp.items()
                                 n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
                                     _t1
-                                ] = next(iter(_grp.items()))
+                                ] = (_e if _n == 1 else (_e, _n))
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t4
+                    if _g is _e or _g == _e:
+                        _n = _o + _d3
+                        if _n:
+                            n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1]
+                    else:
+                        n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = {
+                            _g: _o,
+                            _e: _d3,
+                        }
                 _o = n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t1)
                 if _o is None:
                     n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = _d3
@@ -2410,7 +2537,7 @@ class View:
                             v_ss_store_sk,
                             v_ss_ticket_number,
                         ), _m7 in (
-                            (_g8,)
+                            _g8.items()
                             if type(
                                 (
                                     _g8 := self.n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
@@ -2422,8 +2549,12 @@ class View:
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g8.items()
+                            is dict
+                            else (
+                                (_g8,)
+                                if type(_g8) is tuple and len(_g8) == 2
+                                else ((_g8, 1),)
+                            )
                         ):
                             for (
                                 v_ss_sold_date_sk,
@@ -2432,7 +2563,7 @@ class View:
                                 v_ss_store_sk,
                                 v_ss_ticket_number,
                             ), _m9 in (
-                                (_g10,)
+                                _g10.items()
                                 if type(
                                     (
                                         _g10 := self.n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
@@ -2445,8 +2576,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g10.items()
+                                is dict
+                                else (
+                                    (_g10,)
+                                    if type(_g10) is tuple and len(_g10) == 2
+                                    else ((_g10, 1),)
+                                )
                             ):
                                 for (
                                     v_ss_store_sk,
@@ -2461,7 +2596,7 @@ class View:
                                     v_s_state,
                                     v_s_zip,
                                 ), _m11 in (
-                                    (_g12,)
+                                    _g12.items()
                                     if type(
                                         (
                                             _g12 := self.store_2_by_ss_store_sk[
@@ -2469,8 +2604,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g12.items()
+                                    is dict
+                                    else (
+                                        (_g12,)
+                                        if type(_g12) is tuple and len(_g12) == 2
+                                        else ((_g12, 1),)
+                                    )
                                 ):
                                     _k = (
                                         v_s_store_name,
@@ -2615,19 +2754,8 @@ class View:
             )
             _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
             if _grp is None:
-                store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        store_2_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
-                    else:
-                        del store_2_by_ss_store_sk[v_ss_store_sk]
-                else:
-                    store_2_by_ss_store_sk[v_ss_store_sk] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                store_2_by_ss_store_sk[v_ss_store_sk] = _t1 if _p == 1 else (_t1, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -2638,9 +2766,26 @@ class View:
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
-                            store_2_by_ss_store_sk[v_ss_store_sk] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            store_2_by_ss_store_sk[v_ss_store_sk] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        store_2_by_ss_store_sk[v_ss_store_sk] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del store_2_by_ss_store_sk[v_ss_store_sk]
+                else:
+                    store_2_by_ss_store_sk[v_ss_store_sk] = {_g: _o, _e: _p}
             _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
             if _o is None:
                 store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -2653,9 +2798,11 @@ class View:
             _g4 = n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk.get(
                 v_ss_store_sk
             )
-            if _g4:
+            if _g4 is not None:
                 for (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number), _w2 in (
-                    (_g4,) if type(_g4) is tuple else _g4.items()
+                    _g4.items()
+                    if type(_g4) is dict
+                    else (_g4,) if type(_g4) is tuple and len(_g4) == 2 else ((_g4, 1),)
                 ):
                     _d3 = _p * _w2
                     _t5 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
@@ -2668,28 +2815,9 @@ class View:
                     _grp = n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t5)
                     if _grp is None:
                         n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = (
-                            _t6,
-                            _d3,
+                            _t6 if _d3 == 1 else (_t6, _d3)
                         )
-                    elif type(_grp) is tuple:
-                        _e = _t6
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _d3
-                            if _n:
-                                n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                    _t5
-                                ] = (_grp[0], _n)
-                            else:
-                                del n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                    _t5
-                                ]
-                        else:
-                            n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = {
-                                _grp[0]: _grp[1],
-                                _e: _d3,
-                            }
-                    else:
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t6)
                         if _o is None:
                             _grp[_t6] = _d3
@@ -2700,9 +2828,31 @@ class View:
                             else:
                                 del _grp[_t6]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
                                         _t5
-                                    ] = next(iter(_grp.items()))
+                                    ] = (_e if _n == 1 else (_e, _n))
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t6
+                        if _g is _e or _g == _e:
+                            _n = _o + _d3
+                            if _n:
+                                n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t5
+                                ] = (_g if _n == 1 else (_g, _n))
+                            else:
+                                del n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t5
+                                ]
+                        else:
+                            n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = {
+                                _g: _o,
+                                _e: _d3,
+                            }
                     _o = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t5)
                     if _o is None:
                         n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = (
@@ -2740,7 +2890,7 @@ class View:
                                 v_ss_store_sk,
                                 v_ss_ticket_number,
                             ), _m9 in (
-                                (_g10,)
+                                _g10.items()
                                 if type(
                                     (
                                         _g10 := self.n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
@@ -2753,8 +2903,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g10.items()
+                                is dict
+                                else (
+                                    (_g10,)
+                                    if type(_g10) is tuple and len(_g10) == 2
+                                    else ((_g10, 1),)
+                                )
                             ):
                                 for (
                                     v_ss_item_sk,
@@ -2762,7 +2916,7 @@ class View:
                                     v_ss_ticket_number,
                                     v_sr_returned_date_sk,
                                 ), _m11 in (
-                                    (_g12,)
+                                    _g12.items()
                                     if type(
                                         (
                                             _g12 := self.n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
@@ -2774,8 +2928,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g12.items()
+                                    is dict
+                                    else (
+                                        (_g12,)
+                                        if type(_g12) is tuple and len(_g12) == 2
+                                        else ((_g12, 1),)
+                                    )
                                 ):
                                     _k = (
                                         v_s_store_name,
@@ -2897,13 +3055,17 @@ class View:
             _g3 = store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
                 v_ss_sold_date_sk
             )
-            if _g3:
+            if _g3 is not None:
                 for (
                     v_ss_item_sk,
                     v_ss_customer_sk,
                     v_ss_store_sk,
                     v_ss_ticket_number,
-                ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                ), _w1 in (
+                    _g3.items()
+                    if type(_g3) is dict
+                    else (_g3,) if type(_g3) is tuple and len(_g3) == 2 else ((_g3, 1),)
+                ):
                     _d2 = _p * _w1
                     _t4 = (
                         v_ss_item_sk,
@@ -2924,31 +3086,8 @@ class View:
                     if _grp is None:
                         n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
                             _t4
-                        ] = (_t5, _d2)
-                    elif type(_grp) is tuple:
-                        _e = _t5
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _d2
-                            if _n:
-                                n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
-                                    _t4
-                                ] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
-                                    _t4
-                                ]
-                        else:
-                            n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
-                                _t4
-                            ] = {
-                                _grp[0]: _grp[1],
-                                _e: _d2,
-                            }
-                    else:
+                        ] = (_t5 if _d2 == 1 else (_t5, _d2))
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t5)
                         if _o is None:
                             _grp[_t5] = _d2
@@ -2959,11 +3098,37 @@ class View:
                             else:
                                 del _grp[_t5]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
                                         _t4
-                                    ] = next(
-                                        iter(_grp.items())
+                                    ] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t5
+                        if _g is _e or _g == _e:
+                            _n = _o + _d2
+                            if _n:
+                                n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                    _t4
+                                ] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                    _t4
+                                ]
+                        else:
+                            n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                _t4
+                            ] = {
+                                _g: _o,
+                                _e: _d2,
+                            }
                     _t6 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
                     _grp = n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk.get(
                         v_ss_store_sk
@@ -2971,31 +3136,8 @@ class View:
                     if _grp is None:
                         n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
                             v_ss_store_sk
-                        ] = (_t6, _d2)
-                    elif type(_grp) is tuple:
-                        _e = _t6
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _d2
-                            if _n:
-                                n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
-                                    v_ss_store_sk
-                                ] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
-                                    v_ss_store_sk
-                                ]
-                        else:
-                            n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
-                                v_ss_store_sk
-                            ] = {
-                                _grp[0]: _grp[1],
-                                _e: _d2,
-                            }
-                    else:
+                        ] = (_t6 if _d2 == 1 else (_t6, _d2))
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t6)
                         if _o is None:
                             _grp[_t6] = _d2
@@ -3006,38 +3148,46 @@ class View:
                             else:
                                 del _grp[_t6]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
                                         v_ss_store_sk
-                                    ] = next(
-                                        iter(_grp.items())
+                                    ] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t6
+                        if _g is _e or _g == _e:
+                            _n = _o + _d2
+                            if _n:
+                                n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ]
+                        else:
+                            n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                                v_ss_store_sk
+                            ] = {
+                                _g: _o,
+                                _e: _d2,
+                            }
                     _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                     if _w7 is not None:
                         _d8 = _d2 * _w7
                         _grp = n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t6)
                         if _grp is None:
                             n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t6] = (
-                                _t4,
-                                _d8,
+                                _t4 if _d8 == 1 else (_t4, _d8)
                             )
-                        elif type(_grp) is tuple:
-                            _e = _t4
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d8
-                                if _n:
-                                    n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                        _t6
-                                    ] = (_grp[0], _n)
-                                else:
-                                    del n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                        _t6
-                                    ]
-                            else:
-                                n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                    _t6
-                                ] = {_grp[0]: _grp[1], _e: _d8}
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t4)
                             if _o is None:
                                 _grp[_t4] = _d8
@@ -3048,11 +3198,32 @@ class View:
                                 else:
                                     del _grp[_t4]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
                                             _t6
-                                        ] = next(
-                                            iter(_grp.items())
+                                        ] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t4
+                            if _g is _e or _g == _e:
+                                _n = _o + _d8
+                                if _n:
+                                    n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t6
+                                    ] = (_g if _n == 1 else (_g, _n))
+                                else:
+                                    del n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t6
+                                    ]
+                            else:
+                                n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t6
+                                ] = {_g: _o, _e: _d8}
                         _o = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
                             _t6
                         )
@@ -3100,7 +3271,7 @@ class View:
                                     v_s_state,
                                     v_s_zip,
                                 ), _m11 in (
-                                    (_g12,)
+                                    _g12.items()
                                     if type(
                                         (
                                             _g12 := self.store_2_by_ss_store_sk[
@@ -3108,8 +3279,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g12.items()
+                                    is dict
+                                    else (
+                                        (_g12,)
+                                        if type(_g12) is tuple and len(_g12) == 2
+                                        else ((_g12, 1),)
+                                    )
                                 ):
                                     for (
                                         v_ss_item_sk,
@@ -3117,7 +3292,7 @@ class View:
                                         v_ss_ticket_number,
                                         v_sr_returned_date_sk,
                                     ), _m13 in (
-                                        (_g14,)
+                                        _g14.items()
                                         if type(
                                             (
                                                 _g14 := self.n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
@@ -3129,8 +3304,12 @@ class View:
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g14.items()
+                                        is dict
+                                        else (
+                                            (_g14,)
+                                            if type(_g14) is tuple and len(_g14) == 2
+                                            else ((_g14, 1),)
+                                        )
                                     ):
                                         _k = (
                                             v_s_store_name,
@@ -3174,9 +3353,11 @@ class View:
             _g3 = store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk.get(
                 v_sr_returned_date_sk
             )
-            if _g3:
+            if _g3 is not None:
                 for (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number), _w1 in (
-                    (_g3,) if type(_g3) is tuple else _g3.items()
+                    _g3.items()
+                    if type(_g3) is dict
+                    else (_g3,) if type(_g3) is tuple and len(_g3) == 2 else ((_g3, 1),)
                 ):
                     _d2 = _p * _w1
                     _t4 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
@@ -3189,28 +3370,9 @@ class View:
                     _grp = n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t4)
                     if _grp is None:
                         n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t4] = (
-                            _t5,
-                            _d2,
+                            _t5 if _d2 == 1 else (_t5, _d2)
                         )
-                    elif type(_grp) is tuple:
-                        _e = _t5
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _d2
-                            if _n:
-                                n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                    _t4
-                                ] = (_grp[0], _n)
-                            else:
-                                del n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                    _t4
-                                ]
-                        else:
-                            n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t4] = {
-                                _grp[0]: _grp[1],
-                                _e: _d2,
-                            }
-                    else:
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t5)
                         if _o is None:
                             _grp[_t5] = _d2
@@ -3221,9 +3383,31 @@ class View:
                             else:
                                 del _grp[_t5]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
                                         _t4
-                                    ] = next(iter(_grp.items()))
+                                    ] = (_e if _n == 1 else (_e, _n))
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t5
+                        if _g is _e or _g == _e:
+                            _n = _o + _d2
+                            if _n:
+                                n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t4
+                                ] = (_g if _n == 1 else (_g, _n))
+                            else:
+                                del n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t4
+                                ]
+                        else:
+                            n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t4] = {
+                                _g: _o,
+                                _e: _d2,
+                            }
                     _o = n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t4)
                     if _o is None:
                         n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t4] = (
@@ -3260,7 +3444,7 @@ class View:
                                 v_ss_store_sk,
                                 v_ss_ticket_number,
                             ), _m8 in (
-                                (_g9,)
+                                _g9.items()
                                 if type(
                                     (
                                         _g9 := self.n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
@@ -3272,8 +3456,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g9.items()
+                                is dict
+                                else (
+                                    (_g9,)
+                                    if type(_g9) is tuple and len(_g9) == 2
+                                    else ((_g9, 1),)
+                                )
                             ):
                                 for (
                                     v_ss_sold_date_sk,
@@ -3282,7 +3470,7 @@ class View:
                                     v_ss_store_sk,
                                     v_ss_ticket_number,
                                 ), _m10 in (
-                                    (_g11,)
+                                    _g11.items()
                                     if type(
                                         (
                                             _g11 := self.n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
@@ -3295,8 +3483,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g11.items()
+                                    is dict
+                                    else (
+                                        (_g11,)
+                                        if type(_g11) is tuple and len(_g11) == 2
+                                        else ((_g11, 1),)
+                                    )
                                 ):
                                     for (
                                         v_ss_store_sk,
@@ -3311,7 +3503,7 @@ class View:
                                         v_s_state,
                                         v_s_zip,
                                     ), _m12 in (
-                                        (_g13,)
+                                        _g13.items()
                                         if type(
                                             (
                                                 _g13 := self.store_2_by_ss_store_sk[
@@ -3319,8 +3511,12 @@ class View:
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g13.items()
+                                        is dict
+                                        else (
+                                            (_g13,)
+                                            if type(_g13) is tuple and len(_g13) == 2
+                                            else ((_g13, 1),)
+                                        )
                                     ):
                                         _k = (
                                             v_s_store_name,

@@ -51,13 +51,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -235,13 +239,17 @@ def _make_derived1():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = 0  # the payload of an absent tuple
 
@@ -356,13 +364,17 @@ def _make_derived1():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = 0  # the payload of an absent tuple
 
@@ -473,7 +485,7 @@ def _make_derived1():
             )
             QUERY_ID = "6bad8f56e09213e2"
             LAYOUT_ID = (
-                "2892efeccbe2ad2d"  # the state's layout: snapshots restore only here
+                "58910f5fe07c1ece"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -654,25 +666,10 @@ def _make_derived1():
                     _t1 = (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
                     _grp = store_sales_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                        else:
-                            store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                        store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                            _t1 if _p == 1 else (_t1, _p)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -683,9 +680,29 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     store_sales_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ] = next(iter(_grp.items()))
+                                    ] = (_e if _n == 1 else (_e, _n))
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _o = store_sales_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         store_sales_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -713,7 +730,7 @@ def _make_derived1():
                                 v_d_week_seq,
                                 v_d_day_name,
                             ), _m4 in (
-                                (_g5,)
+                                _g5.items()
                                 if type(
                                     (
                                         _g5 := self.date_dim_by_ss_sold_date_sk[
@@ -721,8 +738,12 @@ def _make_derived1():
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g5.items()
+                                is dict
+                                else (
+                                    (_g5,)
+                                    if type(_g5) is tuple and len(_g5) == 2
+                                    else ((_g5, 1),)
+                                )
                             ):
                                 _k = (
                                     v_d_week_seq,
@@ -767,25 +788,10 @@ def _make_derived1():
                 _t1 = (v_ss_sold_date_sk, v_d_week_seq, v_d_day_name)
                 _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _grp is None:
-                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                    else:
-                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                        _t1 if _p == 1 else (_t1, _p)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _p
@@ -796,9 +802,29 @@ def _make_derived1():
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
-                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                    else:
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                            _g: _o,
+                            _e: _p,
+                        }
                 _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -826,7 +852,7 @@ def _make_derived1():
                             v_ss_store_sk,
                             v_ss_sales_price,
                         ), _m4 in (
-                            (_g5,)
+                            _g5.items()
                             if type(
                                 (
                                     _g5 := self.store_sales_by_ss_sold_date_sk[
@@ -834,8 +860,12 @@ def _make_derived1():
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g5.items()
+                            is dict
+                            else (
+                                (_g5,)
+                                if type(_g5) is tuple and len(_g5) == 2
+                                else ((_g5, 1),)
+                            )
                         ):
                             _k = (
                                 v_d_week_seq,
@@ -909,25 +939,10 @@ def _make_derived1():
                     _t1 = (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
                     _grp = store_sales_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                        else:
-                            store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                        store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                            _t1 if _p == 1 else (_t1, _p)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -938,9 +953,29 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     store_sales_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ] = next(iter(_grp.items()))
+                                    ] = (_e if _n == 1 else (_e, _n))
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _o = store_sales_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         store_sales_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -968,7 +1003,7 @@ def _make_derived1():
                                 v_d_week_seq,
                                 v_d_day_name,
                             ), _m4 in (
-                                (_g5,)
+                                _g5.items()
                                 if type(
                                     (
                                         _g5 := self.date_dim_by_ss_sold_date_sk[
@@ -976,8 +1011,12 @@ def _make_derived1():
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g5.items()
+                                is dict
+                                else (
+                                    (_g5,)
+                                    if type(_g5) is tuple and len(_g5) == 2
+                                    else ((_g5, 1),)
+                                )
                             ):
                                 _k = (
                                     v_d_week_seq,
@@ -1051,25 +1090,10 @@ def _make_derived1():
                     _t1 = (v_ss_sold_date_sk, v_d_week_seq, v_d_day_name)
                     _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                        else:
-                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                            _t1 if _p == 1 else (_t1, _p)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -1080,9 +1104,29 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
-                                        next(iter(_grp.items()))
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -1110,7 +1154,7 @@ def _make_derived1():
                                 v_ss_store_sk,
                                 v_ss_sales_price,
                             ), _m4 in (
-                                (_g5,)
+                                _g5.items()
                                 if type(
                                     (
                                         _g5 := self.store_sales_by_ss_sold_date_sk[
@@ -1118,8 +1162,12 @@ def _make_derived1():
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g5.items()
+                                is dict
+                                else (
+                                    (_g5,)
+                                    if type(_g5) is tuple and len(_g5) == 2
+                                    else ((_g5, 1),)
+                                )
                             ):
                                 _k = (
                                     v_d_week_seq,
@@ -1610,7 +1658,7 @@ def _make_derived1():
         )
         QUERY_ID = "2b84a8af5c7004d8"
         LAYOUT_ID = (
-            "f8ce8c4b08f61fc9"  # the state's layout: snapshots restore only here
+            "edbc41f118a317e3"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1657,7 +1705,15 @@ def _make_derived1():
             for sub_row, change in self.sub_derived1._changes:
                 self._apply_derived1(sub_row, change)
             if self._pending:
+                first = self._changes  # the row of an empty database, if any
                 self._flush()
+                if first:  # the inner views' rows changed it: report the net change
+                    net = {}
+                    for row, change in first + self._changes:
+                        net[row] = net.get(row, 0) + change
+                    self._changes = [
+                        (row, change) for row, change in net.items() if change
+                    ]
 
         def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
@@ -1809,33 +1865,9 @@ def _make_derived1():
                     wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
                         v_d_week_seq
                     ] = (
-                        _t1,
-                        _p,
+                        _t1 if _p == 1 else (_t1, _p)
                     )
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
-                                v_d_week_seq
-                            ] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
-                                v_d_week_seq
-                            ]
-                    else:
-                        wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
-                            v_d_week_seq
-                        ] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _p
@@ -1846,11 +1878,37 @@ def _make_derived1():
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
+                                ((_e, _n),) = _grp.items()
                                 wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
                                     v_d_week_seq
-                                ] = next(
-                                    iter(_grp.items())
+                                ] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
+                                v_d_week_seq
+                            ] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
+                                v_d_week_seq
+                            ]
+                    else:
+                        wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
+                            v_d_week_seq
+                        ] = {
+                            _g: _o,
+                            _e: _p,
+                        }
                 _w2 = d_2_count_by_d_week_seq.get(v_d_week_seq)
                 if _w2 is not None:
                     _d3 = _p * _w2
@@ -1867,22 +1925,10 @@ def _make_derived1():
                     )
                     _grp = n1_by_ss_store_sk.get(v_ss_store_sk)
                     if _grp is None:
-                        n1_by_ss_store_sk[v_ss_store_sk] = (_t4, _d3)
-                    elif type(_grp) is tuple:
-                        _e = _t4
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _d3
-                            if _n:
-                                n1_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
-                            else:
-                                del n1_by_ss_store_sk[v_ss_store_sk]
-                        else:
-                            n1_by_ss_store_sk[v_ss_store_sk] = {
-                                _grp[0]: _grp[1],
-                                _e: _d3,
-                            }
-                    else:
+                        n1_by_ss_store_sk[v_ss_store_sk] = (
+                            _t4 if _d3 == 1 else (_t4, _d3)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t4)
                         if _o is None:
                             _grp[_t4] = _d3
@@ -1893,9 +1939,26 @@ def _make_derived1():
                             else:
                                 del _grp[_t4]
                                 if len(_grp) == 1:
-                                    n1_by_ss_store_sk[v_ss_store_sk] = next(
-                                        iter(_grp.items())
+                                    ((_e, _n),) = _grp.items()
+                                    n1_by_ss_store_sk[v_ss_store_sk] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t4
+                        if _g is _e or _g == _e:
+                            _n = _o + _d3
+                            if _n:
+                                n1_by_ss_store_sk[v_ss_store_sk] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del n1_by_ss_store_sk[v_ss_store_sk]
+                        else:
+                            n1_by_ss_store_sk[v_ss_store_sk] = {_g: _o, _e: _d3}
                     _o = n1_count_by_ss_store_sk.get(v_ss_store_sk)
                     if _o is None:
                         n1_count_by_ss_store_sk[v_ss_store_sk] = _d3
@@ -1919,12 +1982,16 @@ def _make_derived1():
                                 del n0_root[v_ss_store_sk]
                         if pending is not None:
                             for (v_ss_store_sk, v_s_store_id, v_s_store_name), _m7 in (
-                                (_g8,)
+                                _g8.items()
                                 if type(
                                     (_g8 := self.store_2_by_ss_store_sk[v_ss_store_sk])
                                 )
-                                is tuple
-                                else _g8.items()
+                                is dict
+                                else (
+                                    (_g8,)
+                                    if type(_g8) is tuple and len(_g8) == 2
+                                    else ((_g8, 1),)
+                                )
                             ):
                                 _k = (
                                     v_s_store_name,
@@ -1971,19 +2038,8 @@ def _make_derived1():
             _t1 = (v_ss_store_sk, v_s_store_id, v_s_store_name)
             _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
             if _grp is None:
-                store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        store_2_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
-                    else:
-                        del store_2_by_ss_store_sk[v_ss_store_sk]
-                else:
-                    store_2_by_ss_store_sk[v_ss_store_sk] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                store_2_by_ss_store_sk[v_ss_store_sk] = _t1 if _p == 1 else (_t1, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -1994,9 +2050,26 @@ def _make_derived1():
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
-                            store_2_by_ss_store_sk[v_ss_store_sk] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            store_2_by_ss_store_sk[v_ss_store_sk] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        store_2_by_ss_store_sk[v_ss_store_sk] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del store_2_by_ss_store_sk[v_ss_store_sk]
+                else:
+                    store_2_by_ss_store_sk[v_ss_store_sk] = {_g: _o, _e: _p}
             _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
             if _o is None:
                 store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -2030,9 +2103,13 @@ def _make_derived1():
                         v_fri_sales,
                         v_sat_sales,
                     ), _m4 in (
-                        (_g5,)
-                        if type((_g5 := self.n1_by_ss_store_sk[v_ss_store_sk])) is tuple
-                        else _g5.items()
+                        _g5.items()
+                        if type((_g5 := self.n1_by_ss_store_sk[v_ss_store_sk])) is dict
+                        else (
+                            (_g5,)
+                            if type(_g5) is tuple and len(_g5) == 2
+                            else ((_g5, 1),)
+                        )
                     ):
                         _k = (
                             v_s_store_name,
@@ -2097,7 +2174,7 @@ def _make_derived1():
                 _g3 = wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq.get(
                     v_d_week_seq
                 )
-                if _g3:
+                if _g3 is not None:
                     for (
                         v_ss_store_sk,
                         v_sun_sales,
@@ -2107,7 +2184,15 @@ def _make_derived1():
                         v_thu_sales,
                         v_fri_sales,
                         v_sat_sales,
-                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                    ), _w1 in (
+                        _g3.items()
+                        if type(_g3) is dict
+                        else (
+                            (_g3,)
+                            if type(_g3) is tuple and len(_g3) == 2
+                            else ((_g3, 1),)
+                        )
+                    ):
                         _d2 = _p * _w1
                         _t4 = (
                             v_d_week_seq,
@@ -2122,22 +2207,10 @@ def _make_derived1():
                         )
                         _grp = n1_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n1_by_ss_store_sk[v_ss_store_sk] = (_t4, _d2)
-                        elif type(_grp) is tuple:
-                            _e = _t4
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d2
-                                if _n:
-                                    n1_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
-                                else:
-                                    del n1_by_ss_store_sk[v_ss_store_sk]
-                            else:
-                                n1_by_ss_store_sk[v_ss_store_sk] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _d2,
-                                }
-                        else:
+                            n1_by_ss_store_sk[v_ss_store_sk] = (
+                                _t4 if _d2 == 1 else (_t4, _d2)
+                            )
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t4)
                             if _o is None:
                                 _grp[_t4] = _d2
@@ -2148,9 +2221,26 @@ def _make_derived1():
                                 else:
                                     del _grp[_t4]
                                     if len(_grp) == 1:
-                                        n1_by_ss_store_sk[v_ss_store_sk] = next(
-                                            iter(_grp.items())
+                                        ((_e, _n),) = _grp.items()
+                                        n1_by_ss_store_sk[v_ss_store_sk] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t4
+                            if _g is _e or _g == _e:
+                                _n = _o + _d2
+                                if _n:
+                                    n1_by_ss_store_sk[v_ss_store_sk] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del n1_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n1_by_ss_store_sk[v_ss_store_sk] = {_g: _o, _e: _d2}
                         _o = n1_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _o is None:
                             n1_count_by_ss_store_sk[v_ss_store_sk] = _d2
@@ -2178,7 +2268,7 @@ def _make_derived1():
                                     v_s_store_id,
                                     v_s_store_name,
                                 ), _m7 in (
-                                    (_g8,)
+                                    _g8.items()
                                     if type(
                                         (
                                             _g8 := self.store_2_by_ss_store_sk[
@@ -2186,8 +2276,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g8.items()
+                                    is dict
+                                    else (
+                                        (_g8,)
+                                        if type(_g8) is tuple and len(_g8) == 2
+                                        else ((_g8, 1),)
+                                    )
                                 ):
                                     _k = (
                                         v_s_store_name,
@@ -2298,22 +2392,10 @@ def _make_derived1():
                 _t1 = (v_ss_store_sk, v_s_store_id, v_s_store_name)
                 _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
                 if _grp is None:
-                    store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            store_2_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
-                        else:
-                            del store_2_by_ss_store_sk[v_ss_store_sk]
-                    else:
-                        store_2_by_ss_store_sk[v_ss_store_sk] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                    store_2_by_ss_store_sk[v_ss_store_sk] = (
+                        _t1 if _p == 1 else (_t1, _p)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _p
@@ -2324,9 +2406,26 @@ def _make_derived1():
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
-                                store_2_by_ss_store_sk[v_ss_store_sk] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                store_2_by_ss_store_sk[v_ss_store_sk] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            store_2_by_ss_store_sk[v_ss_store_sk] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del store_2_by_ss_store_sk[v_ss_store_sk]
+                    else:
+                        store_2_by_ss_store_sk[v_ss_store_sk] = {_g: _o, _e: _p}
                 _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                 if _o is None:
                     store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -2360,10 +2459,14 @@ def _make_derived1():
                             v_fri_sales,
                             v_sat_sales,
                         ), _m4 in (
-                            (_g5,)
+                            _g5.items()
                             if type((_g5 := self.n1_by_ss_store_sk[v_ss_store_sk]))
-                            is tuple
-                            else _g5.items()
+                            is dict
+                            else (
+                                (_g5,)
+                                if type(_g5) is tuple and len(_g5) == 2
+                                else ((_g5, 1),)
+                            )
                         ):
                             _k = (
                                 v_s_store_name,
@@ -2599,13 +2702,17 @@ def _make_derived2():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = 0  # the payload of an absent tuple
 
@@ -2720,13 +2827,17 @@ def _make_derived2():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = 0  # the payload of an absent tuple
 
@@ -2837,7 +2948,7 @@ def _make_derived2():
             )
             QUERY_ID = "6bad8f56e09213e2"
             LAYOUT_ID = (
-                "2892efeccbe2ad2d"  # the state's layout: snapshots restore only here
+                "58910f5fe07c1ece"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -3018,25 +3129,10 @@ def _make_derived2():
                     _t1 = (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
                     _grp = store_sales_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                        else:
-                            store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                        store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                            _t1 if _p == 1 else (_t1, _p)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -3047,9 +3143,29 @@ def _make_derived2():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     store_sales_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ] = next(iter(_grp.items()))
+                                    ] = (_e if _n == 1 else (_e, _n))
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _o = store_sales_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         store_sales_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -3077,7 +3193,7 @@ def _make_derived2():
                                 v_d_week_seq,
                                 v_d_day_name,
                             ), _m4 in (
-                                (_g5,)
+                                _g5.items()
                                 if type(
                                     (
                                         _g5 := self.date_dim_by_ss_sold_date_sk[
@@ -3085,8 +3201,12 @@ def _make_derived2():
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g5.items()
+                                is dict
+                                else (
+                                    (_g5,)
+                                    if type(_g5) is tuple and len(_g5) == 2
+                                    else ((_g5, 1),)
+                                )
                             ):
                                 _k = (
                                     v_d_week_seq,
@@ -3131,25 +3251,10 @@ def _make_derived2():
                 _t1 = (v_ss_sold_date_sk, v_d_week_seq, v_d_day_name)
                 _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _grp is None:
-                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                    else:
-                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                        _t1 if _p == 1 else (_t1, _p)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _p
@@ -3160,9 +3265,29 @@ def _make_derived2():
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
-                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                    else:
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                            _g: _o,
+                            _e: _p,
+                        }
                 _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -3190,7 +3315,7 @@ def _make_derived2():
                             v_ss_store_sk,
                             v_ss_sales_price,
                         ), _m4 in (
-                            (_g5,)
+                            _g5.items()
                             if type(
                                 (
                                     _g5 := self.store_sales_by_ss_sold_date_sk[
@@ -3198,8 +3323,12 @@ def _make_derived2():
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g5.items()
+                            is dict
+                            else (
+                                (_g5,)
+                                if type(_g5) is tuple and len(_g5) == 2
+                                else ((_g5, 1),)
+                            )
                         ):
                             _k = (
                                 v_d_week_seq,
@@ -3273,25 +3402,10 @@ def _make_derived2():
                     _t1 = (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
                     _grp = store_sales_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                        else:
-                            store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                        store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                            _t1 if _p == 1 else (_t1, _p)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -3302,9 +3416,29 @@ def _make_derived2():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     store_sales_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ] = next(iter(_grp.items()))
+                                    ] = (_e if _n == 1 else (_e, _n))
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _o = store_sales_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         store_sales_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -3332,7 +3466,7 @@ def _make_derived2():
                                 v_d_week_seq,
                                 v_d_day_name,
                             ), _m4 in (
-                                (_g5,)
+                                _g5.items()
                                 if type(
                                     (
                                         _g5 := self.date_dim_by_ss_sold_date_sk[
@@ -3340,8 +3474,12 @@ def _make_derived2():
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g5.items()
+                                is dict
+                                else (
+                                    (_g5,)
+                                    if type(_g5) is tuple and len(_g5) == 2
+                                    else ((_g5, 1),)
+                                )
                             ):
                                 _k = (
                                     v_d_week_seq,
@@ -3415,25 +3553,10 @@ def _make_derived2():
                     _t1 = (v_ss_sold_date_sk, v_d_week_seq, v_d_day_name)
                     _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                        else:
-                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                            _t1 if _p == 1 else (_t1, _p)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -3444,9 +3567,29 @@ def _make_derived2():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
-                                        next(iter(_grp.items()))
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -3474,7 +3617,7 @@ def _make_derived2():
                                 v_ss_store_sk,
                                 v_ss_sales_price,
                             ), _m4 in (
-                                (_g5,)
+                                _g5.items()
                                 if type(
                                     (
                                         _g5 := self.store_sales_by_ss_sold_date_sk[
@@ -3482,8 +3625,12 @@ def _make_derived2():
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g5.items()
+                                is dict
+                                else (
+                                    (_g5,)
+                                    if type(_g5) is tuple and len(_g5) == 2
+                                    else ((_g5, 1),)
+                                )
                             ):
                                 _k = (
                                     v_d_week_seq,
@@ -3974,7 +4121,7 @@ def _make_derived2():
         )
         QUERY_ID = "23d8ca459ba7c563"
         LAYOUT_ID = (
-            "f8ce8c4b08f61fc9"  # the state's layout: snapshots restore only here
+            "edbc41f118a317e3"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -4021,7 +4168,15 @@ def _make_derived2():
             for sub_row, change in self.sub_derived1._changes:
                 self._apply_derived1(sub_row, change)
             if self._pending:
+                first = self._changes  # the row of an empty database, if any
                 self._flush()
+                if first:  # the inner views' rows changed it: report the net change
+                    net = {}
+                    for row, change in first + self._changes:
+                        net[row] = net.get(row, 0) + change
+                    self._changes = [
+                        (row, change) for row, change in net.items() if change
+                    ]
 
         def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
@@ -4173,33 +4328,9 @@ def _make_derived2():
                     wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
                         v_d_week_seq
                     ] = (
-                        _t1,
-                        _p,
+                        _t1 if _p == 1 else (_t1, _p)
                     )
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
-                                v_d_week_seq
-                            ] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
-                                v_d_week_seq
-                            ]
-                    else:
-                        wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
-                            v_d_week_seq
-                        ] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _p
@@ -4210,11 +4341,37 @@ def _make_derived2():
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
+                                ((_e, _n),) = _grp.items()
                                 wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
                                     v_d_week_seq
-                                ] = next(
-                                    iter(_grp.items())
+                                ] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
+                                v_d_week_seq
+                            ] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
+                                v_d_week_seq
+                            ]
+                    else:
+                        wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
+                            v_d_week_seq
+                        ] = {
+                            _g: _o,
+                            _e: _p,
+                        }
                 _w2 = d_2_count_by_d_week_seq.get(v_d_week_seq)
                 if _w2 is not None:
                     _d3 = _p * _w2
@@ -4231,22 +4388,10 @@ def _make_derived2():
                     )
                     _grp = n1_by_ss_store_sk.get(v_ss_store_sk)
                     if _grp is None:
-                        n1_by_ss_store_sk[v_ss_store_sk] = (_t4, _d3)
-                    elif type(_grp) is tuple:
-                        _e = _t4
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _d3
-                            if _n:
-                                n1_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
-                            else:
-                                del n1_by_ss_store_sk[v_ss_store_sk]
-                        else:
-                            n1_by_ss_store_sk[v_ss_store_sk] = {
-                                _grp[0]: _grp[1],
-                                _e: _d3,
-                            }
-                    else:
+                        n1_by_ss_store_sk[v_ss_store_sk] = (
+                            _t4 if _d3 == 1 else (_t4, _d3)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t4)
                         if _o is None:
                             _grp[_t4] = _d3
@@ -4257,9 +4402,26 @@ def _make_derived2():
                             else:
                                 del _grp[_t4]
                                 if len(_grp) == 1:
-                                    n1_by_ss_store_sk[v_ss_store_sk] = next(
-                                        iter(_grp.items())
+                                    ((_e, _n),) = _grp.items()
+                                    n1_by_ss_store_sk[v_ss_store_sk] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t4
+                        if _g is _e or _g == _e:
+                            _n = _o + _d3
+                            if _n:
+                                n1_by_ss_store_sk[v_ss_store_sk] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del n1_by_ss_store_sk[v_ss_store_sk]
+                        else:
+                            n1_by_ss_store_sk[v_ss_store_sk] = {_g: _o, _e: _d3}
                     _o = n1_count_by_ss_store_sk.get(v_ss_store_sk)
                     if _o is None:
                         n1_count_by_ss_store_sk[v_ss_store_sk] = _d3
@@ -4283,12 +4445,16 @@ def _make_derived2():
                                 del n0_root[v_ss_store_sk]
                         if pending is not None:
                             for (v_ss_store_sk, v_s_store_id, v_s_store_name), _m7 in (
-                                (_g8,)
+                                _g8.items()
                                 if type(
                                     (_g8 := self.store_2_by_ss_store_sk[v_ss_store_sk])
                                 )
-                                is tuple
-                                else _g8.items()
+                                is dict
+                                else (
+                                    (_g8,)
+                                    if type(_g8) is tuple and len(_g8) == 2
+                                    else ((_g8, 1),)
+                                )
                             ):
                                 _k = (
                                     v_s_store_name,
@@ -4335,19 +4501,8 @@ def _make_derived2():
             _t1 = (v_ss_store_sk, v_s_store_id, v_s_store_name)
             _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
             if _grp is None:
-                store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        store_2_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
-                    else:
-                        del store_2_by_ss_store_sk[v_ss_store_sk]
-                else:
-                    store_2_by_ss_store_sk[v_ss_store_sk] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                store_2_by_ss_store_sk[v_ss_store_sk] = _t1 if _p == 1 else (_t1, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -4358,9 +4513,26 @@ def _make_derived2():
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
-                            store_2_by_ss_store_sk[v_ss_store_sk] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            store_2_by_ss_store_sk[v_ss_store_sk] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        store_2_by_ss_store_sk[v_ss_store_sk] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del store_2_by_ss_store_sk[v_ss_store_sk]
+                else:
+                    store_2_by_ss_store_sk[v_ss_store_sk] = {_g: _o, _e: _p}
             _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
             if _o is None:
                 store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -4394,9 +4566,13 @@ def _make_derived2():
                         v_fri_sales,
                         v_sat_sales,
                     ), _m4 in (
-                        (_g5,)
-                        if type((_g5 := self.n1_by_ss_store_sk[v_ss_store_sk])) is tuple
-                        else _g5.items()
+                        _g5.items()
+                        if type((_g5 := self.n1_by_ss_store_sk[v_ss_store_sk])) is dict
+                        else (
+                            (_g5,)
+                            if type(_g5) is tuple and len(_g5) == 2
+                            else ((_g5, 1),)
+                        )
                     ):
                         _k = (
                             v_s_store_name,
@@ -4461,7 +4637,7 @@ def _make_derived2():
                 _g3 = wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq.get(
                     v_d_week_seq
                 )
-                if _g3:
+                if _g3 is not None:
                     for (
                         v_ss_store_sk,
                         v_sun_sales,
@@ -4471,7 +4647,15 @@ def _make_derived2():
                         v_thu_sales,
                         v_fri_sales,
                         v_sat_sales,
-                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                    ), _w1 in (
+                        _g3.items()
+                        if type(_g3) is dict
+                        else (
+                            (_g3,)
+                            if type(_g3) is tuple and len(_g3) == 2
+                            else ((_g3, 1),)
+                        )
+                    ):
                         _d2 = _p * _w1
                         _t4 = (
                             v_d_week_seq,
@@ -4486,22 +4670,10 @@ def _make_derived2():
                         )
                         _grp = n1_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n1_by_ss_store_sk[v_ss_store_sk] = (_t4, _d2)
-                        elif type(_grp) is tuple:
-                            _e = _t4
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d2
-                                if _n:
-                                    n1_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
-                                else:
-                                    del n1_by_ss_store_sk[v_ss_store_sk]
-                            else:
-                                n1_by_ss_store_sk[v_ss_store_sk] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _d2,
-                                }
-                        else:
+                            n1_by_ss_store_sk[v_ss_store_sk] = (
+                                _t4 if _d2 == 1 else (_t4, _d2)
+                            )
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t4)
                             if _o is None:
                                 _grp[_t4] = _d2
@@ -4512,9 +4684,26 @@ def _make_derived2():
                                 else:
                                     del _grp[_t4]
                                     if len(_grp) == 1:
-                                        n1_by_ss_store_sk[v_ss_store_sk] = next(
-                                            iter(_grp.items())
+                                        ((_e, _n),) = _grp.items()
+                                        n1_by_ss_store_sk[v_ss_store_sk] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t4
+                            if _g is _e or _g == _e:
+                                _n = _o + _d2
+                                if _n:
+                                    n1_by_ss_store_sk[v_ss_store_sk] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del n1_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n1_by_ss_store_sk[v_ss_store_sk] = {_g: _o, _e: _d2}
                         _o = n1_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _o is None:
                             n1_count_by_ss_store_sk[v_ss_store_sk] = _d2
@@ -4542,7 +4731,7 @@ def _make_derived2():
                                     v_s_store_id,
                                     v_s_store_name,
                                 ), _m7 in (
-                                    (_g8,)
+                                    _g8.items()
                                     if type(
                                         (
                                             _g8 := self.store_2_by_ss_store_sk[
@@ -4550,8 +4739,12 @@ def _make_derived2():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g8.items()
+                                    is dict
+                                    else (
+                                        (_g8,)
+                                        if type(_g8) is tuple and len(_g8) == 2
+                                        else ((_g8, 1),)
+                                    )
                                 ):
                                     _k = (
                                         v_s_store_name,
@@ -4662,22 +4855,10 @@ def _make_derived2():
                 _t1 = (v_ss_store_sk, v_s_store_id, v_s_store_name)
                 _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
                 if _grp is None:
-                    store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            store_2_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
-                        else:
-                            del store_2_by_ss_store_sk[v_ss_store_sk]
-                    else:
-                        store_2_by_ss_store_sk[v_ss_store_sk] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                    store_2_by_ss_store_sk[v_ss_store_sk] = (
+                        _t1 if _p == 1 else (_t1, _p)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _p
@@ -4688,9 +4869,26 @@ def _make_derived2():
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
-                                store_2_by_ss_store_sk[v_ss_store_sk] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                store_2_by_ss_store_sk[v_ss_store_sk] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            store_2_by_ss_store_sk[v_ss_store_sk] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del store_2_by_ss_store_sk[v_ss_store_sk]
+                    else:
+                        store_2_by_ss_store_sk[v_ss_store_sk] = {_g: _o, _e: _p}
                 _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                 if _o is None:
                     store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -4724,10 +4922,14 @@ def _make_derived2():
                             v_fri_sales,
                             v_sat_sales,
                         ), _m4 in (
-                            (_g5,)
+                            _g5.items()
                             if type((_g5 := self.n1_by_ss_store_sk[v_ss_store_sk]))
-                            is tuple
-                            else _g5.items()
+                            is dict
+                            else (
+                                (_g5,)
+                                if type(_g5) is tuple and len(_g5) == 2
+                                else ((_g5, 1),)
+                            )
                         ):
                             _k = (
                                 v_s_store_name,
@@ -5027,7 +5229,7 @@ class View:
         "sat_sales1 / sat_sales2",
     )
     QUERY_ID = "ba0bb97b02e114d7"
-    LAYOUT_ID = "5862a5ca51a1f339"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "ee014c89e5ed193c"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -5067,7 +5269,13 @@ class View:
         for sub_row, change in self.sub_derived2._changes:
             self._apply_derived2(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -5201,19 +5409,8 @@ class View:
             _p = d
             _grp = y_by_s_store_id1.get(v_s_store_id1)
             if _grp is None:
-                y_by_s_store_id1[v_s_store_id1] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        y_by_s_store_id1[v_s_store_id1] = (_grp[0], _n)
-                    else:
-                        del y_by_s_store_id1[v_s_store_id1]
-                else:
-                    y_by_s_store_id1[v_s_store_id1] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                y_by_s_store_id1[v_s_store_id1] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -5224,7 +5421,24 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            y_by_s_store_id1[v_s_store_id1] = next(iter(_grp.items()))
+                            ((_e, _n),) = _grp.items()
+                            y_by_s_store_id1[v_s_store_id1] = (
+                                _e if _n == 1 else (_e, _n)
+                            )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        y_by_s_store_id1[v_s_store_id1] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del y_by_s_store_id1[v_s_store_id1]
+                else:
+                    y_by_s_store_id1[v_s_store_id1] = {_g: _o, _e: _p}
             _o = y_count_by_s_store_id1.get(v_s_store_id1)
             if _o is None:
                 y_count_by_s_store_id1[v_s_store_id1] = _p
@@ -5258,9 +5472,13 @@ class View:
                         v_fri_sales2,
                         v_sat_sales2,
                     ), _m3 in (
-                        (_g4,)
-                        if type((_g4 := self.x_by_s_store_id1[v_s_store_id1])) is tuple
-                        else _g4.items()
+                        _g4.items()
+                        if type((_g4 := self.x_by_s_store_id1[v_s_store_id1])) is dict
+                        else (
+                            (_g4,)
+                            if type(_g4) is tuple and len(_g4) == 2
+                            else ((_g4, 1),)
+                        )
                     ):
                         if (
                             v_d_week_seq1 is not None
@@ -5327,19 +5545,8 @@ class View:
             )
             _grp = x_by_s_store_id1.get(v_s_store_id1)
             if _grp is None:
-                x_by_s_store_id1[v_s_store_id1] = (_t1, _p)
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        x_by_s_store_id1[v_s_store_id1] = (_grp[0], _n)
-                    else:
-                        del x_by_s_store_id1[v_s_store_id1]
-                else:
-                    x_by_s_store_id1[v_s_store_id1] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                x_by_s_store_id1[v_s_store_id1] = _t1 if _p == 1 else (_t1, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -5350,7 +5557,24 @@ class View:
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
-                            x_by_s_store_id1[v_s_store_id1] = next(iter(_grp.items()))
+                            ((_e, _n),) = _grp.items()
+                            x_by_s_store_id1[v_s_store_id1] = (
+                                _e if _n == 1 else (_e, _n)
+                            )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        x_by_s_store_id1[v_s_store_id1] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del x_by_s_store_id1[v_s_store_id1]
+                else:
+                    x_by_s_store_id1[v_s_store_id1] = {_g: _o, _e: _p}
             _o = x_count_by_s_store_id1.get(v_s_store_id1)
             if _o is None:
                 x_count_by_s_store_id1[v_s_store_id1] = _p
@@ -5385,9 +5609,13 @@ class View:
                         v_fri_sales1,
                         v_sat_sales1,
                     ), _m4 in (
-                        (_g5,)
-                        if type((_g5 := self.y_by_s_store_id1[v_s_store_id1])) is tuple
-                        else _g5.items()
+                        _g5.items()
+                        if type((_g5 := self.y_by_s_store_id1[v_s_store_id1])) is dict
+                        else (
+                            (_g5,)
+                            if type(_g5) is tuple and len(_g5) == 2
+                            else ((_g5, 1),)
+                        )
                     ):
                         if (
                             v_d_week_seq1 is not None

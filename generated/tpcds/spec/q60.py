@@ -300,17 +300,21 @@ def _make_derived1():
                 def _entry(group, entry, default=None):
                     """The payload of `entry` in an index group (None: no group), `default`
                     if absent. A group of one entry is kept inline as the pair (entry,
-                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    payload), or as the bare entry when its count is 1 and entries are not
+                    pairs: a dict per near-unique key would cost ~200 bytes and a
                     container the cyclic GC tracks; several entries are a dict."""
                     if group is None:
                         return default
-                    if type(group) is tuple:
+                    if type(group) is dict:
+                        return group.get(entry, default)
+                    if type(group) is tuple and len(group) == 2:
                         return (
                             group[1]
                             if group[0] is entry or group[0] == entry
                             else default
                         )
-                    return group.get(entry, default)
+                    # a bare entry of count 1 (an index whose entries cannot be pairs)
+                    return 1 if group is entry or group == entry else default
 
                 _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -425,7 +429,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("k1",)
                         QUERY_ID = "841530a7b3ab057b"
-                        LAYOUT_ID = "4c5ae70545302c51"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "f71923c1100e55ab"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -843,7 +847,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("i_item_id", "total_sales")
                     QUERY_ID = "3519c733506ea28b"
-                    LAYOUT_ID = "7e23d956f6bc3eac"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "1990068d623590bb"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -899,7 +903,21 @@ def _make_derived1():
                         for sub_row, change in self.sub_in_1._changes:
                             self._apply_in_1(sub_row, change)
                         if self._pending:
+                            first = (
+                                self._changes
+                            )  # the row of an empty database, if any
                             self._flush()
+                            if (
+                                first
+                            ):  # the inner views' rows changed it: report the net change
+                                net = {}
+                                for row, change in first + self._changes:
+                                    net[row] = net.get(row, 0) + change
+                                self._changes = [
+                                    (row, change)
+                                    for row, change in net.items()
+                                    if change
+                                ]
 
                     def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
@@ -2768,7 +2786,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("i_item_id", "total_sales")
                 QUERY_ID = "5e080f9c7420ba28"
-                LAYOUT_ID = "cb144103073dfdac"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "cd32c34d99e695df"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -2797,7 +2815,17 @@ def _make_derived1():
                     for sub_row, change in self.sub_derived1._changes:
                         self._apply_derived1(sub_row, change)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -3221,17 +3249,21 @@ def _make_derived1():
                 def _entry(group, entry, default=None):
                     """The payload of `entry` in an index group (None: no group), `default`
                     if absent. A group of one entry is kept inline as the pair (entry,
-                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    payload), or as the bare entry when its count is 1 and entries are not
+                    pairs: a dict per near-unique key would cost ~200 bytes and a
                     container the cyclic GC tracks; several entries are a dict."""
                     if group is None:
                         return default
-                    if type(group) is tuple:
+                    if type(group) is dict:
+                        return group.get(entry, default)
+                    if type(group) is tuple and len(group) == 2:
                         return (
                             group[1]
                             if group[0] is entry or group[0] == entry
                             else default
                         )
-                    return group.get(entry, default)
+                    # a bare entry of count 1 (an index whose entries cannot be pairs)
+                    return 1 if group is entry or group == entry else default
 
                 _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -3346,7 +3378,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("k1",)
                         QUERY_ID = "841530a7b3ab057b"
-                        LAYOUT_ID = "4c5ae70545302c51"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "f71923c1100e55ab"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -3775,7 +3807,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("i_item_id", "total_sales")
                     QUERY_ID = "63881d8123d3af8d"
-                    LAYOUT_ID = "f29777be36494298"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "49b5190796404f14"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -3833,7 +3865,21 @@ def _make_derived1():
                         for sub_row, change in self.sub_in_1._changes:
                             self._apply_in_1(sub_row, change)
                         if self._pending:
+                            first = (
+                                self._changes
+                            )  # the row of an empty database, if any
                             self._flush()
+                            if (
+                                first
+                            ):  # the inner views' rows changed it: report the net change
+                                net = {}
+                                for row, change in first + self._changes:
+                                    net[row] = net.get(row, 0) + change
+                                self._changes = [
+                                    (row, change)
+                                    for row, change in net.items()
+                                    if change
+                                ]
 
                     def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
@@ -5760,7 +5806,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("i_item_id", "total_sales")
                 QUERY_ID = "8dd745d84139c7c4"
-                LAYOUT_ID = "6fa519e7331c6942"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "a1b6014f3f546cb7"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -5789,7 +5835,17 @@ def _make_derived1():
                     for sub_row, change in self.sub_derived1._changes:
                         self._apply_derived1(sub_row, change)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -6288,15 +6344,19 @@ def _make_derived1():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -6409,7 +6469,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("k1",)
                     QUERY_ID = "841530a7b3ab057b"
-                    LAYOUT_ID = "4c5ae70545302c51"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "f71923c1100e55ab"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -6825,7 +6885,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("i_item_id", "total_sales")
                 QUERY_ID = "4b9134490786f649"
-                LAYOUT_ID = "def95b5c349503b9"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "1a023a68f0f50639"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -6875,7 +6935,17 @@ def _make_derived1():
                     for sub_row, change in self.sub_in_1._changes:
                         self._apply_in_1(sub_row, change)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -8655,7 +8725,7 @@ def _make_derived1():
             COLUMNS = ("i_item_id", "total_sales")
             QUERY_ID = "e439c91c31c49b76"
             LAYOUT_ID = (
-                "14f3a4d5f6d8753f"  # the state's layout: snapshots restore only here
+                "abff3c5da761e6e5"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -8683,7 +8753,15 @@ def _make_derived1():
                 for sub_row, change in self.sub_derived1._changes:
                     self._apply_derived1(sub_row, change)
                 if self._pending:
+                    first = self._changes  # the row of an empty database, if any
                     self._flush()
+                    if first:  # the inner views' rows changed it: report the net change
+                        net = {}
+                        for row, change in first + self._changes:
+                            net[row] = net.get(row, 0) + change
+                        self._changes = [
+                            (row, change) for row, change in net.items() if change
+                        ]
 
             def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
@@ -9268,7 +9346,7 @@ class View:
     }
     COLUMNS = ("i_item_id", "total_sales")
     QUERY_ID = "75fda30be15e2d65"
-    LAYOUT_ID = "6631b6d08e6ef747"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "2253b641e06da921"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -9296,7 +9374,13 @@ class View:
         for sub_row, change in self.sub_derived1._changes:
             self._apply_derived1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""

@@ -100,13 +100,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = (0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
@@ -348,7 +352,7 @@ class View:
         ">120 days",
     )
     QUERY_ID = "61a80173b3226fe2"
-    LAYOUT_ID = "0b55fa7c2bab5b64"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "fe0a6beaf4c94f3e"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -4523,11 +4527,11 @@ class View:
 
     def _group_row(self, v_group1, v_sm_type, v_web_name, p, e=None):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[0] == 0 else (p[1])
-        _a1 = None if p[0] == 0 else (p[2])
-        _a2 = None if p[0] == 0 else (p[3])
-        _a3 = None if p[0] == 0 else (p[4])
-        _a4 = None if p[0] == 0 else (p[5])
+        _a0 = p[1]
+        _a1 = p[2]
+        _a2 = p[3]
+        _a3 = p[4]
+        _a4 = p[5]
         return (v_group1, v_sm_type, v_web_name, _a0, _a1, _a2, _a3, _a4)
 
     def enumerate(self) -> Iterator[tuple[tuple, int]]:
@@ -4625,11 +4629,11 @@ class View:
                 else:
                     v_group1, v_sm_type, v_web_name = group
                     p, e = entry[0], entry
-                    _a0 = None if p[0] == 0 else (p[1])
-                    _a1 = None if p[0] == 0 else (p[2])
-                    _a2 = None if p[0] == 0 else (p[3])
-                    _a3 = None if p[0] == 0 else (p[4])
-                    _a4 = None if p[0] == 0 else (p[5])
+                    _a0 = p[1]
+                    _a1 = p[2]
+                    _a2 = p[3]
+                    _a3 = p[4]
+                    _a4 = p[5]
                     new = (v_group1, v_sm_type, v_web_name, _a0, _a1, _a2, _a3, _a4)
                 old = reported.get(group)
                 if old != new and not _same(old, new):

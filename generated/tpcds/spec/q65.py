@@ -50,13 +50,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -259,13 +263,17 @@ def _make_derived1():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -366,7 +374,7 @@ def _make_derived1():
             COLUMNS = ("ss_store_sk", "ss_item_sk", "revenue")
             QUERY_ID = "0e1d861e71a595d3"
             LAYOUT_ID = (
-                "be8b4d20c9d49af1"  # the state's layout: snapshots restore only here
+                "1444aebab72edd9d"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -1015,7 +1023,7 @@ def _make_derived1():
         COLUMNS = ("ss_store_sk", "ave")
         QUERY_ID = "6179862545906ac2"
         LAYOUT_ID = (
-            "6fa173a7e7c321f6"  # the state's layout: snapshots restore only here
+            "97fa413c57463581"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1040,7 +1048,15 @@ def _make_derived1():
             for sub_row, change in self.sub_derived1._changes:
                 self._apply_derived1(sub_row, change)
             if self._pending:
+                first = self._changes  # the row of an empty database, if any
                 self._flush()
+                if first:  # the inner views' rows changed it: report the net change
+                    net = {}
+                    for row, change in first + self._changes:
+                        net[row] = net.get(row, 0) + change
+                    self._changes = [
+                        (row, change) for row, change in net.items() if change
+                    ]
 
         def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
@@ -1385,13 +1401,17 @@ def _make_derived2():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -1492,7 +1512,7 @@ def _make_derived2():
         COLUMNS = ("ss_store_sk", "ss_item_sk", "revenue")
         QUERY_ID = "0e1d861e71a595d3"
         LAYOUT_ID = (
-            "be8b4d20c9d49af1"  # the state's layout: snapshots restore only here
+            "1444aebab72edd9d"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -2184,7 +2204,7 @@ class View:
         "i_brand",
     )
     QUERY_ID = "6ee4fe552ccdf391"
-    LAYOUT_ID = "9b1fed2067106b60"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "02a969e1f3ec6b77"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -2244,7 +2264,13 @@ class View:
         for sub_row, change in self.sub_derived2._changes:
             self._apply_derived2(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -2478,7 +2504,7 @@ class View:
                                     del n0_root[v_i_item_sk]
                             if pending is not None:
                                 for (v_s_store_sk, v_i_item_sk, v_revenue), _m9 in (
-                                    (_g10,)
+                                    _g10.items()
                                     if type(
                                         (
                                             _g10 := self.sc_by_s_store_sk_i_item_sk[
@@ -2486,8 +2512,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g10.items()
+                                    is dict
+                                    else (
+                                        (_g10,)
+                                        if type(_g10) is tuple and len(_g10) == 2
+                                        else ((_g10, 1),)
+                                    )
                                 ):
                                     for (v_s_store_sk, v_s_store_name), _m11 in (
                                         (_g12,)
@@ -2508,7 +2538,7 @@ class View:
                                             v_i_wholesale_cost,
                                             v_i_brand,
                                         ), _m13 in (
-                                            (_g14,)
+                                            _g14.items()
                                             if type(
                                                 (
                                                     _g14 := self.item_by_i_item_sk[
@@ -2516,8 +2546,13 @@ class View:
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g14.items()
+                                            is dict
+                                            else (
+                                                (_g14,)
+                                                if type(_g14) is tuple
+                                                and len(_g14) == 2
+                                                else ((_g14, 1),)
+                                            )
                                         ):
                                             if (
                                                 v_revenue is not None
@@ -2564,19 +2599,8 @@ class View:
             _t1 = (v_s_store_sk, v_i_item_sk)
             _grp = sc_by_s_store_sk_i_item_sk.get(_t1)
             if _grp is None:
-                sc_by_s_store_sk_i_item_sk[_t1] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        sc_by_s_store_sk_i_item_sk[_t1] = (_grp[0], _n)
-                    else:
-                        del sc_by_s_store_sk_i_item_sk[_t1]
-                else:
-                    sc_by_s_store_sk_i_item_sk[_t1] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                sc_by_s_store_sk_i_item_sk[_t1] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -2587,7 +2611,24 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            sc_by_s_store_sk_i_item_sk[_t1] = next(iter(_grp.items()))
+                            ((_e, _n),) = _grp.items()
+                            sc_by_s_store_sk_i_item_sk[_t1] = (
+                                _e if _n == 1 else (_e, _n)
+                            )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        sc_by_s_store_sk_i_item_sk[_t1] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del sc_by_s_store_sk_i_item_sk[_t1]
+                else:
+                    sc_by_s_store_sk_i_item_sk[_t1] = {_g: _o, _e: _p}
             _grp = sc_i_item_sk_by_s_store_sk.get(v_s_store_sk)
             if _grp is None:
                 sc_i_item_sk_by_s_store_sk[v_s_store_sk] = (v_i_item_sk, _p)
@@ -2691,12 +2732,16 @@ class View:
                                     v_i_wholesale_cost,
                                     v_i_brand,
                                 ), _m10 in (
-                                    (_g11,)
+                                    _g11.items()
                                     if type(
                                         (_g11 := self.item_by_i_item_sk[v_i_item_sk])
                                     )
-                                    is tuple
-                                    else _g11.items()
+                                    is dict
+                                    else (
+                                        (_g11,)
+                                        if type(_g11) is tuple and len(_g11) == 2
+                                        else ((_g11, 1),)
+                                    )
                                 ):
                                     if (
                                         v_revenue is not None
@@ -2853,7 +2898,7 @@ class View:
                                 del n0_root[v_i_item_sk]
                         if pending is not None:
                             for (v_s_store_sk, v_i_item_sk, v_revenue), _m10 in (
-                                (_g11,)
+                                _g11.items()
                                 if type(
                                     (
                                         _g11 := self.sc_by_s_store_sk_i_item_sk[
@@ -2861,8 +2906,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g11.items()
+                                is dict
+                                else (
+                                    (_g11,)
+                                    if type(_g11) is tuple and len(_g11) == 2
+                                    else ((_g11, 1),)
+                                )
                             ):
                                 for (v_s_store_sk, v_ave), _m12 in (
                                     (_g13,)
@@ -2879,7 +2928,7 @@ class View:
                                         v_i_wholesale_cost,
                                         v_i_brand,
                                     ), _m14 in (
-                                        (_g15,)
+                                        _g15.items()
                                         if type(
                                             (
                                                 _g15 := self.item_by_i_item_sk[
@@ -2887,8 +2936,12 @@ class View:
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g15.items()
+                                        is dict
+                                        else (
+                                            (_g15,)
+                                            if type(_g15) is tuple and len(_g15) == 2
+                                            else ((_g15, 1),)
+                                        )
                                     ):
                                         if (
                                             v_revenue is not None
@@ -2948,19 +3001,8 @@ class View:
         )
         _grp = item_by_i_item_sk.get(v_i_item_sk)
         if _grp is None:
-            item_by_i_item_sk[v_i_item_sk] = (_t1, _p)
-        elif type(_grp) is tuple:
-            _e = _t1
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    item_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
-                else:
-                    del item_by_i_item_sk[v_i_item_sk]
-            else:
-                item_by_i_item_sk[v_i_item_sk] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            item_by_i_item_sk[v_i_item_sk] = _t1 if _p == 1 else (_t1, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(_t1)
             if _o is None:
                 _grp[_t1] = _p
@@ -2971,7 +3013,22 @@ class View:
                 else:
                     del _grp[_t1]
                     if len(_grp) == 1:
-                        item_by_i_item_sk[v_i_item_sk] = next(iter(_grp.items()))
+                        ((_e, _n),) = _grp.items()
+                        item_by_i_item_sk[v_i_item_sk] = _e if _n == 1 else (_e, _n)
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = _t1
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    item_by_i_item_sk[v_i_item_sk] = _g if _n == 1 else (_g, _n)
+                else:
+                    del item_by_i_item_sk[v_i_item_sk]
+            else:
+                item_by_i_item_sk[v_i_item_sk] = {_g: _o, _e: _p}
         _o = item_count_by_i_item_sk.get(v_i_item_sk)
         if _o is None:
             item_count_by_i_item_sk[v_i_item_sk] = _p
@@ -3000,7 +3057,7 @@ class View:
                     else _g5.items()
                 ):
                     for (v_s_store_sk, v_i_item_sk, v_revenue), _m6 in (
-                        (_g7,)
+                        _g7.items()
                         if type(
                             (
                                 _g7 := self.sc_by_s_store_sk_i_item_sk[
@@ -3008,8 +3065,12 @@ class View:
                                 ]
                             )
                         )
-                        is tuple
-                        else _g7.items()
+                        is dict
+                        else (
+                            (_g7,)
+                            if type(_g7) is tuple and len(_g7) == 2
+                            else ((_g7, 1),)
+                        )
                     ):
                         for (v_s_store_sk, v_ave), _m8 in (
                             (_g9,)
@@ -3278,7 +3339,7 @@ class View:
                                     del n0_root[v_i_item_sk]
                             if pending is not None:
                                 for (v_s_store_sk, v_i_item_sk, v_revenue), _m10 in (
-                                    (_g11,)
+                                    _g11.items()
                                     if type(
                                         (
                                             _g11 := self.sc_by_s_store_sk_i_item_sk[
@@ -3286,8 +3347,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g11.items()
+                                    is dict
+                                    else (
+                                        (_g11,)
+                                        if type(_g11) is tuple and len(_g11) == 2
+                                        else ((_g11, 1),)
+                                    )
                                 ):
                                     for (v_s_store_sk, v_ave), _m12 in (
                                         (_g13,)
@@ -3308,7 +3373,7 @@ class View:
                                             v_i_wholesale_cost,
                                             v_i_brand,
                                         ), _m14 in (
-                                            (_g15,)
+                                            _g15.items()
                                             if type(
                                                 (
                                                     _g15 := self.item_by_i_item_sk[
@@ -3316,8 +3381,13 @@ class View:
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g15.items()
+                                            is dict
+                                            else (
+                                                (_g15,)
+                                                if type(_g15) is tuple
+                                                and len(_g15) == 2
+                                                else ((_g15, 1),)
+                                            )
                                         ):
                                             if (
                                                 v_revenue is not None
@@ -3426,19 +3496,8 @@ class View:
             )
             _grp = item_by_i_item_sk.get(v_i_item_sk)
             if _grp is None:
-                item_by_i_item_sk[v_i_item_sk] = (_t1, _p)
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        item_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
-                    else:
-                        del item_by_i_item_sk[v_i_item_sk]
-                else:
-                    item_by_i_item_sk[v_i_item_sk] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                item_by_i_item_sk[v_i_item_sk] = _t1 if _p == 1 else (_t1, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -3449,7 +3508,22 @@ class View:
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
-                            item_by_i_item_sk[v_i_item_sk] = next(iter(_grp.items()))
+                            ((_e, _n),) = _grp.items()
+                            item_by_i_item_sk[v_i_item_sk] = _e if _n == 1 else (_e, _n)
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        item_by_i_item_sk[v_i_item_sk] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del item_by_i_item_sk[v_i_item_sk]
+                else:
+                    item_by_i_item_sk[v_i_item_sk] = {_g: _o, _e: _p}
             _o = item_count_by_i_item_sk.get(v_i_item_sk)
             if _o is None:
                 item_count_by_i_item_sk[v_i_item_sk] = _p
@@ -3478,7 +3552,7 @@ class View:
                         else _g5.items()
                     ):
                         for (v_s_store_sk, v_i_item_sk, v_revenue), _m6 in (
-                            (_g7,)
+                            _g7.items()
                             if type(
                                 (
                                     _g7 := self.sc_by_s_store_sk_i_item_sk[
@@ -3486,8 +3560,12 @@ class View:
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g7.items()
+                            is dict
+                            else (
+                                (_g7,)
+                                if type(_g7) is tuple and len(_g7) == 2
+                                else ((_g7, 1),)
+                            )
                         ):
                             for (v_s_store_sk, v_ave), _m8 in (
                                 (_g9,)

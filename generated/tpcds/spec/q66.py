@@ -578,13 +578,17 @@ def _make_derived1():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = 0  # the payload of an absent tuple
 
@@ -765,7 +769,7 @@ def _make_derived1():
             )
             QUERY_ID = "ba5842c2cb363be7"
             LAYOUT_ID = (
-                "707bb3eb81cf4812"  # the state's layout: snapshots restore only here
+                "fb1b88de2e63dd9b"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -1015,33 +1019,9 @@ def _make_derived1():
                         web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
                             v_ws_sold_time_sk
                         ] = (
-                            _t1,
-                            _p,
+                            _t1 if _p == 1 else (_t1, _p)
                         )
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
-                                    v_ws_sold_time_sk
-                                ] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
-                                    v_ws_sold_time_sk
-                                ]
-                        else:
-                            web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
-                                v_ws_sold_time_sk
-                            ] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -1052,11 +1032,37 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
                                         v_ws_sold_time_sk
-                                    ] = next(
-                                        iter(_grp.items())
+                                    ] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
+                                    v_ws_sold_time_sk
+                                ] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
+                                    v_ws_sold_time_sk
+                                ]
+                        else:
+                            web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
+                                v_ws_sold_time_sk
+                            ] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _w2 = time_dim_count_by_ws_sold_time_sk.get(v_ws_sold_time_sk)
                     if _w2 is not None:
                         _d3 = _p * _w2
@@ -1074,33 +1080,9 @@ def _make_derived1():
                             n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
                                 v_ws_ship_mode_sk
                             ] = (
-                                _t4,
-                                _d3,
+                                _t4 if _d3 == 1 else (_t4, _d3)
                             )
-                        elif type(_grp) is tuple:
-                            _e = _t4
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d3
-                                if _n:
-                                    n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
-                                        v_ws_ship_mode_sk
-                                    ] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
-                                        v_ws_ship_mode_sk
-                                    ]
-                            else:
-                                n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
-                                    v_ws_ship_mode_sk
-                                ] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _d3,
-                                }
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t4)
                             if _o is None:
                                 _grp[_t4] = _d3
@@ -1111,36 +1093,47 @@ def _make_derived1():
                                 else:
                                     del _grp[_t4]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
                                             v_ws_ship_mode_sk
-                                        ] = next(
-                                            iter(_grp.items())
+                                        ] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t4
+                            if _g is _e or _g == _e:
+                                _n = _o + _d3
+                                if _n:
+                                    n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                        v_ws_ship_mode_sk
+                                    ] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                        v_ws_ship_mode_sk
+                                    ]
+                            else:
+                                n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                    v_ws_ship_mode_sk
+                                ] = {
+                                    _g: _o,
+                                    _e: _d3,
+                                }
                         _w5 = ship_mode_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
                         if _w5 is not None:
                             _d6 = _d3 * _w5
                             _t7 = (v_ws_sold_date_sk, v_ws_warehouse_sk)
                             _grp = n2_by_ws_sold_date_sk_ws_warehouse_sk.get(_t7)
                             if _grp is None:
-                                n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7] = (_t4, _d6)
-                            elif type(_grp) is tuple:
-                                _e = _t4
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _d6
-                                    if _n:
-                                        n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7] = (
-                                            _grp[0],
-                                            _n,
-                                        )
-                                    else:
-                                        del n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7]
-                                else:
-                                    n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _d6,
-                                    }
-                            else:
+                                n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7] = (
+                                    _t4 if _d6 == 1 else (_t4, _d6)
+                                )
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t4)
                                 if _o is None:
                                     _grp[_t4] = _d6
@@ -1151,9 +1144,29 @@ def _make_derived1():
                                     else:
                                         del _grp[_t4]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             n2_by_ws_sold_date_sk_ws_warehouse_sk[
                                                 _t7
-                                            ] = next(iter(_grp.items()))
+                                            ] = (_e if _n == 1 else (_e, _n))
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t4
+                                if _g is _e or _g == _e:
+                                    _n = _o + _d6
+                                    if _n:
+                                        n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7]
+                                else:
+                                    n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7] = {
+                                        _g: _o,
+                                        _e: _d6,
+                                    }
                             _grp = n2_ws_sold_date_sk_by_ws_warehouse_sk.get(
                                 v_ws_warehouse_sk
                             )
@@ -1271,7 +1284,7 @@ def _make_derived1():
                                             v_w_state,
                                             v_w_country,
                                         ), _m12 in (
-                                            (_g13,)
+                                            _g13.items()
                                             if type(
                                                 (
                                                     _g13 := self.warehouse_by_ws_warehouse_sk[
@@ -1279,15 +1292,20 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g13.items()
+                                            is dict
+                                            else (
+                                                (_g13,)
+                                                if type(_g13) is tuple
+                                                and len(_g13) == 2
+                                                else ((_g13, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_ws_sold_date_sk,
                                                 v_d_year,
                                                 v_d_moy,
                                             ), _m14 in (
-                                                (_g15,)
+                                                _g15.items()
                                                 if type(
                                                     (
                                                         _g15 := self.date_dim_by_ws_sold_date_sk[
@@ -1295,8 +1313,13 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g15.items()
+                                                is dict
+                                                else (
+                                                    (_g15,)
+                                                    if type(_g15) is tuple
+                                                    and len(_g15) == 2
+                                                    else ((_g15, 1),)
+                                                )
                                             ):
                                                 _k = (
                                                     v_w_warehouse_name,
@@ -1367,25 +1390,10 @@ def _make_derived1():
                 )
                 _grp = warehouse_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
                 if _grp is None:
-                    warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = (_t1, _p)
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk]
-                    else:
-                        warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                    warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = (
+                        _t1 if _p == 1 else (_t1, _p)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _p
@@ -1396,9 +1404,29 @@ def _make_derived1():
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
-                                warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk]
+                    else:
+                        warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = {
+                            _g: _o,
+                            _e: _p,
+                        }
                 _o = warehouse_count_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
                 if _o is None:
                     warehouse_count_by_ws_warehouse_sk[v_ws_warehouse_sk] = _p
@@ -1478,7 +1506,7 @@ def _make_derived1():
                                     v_ws_ext_sales_price,
                                     v_ws_net_paid,
                                 ), _m8 in (
-                                    (_g9,)
+                                    _g9.items()
                                     if type(
                                         (
                                             _g9 := self.n2_by_ws_sold_date_sk_ws_warehouse_sk[
@@ -1486,15 +1514,19 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g9.items()
+                                    is dict
+                                    else (
+                                        (_g9,)
+                                        if type(_g9) is tuple and len(_g9) == 2
+                                        else ((_g9, 1),)
+                                    )
                                 ):
                                     for (
                                         v_ws_sold_date_sk,
                                         v_d_year,
                                         v_d_moy,
                                     ), _m10 in (
-                                        (_g11,)
+                                        _g11.items()
                                         if type(
                                             (
                                                 _g11 := self.date_dim_by_ws_sold_date_sk[
@@ -1502,8 +1534,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g11.items()
+                                        is dict
+                                        else (
+                                            (_g11,)
+                                            if type(_g11) is tuple and len(_g11) == 2
+                                            else ((_g11, 1),)
+                                        )
                                     ):
                                         _k = (
                                             v_w_warehouse_name,
@@ -1555,25 +1591,10 @@ def _make_derived1():
                     _t1 = (v_ws_sold_date_sk, v_d_year, v_d_moy)
                     _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                        else:
-                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                            _t1 if _p == 1 else (_t1, _p)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -1584,9 +1605,29 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
-                                        next(iter(_grp.items()))
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                        else:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -1628,7 +1669,7 @@ def _make_derived1():
                                     v_ws_ext_sales_price,
                                     v_ws_net_paid,
                                 ), _m6 in (
-                                    (_g7,)
+                                    _g7.items()
                                     if type(
                                         (
                                             _g7 := self.n2_by_ws_sold_date_sk_ws_warehouse_sk[
@@ -1636,8 +1677,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g7.items()
+                                    is dict
+                                    else (
+                                        (_g7,)
+                                        if type(_g7) is tuple and len(_g7) == 2
+                                        else ((_g7, 1),)
+                                    )
                                 ):
                                     for (
                                         v_ws_warehouse_sk,
@@ -1648,7 +1693,7 @@ def _make_derived1():
                                         v_w_state,
                                         v_w_country,
                                     ), _m8 in (
-                                        (_g9,)
+                                        _g9.items()
                                         if type(
                                             (
                                                 _g9 := self.warehouse_by_ws_warehouse_sk[
@@ -1656,8 +1701,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g9.items()
+                                        is dict
+                                        else (
+                                            (_g9,)
+                                            if type(_g9) is tuple and len(_g9) == 2
+                                            else ((_g9, 1),)
+                                        )
                                     ):
                                         _k = (
                                             v_w_warehouse_name,
@@ -1742,7 +1791,7 @@ def _make_derived1():
                     _g3 = web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk.get(
                         v_ws_sold_time_sk
                     )
-                    if _g3:
+                    if _g3 is not None:
                         for (
                             v_ws_sold_date_sk,
                             v_ws_ship_mode_sk,
@@ -1750,7 +1799,15 @@ def _make_derived1():
                             v_ws_quantity,
                             v_ws_ext_sales_price,
                             v_ws_net_paid,
-                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                        ), _w1 in (
+                            _g3.items()
+                            if type(_g3) is dict
+                            else (
+                                (_g3,)
+                                if type(_g3) is tuple and len(_g3) == 2
+                                else ((_g3, 1),)
+                            )
+                        ):
                             _d2 = _p * _w1
                             _t4 = (
                                 v_ws_sold_date_sk,
@@ -1766,33 +1823,9 @@ def _make_derived1():
                                 n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
                                     v_ws_ship_mode_sk
                                 ] = (
-                                    _t4,
-                                    _d2,
+                                    _t4 if _d2 == 1 else (_t4, _d2)
                                 )
-                            elif type(_grp) is tuple:
-                                _e = _t4
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _d2
-                                    if _n:
-                                        n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
-                                            v_ws_ship_mode_sk
-                                        ] = (
-                                            _grp[0],
-                                            _n,
-                                        )
-                                    else:
-                                        del n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
-                                            v_ws_ship_mode_sk
-                                        ]
-                                else:
-                                    n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
-                                        v_ws_ship_mode_sk
-                                    ] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _d2,
-                                    }
-                            else:
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t4)
                                 if _o is None:
                                     _grp[_t4] = _d2
@@ -1803,11 +1836,37 @@ def _make_derived1():
                                     else:
                                         del _grp[_t4]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
                                                 v_ws_ship_mode_sk
-                                            ] = next(
-                                                iter(_grp.items())
+                                            ] = (
+                                                _e if _n == 1 else (_e, _n)
                                             )
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t4
+                                if _g is _e or _g == _e:
+                                    _n = _o + _d2
+                                    if _n:
+                                        n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                            v_ws_ship_mode_sk
+                                        ] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                            v_ws_ship_mode_sk
+                                        ]
+                                else:
+                                    n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                        v_ws_ship_mode_sk
+                                    ] = {
+                                        _g: _o,
+                                        _e: _d2,
+                                    }
                             _w5 = ship_mode_count_by_ws_ship_mode_sk.get(
                                 v_ws_ship_mode_sk
                             )
@@ -1817,28 +1876,9 @@ def _make_derived1():
                                 _grp = n2_by_ws_sold_date_sk_ws_warehouse_sk.get(_t7)
                                 if _grp is None:
                                     n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7] = (
-                                        _t4,
-                                        _d6,
+                                        _t4 if _d6 == 1 else (_t4, _d6)
                                     )
-                                elif type(_grp) is tuple:
-                                    _e = _t4
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _d6
-                                        if _n:
-                                            n2_by_ws_sold_date_sk_ws_warehouse_sk[
-                                                _t7
-                                            ] = (_grp[0], _n)
-                                        else:
-                                            del n2_by_ws_sold_date_sk_ws_warehouse_sk[
-                                                _t7
-                                            ]
-                                    else:
-                                        n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7] = {
-                                            _grp[0]: _grp[1],
-                                            _e: _d6,
-                                        }
-                                else:
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t4)
                                     if _o is None:
                                         _grp[_t4] = _d6
@@ -1849,9 +1889,31 @@ def _make_derived1():
                                         else:
                                             del _grp[_t4]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 n2_by_ws_sold_date_sk_ws_warehouse_sk[
                                                     _t7
-                                                ] = next(iter(_grp.items()))
+                                                ] = (_e if _n == 1 else (_e, _n))
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t4
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _d6
+                                        if _n:
+                                            n2_by_ws_sold_date_sk_ws_warehouse_sk[
+                                                _t7
+                                            ] = (_g if _n == 1 else (_g, _n))
+                                        else:
+                                            del n2_by_ws_sold_date_sk_ws_warehouse_sk[
+                                                _t7
+                                            ]
+                                    else:
+                                        n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7] = {
+                                            _g: _o,
+                                            _e: _d6,
+                                        }
                                 _grp = n2_ws_sold_date_sk_by_ws_warehouse_sk.get(
                                     v_ws_warehouse_sk
                                 )
@@ -1974,7 +2036,7 @@ def _make_derived1():
                                                 v_w_state,
                                                 v_w_country,
                                             ), _m12 in (
-                                                (_g13,)
+                                                _g13.items()
                                                 if type(
                                                     (
                                                         _g13 := self.warehouse_by_ws_warehouse_sk[
@@ -1982,15 +2044,20 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g13.items()
+                                                is dict
+                                                else (
+                                                    (_g13,)
+                                                    if type(_g13) is tuple
+                                                    and len(_g13) == 2
+                                                    else ((_g13, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_ws_sold_date_sk,
                                                     v_d_year,
                                                     v_d_moy,
                                                 ), _m14 in (
-                                                    (_g15,)
+                                                    _g15.items()
                                                     if type(
                                                         (
                                                             _g15 := self.date_dim_by_ws_sold_date_sk[
@@ -1998,8 +2065,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g15.items()
+                                                    is dict
+                                                    else (
+                                                        (_g15,)
+                                                        if type(_g15) is tuple
+                                                        and len(_g15) == 2
+                                                        else ((_g15, 1),)
+                                                    )
                                                 ):
                                                     _k = (
                                                         v_w_warehouse_name,
@@ -2078,14 +2150,22 @@ def _make_derived1():
                     _g3 = n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk.get(
                         v_ws_ship_mode_sk
                     )
-                    if _g3:
+                    if _g3 is not None:
                         for (
                             v_ws_sold_date_sk,
                             v_ws_warehouse_sk,
                             v_ws_quantity,
                             v_ws_ext_sales_price,
                             v_ws_net_paid,
-                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                        ), _w1 in (
+                            _g3.items()
+                            if type(_g3) is dict
+                            else (
+                                (_g3,)
+                                if type(_g3) is tuple and len(_g3) == 2
+                                else ((_g3, 1),)
+                            )
+                        ):
                             _d2 = _p * _w1
                             _t4 = (v_ws_sold_date_sk, v_ws_warehouse_sk)
                             _t5 = (
@@ -2097,25 +2177,10 @@ def _make_derived1():
                             )
                             _grp = n2_by_ws_sold_date_sk_ws_warehouse_sk.get(_t4)
                             if _grp is None:
-                                n2_by_ws_sold_date_sk_ws_warehouse_sk[_t4] = (_t5, _d2)
-                            elif type(_grp) is tuple:
-                                _e = _t5
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _d2
-                                    if _n:
-                                        n2_by_ws_sold_date_sk_ws_warehouse_sk[_t4] = (
-                                            _grp[0],
-                                            _n,
-                                        )
-                                    else:
-                                        del n2_by_ws_sold_date_sk_ws_warehouse_sk[_t4]
-                                else:
-                                    n2_by_ws_sold_date_sk_ws_warehouse_sk[_t4] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _d2,
-                                    }
-                            else:
+                                n2_by_ws_sold_date_sk_ws_warehouse_sk[_t4] = (
+                                    _t5 if _d2 == 1 else (_t5, _d2)
+                                )
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t5)
                                 if _o is None:
                                     _grp[_t5] = _d2
@@ -2126,9 +2191,29 @@ def _make_derived1():
                                     else:
                                         del _grp[_t5]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             n2_by_ws_sold_date_sk_ws_warehouse_sk[
                                                 _t4
-                                            ] = next(iter(_grp.items()))
+                                            ] = (_e if _n == 1 else (_e, _n))
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t5
+                                if _g is _e or _g == _e:
+                                    _n = _o + _d2
+                                    if _n:
+                                        n2_by_ws_sold_date_sk_ws_warehouse_sk[_t4] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del n2_by_ws_sold_date_sk_ws_warehouse_sk[_t4]
+                                else:
+                                    n2_by_ws_sold_date_sk_ws_warehouse_sk[_t4] = {
+                                        _g: _o,
+                                        _e: _d2,
+                                    }
                             _grp = n2_ws_sold_date_sk_by_ws_warehouse_sk.get(
                                 v_ws_warehouse_sk
                             )
@@ -2246,7 +2331,7 @@ def _make_derived1():
                                             v_w_state,
                                             v_w_country,
                                         ), _m10 in (
-                                            (_g11,)
+                                            _g11.items()
                                             if type(
                                                 (
                                                     _g11 := self.warehouse_by_ws_warehouse_sk[
@@ -2254,15 +2339,20 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g11.items()
+                                            is dict
+                                            else (
+                                                (_g11,)
+                                                if type(_g11) is tuple
+                                                and len(_g11) == 2
+                                                else ((_g11, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_ws_sold_date_sk,
                                                 v_d_year,
                                                 v_d_moy,
                                             ), _m12 in (
-                                                (_g13,)
+                                                _g13.items()
                                                 if type(
                                                     (
                                                         _g13 := self.date_dim_by_ws_sold_date_sk[
@@ -2270,8 +2360,13 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g13.items()
+                                                is dict
+                                                else (
+                                                    (_g13,)
+                                                    if type(_g13) is tuple
+                                                    and len(_g13) == 2
+                                                    else ((_g13, 1),)
+                                                )
                                             ):
                                                 _k = (
                                                     v_w_warehouse_name,
@@ -2419,33 +2514,9 @@ def _make_derived1():
                         web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
                             v_ws_sold_time_sk
                         ] = (
-                            _t1,
-                            _p,
+                            _t1 if _p == 1 else (_t1, _p)
                         )
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
-                                    v_ws_sold_time_sk
-                                ] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
-                                    v_ws_sold_time_sk
-                                ]
-                        else:
-                            web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
-                                v_ws_sold_time_sk
-                            ] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -2456,11 +2527,37 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
                                         v_ws_sold_time_sk
-                                    ] = next(
-                                        iter(_grp.items())
+                                    ] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
+                                    v_ws_sold_time_sk
+                                ] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
+                                    v_ws_sold_time_sk
+                                ]
+                        else:
+                            web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
+                                v_ws_sold_time_sk
+                            ] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _w2 = time_dim_count_by_ws_sold_time_sk.get(v_ws_sold_time_sk)
                     if _w2 is not None:
                         _d3 = _p * _w2
@@ -2478,33 +2575,9 @@ def _make_derived1():
                             n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
                                 v_ws_ship_mode_sk
                             ] = (
-                                _t4,
-                                _d3,
+                                _t4 if _d3 == 1 else (_t4, _d3)
                             )
-                        elif type(_grp) is tuple:
-                            _e = _t4
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d3
-                                if _n:
-                                    n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
-                                        v_ws_ship_mode_sk
-                                    ] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
-                                        v_ws_ship_mode_sk
-                                    ]
-                            else:
-                                n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
-                                    v_ws_ship_mode_sk
-                                ] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _d3,
-                                }
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t4)
                             if _o is None:
                                 _grp[_t4] = _d3
@@ -2515,36 +2588,47 @@ def _make_derived1():
                                 else:
                                     del _grp[_t4]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
                                             v_ws_ship_mode_sk
-                                        ] = next(
-                                            iter(_grp.items())
+                                        ] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t4
+                            if _g is _e or _g == _e:
+                                _n = _o + _d3
+                                if _n:
+                                    n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                        v_ws_ship_mode_sk
+                                    ] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                        v_ws_ship_mode_sk
+                                    ]
+                            else:
+                                n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                    v_ws_ship_mode_sk
+                                ] = {
+                                    _g: _o,
+                                    _e: _d3,
+                                }
                         _w5 = ship_mode_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
                         if _w5 is not None:
                             _d6 = _d3 * _w5
                             _t7 = (v_ws_sold_date_sk, v_ws_warehouse_sk)
                             _grp = n2_by_ws_sold_date_sk_ws_warehouse_sk.get(_t7)
                             if _grp is None:
-                                n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7] = (_t4, _d6)
-                            elif type(_grp) is tuple:
-                                _e = _t4
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _d6
-                                    if _n:
-                                        n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7] = (
-                                            _grp[0],
-                                            _n,
-                                        )
-                                    else:
-                                        del n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7]
-                                else:
-                                    n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _d6,
-                                    }
-                            else:
+                                n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7] = (
+                                    _t4 if _d6 == 1 else (_t4, _d6)
+                                )
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t4)
                                 if _o is None:
                                     _grp[_t4] = _d6
@@ -2555,9 +2639,29 @@ def _make_derived1():
                                     else:
                                         del _grp[_t4]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             n2_by_ws_sold_date_sk_ws_warehouse_sk[
                                                 _t7
-                                            ] = next(iter(_grp.items()))
+                                            ] = (_e if _n == 1 else (_e, _n))
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t4
+                                if _g is _e or _g == _e:
+                                    _n = _o + _d6
+                                    if _n:
+                                        n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7]
+                                else:
+                                    n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7] = {
+                                        _g: _o,
+                                        _e: _d6,
+                                    }
                             _grp = n2_ws_sold_date_sk_by_ws_warehouse_sk.get(
                                 v_ws_warehouse_sk
                             )
@@ -2675,7 +2779,7 @@ def _make_derived1():
                                             v_w_state,
                                             v_w_country,
                                         ), _m12 in (
-                                            (_g13,)
+                                            _g13.items()
                                             if type(
                                                 (
                                                     _g13 := self.warehouse_by_ws_warehouse_sk[
@@ -2683,15 +2787,20 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g13.items()
+                                            is dict
+                                            else (
+                                                (_g13,)
+                                                if type(_g13) is tuple
+                                                and len(_g13) == 2
+                                                else ((_g13, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_ws_sold_date_sk,
                                                 v_d_year,
                                                 v_d_moy,
                                             ), _m14 in (
-                                                (_g15,)
+                                                _g15.items()
                                                 if type(
                                                     (
                                                         _g15 := self.date_dim_by_ws_sold_date_sk[
@@ -2699,8 +2808,13 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g15.items()
+                                                is dict
+                                                else (
+                                                    (_g15,)
+                                                    if type(_g15) is tuple
+                                                    and len(_g15) == 2
+                                                    else ((_g15, 1),)
+                                                )
                                             ):
                                                 _k = (
                                                     v_w_warehouse_name,
@@ -2824,25 +2938,10 @@ def _make_derived1():
                     )
                     _grp = warehouse_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
                     if _grp is None:
-                        warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = (_t1, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk]
-                        else:
-                            warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                        warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = (
+                            _t1 if _p == 1 else (_t1, _p)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -2853,9 +2952,29 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = (
-                                        next(iter(_grp.items()))
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk]
+                        else:
+                            warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _o = warehouse_count_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
                     if _o is None:
                         warehouse_count_by_ws_warehouse_sk[v_ws_warehouse_sk] = _p
@@ -2937,7 +3056,7 @@ def _make_derived1():
                                         v_ws_ext_sales_price,
                                         v_ws_net_paid,
                                     ), _m8 in (
-                                        (_g9,)
+                                        _g9.items()
                                         if type(
                                             (
                                                 _g9 := self.n2_by_ws_sold_date_sk_ws_warehouse_sk[
@@ -2948,15 +3067,19 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g9.items()
+                                        is dict
+                                        else (
+                                            (_g9,)
+                                            if type(_g9) is tuple and len(_g9) == 2
+                                            else ((_g9, 1),)
+                                        )
                                     ):
                                         for (
                                             v_ws_sold_date_sk,
                                             v_d_year,
                                             v_d_moy,
                                         ), _m10 in (
-                                            (_g11,)
+                                            _g11.items()
                                             if type(
                                                 (
                                                     _g11 := self.date_dim_by_ws_sold_date_sk[
@@ -2964,8 +3087,13 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g11.items()
+                                            is dict
+                                            else (
+                                                (_g11,)
+                                                if type(_g11) is tuple
+                                                and len(_g11) == 2
+                                                else ((_g11, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 v_w_warehouse_name,
@@ -3046,25 +3174,10 @@ def _make_derived1():
                     _t1 = (v_ws_sold_date_sk, v_d_year, v_d_moy)
                     _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                        else:
-                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                            _t1 if _p == 1 else (_t1, _p)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -3075,9 +3188,29 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
-                                        next(iter(_grp.items()))
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                        else:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -3119,7 +3252,7 @@ def _make_derived1():
                                     v_ws_ext_sales_price,
                                     v_ws_net_paid,
                                 ), _m6 in (
-                                    (_g7,)
+                                    _g7.items()
                                     if type(
                                         (
                                             _g7 := self.n2_by_ws_sold_date_sk_ws_warehouse_sk[
@@ -3127,8 +3260,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g7.items()
+                                    is dict
+                                    else (
+                                        (_g7,)
+                                        if type(_g7) is tuple and len(_g7) == 2
+                                        else ((_g7, 1),)
+                                    )
                                 ):
                                     for (
                                         v_ws_warehouse_sk,
@@ -3139,7 +3276,7 @@ def _make_derived1():
                                         v_w_state,
                                         v_w_country,
                                     ), _m8 in (
-                                        (_g9,)
+                                        _g9.items()
                                         if type(
                                             (
                                                 _g9 := self.warehouse_by_ws_warehouse_sk[
@@ -3147,8 +3284,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g9.items()
+                                        is dict
+                                        else (
+                                            (_g9,)
+                                            if type(_g9) is tuple and len(_g9) == 2
+                                            else ((_g9, 1),)
+                                        )
                                     ):
                                         _k = (
                                             v_w_warehouse_name,
@@ -3260,7 +3401,7 @@ def _make_derived1():
                     _g3 = web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk.get(
                         v_ws_sold_time_sk
                     )
-                    if _g3:
+                    if _g3 is not None:
                         for (
                             v_ws_sold_date_sk,
                             v_ws_ship_mode_sk,
@@ -3268,7 +3409,15 @@ def _make_derived1():
                             v_ws_quantity,
                             v_ws_ext_sales_price,
                             v_ws_net_paid,
-                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                        ), _w1 in (
+                            _g3.items()
+                            if type(_g3) is dict
+                            else (
+                                (_g3,)
+                                if type(_g3) is tuple and len(_g3) == 2
+                                else ((_g3, 1),)
+                            )
+                        ):
                             _d2 = _p * _w1
                             _t4 = (
                                 v_ws_sold_date_sk,
@@ -3284,33 +3433,9 @@ def _make_derived1():
                                 n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
                                     v_ws_ship_mode_sk
                                 ] = (
-                                    _t4,
-                                    _d2,
+                                    _t4 if _d2 == 1 else (_t4, _d2)
                                 )
-                            elif type(_grp) is tuple:
-                                _e = _t4
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _d2
-                                    if _n:
-                                        n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
-                                            v_ws_ship_mode_sk
-                                        ] = (
-                                            _grp[0],
-                                            _n,
-                                        )
-                                    else:
-                                        del n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
-                                            v_ws_ship_mode_sk
-                                        ]
-                                else:
-                                    n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
-                                        v_ws_ship_mode_sk
-                                    ] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _d2,
-                                    }
-                            else:
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t4)
                                 if _o is None:
                                     _grp[_t4] = _d2
@@ -3321,11 +3446,37 @@ def _make_derived1():
                                     else:
                                         del _grp[_t4]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
                                                 v_ws_ship_mode_sk
-                                            ] = next(
-                                                iter(_grp.items())
+                                            ] = (
+                                                _e if _n == 1 else (_e, _n)
                                             )
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t4
+                                if _g is _e or _g == _e:
+                                    _n = _o + _d2
+                                    if _n:
+                                        n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                            v_ws_ship_mode_sk
+                                        ] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                            v_ws_ship_mode_sk
+                                        ]
+                                else:
+                                    n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                        v_ws_ship_mode_sk
+                                    ] = {
+                                        _g: _o,
+                                        _e: _d2,
+                                    }
                             _w5 = ship_mode_count_by_ws_ship_mode_sk.get(
                                 v_ws_ship_mode_sk
                             )
@@ -3335,28 +3486,9 @@ def _make_derived1():
                                 _grp = n2_by_ws_sold_date_sk_ws_warehouse_sk.get(_t7)
                                 if _grp is None:
                                     n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7] = (
-                                        _t4,
-                                        _d6,
+                                        _t4 if _d6 == 1 else (_t4, _d6)
                                     )
-                                elif type(_grp) is tuple:
-                                    _e = _t4
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _d6
-                                        if _n:
-                                            n2_by_ws_sold_date_sk_ws_warehouse_sk[
-                                                _t7
-                                            ] = (_grp[0], _n)
-                                        else:
-                                            del n2_by_ws_sold_date_sk_ws_warehouse_sk[
-                                                _t7
-                                            ]
-                                    else:
-                                        n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7] = {
-                                            _grp[0]: _grp[1],
-                                            _e: _d6,
-                                        }
-                                else:
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t4)
                                     if _o is None:
                                         _grp[_t4] = _d6
@@ -3367,9 +3499,31 @@ def _make_derived1():
                                         else:
                                             del _grp[_t4]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 n2_by_ws_sold_date_sk_ws_warehouse_sk[
                                                     _t7
-                                                ] = next(iter(_grp.items()))
+                                                ] = (_e if _n == 1 else (_e, _n))
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t4
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _d6
+                                        if _n:
+                                            n2_by_ws_sold_date_sk_ws_warehouse_sk[
+                                                _t7
+                                            ] = (_g if _n == 1 else (_g, _n))
+                                        else:
+                                            del n2_by_ws_sold_date_sk_ws_warehouse_sk[
+                                                _t7
+                                            ]
+                                    else:
+                                        n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7] = {
+                                            _g: _o,
+                                            _e: _d6,
+                                        }
                                 _grp = n2_ws_sold_date_sk_by_ws_warehouse_sk.get(
                                     v_ws_warehouse_sk
                                 )
@@ -3492,7 +3646,7 @@ def _make_derived1():
                                                 v_w_state,
                                                 v_w_country,
                                             ), _m12 in (
-                                                (_g13,)
+                                                _g13.items()
                                                 if type(
                                                     (
                                                         _g13 := self.warehouse_by_ws_warehouse_sk[
@@ -3500,15 +3654,20 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g13.items()
+                                                is dict
+                                                else (
+                                                    (_g13,)
+                                                    if type(_g13) is tuple
+                                                    and len(_g13) == 2
+                                                    else ((_g13, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_ws_sold_date_sk,
                                                     v_d_year,
                                                     v_d_moy,
                                                 ), _m14 in (
-                                                    (_g15,)
+                                                    _g15.items()
                                                     if type(
                                                         (
                                                             _g15 := self.date_dim_by_ws_sold_date_sk[
@@ -3516,8 +3675,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g15.items()
+                                                    is dict
+                                                    else (
+                                                        (_g15,)
+                                                        if type(_g15) is tuple
+                                                        and len(_g15) == 2
+                                                        else ((_g15, 1),)
+                                                    )
                                                 ):
                                                     _k = (
                                                         v_w_warehouse_name,
@@ -3623,14 +3787,22 @@ def _make_derived1():
                     _g3 = n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk.get(
                         v_ws_ship_mode_sk
                     )
-                    if _g3:
+                    if _g3 is not None:
                         for (
                             v_ws_sold_date_sk,
                             v_ws_warehouse_sk,
                             v_ws_quantity,
                             v_ws_ext_sales_price,
                             v_ws_net_paid,
-                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                        ), _w1 in (
+                            _g3.items()
+                            if type(_g3) is dict
+                            else (
+                                (_g3,)
+                                if type(_g3) is tuple and len(_g3) == 2
+                                else ((_g3, 1),)
+                            )
+                        ):
                             _d2 = _p * _w1
                             _t4 = (v_ws_sold_date_sk, v_ws_warehouse_sk)
                             _t5 = (
@@ -3642,25 +3814,10 @@ def _make_derived1():
                             )
                             _grp = n2_by_ws_sold_date_sk_ws_warehouse_sk.get(_t4)
                             if _grp is None:
-                                n2_by_ws_sold_date_sk_ws_warehouse_sk[_t4] = (_t5, _d2)
-                            elif type(_grp) is tuple:
-                                _e = _t5
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _d2
-                                    if _n:
-                                        n2_by_ws_sold_date_sk_ws_warehouse_sk[_t4] = (
-                                            _grp[0],
-                                            _n,
-                                        )
-                                    else:
-                                        del n2_by_ws_sold_date_sk_ws_warehouse_sk[_t4]
-                                else:
-                                    n2_by_ws_sold_date_sk_ws_warehouse_sk[_t4] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _d2,
-                                    }
-                            else:
+                                n2_by_ws_sold_date_sk_ws_warehouse_sk[_t4] = (
+                                    _t5 if _d2 == 1 else (_t5, _d2)
+                                )
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t5)
                                 if _o is None:
                                     _grp[_t5] = _d2
@@ -3671,9 +3828,29 @@ def _make_derived1():
                                     else:
                                         del _grp[_t5]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             n2_by_ws_sold_date_sk_ws_warehouse_sk[
                                                 _t4
-                                            ] = next(iter(_grp.items()))
+                                            ] = (_e if _n == 1 else (_e, _n))
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t5
+                                if _g is _e or _g == _e:
+                                    _n = _o + _d2
+                                    if _n:
+                                        n2_by_ws_sold_date_sk_ws_warehouse_sk[_t4] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del n2_by_ws_sold_date_sk_ws_warehouse_sk[_t4]
+                                else:
+                                    n2_by_ws_sold_date_sk_ws_warehouse_sk[_t4] = {
+                                        _g: _o,
+                                        _e: _d2,
+                                    }
                             _grp = n2_ws_sold_date_sk_by_ws_warehouse_sk.get(
                                 v_ws_warehouse_sk
                             )
@@ -3791,7 +3968,7 @@ def _make_derived1():
                                             v_w_state,
                                             v_w_country,
                                         ), _m10 in (
-                                            (_g11,)
+                                            _g11.items()
                                             if type(
                                                 (
                                                     _g11 := self.warehouse_by_ws_warehouse_sk[
@@ -3799,15 +3976,20 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g11.items()
+                                            is dict
+                                            else (
+                                                (_g11,)
+                                                if type(_g11) is tuple
+                                                and len(_g11) == 2
+                                                else ((_g11, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_ws_sold_date_sk,
                                                 v_d_year,
                                                 v_d_moy,
                                             ), _m12 in (
-                                                (_g13,)
+                                                _g13.items()
                                                 if type(
                                                     (
                                                         _g13 := self.date_dim_by_ws_sold_date_sk[
@@ -3815,8 +3997,13 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g13.items()
+                                                is dict
+                                                else (
+                                                    (_g13,)
+                                                    if type(_g13) is tuple
+                                                    and len(_g13) == 2
+                                                    else ((_g13, 1),)
+                                                )
                                             ):
                                                 _k = (
                                                     v_w_warehouse_name,
@@ -5168,13 +5355,17 @@ def _make_derived1():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = 0  # the payload of an absent tuple
 
@@ -5355,7 +5546,7 @@ def _make_derived1():
             )
             QUERY_ID = "668259ab4b9f1cbc"
             LAYOUT_ID = (
-                "a9fa2cc777fe3421"  # the state's layout: snapshots restore only here
+                "08d09cf272eb9ca7"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -5605,33 +5796,9 @@ def _make_derived1():
                         catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
                             v_cs_sold_time_sk
                         ] = (
-                            _t1,
-                            _p,
+                            _t1 if _p == 1 else (_t1, _p)
                         )
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
-                                    v_cs_sold_time_sk
-                                ] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
-                                    v_cs_sold_time_sk
-                                ]
-                        else:
-                            catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
-                                v_cs_sold_time_sk
-                            ] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -5642,11 +5809,37 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
                                         v_cs_sold_time_sk
-                                    ] = next(
-                                        iter(_grp.items())
+                                    ] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
+                                    v_cs_sold_time_sk
+                                ] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
+                                    v_cs_sold_time_sk
+                                ]
+                        else:
+                            catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
+                                v_cs_sold_time_sk
+                            ] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _w2 = time_dim_count_by_cs_sold_time_sk.get(v_cs_sold_time_sk)
                     if _w2 is not None:
                         _d3 = _p * _w2
@@ -5664,33 +5857,9 @@ def _make_derived1():
                             n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
                                 v_cs_ship_mode_sk
                             ] = (
-                                _t4,
-                                _d3,
+                                _t4 if _d3 == 1 else (_t4, _d3)
                             )
-                        elif type(_grp) is tuple:
-                            _e = _t4
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d3
-                                if _n:
-                                    n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
-                                        v_cs_ship_mode_sk
-                                    ] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
-                                        v_cs_ship_mode_sk
-                                    ]
-                            else:
-                                n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
-                                    v_cs_ship_mode_sk
-                                ] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _d3,
-                                }
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t4)
                             if _o is None:
                                 _grp[_t4] = _d3
@@ -5701,36 +5870,47 @@ def _make_derived1():
                                 else:
                                     del _grp[_t4]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
                                             v_cs_ship_mode_sk
-                                        ] = next(
-                                            iter(_grp.items())
+                                        ] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t4
+                            if _g is _e or _g == _e:
+                                _n = _o + _d3
+                                if _n:
+                                    n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                        v_cs_ship_mode_sk
+                                    ] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                        v_cs_ship_mode_sk
+                                    ]
+                            else:
+                                n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                    v_cs_ship_mode_sk
+                                ] = {
+                                    _g: _o,
+                                    _e: _d3,
+                                }
                         _w5 = ship_mode_count_by_cs_ship_mode_sk.get(v_cs_ship_mode_sk)
                         if _w5 is not None:
                             _d6 = _d3 * _w5
                             _t7 = (v_cs_sold_date_sk, v_cs_warehouse_sk)
                             _grp = n2_by_cs_sold_date_sk_cs_warehouse_sk.get(_t7)
                             if _grp is None:
-                                n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7] = (_t4, _d6)
-                            elif type(_grp) is tuple:
-                                _e = _t4
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _d6
-                                    if _n:
-                                        n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7] = (
-                                            _grp[0],
-                                            _n,
-                                        )
-                                    else:
-                                        del n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7]
-                                else:
-                                    n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _d6,
-                                    }
-                            else:
+                                n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7] = (
+                                    _t4 if _d6 == 1 else (_t4, _d6)
+                                )
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t4)
                                 if _o is None:
                                     _grp[_t4] = _d6
@@ -5741,9 +5921,29 @@ def _make_derived1():
                                     else:
                                         del _grp[_t4]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             n2_by_cs_sold_date_sk_cs_warehouse_sk[
                                                 _t7
-                                            ] = next(iter(_grp.items()))
+                                            ] = (_e if _n == 1 else (_e, _n))
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t4
+                                if _g is _e or _g == _e:
+                                    _n = _o + _d6
+                                    if _n:
+                                        n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7]
+                                else:
+                                    n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7] = {
+                                        _g: _o,
+                                        _e: _d6,
+                                    }
                             _grp = n2_cs_sold_date_sk_by_cs_warehouse_sk.get(
                                 v_cs_warehouse_sk
                             )
@@ -5861,7 +6061,7 @@ def _make_derived1():
                                             v_w_state,
                                             v_w_country,
                                         ), _m12 in (
-                                            (_g13,)
+                                            _g13.items()
                                             if type(
                                                 (
                                                     _g13 := self.warehouse_by_cs_warehouse_sk[
@@ -5869,15 +6069,20 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g13.items()
+                                            is dict
+                                            else (
+                                                (_g13,)
+                                                if type(_g13) is tuple
+                                                and len(_g13) == 2
+                                                else ((_g13, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_cs_sold_date_sk,
                                                 v_d_year,
                                                 v_d_moy,
                                             ), _m14 in (
-                                                (_g15,)
+                                                _g15.items()
                                                 if type(
                                                     (
                                                         _g15 := self.date_dim_by_cs_sold_date_sk[
@@ -5885,8 +6090,13 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g15.items()
+                                                is dict
+                                                else (
+                                                    (_g15,)
+                                                    if type(_g15) is tuple
+                                                    and len(_g15) == 2
+                                                    else ((_g15, 1),)
+                                                )
                                             ):
                                                 _k = (
                                                     v_w_warehouse_name,
@@ -5957,25 +6167,10 @@ def _make_derived1():
                 )
                 _grp = warehouse_by_cs_warehouse_sk.get(v_cs_warehouse_sk)
                 if _grp is None:
-                    warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk] = (_t1, _p)
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk]
-                    else:
-                        warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                    warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk] = (
+                        _t1 if _p == 1 else (_t1, _p)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _p
@@ -5986,9 +6181,29 @@ def _make_derived1():
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
-                                warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk]
+                    else:
+                        warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk] = {
+                            _g: _o,
+                            _e: _p,
+                        }
                 _o = warehouse_count_by_cs_warehouse_sk.get(v_cs_warehouse_sk)
                 if _o is None:
                     warehouse_count_by_cs_warehouse_sk[v_cs_warehouse_sk] = _p
@@ -6068,7 +6283,7 @@ def _make_derived1():
                                     v_cs_sales_price,
                                     v_cs_net_paid_inc_tax,
                                 ), _m8 in (
-                                    (_g9,)
+                                    _g9.items()
                                     if type(
                                         (
                                             _g9 := self.n2_by_cs_sold_date_sk_cs_warehouse_sk[
@@ -6076,15 +6291,19 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g9.items()
+                                    is dict
+                                    else (
+                                        (_g9,)
+                                        if type(_g9) is tuple and len(_g9) == 2
+                                        else ((_g9, 1),)
+                                    )
                                 ):
                                     for (
                                         v_cs_sold_date_sk,
                                         v_d_year,
                                         v_d_moy,
                                     ), _m10 in (
-                                        (_g11,)
+                                        _g11.items()
                                         if type(
                                             (
                                                 _g11 := self.date_dim_by_cs_sold_date_sk[
@@ -6092,8 +6311,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g11.items()
+                                        is dict
+                                        else (
+                                            (_g11,)
+                                            if type(_g11) is tuple and len(_g11) == 2
+                                            else ((_g11, 1),)
+                                        )
                                     ):
                                         _k = (
                                             v_w_warehouse_name,
@@ -6145,25 +6368,10 @@ def _make_derived1():
                     _t1 = (v_cs_sold_date_sk, v_d_year, v_d_moy)
                     _grp = date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (_t1, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk]
-                        else:
-                            date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                        date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                            _t1 if _p == 1 else (_t1, _p)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -6174,9 +6382,29 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
-                                        next(iter(_grp.items()))
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                        else:
+                            date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _o = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _p
@@ -6218,7 +6446,7 @@ def _make_derived1():
                                     v_cs_sales_price,
                                     v_cs_net_paid_inc_tax,
                                 ), _m6 in (
-                                    (_g7,)
+                                    _g7.items()
                                     if type(
                                         (
                                             _g7 := self.n2_by_cs_sold_date_sk_cs_warehouse_sk[
@@ -6226,8 +6454,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g7.items()
+                                    is dict
+                                    else (
+                                        (_g7,)
+                                        if type(_g7) is tuple and len(_g7) == 2
+                                        else ((_g7, 1),)
+                                    )
                                 ):
                                     for (
                                         v_cs_warehouse_sk,
@@ -6238,7 +6470,7 @@ def _make_derived1():
                                         v_w_state,
                                         v_w_country,
                                     ), _m8 in (
-                                        (_g9,)
+                                        _g9.items()
                                         if type(
                                             (
                                                 _g9 := self.warehouse_by_cs_warehouse_sk[
@@ -6246,8 +6478,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g9.items()
+                                        is dict
+                                        else (
+                                            (_g9,)
+                                            if type(_g9) is tuple and len(_g9) == 2
+                                            else ((_g9, 1),)
+                                        )
                                     ):
                                         _k = (
                                             v_w_warehouse_name,
@@ -6332,7 +6568,7 @@ def _make_derived1():
                     _g3 = catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk.get(
                         v_cs_sold_time_sk
                     )
-                    if _g3:
+                    if _g3 is not None:
                         for (
                             v_cs_sold_date_sk,
                             v_cs_ship_mode_sk,
@@ -6340,7 +6576,15 @@ def _make_derived1():
                             v_cs_quantity,
                             v_cs_sales_price,
                             v_cs_net_paid_inc_tax,
-                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                        ), _w1 in (
+                            _g3.items()
+                            if type(_g3) is dict
+                            else (
+                                (_g3,)
+                                if type(_g3) is tuple and len(_g3) == 2
+                                else ((_g3, 1),)
+                            )
+                        ):
                             _d2 = _p * _w1
                             _t4 = (
                                 v_cs_sold_date_sk,
@@ -6356,33 +6600,9 @@ def _make_derived1():
                                 n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
                                     v_cs_ship_mode_sk
                                 ] = (
-                                    _t4,
-                                    _d2,
+                                    _t4 if _d2 == 1 else (_t4, _d2)
                                 )
-                            elif type(_grp) is tuple:
-                                _e = _t4
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _d2
-                                    if _n:
-                                        n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
-                                            v_cs_ship_mode_sk
-                                        ] = (
-                                            _grp[0],
-                                            _n,
-                                        )
-                                    else:
-                                        del n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
-                                            v_cs_ship_mode_sk
-                                        ]
-                                else:
-                                    n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
-                                        v_cs_ship_mode_sk
-                                    ] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _d2,
-                                    }
-                            else:
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t4)
                                 if _o is None:
                                     _grp[_t4] = _d2
@@ -6393,11 +6613,37 @@ def _make_derived1():
                                     else:
                                         del _grp[_t4]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
                                                 v_cs_ship_mode_sk
-                                            ] = next(
-                                                iter(_grp.items())
+                                            ] = (
+                                                _e if _n == 1 else (_e, _n)
                                             )
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t4
+                                if _g is _e or _g == _e:
+                                    _n = _o + _d2
+                                    if _n:
+                                        n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                            v_cs_ship_mode_sk
+                                        ] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                            v_cs_ship_mode_sk
+                                        ]
+                                else:
+                                    n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                        v_cs_ship_mode_sk
+                                    ] = {
+                                        _g: _o,
+                                        _e: _d2,
+                                    }
                             _w5 = ship_mode_count_by_cs_ship_mode_sk.get(
                                 v_cs_ship_mode_sk
                             )
@@ -6407,28 +6653,9 @@ def _make_derived1():
                                 _grp = n2_by_cs_sold_date_sk_cs_warehouse_sk.get(_t7)
                                 if _grp is None:
                                     n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7] = (
-                                        _t4,
-                                        _d6,
+                                        _t4 if _d6 == 1 else (_t4, _d6)
                                     )
-                                elif type(_grp) is tuple:
-                                    _e = _t4
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _d6
-                                        if _n:
-                                            n2_by_cs_sold_date_sk_cs_warehouse_sk[
-                                                _t7
-                                            ] = (_grp[0], _n)
-                                        else:
-                                            del n2_by_cs_sold_date_sk_cs_warehouse_sk[
-                                                _t7
-                                            ]
-                                    else:
-                                        n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7] = {
-                                            _grp[0]: _grp[1],
-                                            _e: _d6,
-                                        }
-                                else:
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t4)
                                     if _o is None:
                                         _grp[_t4] = _d6
@@ -6439,9 +6666,31 @@ def _make_derived1():
                                         else:
                                             del _grp[_t4]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 n2_by_cs_sold_date_sk_cs_warehouse_sk[
                                                     _t7
-                                                ] = next(iter(_grp.items()))
+                                                ] = (_e if _n == 1 else (_e, _n))
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t4
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _d6
+                                        if _n:
+                                            n2_by_cs_sold_date_sk_cs_warehouse_sk[
+                                                _t7
+                                            ] = (_g if _n == 1 else (_g, _n))
+                                        else:
+                                            del n2_by_cs_sold_date_sk_cs_warehouse_sk[
+                                                _t7
+                                            ]
+                                    else:
+                                        n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7] = {
+                                            _g: _o,
+                                            _e: _d6,
+                                        }
                                 _grp = n2_cs_sold_date_sk_by_cs_warehouse_sk.get(
                                     v_cs_warehouse_sk
                                 )
@@ -6564,7 +6813,7 @@ def _make_derived1():
                                                 v_w_state,
                                                 v_w_country,
                                             ), _m12 in (
-                                                (_g13,)
+                                                _g13.items()
                                                 if type(
                                                     (
                                                         _g13 := self.warehouse_by_cs_warehouse_sk[
@@ -6572,15 +6821,20 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g13.items()
+                                                is dict
+                                                else (
+                                                    (_g13,)
+                                                    if type(_g13) is tuple
+                                                    and len(_g13) == 2
+                                                    else ((_g13, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_cs_sold_date_sk,
                                                     v_d_year,
                                                     v_d_moy,
                                                 ), _m14 in (
-                                                    (_g15,)
+                                                    _g15.items()
                                                     if type(
                                                         (
                                                             _g15 := self.date_dim_by_cs_sold_date_sk[
@@ -6588,8 +6842,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g15.items()
+                                                    is dict
+                                                    else (
+                                                        (_g15,)
+                                                        if type(_g15) is tuple
+                                                        and len(_g15) == 2
+                                                        else ((_g15, 1),)
+                                                    )
                                                 ):
                                                     _k = (
                                                         v_w_warehouse_name,
@@ -6668,14 +6927,22 @@ def _make_derived1():
                     _g3 = n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk.get(
                         v_cs_ship_mode_sk
                     )
-                    if _g3:
+                    if _g3 is not None:
                         for (
                             v_cs_sold_date_sk,
                             v_cs_warehouse_sk,
                             v_cs_quantity,
                             v_cs_sales_price,
                             v_cs_net_paid_inc_tax,
-                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                        ), _w1 in (
+                            _g3.items()
+                            if type(_g3) is dict
+                            else (
+                                (_g3,)
+                                if type(_g3) is tuple and len(_g3) == 2
+                                else ((_g3, 1),)
+                            )
+                        ):
                             _d2 = _p * _w1
                             _t4 = (v_cs_sold_date_sk, v_cs_warehouse_sk)
                             _t5 = (
@@ -6687,25 +6954,10 @@ def _make_derived1():
                             )
                             _grp = n2_by_cs_sold_date_sk_cs_warehouse_sk.get(_t4)
                             if _grp is None:
-                                n2_by_cs_sold_date_sk_cs_warehouse_sk[_t4] = (_t5, _d2)
-                            elif type(_grp) is tuple:
-                                _e = _t5
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _d2
-                                    if _n:
-                                        n2_by_cs_sold_date_sk_cs_warehouse_sk[_t4] = (
-                                            _grp[0],
-                                            _n,
-                                        )
-                                    else:
-                                        del n2_by_cs_sold_date_sk_cs_warehouse_sk[_t4]
-                                else:
-                                    n2_by_cs_sold_date_sk_cs_warehouse_sk[_t4] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _d2,
-                                    }
-                            else:
+                                n2_by_cs_sold_date_sk_cs_warehouse_sk[_t4] = (
+                                    _t5 if _d2 == 1 else (_t5, _d2)
+                                )
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t5)
                                 if _o is None:
                                     _grp[_t5] = _d2
@@ -6716,9 +6968,29 @@ def _make_derived1():
                                     else:
                                         del _grp[_t5]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             n2_by_cs_sold_date_sk_cs_warehouse_sk[
                                                 _t4
-                                            ] = next(iter(_grp.items()))
+                                            ] = (_e if _n == 1 else (_e, _n))
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t5
+                                if _g is _e or _g == _e:
+                                    _n = _o + _d2
+                                    if _n:
+                                        n2_by_cs_sold_date_sk_cs_warehouse_sk[_t4] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del n2_by_cs_sold_date_sk_cs_warehouse_sk[_t4]
+                                else:
+                                    n2_by_cs_sold_date_sk_cs_warehouse_sk[_t4] = {
+                                        _g: _o,
+                                        _e: _d2,
+                                    }
                             _grp = n2_cs_sold_date_sk_by_cs_warehouse_sk.get(
                                 v_cs_warehouse_sk
                             )
@@ -6836,7 +7108,7 @@ def _make_derived1():
                                             v_w_state,
                                             v_w_country,
                                         ), _m10 in (
-                                            (_g11,)
+                                            _g11.items()
                                             if type(
                                                 (
                                                     _g11 := self.warehouse_by_cs_warehouse_sk[
@@ -6844,15 +7116,20 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g11.items()
+                                            is dict
+                                            else (
+                                                (_g11,)
+                                                if type(_g11) is tuple
+                                                and len(_g11) == 2
+                                                else ((_g11, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_cs_sold_date_sk,
                                                 v_d_year,
                                                 v_d_moy,
                                             ), _m12 in (
-                                                (_g13,)
+                                                _g13.items()
                                                 if type(
                                                     (
                                                         _g13 := self.date_dim_by_cs_sold_date_sk[
@@ -6860,8 +7137,13 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g13.items()
+                                                is dict
+                                                else (
+                                                    (_g13,)
+                                                    if type(_g13) is tuple
+                                                    and len(_g13) == 2
+                                                    else ((_g13, 1),)
+                                                )
                                             ):
                                                 _k = (
                                                     v_w_warehouse_name,
@@ -7009,33 +7291,9 @@ def _make_derived1():
                         catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
                             v_cs_sold_time_sk
                         ] = (
-                            _t1,
-                            _p,
+                            _t1 if _p == 1 else (_t1, _p)
                         )
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
-                                    v_cs_sold_time_sk
-                                ] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
-                                    v_cs_sold_time_sk
-                                ]
-                        else:
-                            catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
-                                v_cs_sold_time_sk
-                            ] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -7046,11 +7304,37 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
                                         v_cs_sold_time_sk
-                                    ] = next(
-                                        iter(_grp.items())
+                                    ] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
+                                    v_cs_sold_time_sk
+                                ] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
+                                    v_cs_sold_time_sk
+                                ]
+                        else:
+                            catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
+                                v_cs_sold_time_sk
+                            ] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _w2 = time_dim_count_by_cs_sold_time_sk.get(v_cs_sold_time_sk)
                     if _w2 is not None:
                         _d3 = _p * _w2
@@ -7068,33 +7352,9 @@ def _make_derived1():
                             n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
                                 v_cs_ship_mode_sk
                             ] = (
-                                _t4,
-                                _d3,
+                                _t4 if _d3 == 1 else (_t4, _d3)
                             )
-                        elif type(_grp) is tuple:
-                            _e = _t4
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d3
-                                if _n:
-                                    n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
-                                        v_cs_ship_mode_sk
-                                    ] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
-                                        v_cs_ship_mode_sk
-                                    ]
-                            else:
-                                n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
-                                    v_cs_ship_mode_sk
-                                ] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _d3,
-                                }
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t4)
                             if _o is None:
                                 _grp[_t4] = _d3
@@ -7105,36 +7365,47 @@ def _make_derived1():
                                 else:
                                     del _grp[_t4]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
                                             v_cs_ship_mode_sk
-                                        ] = next(
-                                            iter(_grp.items())
+                                        ] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t4
+                            if _g is _e or _g == _e:
+                                _n = _o + _d3
+                                if _n:
+                                    n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                        v_cs_ship_mode_sk
+                                    ] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                        v_cs_ship_mode_sk
+                                    ]
+                            else:
+                                n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                    v_cs_ship_mode_sk
+                                ] = {
+                                    _g: _o,
+                                    _e: _d3,
+                                }
                         _w5 = ship_mode_count_by_cs_ship_mode_sk.get(v_cs_ship_mode_sk)
                         if _w5 is not None:
                             _d6 = _d3 * _w5
                             _t7 = (v_cs_sold_date_sk, v_cs_warehouse_sk)
                             _grp = n2_by_cs_sold_date_sk_cs_warehouse_sk.get(_t7)
                             if _grp is None:
-                                n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7] = (_t4, _d6)
-                            elif type(_grp) is tuple:
-                                _e = _t4
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _d6
-                                    if _n:
-                                        n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7] = (
-                                            _grp[0],
-                                            _n,
-                                        )
-                                    else:
-                                        del n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7]
-                                else:
-                                    n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _d6,
-                                    }
-                            else:
+                                n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7] = (
+                                    _t4 if _d6 == 1 else (_t4, _d6)
+                                )
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t4)
                                 if _o is None:
                                     _grp[_t4] = _d6
@@ -7145,9 +7416,29 @@ def _make_derived1():
                                     else:
                                         del _grp[_t4]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             n2_by_cs_sold_date_sk_cs_warehouse_sk[
                                                 _t7
-                                            ] = next(iter(_grp.items()))
+                                            ] = (_e if _n == 1 else (_e, _n))
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t4
+                                if _g is _e or _g == _e:
+                                    _n = _o + _d6
+                                    if _n:
+                                        n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7]
+                                else:
+                                    n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7] = {
+                                        _g: _o,
+                                        _e: _d6,
+                                    }
                             _grp = n2_cs_sold_date_sk_by_cs_warehouse_sk.get(
                                 v_cs_warehouse_sk
                             )
@@ -7265,7 +7556,7 @@ def _make_derived1():
                                             v_w_state,
                                             v_w_country,
                                         ), _m12 in (
-                                            (_g13,)
+                                            _g13.items()
                                             if type(
                                                 (
                                                     _g13 := self.warehouse_by_cs_warehouse_sk[
@@ -7273,15 +7564,20 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g13.items()
+                                            is dict
+                                            else (
+                                                (_g13,)
+                                                if type(_g13) is tuple
+                                                and len(_g13) == 2
+                                                else ((_g13, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_cs_sold_date_sk,
                                                 v_d_year,
                                                 v_d_moy,
                                             ), _m14 in (
-                                                (_g15,)
+                                                _g15.items()
                                                 if type(
                                                     (
                                                         _g15 := self.date_dim_by_cs_sold_date_sk[
@@ -7289,8 +7585,13 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g15.items()
+                                                is dict
+                                                else (
+                                                    (_g15,)
+                                                    if type(_g15) is tuple
+                                                    and len(_g15) == 2
+                                                    else ((_g15, 1),)
+                                                )
                                             ):
                                                 _k = (
                                                     v_w_warehouse_name,
@@ -7414,25 +7715,10 @@ def _make_derived1():
                     )
                     _grp = warehouse_by_cs_warehouse_sk.get(v_cs_warehouse_sk)
                     if _grp is None:
-                        warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk] = (_t1, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk]
-                        else:
-                            warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                        warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk] = (
+                            _t1 if _p == 1 else (_t1, _p)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -7443,9 +7729,29 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk] = (
-                                        next(iter(_grp.items()))
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk]
+                        else:
+                            warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _o = warehouse_count_by_cs_warehouse_sk.get(v_cs_warehouse_sk)
                     if _o is None:
                         warehouse_count_by_cs_warehouse_sk[v_cs_warehouse_sk] = _p
@@ -7527,7 +7833,7 @@ def _make_derived1():
                                         v_cs_sales_price,
                                         v_cs_net_paid_inc_tax,
                                     ), _m8 in (
-                                        (_g9,)
+                                        _g9.items()
                                         if type(
                                             (
                                                 _g9 := self.n2_by_cs_sold_date_sk_cs_warehouse_sk[
@@ -7538,15 +7844,19 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g9.items()
+                                        is dict
+                                        else (
+                                            (_g9,)
+                                            if type(_g9) is tuple and len(_g9) == 2
+                                            else ((_g9, 1),)
+                                        )
                                     ):
                                         for (
                                             v_cs_sold_date_sk,
                                             v_d_year,
                                             v_d_moy,
                                         ), _m10 in (
-                                            (_g11,)
+                                            _g11.items()
                                             if type(
                                                 (
                                                     _g11 := self.date_dim_by_cs_sold_date_sk[
@@ -7554,8 +7864,13 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g11.items()
+                                            is dict
+                                            else (
+                                                (_g11,)
+                                                if type(_g11) is tuple
+                                                and len(_g11) == 2
+                                                else ((_g11, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 v_w_warehouse_name,
@@ -7636,25 +7951,10 @@ def _make_derived1():
                     _t1 = (v_cs_sold_date_sk, v_d_year, v_d_moy)
                     _grp = date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (_t1, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk]
-                        else:
-                            date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                        date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                            _t1 if _p == 1 else (_t1, _p)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -7665,9 +7965,29 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
-                                        next(iter(_grp.items()))
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                        else:
+                            date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _o = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _p
@@ -7709,7 +8029,7 @@ def _make_derived1():
                                     v_cs_sales_price,
                                     v_cs_net_paid_inc_tax,
                                 ), _m6 in (
-                                    (_g7,)
+                                    _g7.items()
                                     if type(
                                         (
                                             _g7 := self.n2_by_cs_sold_date_sk_cs_warehouse_sk[
@@ -7717,8 +8037,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g7.items()
+                                    is dict
+                                    else (
+                                        (_g7,)
+                                        if type(_g7) is tuple and len(_g7) == 2
+                                        else ((_g7, 1),)
+                                    )
                                 ):
                                     for (
                                         v_cs_warehouse_sk,
@@ -7729,7 +8053,7 @@ def _make_derived1():
                                         v_w_state,
                                         v_w_country,
                                     ), _m8 in (
-                                        (_g9,)
+                                        _g9.items()
                                         if type(
                                             (
                                                 _g9 := self.warehouse_by_cs_warehouse_sk[
@@ -7737,8 +8061,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g9.items()
+                                        is dict
+                                        else (
+                                            (_g9,)
+                                            if type(_g9) is tuple and len(_g9) == 2
+                                            else ((_g9, 1),)
+                                        )
                                     ):
                                         _k = (
                                             v_w_warehouse_name,
@@ -7850,7 +8178,7 @@ def _make_derived1():
                     _g3 = catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk.get(
                         v_cs_sold_time_sk
                     )
-                    if _g3:
+                    if _g3 is not None:
                         for (
                             v_cs_sold_date_sk,
                             v_cs_ship_mode_sk,
@@ -7858,7 +8186,15 @@ def _make_derived1():
                             v_cs_quantity,
                             v_cs_sales_price,
                             v_cs_net_paid_inc_tax,
-                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                        ), _w1 in (
+                            _g3.items()
+                            if type(_g3) is dict
+                            else (
+                                (_g3,)
+                                if type(_g3) is tuple and len(_g3) == 2
+                                else ((_g3, 1),)
+                            )
+                        ):
                             _d2 = _p * _w1
                             _t4 = (
                                 v_cs_sold_date_sk,
@@ -7874,33 +8210,9 @@ def _make_derived1():
                                 n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
                                     v_cs_ship_mode_sk
                                 ] = (
-                                    _t4,
-                                    _d2,
+                                    _t4 if _d2 == 1 else (_t4, _d2)
                                 )
-                            elif type(_grp) is tuple:
-                                _e = _t4
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _d2
-                                    if _n:
-                                        n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
-                                            v_cs_ship_mode_sk
-                                        ] = (
-                                            _grp[0],
-                                            _n,
-                                        )
-                                    else:
-                                        del n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
-                                            v_cs_ship_mode_sk
-                                        ]
-                                else:
-                                    n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
-                                        v_cs_ship_mode_sk
-                                    ] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _d2,
-                                    }
-                            else:
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t4)
                                 if _o is None:
                                     _grp[_t4] = _d2
@@ -7911,11 +8223,37 @@ def _make_derived1():
                                     else:
                                         del _grp[_t4]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
                                                 v_cs_ship_mode_sk
-                                            ] = next(
-                                                iter(_grp.items())
+                                            ] = (
+                                                _e if _n == 1 else (_e, _n)
                                             )
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t4
+                                if _g is _e or _g == _e:
+                                    _n = _o + _d2
+                                    if _n:
+                                        n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                            v_cs_ship_mode_sk
+                                        ] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                            v_cs_ship_mode_sk
+                                        ]
+                                else:
+                                    n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                        v_cs_ship_mode_sk
+                                    ] = {
+                                        _g: _o,
+                                        _e: _d2,
+                                    }
                             _w5 = ship_mode_count_by_cs_ship_mode_sk.get(
                                 v_cs_ship_mode_sk
                             )
@@ -7925,28 +8263,9 @@ def _make_derived1():
                                 _grp = n2_by_cs_sold_date_sk_cs_warehouse_sk.get(_t7)
                                 if _grp is None:
                                     n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7] = (
-                                        _t4,
-                                        _d6,
+                                        _t4 if _d6 == 1 else (_t4, _d6)
                                     )
-                                elif type(_grp) is tuple:
-                                    _e = _t4
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _d6
-                                        if _n:
-                                            n2_by_cs_sold_date_sk_cs_warehouse_sk[
-                                                _t7
-                                            ] = (_grp[0], _n)
-                                        else:
-                                            del n2_by_cs_sold_date_sk_cs_warehouse_sk[
-                                                _t7
-                                            ]
-                                    else:
-                                        n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7] = {
-                                            _grp[0]: _grp[1],
-                                            _e: _d6,
-                                        }
-                                else:
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t4)
                                     if _o is None:
                                         _grp[_t4] = _d6
@@ -7957,9 +8276,31 @@ def _make_derived1():
                                         else:
                                             del _grp[_t4]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 n2_by_cs_sold_date_sk_cs_warehouse_sk[
                                                     _t7
-                                                ] = next(iter(_grp.items()))
+                                                ] = (_e if _n == 1 else (_e, _n))
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t4
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _d6
+                                        if _n:
+                                            n2_by_cs_sold_date_sk_cs_warehouse_sk[
+                                                _t7
+                                            ] = (_g if _n == 1 else (_g, _n))
+                                        else:
+                                            del n2_by_cs_sold_date_sk_cs_warehouse_sk[
+                                                _t7
+                                            ]
+                                    else:
+                                        n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7] = {
+                                            _g: _o,
+                                            _e: _d6,
+                                        }
                                 _grp = n2_cs_sold_date_sk_by_cs_warehouse_sk.get(
                                     v_cs_warehouse_sk
                                 )
@@ -8082,7 +8423,7 @@ def _make_derived1():
                                                 v_w_state,
                                                 v_w_country,
                                             ), _m12 in (
-                                                (_g13,)
+                                                _g13.items()
                                                 if type(
                                                     (
                                                         _g13 := self.warehouse_by_cs_warehouse_sk[
@@ -8090,15 +8431,20 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g13.items()
+                                                is dict
+                                                else (
+                                                    (_g13,)
+                                                    if type(_g13) is tuple
+                                                    and len(_g13) == 2
+                                                    else ((_g13, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_cs_sold_date_sk,
                                                     v_d_year,
                                                     v_d_moy,
                                                 ), _m14 in (
-                                                    (_g15,)
+                                                    _g15.items()
                                                     if type(
                                                         (
                                                             _g15 := self.date_dim_by_cs_sold_date_sk[
@@ -8106,8 +8452,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g15.items()
+                                                    is dict
+                                                    else (
+                                                        (_g15,)
+                                                        if type(_g15) is tuple
+                                                        and len(_g15) == 2
+                                                        else ((_g15, 1),)
+                                                    )
                                                 ):
                                                     _k = (
                                                         v_w_warehouse_name,
@@ -8213,14 +8564,22 @@ def _make_derived1():
                     _g3 = n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk.get(
                         v_cs_ship_mode_sk
                     )
-                    if _g3:
+                    if _g3 is not None:
                         for (
                             v_cs_sold_date_sk,
                             v_cs_warehouse_sk,
                             v_cs_quantity,
                             v_cs_sales_price,
                             v_cs_net_paid_inc_tax,
-                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                        ), _w1 in (
+                            _g3.items()
+                            if type(_g3) is dict
+                            else (
+                                (_g3,)
+                                if type(_g3) is tuple and len(_g3) == 2
+                                else ((_g3, 1),)
+                            )
+                        ):
                             _d2 = _p * _w1
                             _t4 = (v_cs_sold_date_sk, v_cs_warehouse_sk)
                             _t5 = (
@@ -8232,25 +8591,10 @@ def _make_derived1():
                             )
                             _grp = n2_by_cs_sold_date_sk_cs_warehouse_sk.get(_t4)
                             if _grp is None:
-                                n2_by_cs_sold_date_sk_cs_warehouse_sk[_t4] = (_t5, _d2)
-                            elif type(_grp) is tuple:
-                                _e = _t5
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _d2
-                                    if _n:
-                                        n2_by_cs_sold_date_sk_cs_warehouse_sk[_t4] = (
-                                            _grp[0],
-                                            _n,
-                                        )
-                                    else:
-                                        del n2_by_cs_sold_date_sk_cs_warehouse_sk[_t4]
-                                else:
-                                    n2_by_cs_sold_date_sk_cs_warehouse_sk[_t4] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _d2,
-                                    }
-                            else:
+                                n2_by_cs_sold_date_sk_cs_warehouse_sk[_t4] = (
+                                    _t5 if _d2 == 1 else (_t5, _d2)
+                                )
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t5)
                                 if _o is None:
                                     _grp[_t5] = _d2
@@ -8261,9 +8605,29 @@ def _make_derived1():
                                     else:
                                         del _grp[_t5]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             n2_by_cs_sold_date_sk_cs_warehouse_sk[
                                                 _t4
-                                            ] = next(iter(_grp.items()))
+                                            ] = (_e if _n == 1 else (_e, _n))
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t5
+                                if _g is _e or _g == _e:
+                                    _n = _o + _d2
+                                    if _n:
+                                        n2_by_cs_sold_date_sk_cs_warehouse_sk[_t4] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del n2_by_cs_sold_date_sk_cs_warehouse_sk[_t4]
+                                else:
+                                    n2_by_cs_sold_date_sk_cs_warehouse_sk[_t4] = {
+                                        _g: _o,
+                                        _e: _d2,
+                                    }
                             _grp = n2_cs_sold_date_sk_by_cs_warehouse_sk.get(
                                 v_cs_warehouse_sk
                             )
@@ -8381,7 +8745,7 @@ def _make_derived1():
                                             v_w_state,
                                             v_w_country,
                                         ), _m10 in (
-                                            (_g11,)
+                                            _g11.items()
                                             if type(
                                                 (
                                                     _g11 := self.warehouse_by_cs_warehouse_sk[
@@ -8389,15 +8753,20 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g11.items()
+                                            is dict
+                                            else (
+                                                (_g11,)
+                                                if type(_g11) is tuple
+                                                and len(_g11) == 2
+                                                else ((_g11, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_cs_sold_date_sk,
                                                 v_d_year,
                                                 v_d_moy,
                                             ), _m12 in (
-                                                (_g13,)
+                                                _g13.items()
                                                 if type(
                                                     (
                                                         _g13 := self.date_dim_by_cs_sold_date_sk[
@@ -8405,8 +8774,13 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g13.items()
+                                                is dict
+                                                else (
+                                                    (_g13,)
+                                                    if type(_g13) is tuple
+                                                    and len(_g13) == 2
+                                                    else ((_g13, 1),)
+                                                )
                                             ):
                                                 _k = (
                                                     v_w_warehouse_name,
@@ -9807,7 +10181,7 @@ class View:
         "dec_net",
     )
     QUERY_ID = "3eb7b82f61bdb819"
-    LAYOUT_ID = "9c459b7ad74147aa"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "ffd002d3f727d0ea"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -9835,7 +10209,13 @@ class View:
         for sub_row, change in self.sub_derived1._changes:
             self._apply_derived1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""

@@ -52,13 +52,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -252,13 +256,17 @@ def _make_derived1():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = (0, 0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
 
@@ -419,7 +427,7 @@ def _make_derived1():
         )
         QUERY_ID = "14268f4da78f2461"
         LAYOUT_ID = (
-            "7f2ebd768a710622"  # the state's layout: snapshots restore only here
+            "20c243f73ce0d639"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -4215,7 +4223,7 @@ class View:
         "list_price",
     )
     QUERY_ID = "b66ff2428e264e74"
-    LAYOUT_ID = "6a090bb44509b071"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "76d3d54cda021c9f"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -4266,7 +4274,13 @@ class View:
         for sub_row, change in self.sub_derived1._changes:
             self._apply_derived1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -4403,19 +4417,8 @@ class View:
             _p = d
             _grp = dn_by_ss_customer_sk.get(v_ss_customer_sk)
             if _grp is None:
-                dn_by_ss_customer_sk[v_ss_customer_sk] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        dn_by_ss_customer_sk[v_ss_customer_sk] = (_grp[0], _n)
-                    else:
-                        del dn_by_ss_customer_sk[v_ss_customer_sk]
-                else:
-                    dn_by_ss_customer_sk[v_ss_customer_sk] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                dn_by_ss_customer_sk[v_ss_customer_sk] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -4426,9 +4429,26 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            dn_by_ss_customer_sk[v_ss_customer_sk] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            dn_by_ss_customer_sk[v_ss_customer_sk] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        dn_by_ss_customer_sk[v_ss_customer_sk] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del dn_by_ss_customer_sk[v_ss_customer_sk]
+                else:
+                    dn_by_ss_customer_sk[v_ss_customer_sk] = {_g: _o, _e: _p}
             _o = dn_count_by_ss_customer_sk.get(v_ss_customer_sk)
             if _o is None:
                 dn_count_by_ss_customer_sk[v_ss_customer_sk] = _p
@@ -4509,7 +4529,7 @@ class View:
                                 v_c_first_name,
                                 v_c_last_name,
                             ), _m7 in (
-                                (_g8,)
+                                _g8.items()
                                 if type(
                                     (
                                         _g8 := self.customer_by_ss_customer_sk_c_current_addr_sk[
@@ -4517,8 +4537,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g8.items()
+                                is dict
+                                else (
+                                    (_g8,)
+                                    if type(_g8) is tuple and len(_g8) == 2
+                                    else ((_g8, 1),)
+                                )
                             ):
                                 for (v_c_current_addr_sk, v_ca_city), _m9 in (
                                     (_g10,)
@@ -4593,25 +4617,10 @@ class View:
             _t2 = (v_ss_customer_sk, v_c_current_addr_sk, v_c_first_name, v_c_last_name)
             _grp = customer_by_ss_customer_sk_c_current_addr_sk.get(_t1)
             if _grp is None:
-                customer_by_ss_customer_sk_c_current_addr_sk[_t1] = (_t2, _p)
-            elif type(_grp) is tuple:
-                _e = _t2
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        customer_by_ss_customer_sk_c_current_addr_sk[_t1] = (
-                            _grp[0],
-                            _n,
-                        )
-                    else:
-                        del customer_by_ss_customer_sk_c_current_addr_sk[_t1]
-                else:
-                    customer_by_ss_customer_sk_c_current_addr_sk[_t1] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                customer_by_ss_customer_sk_c_current_addr_sk[_t1] = (
+                    _t2 if _p == 1 else (_t2, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(_t2)
                 if _o is None:
                     _grp[_t2] = _p
@@ -4622,9 +4631,26 @@ class View:
                     else:
                         del _grp[_t2]
                         if len(_grp) == 1:
-                            customer_by_ss_customer_sk_c_current_addr_sk[_t1] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            customer_by_ss_customer_sk_c_current_addr_sk[_t1] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t2
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        customer_by_ss_customer_sk_c_current_addr_sk[_t1] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del customer_by_ss_customer_sk_c_current_addr_sk[_t1]
+                else:
+                    customer_by_ss_customer_sk_c_current_addr_sk[_t1] = {_g: _o, _e: _p}
             _grp = customer_c_current_addr_sk_by_ss_customer_sk.get(v_ss_customer_sk)
             if _grp is None:
                 customer_c_current_addr_sk_by_ss_customer_sk[v_ss_customer_sk] = (
@@ -4727,12 +4753,16 @@ class View:
                             v_list_price,
                             v_extended_tax,
                         ), _m7 in (
-                            (_g8,)
+                            _g8.items()
                             if type(
                                 (_g8 := self.dn_by_ss_customer_sk[v_ss_customer_sk])
                             )
-                            is tuple
-                            else _g8.items()
+                            is dict
+                            else (
+                                (_g8,)
+                                if type(_g8) is tuple and len(_g8) == 2
+                                else ((_g8, 1),)
+                            )
                         ):
                             for (v_c_current_addr_sk, v_ca_city), _m9 in (
                                 (_g10,)
@@ -4867,7 +4897,7 @@ class View:
                         v_c_first_name,
                         v_c_last_name,
                     ), _m6 in (
-                        (_g7,)
+                        _g7.items()
                         if type(
                             (
                                 _g7 := self.customer_by_ss_customer_sk_c_current_addr_sk[
@@ -4875,8 +4905,12 @@ class View:
                                 ]
                             )
                         )
-                        is tuple
-                        else _g7.items()
+                        is dict
+                        else (
+                            (_g7,)
+                            if type(_g7) is tuple and len(_g7) == 2
+                            else ((_g7, 1),)
+                        )
                     ):
                         for (
                             v_ss_ticket_number,
@@ -4886,12 +4920,16 @@ class View:
                             v_list_price,
                             v_extended_tax,
                         ), _m8 in (
-                            (_g9,)
+                            _g9.items()
                             if type(
                                 (_g9 := self.dn_by_ss_customer_sk[v_ss_customer_sk])
                             )
-                            is tuple
-                            else _g9.items()
+                            is dict
+                            else (
+                                (_g9,)
+                                if type(_g9) is tuple and len(_g9) == 2
+                                else ((_g9, 1),)
+                            )
                         ):
                             if (
                                 v_ca_city is not None
@@ -5088,25 +5126,10 @@ class View:
             _t2 = (v_ss_customer_sk, v_c_current_addr_sk, v_c_first_name, v_c_last_name)
             _grp = customer_by_ss_customer_sk_c_current_addr_sk.get(_t1)
             if _grp is None:
-                customer_by_ss_customer_sk_c_current_addr_sk[_t1] = (_t2, _p)
-            elif type(_grp) is tuple:
-                _e = _t2
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        customer_by_ss_customer_sk_c_current_addr_sk[_t1] = (
-                            _grp[0],
-                            _n,
-                        )
-                    else:
-                        del customer_by_ss_customer_sk_c_current_addr_sk[_t1]
-                else:
-                    customer_by_ss_customer_sk_c_current_addr_sk[_t1] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                customer_by_ss_customer_sk_c_current_addr_sk[_t1] = (
+                    _t2 if _p == 1 else (_t2, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(_t2)
                 if _o is None:
                     _grp[_t2] = _p
@@ -5117,9 +5140,26 @@ class View:
                     else:
                         del _grp[_t2]
                         if len(_grp) == 1:
-                            customer_by_ss_customer_sk_c_current_addr_sk[_t1] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            customer_by_ss_customer_sk_c_current_addr_sk[_t1] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t2
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        customer_by_ss_customer_sk_c_current_addr_sk[_t1] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del customer_by_ss_customer_sk_c_current_addr_sk[_t1]
+                else:
+                    customer_by_ss_customer_sk_c_current_addr_sk[_t1] = {_g: _o, _e: _p}
             _grp = customer_c_current_addr_sk_by_ss_customer_sk.get(v_ss_customer_sk)
             if _grp is None:
                 customer_c_current_addr_sk_by_ss_customer_sk[v_ss_customer_sk] = (
@@ -5222,12 +5262,16 @@ class View:
                             v_list_price,
                             v_extended_tax,
                         ), _m7 in (
-                            (_g8,)
+                            _g8.items()
                             if type(
                                 (_g8 := self.dn_by_ss_customer_sk[v_ss_customer_sk])
                             )
-                            is tuple
-                            else _g8.items()
+                            is dict
+                            else (
+                                (_g8,)
+                                if type(_g8) is tuple and len(_g8) == 2
+                                else ((_g8, 1),)
+                            )
                         ):
                             for (v_c_current_addr_sk, v_ca_city), _m9 in (
                                 (_g10,)

@@ -72,13 +72,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -217,13 +221,17 @@ def _make_exists_1():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = 0  # the payload of an absent tuple
 
@@ -312,7 +320,7 @@ def _make_exists_1():
         COLUMNS = ("k1",)
         QUERY_ID = "e08c135305fda09d"
         LAYOUT_ID = (
-            "c988c9543d38fa0f"  # the state's layout: snapshots restore only here
+            "bf2ca0f7eb4d2bdd"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -961,13 +969,17 @@ def _make_exists_2():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = 0  # the payload of an absent tuple
 
@@ -1067,7 +1079,7 @@ def _make_exists_2():
         COLUMNS = ("k1",)
         QUERY_ID = "bb78fa799ef439b4"
         LAYOUT_ID = (
-            "2e9b9e0a7651e8b5"  # the state's layout: snapshots restore only here
+            "3397fd708e5890db"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1714,13 +1726,17 @@ def _make_exists_3():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = 0  # the payload of an absent tuple
 
@@ -1820,7 +1836,7 @@ def _make_exists_3():
         COLUMNS = ("k1",)
         QUERY_ID = "fa256c11fc006927"
         LAYOUT_ID = (
-            "72d15e6c24083f28"  # the state's layout: snapshots restore only here
+            "8b1673437d2584ec"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -2631,7 +2647,7 @@ class View:
         "cnt3",
     )
     QUERY_ID = "8a8fcc9938f7f4ee"
-    LAYOUT_ID = "5cbc52580946f73b"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "4e2f0239bbae256d"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -2696,7 +2712,13 @@ class View:
         if self.sub_exists_3._changes:
             self._on_exists_3(self.sub_exists_3._changes)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -2898,14 +2920,22 @@ class View:
                         _g8 = customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk.get(
                             v_c_current_cdemo_sk
                         )
-                        if _g8:
+                        if _g8 is not None:
                             for (
                                 v_cd_gender,
                                 v_cd_marital_status,
                                 v_cd_education_status,
                                 v_cd_purchase_estimate,
                                 v_cd_credit_rating,
-                            ), _w6 in ((_g8,) if type(_g8) is tuple else _g8.items()):
+                            ), _w6 in (
+                                _g8.items()
+                                if type(_g8) is dict
+                                else (
+                                    (_g8,)
+                                    if type(_g8) is tuple and len(_g8) == 2
+                                    else ((_g8, 1),)
+                                )
+                            ):
                                 _d7 = _d5 * _w6
                                 _t9 = (
                                     v_cd_gender,
@@ -3102,14 +3132,22 @@ class View:
                     _g8 = customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk.get(
                         v_c_current_cdemo_sk
                     )
-                    if _g8:
+                    if _g8 is not None:
                         for (
                             v_cd_gender,
                             v_cd_marital_status,
                             v_cd_education_status,
                             v_cd_purchase_estimate,
                             v_cd_credit_rating,
-                        ), _w6 in ((_g8,) if type(_g8) is tuple else _g8.items()):
+                        ), _w6 in (
+                            _g8.items()
+                            if type(_g8) is dict
+                            else (
+                                (_g8,)
+                                if type(_g8) is tuple and len(_g8) == 2
+                                else ((_g8, 1),)
+                            )
+                        ):
                             _d7 = _d5 * _w6
                             _t9 = (
                                 v_cd_gender,
@@ -3198,14 +3236,22 @@ class View:
                     _g6 = customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk.get(
                         v_c_current_cdemo_sk
                     )
-                    if _g6:
+                    if _g6 is not None:
                         for (
                             v_cd_gender,
                             v_cd_marital_status,
                             v_cd_education_status,
                             v_cd_purchase_estimate,
                             v_cd_credit_rating,
-                        ), _w4 in ((_g6,) if type(_g6) is tuple else _g6.items()):
+                        ), _w4 in (
+                            _g6.items()
+                            if type(_g6) is dict
+                            else (
+                                (_g6,)
+                                if type(_g6) is tuple and len(_g6) == 2
+                                else ((_g6, 1),)
+                            )
+                        ):
                             _d5 = _d2 * _w4
                             _t7 = (
                                 v_cd_gender,
@@ -3284,33 +3330,9 @@ class View:
             customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
                 v_c_current_cdemo_sk
             ] = (
-                _t1,
-                _p,
+                _t1 if _p == 1 else (_t1, _p)
             )
-        elif type(_grp) is tuple:
-            _e = _t1
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
-                        v_c_current_cdemo_sk
-                    ] = (
-                        _grp[0],
-                        _n,
-                    )
-                else:
-                    del customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
-                        v_c_current_cdemo_sk
-                    ]
-            else:
-                customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
-                    v_c_current_cdemo_sk
-                ] = {
-                    _grp[0]: _grp[1],
-                    _e: _p,
-                }
-        else:
+        elif type(_grp) is dict:
             _o = _grp.get(_t1)
             if _o is None:
                 _grp[_t1] = _p
@@ -3321,11 +3343,37 @@ class View:
                 else:
                     del _grp[_t1]
                     if len(_grp) == 1:
+                        ((_e, _n),) = _grp.items()
                         customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
                             v_c_current_cdemo_sk
-                        ] = next(
-                            iter(_grp.items())
+                        ] = (
+                            _e if _n == 1 else (_e, _n)
                         )
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = _t1
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
+                        v_c_current_cdemo_sk
+                    ] = (
+                        _g if _n == 1 else (_g, _n)
+                    )
+                else:
+                    del customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
+                        v_c_current_cdemo_sk
+                    ]
+            else:
+                customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
+                    v_c_current_cdemo_sk
+                ] = {
+                    _g: _o,
+                    _e: _p,
+                }
         _w2 = n3_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
         if _w2 is not None:
             _d3 = _p * _w2
@@ -3540,14 +3588,22 @@ class View:
                     _g6 = customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk.get(
                         v_c_current_cdemo_sk
                     )
-                    if _g6:
+                    if _g6 is not None:
                         for (
                             v_cd_gender,
                             v_cd_marital_status,
                             v_cd_education_status,
                             v_cd_purchase_estimate,
                             v_cd_credit_rating,
-                        ), _w4 in ((_g6,) if type(_g6) is tuple else _g6.items()):
+                        ), _w4 in (
+                            _g6.items()
+                            if type(_g6) is dict
+                            else (
+                                (_g6,)
+                                if type(_g6) is tuple and len(_g6) == 2
+                                else ((_g6, 1),)
+                            )
+                        ):
                             _d5 = _d2 * _w4
                             _t7 = (
                                 v_cd_gender,
@@ -3677,33 +3733,9 @@ class View:
                 customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
                     v_c_current_cdemo_sk
                 ] = (
-                    _t1,
-                    _p,
+                    _t1 if _p == 1 else (_t1, _p)
                 )
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
-                            v_c_current_cdemo_sk
-                        ] = (
-                            _grp[0],
-                            _n,
-                        )
-                    else:
-                        del customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
-                            v_c_current_cdemo_sk
-                        ]
-                else:
-                    customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
-                        v_c_current_cdemo_sk
-                    ] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -3714,11 +3746,37 @@ class View:
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
+                            ((_e, _n),) = _grp.items()
                             customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
                                 v_c_current_cdemo_sk
-                            ] = next(
-                                iter(_grp.items())
+                            ] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
+                            v_c_current_cdemo_sk
+                        ] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
+                            v_c_current_cdemo_sk
+                        ]
+                else:
+                    customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
+                        v_c_current_cdemo_sk
+                    ] = {
+                        _g: _o,
+                        _e: _p,
+                    }
             _w2 = n3_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
             if _w2 is not None:
                 _d3 = _p * _w2
@@ -3873,14 +3931,22 @@ class View:
                 _g8 = customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk.get(
                     v_c_current_cdemo_sk
                 )
-                if _g8:
+                if _g8 is not None:
                     for (
                         v_cd_gender,
                         v_cd_marital_status,
                         v_cd_education_status,
                         v_cd_purchase_estimate,
                         v_cd_credit_rating,
-                    ), _w6 in ((_g8,) if type(_g8) is tuple else _g8.items()):
+                    ), _w6 in (
+                        _g8.items()
+                        if type(_g8) is dict
+                        else (
+                            (_g8,)
+                            if type(_g8) is tuple and len(_g8) == 2
+                            else ((_g8, 1),)
+                        )
+                    ):
                         _d7 = _d5 * _w6
                         _t9 = (
                             v_cd_gender,

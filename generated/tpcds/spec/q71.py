@@ -58,13 +58,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = (0, 0, 0)  # the payload of an absent tuple
@@ -258,15 +262,19 @@ def _make_derived1():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = 0  # the payload of an absent tuple
 
@@ -365,7 +373,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("ext_price", "sold_date_sk", "sold_item_sk", "time_sk")
                 QUERY_ID = "d91e66fc811ae2c3"
-                LAYOUT_ID = "6143f12b1223716d"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "e206b61a08db96b4"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -549,33 +557,9 @@ def _make_derived1():
                             web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
                                 v_ws_sold_date_sk
                             ] = (
-                                _t1,
-                                _p,
+                                _t1 if _p == 1 else (_t1, _p)
                             )
-                        elif type(_grp) is tuple:
-                            _e = _t1
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
-                                        v_ws_sold_date_sk
-                                    ] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
-                                        v_ws_sold_date_sk
-                                    ]
-                            else:
-                                web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _p,
-                                }
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t1)
                             if _o is None:
                                 _grp[_t1] = _p
@@ -586,11 +570,37 @@ def _make_derived1():
                                 else:
                                     del _grp[_t1]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
                                             v_ws_sold_date_sk
-                                        ] = next(
-                                            iter(_grp.items())
+                                        ] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t1
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                            else:
+                                web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = {
+                                    _g: _o,
+                                    _e: _p,
+                                }
                         _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                         if _w2 is not None:
                             _d3 = _p * _w2
@@ -670,12 +680,20 @@ def _make_derived1():
                         _g3 = web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk.get(
                             v_ws_sold_date_sk
                         )
-                        if _g3:
+                        if _g3 is not None:
                             for (
                                 v_ws_sold_time_sk,
                                 v_ws_item_sk,
                                 v_ws_ext_sales_price,
-                            ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                            ), _w1 in (
+                                _g3.items()
+                                if type(_g3) is dict
+                                else (
+                                    (_g3,)
+                                    if type(_g3) is tuple and len(_g3) == 2
+                                    else ((_g3, 1),)
+                                )
+                            ):
                                 _d2 = _p * _w1
                                 _t4 = (
                                     v_ws_sold_date_sk,
@@ -784,33 +802,9 @@ def _make_derived1():
                             web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
                                 v_ws_sold_date_sk
                             ] = (
-                                _t1,
-                                _p,
+                                _t1 if _p == 1 else (_t1, _p)
                             )
-                        elif type(_grp) is tuple:
-                            _e = _t1
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
-                                        v_ws_sold_date_sk
-                                    ] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
-                                        v_ws_sold_date_sk
-                                    ]
-                            else:
-                                web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _p,
-                                }
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t1)
                             if _o is None:
                                 _grp[_t1] = _p
@@ -821,11 +815,37 @@ def _make_derived1():
                                 else:
                                     del _grp[_t1]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
                                             v_ws_sold_date_sk
-                                        ] = next(
-                                            iter(_grp.items())
+                                        ] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t1
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                            else:
+                                web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = {
+                                    _g: _o,
+                                    _e: _p,
+                                }
                         _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                         if _w2 is not None:
                             _d3 = _p * _w2
@@ -932,12 +952,20 @@ def _make_derived1():
                         _g3 = web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk.get(
                             v_ws_sold_date_sk
                         )
-                        if _g3:
+                        if _g3 is not None:
                             for (
                                 v_ws_sold_time_sk,
                                 v_ws_item_sk,
                                 v_ws_ext_sales_price,
-                            ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                            ), _w1 in (
+                                _g3.items()
+                                if type(_g3) is dict
+                                else (
+                                    (_g3,)
+                                    if type(_g3) is tuple and len(_g3) == 2
+                                    else ((_g3, 1),)
+                                )
+                            ):
                                 _d2 = _p * _w1
                                 _t4 = (
                                     v_ws_sold_date_sk,
@@ -1154,15 +1182,19 @@ def _make_derived1():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = 0  # the payload of an absent tuple
 
@@ -1261,7 +1293,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("ext_price", "sold_date_sk", "sold_item_sk", "time_sk")
                 QUERY_ID = "43cc31e0336d1f8f"
-                LAYOUT_ID = "ab6fc0573deeff69"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "9dc59610815dd0d1"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -1445,33 +1477,9 @@ def _make_derived1():
                             catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
                                 v_cs_sold_date_sk
                             ] = (
-                                _t1,
-                                _p,
+                                _t1 if _p == 1 else (_t1, _p)
                             )
-                        elif type(_grp) is tuple:
-                            _e = _t1
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
-                                        v_cs_sold_date_sk
-                                    ] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
-                                        v_cs_sold_date_sk
-                                    ]
-                            else:
-                                catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
-                                    v_cs_sold_date_sk
-                                ] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _p,
-                                }
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t1)
                             if _o is None:
                                 _grp[_t1] = _p
@@ -1482,11 +1490,37 @@ def _make_derived1():
                                 else:
                                     del _grp[_t1]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
                                             v_cs_sold_date_sk
-                                        ] = next(
-                                            iter(_grp.items())
+                                        ] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t1
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ]
+                            else:
+                                catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ] = {
+                                    _g: _o,
+                                    _e: _p,
+                                }
                         _w2 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                         if _w2 is not None:
                             _d3 = _p * _w2
@@ -1566,12 +1600,20 @@ def _make_derived1():
                         _g3 = catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk.get(
                             v_cs_sold_date_sk
                         )
-                        if _g3:
+                        if _g3 is not None:
                             for (
                                 v_cs_sold_time_sk,
                                 v_cs_item_sk,
                                 v_cs_ext_sales_price,
-                            ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                            ), _w1 in (
+                                _g3.items()
+                                if type(_g3) is dict
+                                else (
+                                    (_g3,)
+                                    if type(_g3) is tuple and len(_g3) == 2
+                                    else ((_g3, 1),)
+                                )
+                            ):
                                 _d2 = _p * _w1
                                 _t4 = (
                                     v_cs_sold_date_sk,
@@ -1682,33 +1724,9 @@ def _make_derived1():
                             catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
                                 v_cs_sold_date_sk
                             ] = (
-                                _t1,
-                                _p,
+                                _t1 if _p == 1 else (_t1, _p)
                             )
-                        elif type(_grp) is tuple:
-                            _e = _t1
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
-                                        v_cs_sold_date_sk
-                                    ] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
-                                        v_cs_sold_date_sk
-                                    ]
-                            else:
-                                catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
-                                    v_cs_sold_date_sk
-                                ] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _p,
-                                }
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t1)
                             if _o is None:
                                 _grp[_t1] = _p
@@ -1719,11 +1737,37 @@ def _make_derived1():
                                 else:
                                     del _grp[_t1]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
                                             v_cs_sold_date_sk
-                                        ] = next(
-                                            iter(_grp.items())
+                                        ] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t1
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ]
+                            else:
+                                catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ] = {
+                                    _g: _o,
+                                    _e: _p,
+                                }
                         _w2 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                         if _w2 is not None:
                             _d3 = _p * _w2
@@ -1830,12 +1874,20 @@ def _make_derived1():
                         _g3 = catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk.get(
                             v_cs_sold_date_sk
                         )
-                        if _g3:
+                        if _g3 is not None:
                             for (
                                 v_cs_sold_time_sk,
                                 v_cs_item_sk,
                                 v_cs_ext_sales_price,
-                            ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                            ), _w1 in (
+                                _g3.items()
+                                if type(_g3) is dict
+                                else (
+                                    (_g3,)
+                                    if type(_g3) is tuple and len(_g3) == 2
+                                    else ((_g3, 1),)
+                                )
+                            ):
                                 _d2 = _p * _w1
                                 _t4 = (
                                     v_cs_sold_date_sk,
@@ -2117,13 +2169,17 @@ def _make_derived1():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = 0  # the payload of an absent tuple
 
@@ -2212,7 +2268,7 @@ def _make_derived1():
             COLUMNS = ("ext_price", "sold_date_sk", "sold_item_sk", "time_sk")
             QUERY_ID = "5df4cbb7ef6bee9a"
             LAYOUT_ID = (
-                "8d0d15d406643e87"  # the state's layout: snapshots restore only here
+                "857a13dcea8f2faf"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -2393,33 +2449,9 @@ def _make_derived1():
                         store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
                             v_ss_sold_date_sk
                         ] = (
-                            _t1,
-                            _p,
+                            _t1 if _p == 1 else (_t1, _p)
                         )
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ]
-                        else:
-                            store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -2430,11 +2462,37 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ] = next(
-                                        iter(_grp.items())
+                                    ] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                        else:
+                            store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _w2 is not None:
                         _d3 = _p * _w2
@@ -2512,12 +2570,20 @@ def _make_derived1():
                     _g3 = store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
-                    if _g3:
+                    if _g3 is not None:
                         for (
                             v_ss_sold_time_sk,
                             v_ss_item_sk,
                             v_ss_ext_sales_price,
-                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                        ), _w1 in (
+                            _g3.items()
+                            if type(_g3) is dict
+                            else (
+                                (_g3,)
+                                if type(_g3) is tuple and len(_g3) == 2
+                                else ((_g3, 1),)
+                            )
+                        ):
                             _d2 = _p * _w1
                             _t4 = (
                                 v_ss_sold_date_sk,
@@ -2626,33 +2692,9 @@ def _make_derived1():
                         store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
                             v_ss_sold_date_sk
                         ] = (
-                            _t1,
-                            _p,
+                            _t1 if _p == 1 else (_t1, _p)
                         )
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ]
-                        else:
-                            store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -2663,11 +2705,37 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ] = next(
-                                        iter(_grp.items())
+                                    ] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                        else:
+                            store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _w2 is not None:
                         _d3 = _p * _w2
@@ -2772,12 +2840,20 @@ def _make_derived1():
                     _g3 = store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
-                    if _g3:
+                    if _g3 is not None:
                         for (
                             v_ss_sold_time_sk,
                             v_ss_item_sk,
                             v_ss_ext_sales_price,
-                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                        ), _w1 in (
+                            _g3.items()
+                            if type(_g3) is dict
+                            else (
+                                (_g3,)
+                                if type(_g3) is tuple and len(_g3) == 2
+                                else ((_g3, 1),)
+                            )
+                        ):
                             _d2 = _p * _w1
                             _t4 = (
                                 v_ss_sold_date_sk,
@@ -3202,7 +3278,7 @@ class View:
     }
     COLUMNS = ("brand_id", "brand", "t_hour", "t_minute", "ext_price")
     QUERY_ID = "90f811dfb2185dad"
-    LAYOUT_ID = "e55fee5828476aba"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "8acf010080cfc691"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -3255,7 +3331,13 @@ class View:
         for sub_row, change in self.sub_derived1._changes:
             self._apply_derived1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""

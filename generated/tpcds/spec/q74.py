@@ -107,13 +107,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -301,13 +305,17 @@ def _make_derived1():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -435,7 +443,7 @@ def _make_derived1():
             )
             QUERY_ID = "e3644a7a24bdaa07"
             LAYOUT_ID = (
-                "349b42aed65f31dd"  # the state's layout: snapshots restore only here
+                "900d24381f05a220"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -2051,13 +2059,17 @@ def _make_derived1():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -2196,7 +2208,7 @@ def _make_derived1():
             )
             QUERY_ID = "b29b923819a98976"
             LAYOUT_ID = (
-                "9855141038d84d58"  # the state's layout: snapshots restore only here
+                "648641428b49cce6"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -3884,13 +3896,17 @@ def _make_derived2():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -4018,7 +4034,7 @@ def _make_derived2():
             )
             QUERY_ID = "e3644a7a24bdaa07"
             LAYOUT_ID = (
-                "349b42aed65f31dd"  # the state's layout: snapshots restore only here
+                "900d24381f05a220"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -5634,13 +5650,17 @@ def _make_derived2():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -5779,7 +5799,7 @@ def _make_derived2():
             )
             QUERY_ID = "b29b923819a98976"
             LAYOUT_ID = (
-                "9855141038d84d58"  # the state's layout: snapshots restore only here
+                "648641428b49cce6"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -7467,13 +7487,17 @@ def _make_derived3():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -7601,7 +7625,7 @@ def _make_derived3():
             )
             QUERY_ID = "e3644a7a24bdaa07"
             LAYOUT_ID = (
-                "349b42aed65f31dd"  # the state's layout: snapshots restore only here
+                "900d24381f05a220"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -9217,13 +9241,17 @@ def _make_derived3():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -9362,7 +9390,7 @@ def _make_derived3():
             )
             QUERY_ID = "b29b923819a98976"
             LAYOUT_ID = (
-                "9855141038d84d58"  # the state's layout: snapshots restore only here
+                "648641428b49cce6"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -11050,13 +11078,17 @@ def _make_derived4():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -11184,7 +11216,7 @@ def _make_derived4():
             )
             QUERY_ID = "e3644a7a24bdaa07"
             LAYOUT_ID = (
-                "349b42aed65f31dd"  # the state's layout: snapshots restore only here
+                "900d24381f05a220"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -12800,13 +12832,17 @@ def _make_derived4():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -12945,7 +12981,7 @@ def _make_derived4():
             )
             QUERY_ID = "b29b923819a98976"
             LAYOUT_ID = (
-                "9855141038d84d58"  # the state's layout: snapshots restore only here
+                "648641428b49cce6"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -14710,7 +14746,7 @@ class View:
     }
     COLUMNS = ("customer_id", "customer_first_name", "customer_last_name")
     QUERY_ID = "619fe0ecdfa8387f"
-    LAYOUT_ID = "833bc2acae919b64"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "31c40b49615b9960"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -14771,7 +14807,13 @@ class View:
         for sub_row, change in self.sub_derived4._changes:
             self._apply_derived4(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -14994,7 +15036,7 @@ class View:
                                 v_customer_last_name,
                                 v_t_s_secyear_year_total,
                             ), _m8 in (
-                                (_g9,)
+                                _g9.items()
                                 if type(
                                     (
                                         _g9 := self.t_s_secyear_by_customer_id[
@@ -15002,8 +15044,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g9.items()
+                                is dict
+                                else (
+                                    (_g9,)
+                                    if type(_g9) is tuple and len(_g9) == 2
+                                    else ((_g9, 1),)
+                                )
                             ):
                                 for (
                                     v_customer_id,
@@ -15138,22 +15184,10 @@ class View:
             )
             _grp = t_s_secyear_by_customer_id.get(v_customer_id)
             if _grp is None:
-                t_s_secyear_by_customer_id[v_customer_id] = (_t1, _p)
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        t_s_secyear_by_customer_id[v_customer_id] = (_grp[0], _n)
-                    else:
-                        del t_s_secyear_by_customer_id[v_customer_id]
-                else:
-                    t_s_secyear_by_customer_id[v_customer_id] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                t_s_secyear_by_customer_id[v_customer_id] = (
+                    _t1 if _p == 1 else (_t1, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -15164,9 +15198,26 @@ class View:
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
-                            t_s_secyear_by_customer_id[v_customer_id] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            t_s_secyear_by_customer_id[v_customer_id] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        t_s_secyear_by_customer_id[v_customer_id] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del t_s_secyear_by_customer_id[v_customer_id]
+                else:
+                    t_s_secyear_by_customer_id[v_customer_id] = {_g: _o, _e: _p}
             _o = t_s_secyear_count_by_customer_id.get(v_customer_id)
             if _o is None:
                 t_s_secyear_count_by_customer_id[v_customer_id] = _p
@@ -15434,7 +15485,7 @@ class View:
                                 v_customer_last_name,
                                 v_t_s_secyear_year_total,
                             ), _m8 in (
-                                (_g9,)
+                                _g9.items()
                                 if type(
                                     (
                                         _g9 := self.t_s_secyear_by_customer_id[
@@ -15442,8 +15493,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g9.items()
+                                is dict
+                                else (
+                                    (_g9,)
+                                    if type(_g9) is tuple and len(_g9) == 2
+                                    else ((_g9, 1),)
+                                )
                             ):
                                 for (v_customer_id, v_t_w_secyear_year_total), _m10 in (
                                     (_g11,)
@@ -15614,12 +15669,16 @@ class View:
                             v_customer_last_name,
                             v_t_s_secyear_year_total,
                         ), _m6 in (
-                            (_g7,)
+                            _g7.items()
                             if type(
                                 (_g7 := self.t_s_secyear_by_customer_id[v_customer_id])
                             )
-                            is tuple
-                            else _g7.items()
+                            is dict
+                            else (
+                                (_g7,)
+                                if type(_g7) is tuple and len(_g7) == 2
+                                else ((_g7, 1),)
+                            )
                         ):
                             for (v_customer_id, v_t_w_firstyear_year_total), _m8 in (
                                 (_g9,)

@@ -49,13 +49,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -492,18 +496,22 @@ def _make_derived1():
                         def _entry(group, entry, default=None):
                             """The payload of `entry` in an index group (None: no group), `default`
                             if absent. A group of one entry is kept inline as the pair (entry,
-                            payload): a dict per near-unique key would cost ~200 bytes and a
+                            payload), or as the bare entry when its count is 1 and entries are not
+                            pairs: a dict per near-unique key would cost ~200 bytes and a
                             container the cyclic GC tracks; several entries are a dict.
                             """
                             if group is None:
                                 return default
-                            if type(group) is tuple:
+                            if type(group) is dict:
+                                return group.get(entry, default)
+                            if type(group) is tuple and len(group) == 2:
                                 return (
                                     group[1]
                                     if group[0] is entry or group[0] == entry
                                     else default
                                 )
-                            return group.get(entry, default)
+                            # a bare entry of count 1 (an index whose entries cannot be pairs)
+                            return 1 if group is entry or group == entry else default
 
                         _ZERO = 0  # the payload of an absent tuple
 
@@ -669,7 +677,7 @@ def _make_derived1():
                                 "catalog_returns__cr_return_amount",
                             )
                             QUERY_ID = "3ae38cce5370bce7"
-                            LAYOUT_ID = "14c32433c741e896"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "baff4e5fb5eb541f"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -955,33 +963,9 @@ def _make_derived1():
                                         catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
                                             _t1
                                         ] = (
-                                            _t2,
-                                            _p,
+                                            _t2 if _p == 1 else (_t2, _p)
                                         )
-                                    elif type(_grp) is tuple:
-                                        _e = _t2
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
-                                                    _t1
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
-                                                    _t1
-                                                ]
-                                        else:
-                                            catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
-                                                _t1
-                                            ] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t2)
                                         if _o is None:
                                             _grp[_t2] = _p
@@ -992,11 +976,37 @@ def _make_derived1():
                                             else:
                                                 del _grp[_t2]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
                                                         _t1
-                                                    ] = next(
-                                                        iter(_grp.items())
+                                                    ] = (
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t2
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
+                                                    _t1
+                                                ] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
+                                                    _t1
+                                                ]
+                                        else:
+                                            catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
+                                                _t1
+                                            ] = {
+                                                _g: _o,
+                                                _e: _p,
+                                            }
                                     _t3 = (v_cs_item_sk, v_cs_order_number)
                                     _grp = catalog_sales_cs_item_sk_cs_order_number_by_cs_sold_date_sk.get(
                                         v_cs_sold_date_sk
@@ -1055,27 +1065,9 @@ def _make_derived1():
                                         _grp = n3_by_cs_item_sk_cs_order_number.get(_t3)
                                         if _grp is None:
                                             n3_by_cs_item_sk_cs_order_number[_t3] = (
-                                                _t1,
-                                                _d5,
+                                                _t1 if _d5 == 1 else (_t1, _d5)
                                             )
-                                        elif type(_grp) is tuple:
-                                            _e = _t1
-                                            if _grp[0] is _e or _grp[0] == _e:
-                                                _o = _grp[1]
-                                                _n = _o + _d5
-                                                if _n:
-                                                    n3_by_cs_item_sk_cs_order_number[
-                                                        _t3
-                                                    ] = (_grp[0], _n)
-                                                else:
-                                                    del n3_by_cs_item_sk_cs_order_number[
-                                                        _t3
-                                                    ]
-                                            else:
-                                                n3_by_cs_item_sk_cs_order_number[
-                                                    _t3
-                                                ] = {_grp[0]: _grp[1], _e: _d5}
-                                        else:
+                                        elif type(_grp) is dict:
                                             _o = _grp.get(_t1)
                                             if _o is None:
                                                 _grp[_t1] = _d5
@@ -1086,11 +1078,32 @@ def _make_derived1():
                                                 else:
                                                     del _grp[_t1]
                                                     if len(_grp) == 1:
+                                                        ((_e, _n),) = _grp.items()
                                                         n3_by_cs_item_sk_cs_order_number[
                                                             _t3
-                                                        ] = next(
-                                                            iter(_grp.items())
+                                                        ] = (
+                                                            _e if _n == 1 else (_e, _n)
                                                         )
+                                        else:
+                                            if type(_grp) is tuple and len(_grp) == 2:
+                                                _g, _o = _grp
+                                            else:
+                                                _g, _o = _grp, 1
+                                            _e = _t1
+                                            if _g is _e or _g == _e:
+                                                _n = _o + _d5
+                                                if _n:
+                                                    n3_by_cs_item_sk_cs_order_number[
+                                                        _t3
+                                                    ] = (_g if _n == 1 else (_g, _n))
+                                                else:
+                                                    del n3_by_cs_item_sk_cs_order_number[
+                                                        _t3
+                                                    ]
+                                            else:
+                                                n3_by_cs_item_sk_cs_order_number[
+                                                    _t3
+                                                ] = {_g: _o, _e: _d5}
                                         _o = n3_count_by_cs_item_sk_cs_order_number.get(
                                             _t3
                                         )
@@ -1189,7 +1202,7 @@ def _make_derived1():
                                                         v_cr_return_quantity,
                                                         v_cr_return_amount,
                                                     ), _m10 in (
-                                                        (_g11,)
+                                                        _g11.items()
                                                         if type(
                                                             (
                                                                 _g11 := self.catalog_returns_by_cs_item_sk_cs_order_number[
@@ -1200,8 +1213,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g11.items()
+                                                        is dict
+                                                        else (
+                                                            (_g11,)
+                                                            if type(_g11) is tuple
+                                                            and len(_g11) == 2
+                                                            else ((_g11, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_cs_sold_date_sk,
@@ -1226,7 +1244,7 @@ def _make_derived1():
                                                                 v_i_category,
                                                                 v_i_manufact_id,
                                                             ), _m14 in (
-                                                                (_g15,)
+                                                                _g15.items()
                                                                 if type(
                                                                     (
                                                                         _g15 := self.item_by_cs_item_sk[
@@ -1234,8 +1252,14 @@ def _make_derived1():
                                                                         ]
                                                                     )
                                                                 )
-                                                                is tuple
-                                                                else _g15.items()
+                                                                is dict
+                                                                else (
+                                                                    (_g15,)
+                                                                    if type(_g15)
+                                                                    is tuple
+                                                                    and len(_g15) == 2
+                                                                    else ((_g15, 1),)
+                                                                )
                                                             ):
                                                                 _k = (
                                                                     v_d_year,
@@ -1301,25 +1325,10 @@ def _make_derived1():
                                 )
                                 _grp = item_by_cs_item_sk.get(v_cs_item_sk)
                                 if _grp is None:
-                                    item_by_cs_item_sk[v_cs_item_sk] = (_t1, _p)
-                                elif type(_grp) is tuple:
-                                    _e = _t1
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            item_by_cs_item_sk[v_cs_item_sk] = (
-                                                _grp[0],
-                                                _n,
-                                            )
-                                        else:
-                                            del item_by_cs_item_sk[v_cs_item_sk]
-                                    else:
-                                        item_by_cs_item_sk[v_cs_item_sk] = {
-                                            _grp[0]: _grp[1],
-                                            _e: _p,
-                                        }
-                                else:
+                                    item_by_cs_item_sk[v_cs_item_sk] = (
+                                        _t1 if _p == 1 else (_t1, _p)
+                                    )
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t1)
                                     if _o is None:
                                         _grp[_t1] = _p
@@ -1330,9 +1339,29 @@ def _make_derived1():
                                         else:
                                             del _grp[_t1]
                                             if len(_grp) == 1:
-                                                item_by_cs_item_sk[v_cs_item_sk] = next(
-                                                    iter(_grp.items())
+                                                ((_e, _n),) = _grp.items()
+                                                item_by_cs_item_sk[v_cs_item_sk] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t1
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            item_by_cs_item_sk[v_cs_item_sk] = (
+                                                _g if _n == 1 else (_g, _n)
+                                            )
+                                        else:
+                                            del item_by_cs_item_sk[v_cs_item_sk]
+                                    else:
+                                        item_by_cs_item_sk[v_cs_item_sk] = {
+                                            _g: _o,
+                                            _e: _p,
+                                        }
                                 _o = item_count_by_cs_item_sk.get(v_cs_item_sk)
                                 if _o is None:
                                     item_count_by_cs_item_sk[v_cs_item_sk] = _p
@@ -1373,7 +1402,7 @@ def _make_derived1():
                                                 v_cr_return_quantity,
                                                 v_cr_return_amount,
                                             ), _m6 in (
-                                                (_g7,)
+                                                _g7.items()
                                                 if type(
                                                     (
                                                         _g7 := self.catalog_returns_by_cs_item_sk_cs_order_number[
@@ -1384,15 +1413,20 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g7.items()
+                                                is dict
+                                                else (
+                                                    (_g7,)
+                                                    if type(_g7) is tuple
+                                                    and len(_g7) == 2
+                                                    else ((_g7, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_cs_sold_date_sk,
                                                     v_cs_item_sk,
                                                     v_cs_order_number,
                                                 ), _m8 in (
-                                                    (_g9,)
+                                                    _g9.items()
                                                     if type(
                                                         (
                                                             _g9 := self.n3_by_cs_item_sk_cs_order_number[
@@ -1403,8 +1437,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g9.items()
+                                                    is dict
+                                                    else (
+                                                        (_g9,)
+                                                        if type(_g9) is tuple
+                                                        and len(_g9) == 2
+                                                        else ((_g9, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_cs_sold_date_sk,
@@ -1413,7 +1452,7 @@ def _make_derived1():
                                                         v_cs_quantity,
                                                         v_cs_ext_sales_price,
                                                     ), _m10 in (
-                                                        (_g11,)
+                                                        _g11.items()
                                                         if type(
                                                             (
                                                                 _g11 := self.catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
@@ -1425,8 +1464,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g11.items()
+                                                        is dict
+                                                        else (
+                                                            (_g11,)
+                                                            if type(_g11) is tuple
+                                                            and len(_g11) == 2
+                                                            else ((_g11, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_cs_sold_date_sk,
@@ -1582,27 +1626,9 @@ def _make_derived1():
                                         _grp = n3_by_cs_item_sk_cs_order_number.get(_t5)
                                         if _grp is None:
                                             n3_by_cs_item_sk_cs_order_number[_t5] = (
-                                                _t6,
-                                                _d3,
+                                                _t6 if _d3 == 1 else (_t6, _d3)
                                             )
-                                        elif type(_grp) is tuple:
-                                            _e = _t6
-                                            if _grp[0] is _e or _grp[0] == _e:
-                                                _o = _grp[1]
-                                                _n = _o + _d3
-                                                if _n:
-                                                    n3_by_cs_item_sk_cs_order_number[
-                                                        _t5
-                                                    ] = (_grp[0], _n)
-                                                else:
-                                                    del n3_by_cs_item_sk_cs_order_number[
-                                                        _t5
-                                                    ]
-                                            else:
-                                                n3_by_cs_item_sk_cs_order_number[
-                                                    _t5
-                                                ] = {_grp[0]: _grp[1], _e: _d3}
-                                        else:
+                                        elif type(_grp) is dict:
                                             _o = _grp.get(_t6)
                                             if _o is None:
                                                 _grp[_t6] = _d3
@@ -1613,11 +1639,32 @@ def _make_derived1():
                                                 else:
                                                     del _grp[_t6]
                                                     if len(_grp) == 1:
+                                                        ((_e, _n),) = _grp.items()
                                                         n3_by_cs_item_sk_cs_order_number[
                                                             _t5
-                                                        ] = next(
-                                                            iter(_grp.items())
+                                                        ] = (
+                                                            _e if _n == 1 else (_e, _n)
                                                         )
+                                        else:
+                                            if type(_grp) is tuple and len(_grp) == 2:
+                                                _g, _o = _grp
+                                            else:
+                                                _g, _o = _grp, 1
+                                            _e = _t6
+                                            if _g is _e or _g == _e:
+                                                _n = _o + _d3
+                                                if _n:
+                                                    n3_by_cs_item_sk_cs_order_number[
+                                                        _t5
+                                                    ] = (_g if _n == 1 else (_g, _n))
+                                                else:
+                                                    del n3_by_cs_item_sk_cs_order_number[
+                                                        _t5
+                                                    ]
+                                            else:
+                                                n3_by_cs_item_sk_cs_order_number[
+                                                    _t5
+                                                ] = {_g: _o, _e: _d3}
                                         _o = n3_count_by_cs_item_sk_cs_order_number.get(
                                             _t5
                                         )
@@ -1716,7 +1763,7 @@ def _make_derived1():
                                                         v_cr_return_quantity,
                                                         v_cr_return_amount,
                                                     ), _m11 in (
-                                                        (_g12,)
+                                                        _g12.items()
                                                         if type(
                                                             (
                                                                 _g12 := self.catalog_returns_by_cs_item_sk_cs_order_number[
@@ -1727,8 +1774,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g12.items()
+                                                        is dict
+                                                        else (
+                                                            (_g12,)
+                                                            if type(_g12) is tuple
+                                                            and len(_g12) == 2
+                                                            else ((_g12, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_cs_sold_date_sk,
@@ -1737,7 +1789,7 @@ def _make_derived1():
                                                             v_cs_quantity,
                                                             v_cs_ext_sales_price,
                                                         ), _m13 in (
-                                                            (_g14,)
+                                                            _g14.items()
                                                             if type(
                                                                 (
                                                                     _g14 := self.catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
@@ -1749,8 +1801,13 @@ def _make_derived1():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g14.items()
+                                                            is dict
+                                                            else (
+                                                                (_g14,)
+                                                                if type(_g14) is tuple
+                                                                and len(_g14) == 2
+                                                                else ((_g14, 1),)
+                                                            )
                                                         ):
                                                             for (
                                                                 v_cs_item_sk,
@@ -1760,7 +1817,7 @@ def _make_derived1():
                                                                 v_i_category,
                                                                 v_i_manufact_id,
                                                             ), _m15 in (
-                                                                (_g16,)
+                                                                _g16.items()
                                                                 if type(
                                                                     (
                                                                         _g16 := self.item_by_cs_item_sk[
@@ -1768,8 +1825,14 @@ def _make_derived1():
                                                                         ]
                                                                     )
                                                                 )
-                                                                is tuple
-                                                                else _g16.items()
+                                                                is dict
+                                                                else (
+                                                                    (_g16,)
+                                                                    if type(_g16)
+                                                                    is tuple
+                                                                    and len(_g16) == 2
+                                                                    else ((_g16, 1),)
+                                                                )
                                                             ):
                                                                 _k = (
                                                                     v_d_year,
@@ -1855,28 +1918,8 @@ def _make_derived1():
                                 if _grp is None:
                                     catalog_returns_by_cs_item_sk_cs_order_number[
                                         _t1
-                                    ] = (_t2, _p)
-                                elif type(_grp) is tuple:
-                                    _e = _t2
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            catalog_returns_by_cs_item_sk_cs_order_number[
-                                                _t1
-                                            ] = (
-                                                _grp[0],
-                                                _n,
-                                            )
-                                        else:
-                                            del catalog_returns_by_cs_item_sk_cs_order_number[
-                                                _t1
-                                            ]
-                                    else:
-                                        catalog_returns_by_cs_item_sk_cs_order_number[
-                                            _t1
-                                        ] = {_grp[0]: _grp[1], _e: _p}
-                                else:
+                                    ] = (_t2 if _p == 1 else (_t2, _p))
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t2)
                                     if _o is None:
                                         _grp[_t2] = _p
@@ -1887,11 +1930,34 @@ def _make_derived1():
                                         else:
                                             del _grp[_t2]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 catalog_returns_by_cs_item_sk_cs_order_number[
                                                     _t1
-                                                ] = next(
-                                                    iter(_grp.items())
+                                                ] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t2
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            catalog_returns_by_cs_item_sk_cs_order_number[
+                                                _t1
+                                            ] = (
+                                                _g if _n == 1 else (_g, _n)
+                                            )
+                                        else:
+                                            del catalog_returns_by_cs_item_sk_cs_order_number[
+                                                _t1
+                                            ]
+                                    else:
+                                        catalog_returns_by_cs_item_sk_cs_order_number[
+                                            _t1
+                                        ] = {_g: _o, _e: _p}
                                 _o = catalog_returns_count_by_cs_item_sk_cs_order_number.get(
                                     _t1
                                 )
@@ -1973,7 +2039,7 @@ def _make_derived1():
                                                 v_cs_item_sk,
                                                 v_cs_order_number,
                                             ), _m7 in (
-                                                (_g8,)
+                                                _g8.items()
                                                 if type(
                                                     (
                                                         _g8 := self.n3_by_cs_item_sk_cs_order_number[
@@ -1984,8 +2050,13 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g8.items()
+                                                is dict
+                                                else (
+                                                    (_g8,)
+                                                    if type(_g8) is tuple
+                                                    and len(_g8) == 2
+                                                    else ((_g8, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_cs_sold_date_sk,
@@ -1994,7 +2065,7 @@ def _make_derived1():
                                                     v_cs_quantity,
                                                     v_cs_ext_sales_price,
                                                 ), _m9 in (
-                                                    (_g10,)
+                                                    _g10.items()
                                                     if type(
                                                         (
                                                             _g10 := self.catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
@@ -2006,8 +2077,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g10.items()
+                                                    is dict
+                                                    else (
+                                                        (_g10,)
+                                                        if type(_g10) is tuple
+                                                        and len(_g10) == 2
+                                                        else ((_g10, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_cs_sold_date_sk,
@@ -2032,7 +2108,7 @@ def _make_derived1():
                                                             v_i_category,
                                                             v_i_manufact_id,
                                                         ), _m13 in (
-                                                            (_g14,)
+                                                            _g14.items()
                                                             if type(
                                                                 (
                                                                     _g14 := self.item_by_cs_item_sk[
@@ -2040,8 +2116,13 @@ def _make_derived1():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g14.items()
+                                                            is dict
+                                                            else (
+                                                                (_g14,)
+                                                                if type(_g14) is tuple
+                                                                and len(_g14) == 2
+                                                                else ((_g14, 1),)
+                                                            )
                                                         ):
                                                             _k = (
                                                                 v_d_year,
@@ -2202,33 +2283,9 @@ def _make_derived1():
                                         catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
                                             _t1
                                         ] = (
-                                            _t2,
-                                            _p,
+                                            _t2 if _p == 1 else (_t2, _p)
                                         )
-                                    elif type(_grp) is tuple:
-                                        _e = _t2
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
-                                                    _t1
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
-                                                    _t1
-                                                ]
-                                        else:
-                                            catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
-                                                _t1
-                                            ] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t2)
                                         if _o is None:
                                             _grp[_t2] = _p
@@ -2239,11 +2296,37 @@ def _make_derived1():
                                             else:
                                                 del _grp[_t2]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
                                                         _t1
-                                                    ] = next(
-                                                        iter(_grp.items())
+                                                    ] = (
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t2
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
+                                                    _t1
+                                                ] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
+                                                    _t1
+                                                ]
+                                        else:
+                                            catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
+                                                _t1
+                                            ] = {
+                                                _g: _o,
+                                                _e: _p,
+                                            }
                                     _t3 = (v_cs_item_sk, v_cs_order_number)
                                     _grp = catalog_sales_cs_item_sk_cs_order_number_by_cs_sold_date_sk.get(
                                         v_cs_sold_date_sk
@@ -2302,27 +2385,9 @@ def _make_derived1():
                                         _grp = n3_by_cs_item_sk_cs_order_number.get(_t3)
                                         if _grp is None:
                                             n3_by_cs_item_sk_cs_order_number[_t3] = (
-                                                _t1,
-                                                _d5,
+                                                _t1 if _d5 == 1 else (_t1, _d5)
                                             )
-                                        elif type(_grp) is tuple:
-                                            _e = _t1
-                                            if _grp[0] is _e or _grp[0] == _e:
-                                                _o = _grp[1]
-                                                _n = _o + _d5
-                                                if _n:
-                                                    n3_by_cs_item_sk_cs_order_number[
-                                                        _t3
-                                                    ] = (_grp[0], _n)
-                                                else:
-                                                    del n3_by_cs_item_sk_cs_order_number[
-                                                        _t3
-                                                    ]
-                                            else:
-                                                n3_by_cs_item_sk_cs_order_number[
-                                                    _t3
-                                                ] = {_grp[0]: _grp[1], _e: _d5}
-                                        else:
+                                        elif type(_grp) is dict:
                                             _o = _grp.get(_t1)
                                             if _o is None:
                                                 _grp[_t1] = _d5
@@ -2333,11 +2398,32 @@ def _make_derived1():
                                                 else:
                                                     del _grp[_t1]
                                                     if len(_grp) == 1:
+                                                        ((_e, _n),) = _grp.items()
                                                         n3_by_cs_item_sk_cs_order_number[
                                                             _t3
-                                                        ] = next(
-                                                            iter(_grp.items())
+                                                        ] = (
+                                                            _e if _n == 1 else (_e, _n)
                                                         )
+                                        else:
+                                            if type(_grp) is tuple and len(_grp) == 2:
+                                                _g, _o = _grp
+                                            else:
+                                                _g, _o = _grp, 1
+                                            _e = _t1
+                                            if _g is _e or _g == _e:
+                                                _n = _o + _d5
+                                                if _n:
+                                                    n3_by_cs_item_sk_cs_order_number[
+                                                        _t3
+                                                    ] = (_g if _n == 1 else (_g, _n))
+                                                else:
+                                                    del n3_by_cs_item_sk_cs_order_number[
+                                                        _t3
+                                                    ]
+                                            else:
+                                                n3_by_cs_item_sk_cs_order_number[
+                                                    _t3
+                                                ] = {_g: _o, _e: _d5}
                                         _o = n3_count_by_cs_item_sk_cs_order_number.get(
                                             _t3
                                         )
@@ -2436,7 +2522,7 @@ def _make_derived1():
                                                         v_cr_return_quantity,
                                                         v_cr_return_amount,
                                                     ), _m10 in (
-                                                        (_g11,)
+                                                        _g11.items()
                                                         if type(
                                                             (
                                                                 _g11 := self.catalog_returns_by_cs_item_sk_cs_order_number[
@@ -2447,8 +2533,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g11.items()
+                                                        is dict
+                                                        else (
+                                                            (_g11,)
+                                                            if type(_g11) is tuple
+                                                            and len(_g11) == 2
+                                                            else ((_g11, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_cs_sold_date_sk,
@@ -2473,7 +2564,7 @@ def _make_derived1():
                                                                 v_i_category,
                                                                 v_i_manufact_id,
                                                             ), _m14 in (
-                                                                (_g15,)
+                                                                _g15.items()
                                                                 if type(
                                                                     (
                                                                         _g15 := self.item_by_cs_item_sk[
@@ -2481,8 +2572,14 @@ def _make_derived1():
                                                                         ]
                                                                     )
                                                                 )
-                                                                is tuple
-                                                                else _g15.items()
+                                                                is dict
+                                                                else (
+                                                                    (_g15,)
+                                                                    if type(_g15)
+                                                                    is tuple
+                                                                    and len(_g15) == 2
+                                                                    else ((_g15, 1),)
+                                                                )
                                                             ):
                                                                 _k = (
                                                                     v_d_year,
@@ -2605,25 +2702,10 @@ def _make_derived1():
                                     )
                                     _grp = item_by_cs_item_sk.get(v_cs_item_sk)
                                     if _grp is None:
-                                        item_by_cs_item_sk[v_cs_item_sk] = (_t1, _p)
-                                    elif type(_grp) is tuple:
-                                        _e = _t1
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                item_by_cs_item_sk[v_cs_item_sk] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del item_by_cs_item_sk[v_cs_item_sk]
-                                        else:
-                                            item_by_cs_item_sk[v_cs_item_sk] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
+                                        item_by_cs_item_sk[v_cs_item_sk] = (
+                                            _t1 if _p == 1 else (_t1, _p)
+                                        )
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t1)
                                         if _o is None:
                                             _grp[_t1] = _p
@@ -2634,9 +2716,29 @@ def _make_derived1():
                                             else:
                                                 del _grp[_t1]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     item_by_cs_item_sk[v_cs_item_sk] = (
-                                                        next(iter(_grp.items()))
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t1
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                item_by_cs_item_sk[v_cs_item_sk] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del item_by_cs_item_sk[v_cs_item_sk]
+                                        else:
+                                            item_by_cs_item_sk[v_cs_item_sk] = {
+                                                _g: _o,
+                                                _e: _p,
+                                            }
                                     _o = item_count_by_cs_item_sk.get(v_cs_item_sk)
                                     if _o is None:
                                         item_count_by_cs_item_sk[v_cs_item_sk] = _p
@@ -2680,7 +2782,7 @@ def _make_derived1():
                                                     v_cr_return_quantity,
                                                     v_cr_return_amount,
                                                 ), _m6 in (
-                                                    (_g7,)
+                                                    _g7.items()
                                                     if type(
                                                         (
                                                             _g7 := self.catalog_returns_by_cs_item_sk_cs_order_number[
@@ -2691,15 +2793,20 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g7.items()
+                                                    is dict
+                                                    else (
+                                                        (_g7,)
+                                                        if type(_g7) is tuple
+                                                        and len(_g7) == 2
+                                                        else ((_g7, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_cs_sold_date_sk,
                                                         v_cs_item_sk,
                                                         v_cs_order_number,
                                                     ), _m8 in (
-                                                        (_g9,)
+                                                        _g9.items()
                                                         if type(
                                                             (
                                                                 _g9 := self.n3_by_cs_item_sk_cs_order_number[
@@ -2710,8 +2817,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g9.items()
+                                                        is dict
+                                                        else (
+                                                            (_g9,)
+                                                            if type(_g9) is tuple
+                                                            and len(_g9) == 2
+                                                            else ((_g9, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_cs_sold_date_sk,
@@ -2720,7 +2832,7 @@ def _make_derived1():
                                                             v_cs_quantity,
                                                             v_cs_ext_sales_price,
                                                         ), _m10 in (
-                                                            (_g11,)
+                                                            _g11.items()
                                                             if type(
                                                                 (
                                                                     _g11 := self.catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
@@ -2732,8 +2844,13 @@ def _make_derived1():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g11.items()
+                                                            is dict
+                                                            else (
+                                                                (_g11,)
+                                                                if type(_g11) is tuple
+                                                                and len(_g11) == 2
+                                                                else ((_g11, 1),)
+                                                            )
                                                         ):
                                                             for (
                                                                 v_cs_sold_date_sk,
@@ -2938,28 +3055,8 @@ def _make_derived1():
                                             if _grp is None:
                                                 n3_by_cs_item_sk_cs_order_number[
                                                     _t5
-                                                ] = (_t6, _d3)
-                                            elif type(_grp) is tuple:
-                                                _e = _t6
-                                                if _grp[0] is _e or _grp[0] == _e:
-                                                    _o = _grp[1]
-                                                    _n = _o + _d3
-                                                    if _n:
-                                                        n3_by_cs_item_sk_cs_order_number[
-                                                            _t5
-                                                        ] = (
-                                                            _grp[0],
-                                                            _n,
-                                                        )
-                                                    else:
-                                                        del n3_by_cs_item_sk_cs_order_number[
-                                                            _t5
-                                                        ]
-                                                else:
-                                                    n3_by_cs_item_sk_cs_order_number[
-                                                        _t5
-                                                    ] = {_grp[0]: _grp[1], _e: _d3}
-                                            else:
+                                                ] = (_t6 if _d3 == 1 else (_t6, _d3))
+                                            elif type(_grp) is dict:
                                                 _o = _grp.get(_t6)
                                                 if _o is None:
                                                     _grp[_t6] = _d3
@@ -2970,11 +3067,39 @@ def _make_derived1():
                                                     else:
                                                         del _grp[_t6]
                                                         if len(_grp) == 1:
+                                                            ((_e, _n),) = _grp.items()
                                                             n3_by_cs_item_sk_cs_order_number[
                                                                 _t5
-                                                            ] = next(
-                                                                iter(_grp.items())
+                                                            ] = (
+                                                                _e
+                                                                if _n == 1
+                                                                else (_e, _n)
                                                             )
+                                            else:
+                                                if (
+                                                    type(_grp) is tuple
+                                                    and len(_grp) == 2
+                                                ):
+                                                    _g, _o = _grp
+                                                else:
+                                                    _g, _o = _grp, 1
+                                                _e = _t6
+                                                if _g is _e or _g == _e:
+                                                    _n = _o + _d3
+                                                    if _n:
+                                                        n3_by_cs_item_sk_cs_order_number[
+                                                            _t5
+                                                        ] = (
+                                                            _g if _n == 1 else (_g, _n)
+                                                        )
+                                                    else:
+                                                        del n3_by_cs_item_sk_cs_order_number[
+                                                            _t5
+                                                        ]
+                                                else:
+                                                    n3_by_cs_item_sk_cs_order_number[
+                                                        _t5
+                                                    ] = {_g: _o, _e: _d3}
                                             _o = n3_count_by_cs_item_sk_cs_order_number.get(
                                                 _t5
                                             )
@@ -3076,7 +3201,7 @@ def _make_derived1():
                                                             v_cr_return_quantity,
                                                             v_cr_return_amount,
                                                         ), _m11 in (
-                                                            (_g12,)
+                                                            _g12.items()
                                                             if type(
                                                                 (
                                                                     _g12 := self.catalog_returns_by_cs_item_sk_cs_order_number[
@@ -3087,8 +3212,13 @@ def _make_derived1():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g12.items()
+                                                            is dict
+                                                            else (
+                                                                (_g12,)
+                                                                if type(_g12) is tuple
+                                                                and len(_g12) == 2
+                                                                else ((_g12, 1),)
+                                                            )
                                                         ):
                                                             for (
                                                                 v_cs_sold_date_sk,
@@ -3097,7 +3227,7 @@ def _make_derived1():
                                                                 v_cs_quantity,
                                                                 v_cs_ext_sales_price,
                                                             ), _m13 in (
-                                                                (_g14,)
+                                                                _g14.items()
                                                                 if type(
                                                                     (
                                                                         _g14 := self.catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
@@ -3109,8 +3239,14 @@ def _make_derived1():
                                                                         ]
                                                                     )
                                                                 )
-                                                                is tuple
-                                                                else _g14.items()
+                                                                is dict
+                                                                else (
+                                                                    (_g14,)
+                                                                    if type(_g14)
+                                                                    is tuple
+                                                                    and len(_g14) == 2
+                                                                    else ((_g14, 1),)
+                                                                )
                                                             ):
                                                                 for (
                                                                     v_cs_item_sk,
@@ -3120,7 +3256,7 @@ def _make_derived1():
                                                                     v_i_category,
                                                                     v_i_manufact_id,
                                                                 ), _m15 in (
-                                                                    (_g16,)
+                                                                    _g16.items()
                                                                     if type(
                                                                         (
                                                                             _g16 := self.item_by_cs_item_sk[
@@ -3128,8 +3264,17 @@ def _make_derived1():
                                                                             ]
                                                                         )
                                                                     )
-                                                                    is tuple
-                                                                    else _g16.items()
+                                                                    is dict
+                                                                    else (
+                                                                        (_g16,)
+                                                                        if type(_g16)
+                                                                        is tuple
+                                                                        and len(_g16)
+                                                                        == 2
+                                                                        else (
+                                                                            (_g16, 1),
+                                                                        )
+                                                                    )
                                                                 ):
                                                                     _k = (
                                                                         v_d_year,
@@ -3272,31 +3417,8 @@ def _make_derived1():
                                     if _grp is None:
                                         catalog_returns_by_cs_item_sk_cs_order_number[
                                             _t1
-                                        ] = (_t2, _p)
-                                    elif type(_grp) is tuple:
-                                        _e = _t2
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                catalog_returns_by_cs_item_sk_cs_order_number[
-                                                    _t1
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del catalog_returns_by_cs_item_sk_cs_order_number[
-                                                    _t1
-                                                ]
-                                        else:
-                                            catalog_returns_by_cs_item_sk_cs_order_number[
-                                                _t1
-                                            ] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
+                                        ] = (_t2 if _p == 1 else (_t2, _p))
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t2)
                                         if _o is None:
                                             _grp[_t2] = _p
@@ -3307,11 +3429,37 @@ def _make_derived1():
                                             else:
                                                 del _grp[_t2]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     catalog_returns_by_cs_item_sk_cs_order_number[
                                                         _t1
-                                                    ] = next(
-                                                        iter(_grp.items())
+                                                    ] = (
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t2
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                catalog_returns_by_cs_item_sk_cs_order_number[
+                                                    _t1
+                                                ] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del catalog_returns_by_cs_item_sk_cs_order_number[
+                                                    _t1
+                                                ]
+                                        else:
+                                            catalog_returns_by_cs_item_sk_cs_order_number[
+                                                _t1
+                                            ] = {
+                                                _g: _o,
+                                                _e: _p,
+                                            }
                                     _o = catalog_returns_count_by_cs_item_sk_cs_order_number.get(
                                         _t1
                                     )
@@ -3397,7 +3545,7 @@ def _make_derived1():
                                                     v_cs_item_sk,
                                                     v_cs_order_number,
                                                 ), _m7 in (
-                                                    (_g8,)
+                                                    _g8.items()
                                                     if type(
                                                         (
                                                             _g8 := self.n3_by_cs_item_sk_cs_order_number[
@@ -3408,8 +3556,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g8.items()
+                                                    is dict
+                                                    else (
+                                                        (_g8,)
+                                                        if type(_g8) is tuple
+                                                        and len(_g8) == 2
+                                                        else ((_g8, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_cs_sold_date_sk,
@@ -3418,7 +3571,7 @@ def _make_derived1():
                                                         v_cs_quantity,
                                                         v_cs_ext_sales_price,
                                                     ), _m9 in (
-                                                        (_g10,)
+                                                        _g10.items()
                                                         if type(
                                                             (
                                                                 _g10 := self.catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
@@ -3430,8 +3583,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g10.items()
+                                                        is dict
+                                                        else (
+                                                            (_g10,)
+                                                            if type(_g10) is tuple
+                                                            and len(_g10) == 2
+                                                            else ((_g10, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_cs_sold_date_sk,
@@ -3456,7 +3614,7 @@ def _make_derived1():
                                                                 v_i_category,
                                                                 v_i_manufact_id,
                                                             ), _m13 in (
-                                                                (_g14,)
+                                                                _g14.items()
                                                                 if type(
                                                                     (
                                                                         _g14 := self.item_by_cs_item_sk[
@@ -3464,8 +3622,14 @@ def _make_derived1():
                                                                         ]
                                                                     )
                                                                 )
-                                                                is tuple
-                                                                else _g14.items()
+                                                                is dict
+                                                                else (
+                                                                    (_g14,)
+                                                                    if type(_g14)
+                                                                    is tuple
+                                                                    and len(_g14) == 2
+                                                                    else ((_g14, 1),)
+                                                                )
                                                             ):
                                                                 _k = (
                                                                     v_d_year,
@@ -3794,18 +3958,22 @@ def _make_derived1():
                         def _entry(group, entry, default=None):
                             """The payload of `entry` in an index group (None: no group), `default`
                             if absent. A group of one entry is kept inline as the pair (entry,
-                            payload): a dict per near-unique key would cost ~200 bytes and a
+                            payload), or as the bare entry when its count is 1 and entries are not
+                            pairs: a dict per near-unique key would cost ~200 bytes and a
                             container the cyclic GC tracks; several entries are a dict.
                             """
                             if group is None:
                                 return default
-                            if type(group) is tuple:
+                            if type(group) is dict:
+                                return group.get(entry, default)
+                            if type(group) is tuple and len(group) == 2:
                                 return (
                                     group[1]
                                     if group[0] is entry or group[0] == entry
                                     else default
                                 )
-                            return group.get(entry, default)
+                            # a bare entry of count 1 (an index whose entries cannot be pairs)
+                            return 1 if group is entry or group == entry else default
 
                         _ZERO = 0  # the payload of an absent tuple
 
@@ -3917,7 +4085,7 @@ def _make_derived1():
                                 }
                                 COLUMNS = ("k1", "k2")
                                 QUERY_ID = "02a478202f2f14b5"
-                                LAYOUT_ID = "5c6612bd2b0e1d39"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "59e1d5b482a5db8b"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -4419,7 +4587,7 @@ def _make_derived1():
                                 "catalog_returns__cr_return_amount",
                             )
                             QUERY_ID = "855426169fab0547"
-                            LAYOUT_ID = "3147ff12c72020dc"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "f7edd3359d84a143"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -4481,7 +4649,21 @@ def _make_derived1():
                                 if self.sub_exists_1._changes:
                                     self._on_exists_1(self.sub_exists_1._changes)
                                 if self._pending:
+                                    first = (
+                                        self._changes
+                                    )  # the row of an empty database, if any
                                     self._flush()
+                                    if (
+                                        first
+                                    ):  # the inner views' rows changed it: report the net change
+                                        net = {}
+                                        for row, change in first + self._changes:
+                                            net[row] = net.get(row, 0) + change
+                                        self._changes = [
+                                            (row, change)
+                                            for row, change in net.items()
+                                            if change
+                                        ]
 
                             def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
@@ -4722,28 +4904,8 @@ def _make_derived1():
                                     if _grp is None:
                                         catalog_sales_by_cs_sold_date_sk_cs_item_sk[
                                             _t1
-                                        ] = (_t2, _p)
-                                    elif type(_grp) is tuple:
-                                        _e = _t2
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                catalog_sales_by_cs_sold_date_sk_cs_item_sk[
-                                                    _t1
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del catalog_sales_by_cs_sold_date_sk_cs_item_sk[
-                                                    _t1
-                                                ]
-                                        else:
-                                            catalog_sales_by_cs_sold_date_sk_cs_item_sk[
-                                                _t1
-                                            ] = {_grp[0]: _grp[1], _e: _p}
-                                    else:
+                                        ] = (_t2 if _p == 1 else (_t2, _p))
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t2)
                                         if _o is None:
                                             _grp[_t2] = _p
@@ -4754,11 +4916,34 @@ def _make_derived1():
                                             else:
                                                 del _grp[_t2]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     catalog_sales_by_cs_sold_date_sk_cs_item_sk[
                                                         _t1
-                                                    ] = next(
-                                                        iter(_grp.items())
+                                                    ] = (
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t2
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                catalog_sales_by_cs_sold_date_sk_cs_item_sk[
+                                                    _t1
+                                                ] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del catalog_sales_by_cs_sold_date_sk_cs_item_sk[
+                                                    _t1
+                                                ]
+                                        else:
+                                            catalog_sales_by_cs_sold_date_sk_cs_item_sk[
+                                                _t1
+                                            ] = {_g: _o, _e: _p}
                                     _grp = (
                                         catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(
                                             v_cs_sold_date_sk
@@ -4767,28 +4952,12 @@ def _make_derived1():
                                     if _grp is None:
                                         catalog_sales_cs_item_sk_by_cs_sold_date_sk[
                                             v_cs_sold_date_sk
-                                        ] = (v_cs_item_sk, _p)
-                                    elif type(_grp) is tuple:
-                                        _e = v_cs_item_sk
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                catalog_sales_cs_item_sk_by_cs_sold_date_sk[
-                                                    v_cs_sold_date_sk
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
-                                                    v_cs_sold_date_sk
-                                                ]
-                                        else:
-                                            catalog_sales_cs_item_sk_by_cs_sold_date_sk[
-                                                v_cs_sold_date_sk
-                                            ] = {_grp[0]: _grp[1], _e: _p}
-                                    else:
+                                        ] = (
+                                            v_cs_item_sk
+                                            if _p == 1
+                                            else (v_cs_item_sk, _p)
+                                        )
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(v_cs_item_sk)
                                         if _o is None:
                                             _grp[v_cs_item_sk] = _p
@@ -4799,11 +4968,34 @@ def _make_derived1():
                                             else:
                                                 del _grp[v_cs_item_sk]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     catalog_sales_cs_item_sk_by_cs_sold_date_sk[
                                                         v_cs_sold_date_sk
-                                                    ] = next(
-                                                        iter(_grp.items())
+                                                    ] = (
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = v_cs_item_sk
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                                    v_cs_sold_date_sk
+                                                ] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                                    v_cs_sold_date_sk
+                                                ]
+                                        else:
+                                            catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                                v_cs_sold_date_sk
+                                            ] = {_g: _o, _e: _p}
                                     _w3 = date_dim_count_by_cs_sold_date_sk.get(
                                         v_cs_sold_date_sk
                                     )
@@ -4890,7 +5082,7 @@ def _make_derived1():
                                                         v_i_category,
                                                         v_i_manufact_id,
                                                     ), _m9 in (
-                                                        (_g10,)
+                                                        _g10.items()
                                                         if type(
                                                             (
                                                                 _g10 := self.item_by_cs_item_sk[
@@ -4898,8 +5090,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g10.items()
+                                                        is dict
+                                                        else (
+                                                            (_g10,)
+                                                            if type(_g10) is tuple
+                                                            and len(_g10) == 2
+                                                            else ((_g10, 1),)
+                                                        )
                                                     ):
                                                         _k = (
                                                             v_d_year,
@@ -4960,25 +5157,10 @@ def _make_derived1():
                                 )
                                 _grp = item_by_cs_item_sk.get(v_cs_item_sk)
                                 if _grp is None:
-                                    item_by_cs_item_sk[v_cs_item_sk] = (_t1, _p)
-                                elif type(_grp) is tuple:
-                                    _e = _t1
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            item_by_cs_item_sk[v_cs_item_sk] = (
-                                                _grp[0],
-                                                _n,
-                                            )
-                                        else:
-                                            del item_by_cs_item_sk[v_cs_item_sk]
-                                    else:
-                                        item_by_cs_item_sk[v_cs_item_sk] = {
-                                            _grp[0]: _grp[1],
-                                            _e: _p,
-                                        }
-                                else:
+                                    item_by_cs_item_sk[v_cs_item_sk] = (
+                                        _t1 if _p == 1 else (_t1, _p)
+                                    )
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t1)
                                     if _o is None:
                                         _grp[_t1] = _p
@@ -4989,9 +5171,29 @@ def _make_derived1():
                                         else:
                                             del _grp[_t1]
                                             if len(_grp) == 1:
-                                                item_by_cs_item_sk[v_cs_item_sk] = next(
-                                                    iter(_grp.items())
+                                                ((_e, _n),) = _grp.items()
+                                                item_by_cs_item_sk[v_cs_item_sk] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t1
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            item_by_cs_item_sk[v_cs_item_sk] = (
+                                                _g if _n == 1 else (_g, _n)
+                                            )
+                                        else:
+                                            del item_by_cs_item_sk[v_cs_item_sk]
+                                    else:
+                                        item_by_cs_item_sk[v_cs_item_sk] = {
+                                            _g: _o,
+                                            _e: _p,
+                                        }
                                 _o = item_count_by_cs_item_sk.get(v_cs_item_sk)
                                 if _o is None:
                                     item_count_by_cs_item_sk[v_cs_item_sk] = _p
@@ -5032,7 +5234,7 @@ def _make_derived1():
                                                 v_cs_quantity,
                                                 v_cs_ext_sales_price,
                                             ), _m6 in (
-                                                (_g7,)
+                                                _g7.items()
                                                 if type(
                                                     (
                                                         _g7 := self.catalog_sales_by_cs_sold_date_sk_cs_item_sk[
@@ -5043,8 +5245,13 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g7.items()
+                                                is dict
+                                                else (
+                                                    (_g7,)
+                                                    if type(_g7) is tuple
+                                                    and len(_g7) == 2
+                                                    else ((_g7, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_cs_sold_date_sk,
@@ -5175,9 +5382,15 @@ def _make_derived1():
                                 _g4 = catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(
                                     v_cs_sold_date_sk
                                 )
-                                if _g4:
+                                if _g4 is not None:
                                     for v_cs_item_sk, _w2 in (
-                                        (_g4,) if type(_g4) is tuple else _g4.items()
+                                        _g4.items()
+                                        if type(_g4) is dict
+                                        else (
+                                            (_g4,)
+                                            if type(_g4) is tuple and len(_g4) == 2
+                                            else ((_g4, 1),)
+                                        )
                                     ):
                                         _d3 = _p * _w2
                                         _t5 = (v_cs_sold_date_sk, v_cs_item_sk)
@@ -5245,7 +5458,7 @@ def _make_derived1():
                                                     v_cs_quantity,
                                                     v_cs_ext_sales_price,
                                                 ), _m8 in (
-                                                    (_g9,)
+                                                    _g9.items()
                                                     if type(
                                                         (
                                                             _g9 := self.catalog_sales_by_cs_sold_date_sk_cs_item_sk[
@@ -5256,8 +5469,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g9.items()
+                                                    is dict
+                                                    else (
+                                                        (_g9,)
+                                                        if type(_g9) is tuple
+                                                        and len(_g9) == 2
+                                                        else ((_g9, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_cs_item_sk,
@@ -5267,7 +5485,7 @@ def _make_derived1():
                                                         v_i_category,
                                                         v_i_manufact_id,
                                                     ), _m10 in (
-                                                        (_g11,)
+                                                        _g11.items()
                                                         if type(
                                                             (
                                                                 _g11 := self.item_by_cs_item_sk[
@@ -5275,8 +5493,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g11.items()
+                                                        is dict
+                                                        else (
+                                                            (_g11,)
+                                                            if type(_g11) is tuple
+                                                            and len(_g11) == 2
+                                                            else ((_g11, 1),)
+                                                        )
                                                     ):
                                                         _k = (
                                                             v_d_year,
@@ -5411,25 +5634,10 @@ def _make_derived1():
                                     )
                                     _grp = item_by_cs_item_sk.get(v_cs_item_sk)
                                     if _grp is None:
-                                        item_by_cs_item_sk[v_cs_item_sk] = (_t1, _p)
-                                    elif type(_grp) is tuple:
-                                        _e = _t1
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                item_by_cs_item_sk[v_cs_item_sk] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del item_by_cs_item_sk[v_cs_item_sk]
-                                        else:
-                                            item_by_cs_item_sk[v_cs_item_sk] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
+                                        item_by_cs_item_sk[v_cs_item_sk] = (
+                                            _t1 if _p == 1 else (_t1, _p)
+                                        )
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t1)
                                         if _o is None:
                                             _grp[_t1] = _p
@@ -5440,9 +5648,29 @@ def _make_derived1():
                                             else:
                                                 del _grp[_t1]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     item_by_cs_item_sk[v_cs_item_sk] = (
-                                                        next(iter(_grp.items()))
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t1
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                item_by_cs_item_sk[v_cs_item_sk] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del item_by_cs_item_sk[v_cs_item_sk]
+                                        else:
+                                            item_by_cs_item_sk[v_cs_item_sk] = {
+                                                _g: _o,
+                                                _e: _p,
+                                            }
                                     _o = item_count_by_cs_item_sk.get(v_cs_item_sk)
                                     if _o is None:
                                         item_count_by_cs_item_sk[v_cs_item_sk] = _p
@@ -5486,7 +5714,7 @@ def _make_derived1():
                                                     v_cs_quantity,
                                                     v_cs_ext_sales_price,
                                                 ), _m6 in (
-                                                    (_g7,)
+                                                    _g7.items()
                                                     if type(
                                                         (
                                                             _g7 := self.catalog_sales_by_cs_sold_date_sk_cs_item_sk[
@@ -5497,8 +5725,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g7.items()
+                                                    is dict
+                                                    else (
+                                                        (_g7,)
+                                                        if type(_g7) is tuple
+                                                        and len(_g7) == 2
+                                                        else ((_g7, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_cs_sold_date_sk,
@@ -5672,11 +5905,15 @@ def _make_derived1():
                                             v_cs_sold_date_sk
                                         )
                                     )
-                                    if _g4:
+                                    if _g4 is not None:
                                         for v_cs_item_sk, _w2 in (
-                                            (_g4,)
-                                            if type(_g4) is tuple
-                                            else _g4.items()
+                                            _g4.items()
+                                            if type(_g4) is dict
+                                            else (
+                                                (_g4,)
+                                                if type(_g4) is tuple and len(_g4) == 2
+                                                else ((_g4, 1),)
+                                            )
                                         ):
                                             _d3 = _p * _w2
                                             _t5 = (v_cs_sold_date_sk, v_cs_item_sk)
@@ -5756,7 +5993,7 @@ def _make_derived1():
                                                         v_cs_quantity,
                                                         v_cs_ext_sales_price,
                                                     ), _m8 in (
-                                                        (_g9,)
+                                                        _g9.items()
                                                         if type(
                                                             (
                                                                 _g9 := self.catalog_sales_by_cs_sold_date_sk_cs_item_sk[
@@ -5767,8 +6004,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g9.items()
+                                                        is dict
+                                                        else (
+                                                            (_g9,)
+                                                            if type(_g9) is tuple
+                                                            and len(_g9) == 2
+                                                            else ((_g9, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_cs_item_sk,
@@ -5778,7 +6020,7 @@ def _make_derived1():
                                                             v_i_category,
                                                             v_i_manufact_id,
                                                         ), _m10 in (
-                                                            (_g11,)
+                                                            _g11.items()
                                                             if type(
                                                                 (
                                                                     _g11 := self.item_by_cs_item_sk[
@@ -5786,8 +6028,13 @@ def _make_derived1():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g11.items()
+                                                            is dict
+                                                            else (
+                                                                (_g11,)
+                                                                if type(_g11) is tuple
+                                                                and len(_g11) == 2
+                                                                else ((_g11, 1),)
+                                                            )
                                                         ):
                                                             _k = (
                                                                 v_d_year,
@@ -5873,27 +6120,9 @@ def _make_derived1():
                                 )
                                 if _grp is None:
                                     catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1] = (
-                                        _t2,
-                                        _p,
+                                        _t2 if _p == 1 else (_t2, _p)
                                     )
-                                elif type(_grp) is tuple:
-                                    _e = _t2
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            catalog_sales_by_cs_sold_date_sk_cs_item_sk[
-                                                _t1
-                                            ] = (_grp[0], _n)
-                                        else:
-                                            del catalog_sales_by_cs_sold_date_sk_cs_item_sk[
-                                                _t1
-                                            ]
-                                    else:
-                                        catalog_sales_by_cs_sold_date_sk_cs_item_sk[
-                                            _t1
-                                        ] = {_grp[0]: _grp[1], _e: _p}
-                                else:
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t2)
                                     if _o is None:
                                         _grp[_t2] = _p
@@ -5904,36 +6133,42 @@ def _make_derived1():
                                         else:
                                             del _grp[_t2]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 catalog_sales_by_cs_sold_date_sk_cs_item_sk[
                                                     _t1
-                                                ] = next(
-                                                    iter(_grp.items())
+                                                ] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t2
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            catalog_sales_by_cs_sold_date_sk_cs_item_sk[
+                                                _t1
+                                            ] = (_g if _n == 1 else (_g, _n))
+                                        else:
+                                            del catalog_sales_by_cs_sold_date_sk_cs_item_sk[
+                                                _t1
+                                            ]
+                                    else:
+                                        catalog_sales_by_cs_sold_date_sk_cs_item_sk[
+                                            _t1
+                                        ] = {_g: _o, _e: _p}
                                 _grp = catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(
                                     v_cs_sold_date_sk
                                 )
                                 if _grp is None:
                                     catalog_sales_cs_item_sk_by_cs_sold_date_sk[
                                         v_cs_sold_date_sk
-                                    ] = (v_cs_item_sk, _p)
-                                elif type(_grp) is tuple:
-                                    _e = v_cs_item_sk
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            catalog_sales_cs_item_sk_by_cs_sold_date_sk[
-                                                v_cs_sold_date_sk
-                                            ] = (_grp[0], _n)
-                                        else:
-                                            del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
-                                                v_cs_sold_date_sk
-                                            ]
-                                    else:
-                                        catalog_sales_cs_item_sk_by_cs_sold_date_sk[
-                                            v_cs_sold_date_sk
-                                        ] = {_grp[0]: _grp[1], _e: _p}
-                                else:
+                                    ] = (
+                                        v_cs_item_sk if _p == 1 else (v_cs_item_sk, _p)
+                                    )
+                                elif type(_grp) is dict:
                                     _o = _grp.get(v_cs_item_sk)
                                     if _o is None:
                                         _grp[v_cs_item_sk] = _p
@@ -5944,11 +6179,32 @@ def _make_derived1():
                                         else:
                                             del _grp[v_cs_item_sk]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 catalog_sales_cs_item_sk_by_cs_sold_date_sk[
                                                     v_cs_sold_date_sk
-                                                ] = next(
-                                                    iter(_grp.items())
+                                                ] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = v_cs_item_sk
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                                v_cs_sold_date_sk
+                                            ] = (_g if _n == 1 else (_g, _n))
+                                        else:
+                                            del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                                v_cs_sold_date_sk
+                                            ]
+                                    else:
+                                        catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ] = {_g: _o, _e: _p}
                                 _w3 = date_dim_count_by_cs_sold_date_sk.get(
                                     v_cs_sold_date_sk
                                 )
@@ -6030,7 +6286,7 @@ def _make_derived1():
                                                     v_i_category,
                                                     v_i_manufact_id,
                                                 ), _m9 in (
-                                                    (_g10,)
+                                                    _g10.items()
                                                     if type(
                                                         (
                                                             _g10 := self.item_by_cs_item_sk[
@@ -6038,8 +6294,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g10.items()
+                                                    is dict
+                                                    else (
+                                                        (_g10,)
+                                                        if type(_g10) is tuple
+                                                        and len(_g10) == 2
+                                                        else ((_g10, 1),)
+                                                    )
                                                 ):
                                                     _k = (
                                                         v_d_year,
@@ -6524,7 +6785,7 @@ def _make_derived1():
                         "sales_amt",
                     )
                     QUERY_ID = "4c48843592c036c7"
-                    LAYOUT_ID = "f233842a32cd127b"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "66df61262ed2b08e"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -6553,7 +6814,21 @@ def _make_derived1():
                         for sub_row, change in self.sub_derived1._changes:
                             self._apply_derived1(sub_row, change)
                         if self._pending:
+                            first = (
+                                self._changes
+                            )  # the row of an empty database, if any
                             self._flush()
+                            if (
+                                first
+                            ):  # the inner views' rows changed it: report the net change
+                                net = {}
+                                for row, change in first + self._changes:
+                                    net[row] = net.get(row, 0) + change
+                                self._changes = [
+                                    (row, change)
+                                    for row, change in net.items()
+                                    if change
+                                ]
 
                     def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
@@ -7112,18 +7387,22 @@ def _make_derived1():
                         def _entry(group, entry, default=None):
                             """The payload of `entry` in an index group (None: no group), `default`
                             if absent. A group of one entry is kept inline as the pair (entry,
-                            payload): a dict per near-unique key would cost ~200 bytes and a
+                            payload), or as the bare entry when its count is 1 and entries are not
+                            pairs: a dict per near-unique key would cost ~200 bytes and a
                             container the cyclic GC tracks; several entries are a dict.
                             """
                             if group is None:
                                 return default
-                            if type(group) is tuple:
+                            if type(group) is dict:
+                                return group.get(entry, default)
+                            if type(group) is tuple and len(group) == 2:
                                 return (
                                     group[1]
                                     if group[0] is entry or group[0] == entry
                                     else default
                                 )
-                            return group.get(entry, default)
+                            # a bare entry of count 1 (an index whose entries cannot be pairs)
+                            return 1 if group is entry or group == entry else default
 
                         _ZERO = 0  # the payload of an absent tuple
 
@@ -7271,7 +7550,7 @@ def _make_derived1():
                                 "store_returns__sr_return_amt",
                             )
                             QUERY_ID = "4446f7b7ed84a5cc"
-                            LAYOUT_ID = "4692a9af73f228c7"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "9e9da54ca6cb77fa"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -7555,33 +7834,9 @@ def _make_derived1():
                                         store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
                                             _t1
                                         ] = (
-                                            _t2,
-                                            _p,
+                                            _t2 if _p == 1 else (_t2, _p)
                                         )
-                                    elif type(_grp) is tuple:
-                                        _e = _t2
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
-                                                    _t1
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
-                                                    _t1
-                                                ]
-                                        else:
-                                            store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
-                                                _t1
-                                            ] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t2)
                                         if _o is None:
                                             _grp[_t2] = _p
@@ -7592,11 +7847,37 @@ def _make_derived1():
                                             else:
                                                 del _grp[_t2]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
                                                         _t1
-                                                    ] = next(
-                                                        iter(_grp.items())
+                                                    ] = (
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t2
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
+                                                    _t1
+                                                ] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
+                                                    _t1
+                                                ]
+                                        else:
+                                            store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
+                                                _t1
+                                            ] = {
+                                                _g: _o,
+                                                _e: _p,
+                                            }
                                     _t3 = (v_ss_item_sk, v_ss_ticket_number)
                                     _grp = store_sales_ss_item_sk_ss_ticket_number_by_ss_sold_date_sk.get(
                                         v_ss_sold_date_sk
@@ -7657,27 +7938,9 @@ def _make_derived1():
                                         )
                                         if _grp is None:
                                             n3_by_ss_item_sk_ss_ticket_number[_t3] = (
-                                                _t1,
-                                                _d5,
+                                                _t1 if _d5 == 1 else (_t1, _d5)
                                             )
-                                        elif type(_grp) is tuple:
-                                            _e = _t1
-                                            if _grp[0] is _e or _grp[0] == _e:
-                                                _o = _grp[1]
-                                                _n = _o + _d5
-                                                if _n:
-                                                    n3_by_ss_item_sk_ss_ticket_number[
-                                                        _t3
-                                                    ] = (_grp[0], _n)
-                                                else:
-                                                    del n3_by_ss_item_sk_ss_ticket_number[
-                                                        _t3
-                                                    ]
-                                            else:
-                                                n3_by_ss_item_sk_ss_ticket_number[
-                                                    _t3
-                                                ] = {_grp[0]: _grp[1], _e: _d5}
-                                        else:
+                                        elif type(_grp) is dict:
                                             _o = _grp.get(_t1)
                                             if _o is None:
                                                 _grp[_t1] = _d5
@@ -7688,11 +7951,32 @@ def _make_derived1():
                                                 else:
                                                     del _grp[_t1]
                                                     if len(_grp) == 1:
+                                                        ((_e, _n),) = _grp.items()
                                                         n3_by_ss_item_sk_ss_ticket_number[
                                                             _t3
-                                                        ] = next(
-                                                            iter(_grp.items())
+                                                        ] = (
+                                                            _e if _n == 1 else (_e, _n)
                                                         )
+                                        else:
+                                            if type(_grp) is tuple and len(_grp) == 2:
+                                                _g, _o = _grp
+                                            else:
+                                                _g, _o = _grp, 1
+                                            _e = _t1
+                                            if _g is _e or _g == _e:
+                                                _n = _o + _d5
+                                                if _n:
+                                                    n3_by_ss_item_sk_ss_ticket_number[
+                                                        _t3
+                                                    ] = (_g if _n == 1 else (_g, _n))
+                                                else:
+                                                    del n3_by_ss_item_sk_ss_ticket_number[
+                                                        _t3
+                                                    ]
+                                            else:
+                                                n3_by_ss_item_sk_ss_ticket_number[
+                                                    _t3
+                                                ] = {_g: _o, _e: _d5}
                                         _o = (
                                             n3_count_by_ss_item_sk_ss_ticket_number.get(
                                                 _t3
@@ -7793,7 +8077,7 @@ def _make_derived1():
                                                         v_sr_return_quantity,
                                                         v_sr_return_amt,
                                                     ), _m10 in (
-                                                        (_g11,)
+                                                        _g11.items()
                                                         if type(
                                                             (
                                                                 _g11 := self.store_returns_by_ss_item_sk_ss_ticket_number[
@@ -7804,8 +8088,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g11.items()
+                                                        is dict
+                                                        else (
+                                                            (_g11,)
+                                                            if type(_g11) is tuple
+                                                            and len(_g11) == 2
+                                                            else ((_g11, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_ss_sold_date_sk,
@@ -7830,7 +8119,7 @@ def _make_derived1():
                                                                 v_i_category,
                                                                 v_i_manufact_id,
                                                             ), _m14 in (
-                                                                (_g15,)
+                                                                _g15.items()
                                                                 if type(
                                                                     (
                                                                         _g15 := self.item_by_ss_item_sk[
@@ -7838,8 +8127,14 @@ def _make_derived1():
                                                                         ]
                                                                     )
                                                                 )
-                                                                is tuple
-                                                                else _g15.items()
+                                                                is dict
+                                                                else (
+                                                                    (_g15,)
+                                                                    if type(_g15)
+                                                                    is tuple
+                                                                    and len(_g15) == 2
+                                                                    else ((_g15, 1),)
+                                                                )
                                                             ):
                                                                 _k = (
                                                                     v_d_year,
@@ -7905,25 +8200,10 @@ def _make_derived1():
                                 )
                                 _grp = item_by_ss_item_sk.get(v_ss_item_sk)
                                 if _grp is None:
-                                    item_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
-                                elif type(_grp) is tuple:
-                                    _e = _t1
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            item_by_ss_item_sk[v_ss_item_sk] = (
-                                                _grp[0],
-                                                _n,
-                                            )
-                                        else:
-                                            del item_by_ss_item_sk[v_ss_item_sk]
-                                    else:
-                                        item_by_ss_item_sk[v_ss_item_sk] = {
-                                            _grp[0]: _grp[1],
-                                            _e: _p,
-                                        }
-                                else:
+                                    item_by_ss_item_sk[v_ss_item_sk] = (
+                                        _t1 if _p == 1 else (_t1, _p)
+                                    )
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t1)
                                     if _o is None:
                                         _grp[_t1] = _p
@@ -7934,9 +8214,29 @@ def _make_derived1():
                                         else:
                                             del _grp[_t1]
                                             if len(_grp) == 1:
-                                                item_by_ss_item_sk[v_ss_item_sk] = next(
-                                                    iter(_grp.items())
+                                                ((_e, _n),) = _grp.items()
+                                                item_by_ss_item_sk[v_ss_item_sk] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t1
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            item_by_ss_item_sk[v_ss_item_sk] = (
+                                                _g if _n == 1 else (_g, _n)
+                                            )
+                                        else:
+                                            del item_by_ss_item_sk[v_ss_item_sk]
+                                    else:
+                                        item_by_ss_item_sk[v_ss_item_sk] = {
+                                            _g: _o,
+                                            _e: _p,
+                                        }
                                 _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
                                 if _o is None:
                                     item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -7977,7 +8277,7 @@ def _make_derived1():
                                                 v_sr_return_quantity,
                                                 v_sr_return_amt,
                                             ), _m6 in (
-                                                (_g7,)
+                                                _g7.items()
                                                 if type(
                                                     (
                                                         _g7 := self.store_returns_by_ss_item_sk_ss_ticket_number[
@@ -7988,15 +8288,20 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g7.items()
+                                                is dict
+                                                else (
+                                                    (_g7,)
+                                                    if type(_g7) is tuple
+                                                    and len(_g7) == 2
+                                                    else ((_g7, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_ss_sold_date_sk,
                                                     v_ss_item_sk,
                                                     v_ss_ticket_number,
                                                 ), _m8 in (
-                                                    (_g9,)
+                                                    _g9.items()
                                                     if type(
                                                         (
                                                             _g9 := self.n3_by_ss_item_sk_ss_ticket_number[
@@ -8007,8 +8312,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g9.items()
+                                                    is dict
+                                                    else (
+                                                        (_g9,)
+                                                        if type(_g9) is tuple
+                                                        and len(_g9) == 2
+                                                        else ((_g9, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_ss_sold_date_sk,
@@ -8017,7 +8327,7 @@ def _make_derived1():
                                                         v_ss_quantity,
                                                         v_ss_ext_sales_price,
                                                     ), _m10 in (
-                                                        (_g11,)
+                                                        _g11.items()
                                                         if type(
                                                             (
                                                                 _g11 := self.store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
@@ -8029,8 +8339,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g11.items()
+                                                        is dict
+                                                        else (
+                                                            (_g11,)
+                                                            if type(_g11) is tuple
+                                                            and len(_g11) == 2
+                                                            else ((_g11, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_ss_sold_date_sk,
@@ -8188,27 +8503,9 @@ def _make_derived1():
                                         )
                                         if _grp is None:
                                             n3_by_ss_item_sk_ss_ticket_number[_t5] = (
-                                                _t6,
-                                                _d3,
+                                                _t6 if _d3 == 1 else (_t6, _d3)
                                             )
-                                        elif type(_grp) is tuple:
-                                            _e = _t6
-                                            if _grp[0] is _e or _grp[0] == _e:
-                                                _o = _grp[1]
-                                                _n = _o + _d3
-                                                if _n:
-                                                    n3_by_ss_item_sk_ss_ticket_number[
-                                                        _t5
-                                                    ] = (_grp[0], _n)
-                                                else:
-                                                    del n3_by_ss_item_sk_ss_ticket_number[
-                                                        _t5
-                                                    ]
-                                            else:
-                                                n3_by_ss_item_sk_ss_ticket_number[
-                                                    _t5
-                                                ] = {_grp[0]: _grp[1], _e: _d3}
-                                        else:
+                                        elif type(_grp) is dict:
                                             _o = _grp.get(_t6)
                                             if _o is None:
                                                 _grp[_t6] = _d3
@@ -8219,11 +8516,32 @@ def _make_derived1():
                                                 else:
                                                     del _grp[_t6]
                                                     if len(_grp) == 1:
+                                                        ((_e, _n),) = _grp.items()
                                                         n3_by_ss_item_sk_ss_ticket_number[
                                                             _t5
-                                                        ] = next(
-                                                            iter(_grp.items())
+                                                        ] = (
+                                                            _e if _n == 1 else (_e, _n)
                                                         )
+                                        else:
+                                            if type(_grp) is tuple and len(_grp) == 2:
+                                                _g, _o = _grp
+                                            else:
+                                                _g, _o = _grp, 1
+                                            _e = _t6
+                                            if _g is _e or _g == _e:
+                                                _n = _o + _d3
+                                                if _n:
+                                                    n3_by_ss_item_sk_ss_ticket_number[
+                                                        _t5
+                                                    ] = (_g if _n == 1 else (_g, _n))
+                                                else:
+                                                    del n3_by_ss_item_sk_ss_ticket_number[
+                                                        _t5
+                                                    ]
+                                            else:
+                                                n3_by_ss_item_sk_ss_ticket_number[
+                                                    _t5
+                                                ] = {_g: _o, _e: _d3}
                                         _o = (
                                             n3_count_by_ss_item_sk_ss_ticket_number.get(
                                                 _t5
@@ -8324,7 +8642,7 @@ def _make_derived1():
                                                         v_sr_return_quantity,
                                                         v_sr_return_amt,
                                                     ), _m11 in (
-                                                        (_g12,)
+                                                        _g12.items()
                                                         if type(
                                                             (
                                                                 _g12 := self.store_returns_by_ss_item_sk_ss_ticket_number[
@@ -8335,8 +8653,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g12.items()
+                                                        is dict
+                                                        else (
+                                                            (_g12,)
+                                                            if type(_g12) is tuple
+                                                            and len(_g12) == 2
+                                                            else ((_g12, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_ss_sold_date_sk,
@@ -8345,7 +8668,7 @@ def _make_derived1():
                                                             v_ss_quantity,
                                                             v_ss_ext_sales_price,
                                                         ), _m13 in (
-                                                            (_g14,)
+                                                            _g14.items()
                                                             if type(
                                                                 (
                                                                     _g14 := self.store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
@@ -8357,8 +8680,13 @@ def _make_derived1():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g14.items()
+                                                            is dict
+                                                            else (
+                                                                (_g14,)
+                                                                if type(_g14) is tuple
+                                                                and len(_g14) == 2
+                                                                else ((_g14, 1),)
+                                                            )
                                                         ):
                                                             for (
                                                                 v_ss_item_sk,
@@ -8368,7 +8696,7 @@ def _make_derived1():
                                                                 v_i_category,
                                                                 v_i_manufact_id,
                                                             ), _m15 in (
-                                                                (_g16,)
+                                                                _g16.items()
                                                                 if type(
                                                                     (
                                                                         _g16 := self.item_by_ss_item_sk[
@@ -8376,8 +8704,14 @@ def _make_derived1():
                                                                         ]
                                                                     )
                                                                 )
-                                                                is tuple
-                                                                else _g16.items()
+                                                                is dict
+                                                                else (
+                                                                    (_g16,)
+                                                                    if type(_g16)
+                                                                    is tuple
+                                                                    and len(_g16) == 2
+                                                                    else ((_g16, 1),)
+                                                                )
                                                             ):
                                                                 _k = (
                                                                     v_d_year,
@@ -8461,28 +8795,8 @@ def _make_derived1():
                                 if _grp is None:
                                     store_returns_by_ss_item_sk_ss_ticket_number[
                                         _t1
-                                    ] = (_t2, _p)
-                                elif type(_grp) is tuple:
-                                    _e = _t2
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            store_returns_by_ss_item_sk_ss_ticket_number[
-                                                _t1
-                                            ] = (
-                                                _grp[0],
-                                                _n,
-                                            )
-                                        else:
-                                            del store_returns_by_ss_item_sk_ss_ticket_number[
-                                                _t1
-                                            ]
-                                    else:
-                                        store_returns_by_ss_item_sk_ss_ticket_number[
-                                            _t1
-                                        ] = {_grp[0]: _grp[1], _e: _p}
-                                else:
+                                    ] = (_t2 if _p == 1 else (_t2, _p))
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t2)
                                     if _o is None:
                                         _grp[_t2] = _p
@@ -8493,11 +8807,34 @@ def _make_derived1():
                                         else:
                                             del _grp[_t2]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 store_returns_by_ss_item_sk_ss_ticket_number[
                                                     _t1
-                                                ] = next(
-                                                    iter(_grp.items())
+                                                ] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t2
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            store_returns_by_ss_item_sk_ss_ticket_number[
+                                                _t1
+                                            ] = (
+                                                _g if _n == 1 else (_g, _n)
+                                            )
+                                        else:
+                                            del store_returns_by_ss_item_sk_ss_ticket_number[
+                                                _t1
+                                            ]
+                                    else:
+                                        store_returns_by_ss_item_sk_ss_ticket_number[
+                                            _t1
+                                        ] = {_g: _o, _e: _p}
                                 _o = store_returns_count_by_ss_item_sk_ss_ticket_number.get(
                                     _t1
                                 )
@@ -8579,7 +8916,7 @@ def _make_derived1():
                                                 v_ss_item_sk,
                                                 v_ss_ticket_number,
                                             ), _m7 in (
-                                                (_g8,)
+                                                _g8.items()
                                                 if type(
                                                     (
                                                         _g8 := self.n3_by_ss_item_sk_ss_ticket_number[
@@ -8590,8 +8927,13 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g8.items()
+                                                is dict
+                                                else (
+                                                    (_g8,)
+                                                    if type(_g8) is tuple
+                                                    and len(_g8) == 2
+                                                    else ((_g8, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_ss_sold_date_sk,
@@ -8600,7 +8942,7 @@ def _make_derived1():
                                                     v_ss_quantity,
                                                     v_ss_ext_sales_price,
                                                 ), _m9 in (
-                                                    (_g10,)
+                                                    _g10.items()
                                                     if type(
                                                         (
                                                             _g10 := self.store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
@@ -8612,8 +8954,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g10.items()
+                                                    is dict
+                                                    else (
+                                                        (_g10,)
+                                                        if type(_g10) is tuple
+                                                        and len(_g10) == 2
+                                                        else ((_g10, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_ss_sold_date_sk,
@@ -8638,7 +8985,7 @@ def _make_derived1():
                                                             v_i_category,
                                                             v_i_manufact_id,
                                                         ), _m13 in (
-                                                            (_g14,)
+                                                            _g14.items()
                                                             if type(
                                                                 (
                                                                     _g14 := self.item_by_ss_item_sk[
@@ -8646,8 +8993,13 @@ def _make_derived1():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g14.items()
+                                                            is dict
+                                                            else (
+                                                                (_g14,)
+                                                                if type(_g14) is tuple
+                                                                and len(_g14) == 2
+                                                                else ((_g14, 1),)
+                                                            )
                                                         ):
                                                             _k = (
                                                                 v_d_year,
@@ -8808,33 +9160,9 @@ def _make_derived1():
                                         store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
                                             _t1
                                         ] = (
-                                            _t2,
-                                            _p,
+                                            _t2 if _p == 1 else (_t2, _p)
                                         )
-                                    elif type(_grp) is tuple:
-                                        _e = _t2
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
-                                                    _t1
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
-                                                    _t1
-                                                ]
-                                        else:
-                                            store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
-                                                _t1
-                                            ] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t2)
                                         if _o is None:
                                             _grp[_t2] = _p
@@ -8845,11 +9173,37 @@ def _make_derived1():
                                             else:
                                                 del _grp[_t2]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
                                                         _t1
-                                                    ] = next(
-                                                        iter(_grp.items())
+                                                    ] = (
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t2
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
+                                                    _t1
+                                                ] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
+                                                    _t1
+                                                ]
+                                        else:
+                                            store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
+                                                _t1
+                                            ] = {
+                                                _g: _o,
+                                                _e: _p,
+                                            }
                                     _t3 = (v_ss_item_sk, v_ss_ticket_number)
                                     _grp = store_sales_ss_item_sk_ss_ticket_number_by_ss_sold_date_sk.get(
                                         v_ss_sold_date_sk
@@ -8910,27 +9264,9 @@ def _make_derived1():
                                         )
                                         if _grp is None:
                                             n3_by_ss_item_sk_ss_ticket_number[_t3] = (
-                                                _t1,
-                                                _d5,
+                                                _t1 if _d5 == 1 else (_t1, _d5)
                                             )
-                                        elif type(_grp) is tuple:
-                                            _e = _t1
-                                            if _grp[0] is _e or _grp[0] == _e:
-                                                _o = _grp[1]
-                                                _n = _o + _d5
-                                                if _n:
-                                                    n3_by_ss_item_sk_ss_ticket_number[
-                                                        _t3
-                                                    ] = (_grp[0], _n)
-                                                else:
-                                                    del n3_by_ss_item_sk_ss_ticket_number[
-                                                        _t3
-                                                    ]
-                                            else:
-                                                n3_by_ss_item_sk_ss_ticket_number[
-                                                    _t3
-                                                ] = {_grp[0]: _grp[1], _e: _d5}
-                                        else:
+                                        elif type(_grp) is dict:
                                             _o = _grp.get(_t1)
                                             if _o is None:
                                                 _grp[_t1] = _d5
@@ -8941,11 +9277,32 @@ def _make_derived1():
                                                 else:
                                                     del _grp[_t1]
                                                     if len(_grp) == 1:
+                                                        ((_e, _n),) = _grp.items()
                                                         n3_by_ss_item_sk_ss_ticket_number[
                                                             _t3
-                                                        ] = next(
-                                                            iter(_grp.items())
+                                                        ] = (
+                                                            _e if _n == 1 else (_e, _n)
                                                         )
+                                        else:
+                                            if type(_grp) is tuple and len(_grp) == 2:
+                                                _g, _o = _grp
+                                            else:
+                                                _g, _o = _grp, 1
+                                            _e = _t1
+                                            if _g is _e or _g == _e:
+                                                _n = _o + _d5
+                                                if _n:
+                                                    n3_by_ss_item_sk_ss_ticket_number[
+                                                        _t3
+                                                    ] = (_g if _n == 1 else (_g, _n))
+                                                else:
+                                                    del n3_by_ss_item_sk_ss_ticket_number[
+                                                        _t3
+                                                    ]
+                                            else:
+                                                n3_by_ss_item_sk_ss_ticket_number[
+                                                    _t3
+                                                ] = {_g: _o, _e: _d5}
                                         _o = (
                                             n3_count_by_ss_item_sk_ss_ticket_number.get(
                                                 _t3
@@ -9046,7 +9403,7 @@ def _make_derived1():
                                                         v_sr_return_quantity,
                                                         v_sr_return_amt,
                                                     ), _m10 in (
-                                                        (_g11,)
+                                                        _g11.items()
                                                         if type(
                                                             (
                                                                 _g11 := self.store_returns_by_ss_item_sk_ss_ticket_number[
@@ -9057,8 +9414,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g11.items()
+                                                        is dict
+                                                        else (
+                                                            (_g11,)
+                                                            if type(_g11) is tuple
+                                                            and len(_g11) == 2
+                                                            else ((_g11, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_ss_sold_date_sk,
@@ -9083,7 +9445,7 @@ def _make_derived1():
                                                                 v_i_category,
                                                                 v_i_manufact_id,
                                                             ), _m14 in (
-                                                                (_g15,)
+                                                                _g15.items()
                                                                 if type(
                                                                     (
                                                                         _g15 := self.item_by_ss_item_sk[
@@ -9091,8 +9453,14 @@ def _make_derived1():
                                                                         ]
                                                                     )
                                                                 )
-                                                                is tuple
-                                                                else _g15.items()
+                                                                is dict
+                                                                else (
+                                                                    (_g15,)
+                                                                    if type(_g15)
+                                                                    is tuple
+                                                                    and len(_g15) == 2
+                                                                    else ((_g15, 1),)
+                                                                )
                                                             ):
                                                                 _k = (
                                                                     v_d_year,
@@ -9215,25 +9583,10 @@ def _make_derived1():
                                     )
                                     _grp = item_by_ss_item_sk.get(v_ss_item_sk)
                                     if _grp is None:
-                                        item_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
-                                    elif type(_grp) is tuple:
-                                        _e = _t1
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                item_by_ss_item_sk[v_ss_item_sk] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del item_by_ss_item_sk[v_ss_item_sk]
-                                        else:
-                                            item_by_ss_item_sk[v_ss_item_sk] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
+                                        item_by_ss_item_sk[v_ss_item_sk] = (
+                                            _t1 if _p == 1 else (_t1, _p)
+                                        )
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t1)
                                         if _o is None:
                                             _grp[_t1] = _p
@@ -9244,9 +9597,29 @@ def _make_derived1():
                                             else:
                                                 del _grp[_t1]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     item_by_ss_item_sk[v_ss_item_sk] = (
-                                                        next(iter(_grp.items()))
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t1
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                item_by_ss_item_sk[v_ss_item_sk] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del item_by_ss_item_sk[v_ss_item_sk]
+                                        else:
+                                            item_by_ss_item_sk[v_ss_item_sk] = {
+                                                _g: _o,
+                                                _e: _p,
+                                            }
                                     _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
                                     if _o is None:
                                         item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -9290,7 +9663,7 @@ def _make_derived1():
                                                     v_sr_return_quantity,
                                                     v_sr_return_amt,
                                                 ), _m6 in (
-                                                    (_g7,)
+                                                    _g7.items()
                                                     if type(
                                                         (
                                                             _g7 := self.store_returns_by_ss_item_sk_ss_ticket_number[
@@ -9301,15 +9674,20 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g7.items()
+                                                    is dict
+                                                    else (
+                                                        (_g7,)
+                                                        if type(_g7) is tuple
+                                                        and len(_g7) == 2
+                                                        else ((_g7, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_ss_sold_date_sk,
                                                         v_ss_item_sk,
                                                         v_ss_ticket_number,
                                                     ), _m8 in (
-                                                        (_g9,)
+                                                        _g9.items()
                                                         if type(
                                                             (
                                                                 _g9 := self.n3_by_ss_item_sk_ss_ticket_number[
@@ -9320,8 +9698,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g9.items()
+                                                        is dict
+                                                        else (
+                                                            (_g9,)
+                                                            if type(_g9) is tuple
+                                                            and len(_g9) == 2
+                                                            else ((_g9, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_ss_sold_date_sk,
@@ -9330,7 +9713,7 @@ def _make_derived1():
                                                             v_ss_quantity,
                                                             v_ss_ext_sales_price,
                                                         ), _m10 in (
-                                                            (_g11,)
+                                                            _g11.items()
                                                             if type(
                                                                 (
                                                                     _g11 := self.store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
@@ -9342,8 +9725,13 @@ def _make_derived1():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g11.items()
+                                                            is dict
+                                                            else (
+                                                                (_g11,)
+                                                                if type(_g11) is tuple
+                                                                and len(_g11) == 2
+                                                                else ((_g11, 1),)
+                                                            )
                                                         ):
                                                             for (
                                                                 v_ss_sold_date_sk,
@@ -9550,28 +9938,8 @@ def _make_derived1():
                                             if _grp is None:
                                                 n3_by_ss_item_sk_ss_ticket_number[
                                                     _t5
-                                                ] = (_t6, _d3)
-                                            elif type(_grp) is tuple:
-                                                _e = _t6
-                                                if _grp[0] is _e or _grp[0] == _e:
-                                                    _o = _grp[1]
-                                                    _n = _o + _d3
-                                                    if _n:
-                                                        n3_by_ss_item_sk_ss_ticket_number[
-                                                            _t5
-                                                        ] = (
-                                                            _grp[0],
-                                                            _n,
-                                                        )
-                                                    else:
-                                                        del n3_by_ss_item_sk_ss_ticket_number[
-                                                            _t5
-                                                        ]
-                                                else:
-                                                    n3_by_ss_item_sk_ss_ticket_number[
-                                                        _t5
-                                                    ] = {_grp[0]: _grp[1], _e: _d3}
-                                            else:
+                                                ] = (_t6 if _d3 == 1 else (_t6, _d3))
+                                            elif type(_grp) is dict:
                                                 _o = _grp.get(_t6)
                                                 if _o is None:
                                                     _grp[_t6] = _d3
@@ -9582,11 +9950,39 @@ def _make_derived1():
                                                     else:
                                                         del _grp[_t6]
                                                         if len(_grp) == 1:
+                                                            ((_e, _n),) = _grp.items()
                                                             n3_by_ss_item_sk_ss_ticket_number[
                                                                 _t5
-                                                            ] = next(
-                                                                iter(_grp.items())
+                                                            ] = (
+                                                                _e
+                                                                if _n == 1
+                                                                else (_e, _n)
                                                             )
+                                            else:
+                                                if (
+                                                    type(_grp) is tuple
+                                                    and len(_grp) == 2
+                                                ):
+                                                    _g, _o = _grp
+                                                else:
+                                                    _g, _o = _grp, 1
+                                                _e = _t6
+                                                if _g is _e or _g == _e:
+                                                    _n = _o + _d3
+                                                    if _n:
+                                                        n3_by_ss_item_sk_ss_ticket_number[
+                                                            _t5
+                                                        ] = (
+                                                            _g if _n == 1 else (_g, _n)
+                                                        )
+                                                    else:
+                                                        del n3_by_ss_item_sk_ss_ticket_number[
+                                                            _t5
+                                                        ]
+                                                else:
+                                                    n3_by_ss_item_sk_ss_ticket_number[
+                                                        _t5
+                                                    ] = {_g: _o, _e: _d3}
                                             _o = n3_count_by_ss_item_sk_ss_ticket_number.get(
                                                 _t5
                                             )
@@ -9688,7 +10084,7 @@ def _make_derived1():
                                                             v_sr_return_quantity,
                                                             v_sr_return_amt,
                                                         ), _m11 in (
-                                                            (_g12,)
+                                                            _g12.items()
                                                             if type(
                                                                 (
                                                                     _g12 := self.store_returns_by_ss_item_sk_ss_ticket_number[
@@ -9699,8 +10095,13 @@ def _make_derived1():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g12.items()
+                                                            is dict
+                                                            else (
+                                                                (_g12,)
+                                                                if type(_g12) is tuple
+                                                                and len(_g12) == 2
+                                                                else ((_g12, 1),)
+                                                            )
                                                         ):
                                                             for (
                                                                 v_ss_sold_date_sk,
@@ -9709,7 +10110,7 @@ def _make_derived1():
                                                                 v_ss_quantity,
                                                                 v_ss_ext_sales_price,
                                                             ), _m13 in (
-                                                                (_g14,)
+                                                                _g14.items()
                                                                 if type(
                                                                     (
                                                                         _g14 := self.store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
@@ -9721,8 +10122,14 @@ def _make_derived1():
                                                                         ]
                                                                     )
                                                                 )
-                                                                is tuple
-                                                                else _g14.items()
+                                                                is dict
+                                                                else (
+                                                                    (_g14,)
+                                                                    if type(_g14)
+                                                                    is tuple
+                                                                    and len(_g14) == 2
+                                                                    else ((_g14, 1),)
+                                                                )
                                                             ):
                                                                 for (
                                                                     v_ss_item_sk,
@@ -9732,7 +10139,7 @@ def _make_derived1():
                                                                     v_i_category,
                                                                     v_i_manufact_id,
                                                                 ), _m15 in (
-                                                                    (_g16,)
+                                                                    _g16.items()
                                                                     if type(
                                                                         (
                                                                             _g16 := self.item_by_ss_item_sk[
@@ -9740,8 +10147,17 @@ def _make_derived1():
                                                                             ]
                                                                         )
                                                                     )
-                                                                    is tuple
-                                                                    else _g16.items()
+                                                                    is dict
+                                                                    else (
+                                                                        (_g16,)
+                                                                        if type(_g16)
+                                                                        is tuple
+                                                                        and len(_g16)
+                                                                        == 2
+                                                                        else (
+                                                                            (_g16, 1),
+                                                                        )
+                                                                    )
                                                                 ):
                                                                     _k = (
                                                                         v_d_year,
@@ -9882,31 +10298,8 @@ def _make_derived1():
                                     if _grp is None:
                                         store_returns_by_ss_item_sk_ss_ticket_number[
                                             _t1
-                                        ] = (_t2, _p)
-                                    elif type(_grp) is tuple:
-                                        _e = _t2
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                store_returns_by_ss_item_sk_ss_ticket_number[
-                                                    _t1
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del store_returns_by_ss_item_sk_ss_ticket_number[
-                                                    _t1
-                                                ]
-                                        else:
-                                            store_returns_by_ss_item_sk_ss_ticket_number[
-                                                _t1
-                                            ] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
+                                        ] = (_t2 if _p == 1 else (_t2, _p))
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t2)
                                         if _o is None:
                                             _grp[_t2] = _p
@@ -9917,11 +10310,37 @@ def _make_derived1():
                                             else:
                                                 del _grp[_t2]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     store_returns_by_ss_item_sk_ss_ticket_number[
                                                         _t1
-                                                    ] = next(
-                                                        iter(_grp.items())
+                                                    ] = (
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t2
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                store_returns_by_ss_item_sk_ss_ticket_number[
+                                                    _t1
+                                                ] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del store_returns_by_ss_item_sk_ss_ticket_number[
+                                                    _t1
+                                                ]
+                                        else:
+                                            store_returns_by_ss_item_sk_ss_ticket_number[
+                                                _t1
+                                            ] = {
+                                                _g: _o,
+                                                _e: _p,
+                                            }
                                     _o = store_returns_count_by_ss_item_sk_ss_ticket_number.get(
                                         _t1
                                     )
@@ -10007,7 +10426,7 @@ def _make_derived1():
                                                     v_ss_item_sk,
                                                     v_ss_ticket_number,
                                                 ), _m7 in (
-                                                    (_g8,)
+                                                    _g8.items()
                                                     if type(
                                                         (
                                                             _g8 := self.n3_by_ss_item_sk_ss_ticket_number[
@@ -10018,8 +10437,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g8.items()
+                                                    is dict
+                                                    else (
+                                                        (_g8,)
+                                                        if type(_g8) is tuple
+                                                        and len(_g8) == 2
+                                                        else ((_g8, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_ss_sold_date_sk,
@@ -10028,7 +10452,7 @@ def _make_derived1():
                                                         v_ss_quantity,
                                                         v_ss_ext_sales_price,
                                                     ), _m9 in (
-                                                        (_g10,)
+                                                        _g10.items()
                                                         if type(
                                                             (
                                                                 _g10 := self.store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
@@ -10040,8 +10464,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g10.items()
+                                                        is dict
+                                                        else (
+                                                            (_g10,)
+                                                            if type(_g10) is tuple
+                                                            and len(_g10) == 2
+                                                            else ((_g10, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_ss_sold_date_sk,
@@ -10066,7 +10495,7 @@ def _make_derived1():
                                                                 v_i_category,
                                                                 v_i_manufact_id,
                                                             ), _m13 in (
-                                                                (_g14,)
+                                                                _g14.items()
                                                                 if type(
                                                                     (
                                                                         _g14 := self.item_by_ss_item_sk[
@@ -10074,8 +10503,14 @@ def _make_derived1():
                                                                         ]
                                                                     )
                                                                 )
-                                                                is tuple
-                                                                else _g14.items()
+                                                                is dict
+                                                                else (
+                                                                    (_g14,)
+                                                                    if type(_g14)
+                                                                    is tuple
+                                                                    and len(_g14) == 2
+                                                                    else ((_g14, 1),)
+                                                                )
                                                             ):
                                                                 _k = (
                                                                     v_d_year,
@@ -10408,18 +10843,22 @@ def _make_derived1():
                         def _entry(group, entry, default=None):
                             """The payload of `entry` in an index group (None: no group), `default`
                             if absent. A group of one entry is kept inline as the pair (entry,
-                            payload): a dict per near-unique key would cost ~200 bytes and a
+                            payload), or as the bare entry when its count is 1 and entries are not
+                            pairs: a dict per near-unique key would cost ~200 bytes and a
                             container the cyclic GC tracks; several entries are a dict.
                             """
                             if group is None:
                                 return default
-                            if type(group) is tuple:
+                            if type(group) is dict:
+                                return group.get(entry, default)
+                            if type(group) is tuple and len(group) == 2:
                                 return (
                                     group[1]
                                     if group[0] is entry or group[0] == entry
                                     else default
                                 )
-                            return group.get(entry, default)
+                            # a bare entry of count 1 (an index whose entries cannot be pairs)
+                            return 1 if group is entry or group == entry else default
 
                         _ZERO = 0  # the payload of an absent tuple
 
@@ -10524,7 +10963,7 @@ def _make_derived1():
                                 }
                                 COLUMNS = ("k1", "k2")
                                 QUERY_ID = "3ca163495fa76ab1"
-                                LAYOUT_ID = "7da9405190bf9bad"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "9b44d27c391e57f2"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -11005,7 +11444,7 @@ def _make_derived1():
                                 "store_returns__sr_return_amt",
                             )
                             QUERY_ID = "341b072d9339e2eb"
-                            LAYOUT_ID = "cb54424069fb5f1d"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "ff37a73e23d10907"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -11067,7 +11506,21 @@ def _make_derived1():
                                 if self.sub_exists_1._changes:
                                     self._on_exists_1(self.sub_exists_1._changes)
                                 if self._pending:
+                                    first = (
+                                        self._changes
+                                    )  # the row of an empty database, if any
                                     self._flush()
+                                    if (
+                                        first
+                                    ):  # the inner views' rows changed it: report the net change
+                                        net = {}
+                                        for row, change in first + self._changes:
+                                            net[row] = net.get(row, 0) + change
+                                        self._changes = [
+                                            (row, change)
+                                            for row, change in net.items()
+                                            if change
+                                        ]
 
                             def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
@@ -11306,28 +11759,8 @@ def _make_derived1():
                                     if _grp is None:
                                         store_sales_by_ss_sold_date_sk_ss_item_sk[
                                             _t1
-                                        ] = (_t2, _p)
-                                    elif type(_grp) is tuple:
-                                        _e = _t2
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                store_sales_by_ss_sold_date_sk_ss_item_sk[
-                                                    _t1
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del store_sales_by_ss_sold_date_sk_ss_item_sk[
-                                                    _t1
-                                                ]
-                                        else:
-                                            store_sales_by_ss_sold_date_sk_ss_item_sk[
-                                                _t1
-                                            ] = {_grp[0]: _grp[1], _e: _p}
-                                    else:
+                                        ] = (_t2 if _p == 1 else (_t2, _p))
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t2)
                                         if _o is None:
                                             _grp[_t2] = _p
@@ -11338,11 +11771,34 @@ def _make_derived1():
                                             else:
                                                 del _grp[_t2]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     store_sales_by_ss_sold_date_sk_ss_item_sk[
                                                         _t1
-                                                    ] = next(
-                                                        iter(_grp.items())
+                                                    ] = (
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t2
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                store_sales_by_ss_sold_date_sk_ss_item_sk[
+                                                    _t1
+                                                ] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del store_sales_by_ss_sold_date_sk_ss_item_sk[
+                                                    _t1
+                                                ]
+                                        else:
+                                            store_sales_by_ss_sold_date_sk_ss_item_sk[
+                                                _t1
+                                            ] = {_g: _o, _e: _p}
                                     _grp = (
                                         store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                             v_ss_sold_date_sk
@@ -11351,28 +11807,12 @@ def _make_derived1():
                                     if _grp is None:
                                         store_sales_ss_item_sk_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ] = (v_ss_item_sk, _p)
-                                    elif type(_grp) is tuple:
-                                        _e = v_ss_item_sk
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                                    v_ss_sold_date_sk
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                                    v_ss_sold_date_sk
-                                                ]
-                                        else:
-                                            store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                                v_ss_sold_date_sk
-                                            ] = {_grp[0]: _grp[1], _e: _p}
-                                    else:
+                                        ] = (
+                                            v_ss_item_sk
+                                            if _p == 1
+                                            else (v_ss_item_sk, _p)
+                                        )
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(v_ss_item_sk)
                                         if _o is None:
                                             _grp[v_ss_item_sk] = _p
@@ -11383,11 +11823,34 @@ def _make_derived1():
                                             else:
                                                 del _grp[v_ss_item_sk]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     store_sales_ss_item_sk_by_ss_sold_date_sk[
                                                         v_ss_sold_date_sk
-                                                    ] = next(
-                                                        iter(_grp.items())
+                                                    ] = (
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = v_ss_item_sk
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ]
+                                        else:
+                                            store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ] = {_g: _o, _e: _p}
                                     _w3 = date_dim_count_by_ss_sold_date_sk.get(
                                         v_ss_sold_date_sk
                                     )
@@ -11474,7 +11937,7 @@ def _make_derived1():
                                                         v_i_category,
                                                         v_i_manufact_id,
                                                     ), _m9 in (
-                                                        (_g10,)
+                                                        _g10.items()
                                                         if type(
                                                             (
                                                                 _g10 := self.item_by_ss_item_sk[
@@ -11482,8 +11945,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g10.items()
+                                                        is dict
+                                                        else (
+                                                            (_g10,)
+                                                            if type(_g10) is tuple
+                                                            and len(_g10) == 2
+                                                            else ((_g10, 1),)
+                                                        )
                                                     ):
                                                         _k = (
                                                             v_d_year,
@@ -11544,25 +12012,10 @@ def _make_derived1():
                                 )
                                 _grp = item_by_ss_item_sk.get(v_ss_item_sk)
                                 if _grp is None:
-                                    item_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
-                                elif type(_grp) is tuple:
-                                    _e = _t1
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            item_by_ss_item_sk[v_ss_item_sk] = (
-                                                _grp[0],
-                                                _n,
-                                            )
-                                        else:
-                                            del item_by_ss_item_sk[v_ss_item_sk]
-                                    else:
-                                        item_by_ss_item_sk[v_ss_item_sk] = {
-                                            _grp[0]: _grp[1],
-                                            _e: _p,
-                                        }
-                                else:
+                                    item_by_ss_item_sk[v_ss_item_sk] = (
+                                        _t1 if _p == 1 else (_t1, _p)
+                                    )
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t1)
                                     if _o is None:
                                         _grp[_t1] = _p
@@ -11573,9 +12026,29 @@ def _make_derived1():
                                         else:
                                             del _grp[_t1]
                                             if len(_grp) == 1:
-                                                item_by_ss_item_sk[v_ss_item_sk] = next(
-                                                    iter(_grp.items())
+                                                ((_e, _n),) = _grp.items()
+                                                item_by_ss_item_sk[v_ss_item_sk] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t1
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            item_by_ss_item_sk[v_ss_item_sk] = (
+                                                _g if _n == 1 else (_g, _n)
+                                            )
+                                        else:
+                                            del item_by_ss_item_sk[v_ss_item_sk]
+                                    else:
+                                        item_by_ss_item_sk[v_ss_item_sk] = {
+                                            _g: _o,
+                                            _e: _p,
+                                        }
                                 _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
                                 if _o is None:
                                     item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -11616,7 +12089,7 @@ def _make_derived1():
                                                 v_ss_quantity,
                                                 v_ss_ext_sales_price,
                                             ), _m6 in (
-                                                (_g7,)
+                                                _g7.items()
                                                 if type(
                                                     (
                                                         _g7 := self.store_sales_by_ss_sold_date_sk_ss_item_sk[
@@ -11627,8 +12100,13 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g7.items()
+                                                is dict
+                                                else (
+                                                    (_g7,)
+                                                    if type(_g7) is tuple
+                                                    and len(_g7) == 2
+                                                    else ((_g7, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_ss_sold_date_sk,
@@ -11759,9 +12237,15 @@ def _make_derived1():
                                 _g4 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                     v_ss_sold_date_sk
                                 )
-                                if _g4:
+                                if _g4 is not None:
                                     for v_ss_item_sk, _w2 in (
-                                        (_g4,) if type(_g4) is tuple else _g4.items()
+                                        _g4.items()
+                                        if type(_g4) is dict
+                                        else (
+                                            (_g4,)
+                                            if type(_g4) is tuple and len(_g4) == 2
+                                            else ((_g4, 1),)
+                                        )
                                     ):
                                         _d3 = _p * _w2
                                         _t5 = (v_ss_sold_date_sk, v_ss_item_sk)
@@ -11829,7 +12313,7 @@ def _make_derived1():
                                                     v_ss_quantity,
                                                     v_ss_ext_sales_price,
                                                 ), _m8 in (
-                                                    (_g9,)
+                                                    _g9.items()
                                                     if type(
                                                         (
                                                             _g9 := self.store_sales_by_ss_sold_date_sk_ss_item_sk[
@@ -11840,8 +12324,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g9.items()
+                                                    is dict
+                                                    else (
+                                                        (_g9,)
+                                                        if type(_g9) is tuple
+                                                        and len(_g9) == 2
+                                                        else ((_g9, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_ss_item_sk,
@@ -11851,7 +12340,7 @@ def _make_derived1():
                                                         v_i_category,
                                                         v_i_manufact_id,
                                                     ), _m10 in (
-                                                        (_g11,)
+                                                        _g11.items()
                                                         if type(
                                                             (
                                                                 _g11 := self.item_by_ss_item_sk[
@@ -11859,8 +12348,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g11.items()
+                                                        is dict
+                                                        else (
+                                                            (_g11,)
+                                                            if type(_g11) is tuple
+                                                            and len(_g11) == 2
+                                                            else ((_g11, 1),)
+                                                        )
                                                     ):
                                                         _k = (
                                                             v_d_year,
@@ -11995,25 +12489,10 @@ def _make_derived1():
                                     )
                                     _grp = item_by_ss_item_sk.get(v_ss_item_sk)
                                     if _grp is None:
-                                        item_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
-                                    elif type(_grp) is tuple:
-                                        _e = _t1
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                item_by_ss_item_sk[v_ss_item_sk] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del item_by_ss_item_sk[v_ss_item_sk]
-                                        else:
-                                            item_by_ss_item_sk[v_ss_item_sk] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
+                                        item_by_ss_item_sk[v_ss_item_sk] = (
+                                            _t1 if _p == 1 else (_t1, _p)
+                                        )
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t1)
                                         if _o is None:
                                             _grp[_t1] = _p
@@ -12024,9 +12503,29 @@ def _make_derived1():
                                             else:
                                                 del _grp[_t1]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     item_by_ss_item_sk[v_ss_item_sk] = (
-                                                        next(iter(_grp.items()))
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t1
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                item_by_ss_item_sk[v_ss_item_sk] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del item_by_ss_item_sk[v_ss_item_sk]
+                                        else:
+                                            item_by_ss_item_sk[v_ss_item_sk] = {
+                                                _g: _o,
+                                                _e: _p,
+                                            }
                                     _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
                                     if _o is None:
                                         item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -12070,7 +12569,7 @@ def _make_derived1():
                                                     v_ss_quantity,
                                                     v_ss_ext_sales_price,
                                                 ), _m6 in (
-                                                    (_g7,)
+                                                    _g7.items()
                                                     if type(
                                                         (
                                                             _g7 := self.store_sales_by_ss_sold_date_sk_ss_item_sk[
@@ -12081,8 +12580,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g7.items()
+                                                    is dict
+                                                    else (
+                                                        (_g7,)
+                                                        if type(_g7) is tuple
+                                                        and len(_g7) == 2
+                                                        else ((_g7, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_ss_sold_date_sk,
@@ -12254,11 +12758,15 @@ def _make_derived1():
                                     _g4 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                         v_ss_sold_date_sk
                                     )
-                                    if _g4:
+                                    if _g4 is not None:
                                         for v_ss_item_sk, _w2 in (
-                                            (_g4,)
-                                            if type(_g4) is tuple
-                                            else _g4.items()
+                                            _g4.items()
+                                            if type(_g4) is dict
+                                            else (
+                                                (_g4,)
+                                                if type(_g4) is tuple and len(_g4) == 2
+                                                else ((_g4, 1),)
+                                            )
                                         ):
                                             _d3 = _p * _w2
                                             _t5 = (v_ss_sold_date_sk, v_ss_item_sk)
@@ -12338,7 +12846,7 @@ def _make_derived1():
                                                         v_ss_quantity,
                                                         v_ss_ext_sales_price,
                                                     ), _m8 in (
-                                                        (_g9,)
+                                                        _g9.items()
                                                         if type(
                                                             (
                                                                 _g9 := self.store_sales_by_ss_sold_date_sk_ss_item_sk[
@@ -12349,8 +12857,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g9.items()
+                                                        is dict
+                                                        else (
+                                                            (_g9,)
+                                                            if type(_g9) is tuple
+                                                            and len(_g9) == 2
+                                                            else ((_g9, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_ss_item_sk,
@@ -12360,7 +12873,7 @@ def _make_derived1():
                                                             v_i_category,
                                                             v_i_manufact_id,
                                                         ), _m10 in (
-                                                            (_g11,)
+                                                            _g11.items()
                                                             if type(
                                                                 (
                                                                     _g11 := self.item_by_ss_item_sk[
@@ -12368,8 +12881,13 @@ def _make_derived1():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g11.items()
+                                                            is dict
+                                                            else (
+                                                                (_g11,)
+                                                                if type(_g11) is tuple
+                                                                and len(_g11) == 2
+                                                                else ((_g11, 1),)
+                                                            )
                                                         ):
                                                             _k = (
                                                                 v_d_year,
@@ -12455,27 +12973,9 @@ def _make_derived1():
                                 )
                                 if _grp is None:
                                     store_sales_by_ss_sold_date_sk_ss_item_sk[_t1] = (
-                                        _t2,
-                                        _p,
+                                        _t2 if _p == 1 else (_t2, _p)
                                     )
-                                elif type(_grp) is tuple:
-                                    _e = _t2
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            store_sales_by_ss_sold_date_sk_ss_item_sk[
-                                                _t1
-                                            ] = (_grp[0], _n)
-                                        else:
-                                            del store_sales_by_ss_sold_date_sk_ss_item_sk[
-                                                _t1
-                                            ]
-                                    else:
-                                        store_sales_by_ss_sold_date_sk_ss_item_sk[
-                                            _t1
-                                        ] = {_grp[0]: _grp[1], _e: _p}
-                                else:
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t2)
                                     if _o is None:
                                         _grp[_t2] = _p
@@ -12486,36 +12986,42 @@ def _make_derived1():
                                         else:
                                             del _grp[_t2]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 store_sales_by_ss_sold_date_sk_ss_item_sk[
                                                     _t1
-                                                ] = next(
-                                                    iter(_grp.items())
+                                                ] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t2
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            store_sales_by_ss_sold_date_sk_ss_item_sk[
+                                                _t1
+                                            ] = (_g if _n == 1 else (_g, _n))
+                                        else:
+                                            del store_sales_by_ss_sold_date_sk_ss_item_sk[
+                                                _t1
+                                            ]
+                                    else:
+                                        store_sales_by_ss_sold_date_sk_ss_item_sk[
+                                            _t1
+                                        ] = {_g: _o, _e: _p}
                                 _grp = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                     v_ss_sold_date_sk
                                 )
                                 if _grp is None:
                                     store_sales_ss_item_sk_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ] = (v_ss_item_sk, _p)
-                                elif type(_grp) is tuple:
-                                    _e = v_ss_item_sk
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                                v_ss_sold_date_sk
-                                            ] = (_grp[0], _n)
-                                        else:
-                                            del store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                                v_ss_sold_date_sk
-                                            ]
-                                    else:
-                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ] = {_grp[0]: _grp[1], _e: _p}
-                                else:
+                                    ] = (
+                                        v_ss_item_sk if _p == 1 else (v_ss_item_sk, _p)
+                                    )
+                                elif type(_grp) is dict:
                                     _o = _grp.get(v_ss_item_sk)
                                     if _o is None:
                                         _grp[v_ss_item_sk] = _p
@@ -12526,11 +13032,32 @@ def _make_derived1():
                                         else:
                                             del _grp[v_ss_item_sk]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 store_sales_ss_item_sk_by_ss_sold_date_sk[
                                                     v_ss_sold_date_sk
-                                                ] = next(
-                                                    iter(_grp.items())
+                                                ] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = v_ss_item_sk
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ] = (_g if _n == 1 else (_g, _n))
+                                        else:
+                                            del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                    else:
+                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = {_g: _o, _e: _p}
                                 _w3 = date_dim_count_by_ss_sold_date_sk.get(
                                     v_ss_sold_date_sk
                                 )
@@ -12612,7 +13139,7 @@ def _make_derived1():
                                                     v_i_category,
                                                     v_i_manufact_id,
                                                 ), _m9 in (
-                                                    (_g10,)
+                                                    _g10.items()
                                                     if type(
                                                         (
                                                             _g10 := self.item_by_ss_item_sk[
@@ -12620,8 +13147,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g10.items()
+                                                    is dict
+                                                    else (
+                                                        (_g10,)
+                                                        if type(_g10) is tuple
+                                                        and len(_g10) == 2
+                                                        else ((_g10, 1),)
+                                                    )
                                                 ):
                                                     _k = (
                                                         v_d_year,
@@ -13090,7 +13622,7 @@ def _make_derived1():
                         "sales_amt",
                     )
                     QUERY_ID = "22ee1be711a358fe"
-                    LAYOUT_ID = "10c0b6e38fbd8179"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "74b21566c73b97bd"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -13119,7 +13651,21 @@ def _make_derived1():
                         for sub_row, change in self.sub_derived1._changes:
                             self._apply_derived1(sub_row, change)
                         if self._pending:
+                            first = (
+                                self._changes
+                            )  # the row of an empty database, if any
                             self._flush()
+                            if (
+                                first
+                            ):  # the inner views' rows changed it: report the net change
+                                net = {}
+                                for row, change in first + self._changes:
+                                    net[row] = net.get(row, 0) + change
+                                self._changes = [
+                                    (row, change)
+                                    for row, change in net.items()
+                                    if change
+                                ]
 
                     def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
@@ -13769,17 +14315,21 @@ def _make_derived1():
                     def _entry(group, entry, default=None):
                         """The payload of `entry` in an index group (None: no group), `default`
                         if absent. A group of one entry is kept inline as the pair (entry,
-                        payload): a dict per near-unique key would cost ~200 bytes and a
+                        payload), or as the bare entry when its count is 1 and entries are not
+                        pairs: a dict per near-unique key would cost ~200 bytes and a
                         container the cyclic GC tracks; several entries are a dict."""
                         if group is None:
                             return default
-                        if type(group) is tuple:
+                        if type(group) is dict:
+                            return group.get(entry, default)
+                        if type(group) is tuple and len(group) == 2:
                             return (
                                 group[1]
                                 if group[0] is entry or group[0] == entry
                                 else default
                             )
-                        return group.get(entry, default)
+                        # a bare entry of count 1 (an index whose entries cannot be pairs)
+                        return 1 if group is entry or group == entry else default
 
                     _ZERO = 0  # the payload of an absent tuple
 
@@ -13941,7 +14491,7 @@ def _make_derived1():
                             "web_returns__wr_return_amt",
                         )
                         QUERY_ID = "299ca45040ec7da0"
-                        LAYOUT_ID = "3c00db032962d9d7"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "6f49a29c06b40dce"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -14206,33 +14756,9 @@ def _make_derived1():
                                     web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
                                         _t1
                                     ] = (
-                                        _t2,
-                                        _p,
+                                        _t2 if _p == 1 else (_t2, _p)
                                     )
-                                elif type(_grp) is tuple:
-                                    _e = _t2
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
-                                                _t1
-                                            ] = (
-                                                _grp[0],
-                                                _n,
-                                            )
-                                        else:
-                                            del web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
-                                                _t1
-                                            ]
-                                    else:
-                                        web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
-                                            _t1
-                                        ] = {
-                                            _grp[0]: _grp[1],
-                                            _e: _p,
-                                        }
-                                else:
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t2)
                                     if _o is None:
                                         _grp[_t2] = _p
@@ -14243,11 +14769,37 @@ def _make_derived1():
                                         else:
                                             del _grp[_t2]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
                                                     _t1
-                                                ] = next(
-                                                    iter(_grp.items())
+                                                ] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t2
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
+                                                _t1
+                                            ] = (
+                                                _g if _n == 1 else (_g, _n)
+                                            )
+                                        else:
+                                            del web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
+                                                _t1
+                                            ]
+                                    else:
+                                        web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
+                                            _t1
+                                        ] = {
+                                            _g: _o,
+                                            _e: _p,
+                                        }
                                 _t3 = (v_ws_item_sk, v_ws_order_number)
                                 _grp = web_sales_ws_item_sk_ws_order_number_by_ws_sold_date_sk.get(
                                     v_ws_sold_date_sk
@@ -14306,28 +14858,9 @@ def _make_derived1():
                                     _grp = n3_by_ws_item_sk_ws_order_number.get(_t3)
                                     if _grp is None:
                                         n3_by_ws_item_sk_ws_order_number[_t3] = (
-                                            _t1,
-                                            _d5,
+                                            _t1 if _d5 == 1 else (_t1, _d5)
                                         )
-                                    elif type(_grp) is tuple:
-                                        _e = _t1
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _d5
-                                            if _n:
-                                                n3_by_ws_item_sk_ws_order_number[
-                                                    _t3
-                                                ] = (_grp[0], _n)
-                                            else:
-                                                del n3_by_ws_item_sk_ws_order_number[
-                                                    _t3
-                                                ]
-                                        else:
-                                            n3_by_ws_item_sk_ws_order_number[_t3] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _d5,
-                                            }
-                                    else:
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t1)
                                         if _o is None:
                                             _grp[_t1] = _d5
@@ -14338,9 +14871,31 @@ def _make_derived1():
                                             else:
                                                 del _grp[_t1]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     n3_by_ws_item_sk_ws_order_number[
                                                         _t3
-                                                    ] = next(iter(_grp.items()))
+                                                    ] = (_e if _n == 1 else (_e, _n))
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t1
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _d5
+                                            if _n:
+                                                n3_by_ws_item_sk_ws_order_number[
+                                                    _t3
+                                                ] = (_g if _n == 1 else (_g, _n))
+                                            else:
+                                                del n3_by_ws_item_sk_ws_order_number[
+                                                    _t3
+                                                ]
+                                        else:
+                                            n3_by_ws_item_sk_ws_order_number[_t3] = {
+                                                _g: _o,
+                                                _e: _d5,
+                                            }
                                     _o = n3_count_by_ws_item_sk_ws_order_number.get(_t3)
                                     if _o is None:
                                         n3_count_by_ws_item_sk_ws_order_number[_t3] = (
@@ -14425,7 +14980,7 @@ def _make_derived1():
                                                     v_wr_return_quantity,
                                                     v_wr_return_amt,
                                                 ), _m10 in (
-                                                    (_g11,)
+                                                    _g11.items()
                                                     if type(
                                                         (
                                                             _g11 := self.web_returns_by_ws_item_sk_ws_order_number[
@@ -14436,8 +14991,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g11.items()
+                                                    is dict
+                                                    else (
+                                                        (_g11,)
+                                                        if type(_g11) is tuple
+                                                        and len(_g11) == 2
+                                                        else ((_g11, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_ws_sold_date_sk,
@@ -14462,7 +15022,7 @@ def _make_derived1():
                                                             v_i_category,
                                                             v_i_manufact_id,
                                                         ), _m14 in (
-                                                            (_g15,)
+                                                            _g15.items()
                                                             if type(
                                                                 (
                                                                     _g15 := self.item_by_ws_item_sk[
@@ -14470,8 +15030,13 @@ def _make_derived1():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g15.items()
+                                                            is dict
+                                                            else (
+                                                                (_g15,)
+                                                                if type(_g15) is tuple
+                                                                and len(_g15) == 2
+                                                                else ((_g15, 1),)
+                                                            )
                                                         ):
                                                             _k = (
                                                                 v_d_year,
@@ -14532,22 +15097,10 @@ def _make_derived1():
                             )
                             _grp = item_by_ws_item_sk.get(v_ws_item_sk)
                             if _grp is None:
-                                item_by_ws_item_sk[v_ws_item_sk] = (_t1, _p)
-                            elif type(_grp) is tuple:
-                                _e = _t1
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _p
-                                    if _n:
-                                        item_by_ws_item_sk[v_ws_item_sk] = (_grp[0], _n)
-                                    else:
-                                        del item_by_ws_item_sk[v_ws_item_sk]
-                                else:
-                                    item_by_ws_item_sk[v_ws_item_sk] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _p,
-                                    }
-                            else:
+                                item_by_ws_item_sk[v_ws_item_sk] = (
+                                    _t1 if _p == 1 else (_t1, _p)
+                                )
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t1)
                                 if _o is None:
                                     _grp[_t1] = _p
@@ -14558,9 +15111,26 @@ def _make_derived1():
                                     else:
                                         del _grp[_t1]
                                         if len(_grp) == 1:
-                                            item_by_ws_item_sk[v_ws_item_sk] = next(
-                                                iter(_grp.items())
+                                            ((_e, _n),) = _grp.items()
+                                            item_by_ws_item_sk[v_ws_item_sk] = (
+                                                _e if _n == 1 else (_e, _n)
                                             )
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t1
+                                if _g is _e or _g == _e:
+                                    _n = _o + _p
+                                    if _n:
+                                        item_by_ws_item_sk[v_ws_item_sk] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del item_by_ws_item_sk[v_ws_item_sk]
+                                else:
+                                    item_by_ws_item_sk[v_ws_item_sk] = {_g: _o, _e: _p}
                             _o = item_count_by_ws_item_sk.get(v_ws_item_sk)
                             if _o is None:
                                 item_count_by_ws_item_sk[v_ws_item_sk] = _p
@@ -14597,7 +15167,7 @@ def _make_derived1():
                                             v_wr_return_quantity,
                                             v_wr_return_amt,
                                         ), _m6 in (
-                                            (_g7,)
+                                            _g7.items()
                                             if type(
                                                 (
                                                     _g7 := self.web_returns_by_ws_item_sk_ws_order_number[
@@ -14608,15 +15178,19 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g7.items()
+                                            is dict
+                                            else (
+                                                (_g7,)
+                                                if type(_g7) is tuple and len(_g7) == 2
+                                                else ((_g7, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_ws_sold_date_sk,
                                                 v_ws_item_sk,
                                                 v_ws_order_number,
                                             ), _m8 in (
-                                                (_g9,)
+                                                _g9.items()
                                                 if type(
                                                     (
                                                         _g9 := self.n3_by_ws_item_sk_ws_order_number[
@@ -14627,8 +15201,13 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g9.items()
+                                                is dict
+                                                else (
+                                                    (_g9,)
+                                                    if type(_g9) is tuple
+                                                    and len(_g9) == 2
+                                                    else ((_g9, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_ws_sold_date_sk,
@@ -14637,7 +15216,7 @@ def _make_derived1():
                                                     v_ws_quantity,
                                                     v_ws_ext_sales_price,
                                                 ), _m10 in (
-                                                    (_g11,)
+                                                    _g11.items()
                                                     if type(
                                                         (
                                                             _g11 := self.web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
@@ -14649,8 +15228,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g11.items()
+                                                    is dict
+                                                    else (
+                                                        (_g11,)
+                                                        if type(_g11) is tuple
+                                                        and len(_g11) == 2
+                                                        else ((_g11, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_ws_sold_date_sk,
@@ -14803,28 +15387,9 @@ def _make_derived1():
                                     _grp = n3_by_ws_item_sk_ws_order_number.get(_t5)
                                     if _grp is None:
                                         n3_by_ws_item_sk_ws_order_number[_t5] = (
-                                            _t6,
-                                            _d3,
+                                            _t6 if _d3 == 1 else (_t6, _d3)
                                         )
-                                    elif type(_grp) is tuple:
-                                        _e = _t6
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _d3
-                                            if _n:
-                                                n3_by_ws_item_sk_ws_order_number[
-                                                    _t5
-                                                ] = (_grp[0], _n)
-                                            else:
-                                                del n3_by_ws_item_sk_ws_order_number[
-                                                    _t5
-                                                ]
-                                        else:
-                                            n3_by_ws_item_sk_ws_order_number[_t5] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _d3,
-                                            }
-                                    else:
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t6)
                                         if _o is None:
                                             _grp[_t6] = _d3
@@ -14835,9 +15400,31 @@ def _make_derived1():
                                             else:
                                                 del _grp[_t6]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     n3_by_ws_item_sk_ws_order_number[
                                                         _t5
-                                                    ] = next(iter(_grp.items()))
+                                                    ] = (_e if _n == 1 else (_e, _n))
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t6
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _d3
+                                            if _n:
+                                                n3_by_ws_item_sk_ws_order_number[
+                                                    _t5
+                                                ] = (_g if _n == 1 else (_g, _n))
+                                            else:
+                                                del n3_by_ws_item_sk_ws_order_number[
+                                                    _t5
+                                                ]
+                                        else:
+                                            n3_by_ws_item_sk_ws_order_number[_t5] = {
+                                                _g: _o,
+                                                _e: _d3,
+                                            }
                                     _o = n3_count_by_ws_item_sk_ws_order_number.get(_t5)
                                     if _o is None:
                                         n3_count_by_ws_item_sk_ws_order_number[_t5] = (
@@ -14922,7 +15509,7 @@ def _make_derived1():
                                                     v_wr_return_quantity,
                                                     v_wr_return_amt,
                                                 ), _m11 in (
-                                                    (_g12,)
+                                                    _g12.items()
                                                     if type(
                                                         (
                                                             _g12 := self.web_returns_by_ws_item_sk_ws_order_number[
@@ -14933,8 +15520,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g12.items()
+                                                    is dict
+                                                    else (
+                                                        (_g12,)
+                                                        if type(_g12) is tuple
+                                                        and len(_g12) == 2
+                                                        else ((_g12, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_ws_sold_date_sk,
@@ -14943,7 +15535,7 @@ def _make_derived1():
                                                         v_ws_quantity,
                                                         v_ws_ext_sales_price,
                                                     ), _m13 in (
-                                                        (_g14,)
+                                                        _g14.items()
                                                         if type(
                                                             (
                                                                 _g14 := self.web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
@@ -14955,8 +15547,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g14.items()
+                                                        is dict
+                                                        else (
+                                                            (_g14,)
+                                                            if type(_g14) is tuple
+                                                            and len(_g14) == 2
+                                                            else ((_g14, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_ws_item_sk,
@@ -14966,7 +15563,7 @@ def _make_derived1():
                                                             v_i_category,
                                                             v_i_manufact_id,
                                                         ), _m15 in (
-                                                            (_g16,)
+                                                            _g16.items()
                                                             if type(
                                                                 (
                                                                     _g16 := self.item_by_ws_item_sk[
@@ -14974,8 +15571,13 @@ def _make_derived1():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g16.items()
+                                                            is dict
+                                                            else (
+                                                                (_g16,)
+                                                                if type(_g16) is tuple
+                                                                and len(_g16) == 2
+                                                                else ((_g16, 1),)
+                                                            )
                                                         ):
                                                             _k = (
                                                                 v_d_year,
@@ -15047,28 +15649,9 @@ def _make_derived1():
                             _grp = web_returns_by_ws_item_sk_ws_order_number.get(_t1)
                             if _grp is None:
                                 web_returns_by_ws_item_sk_ws_order_number[_t1] = (
-                                    _t2,
-                                    _p,
+                                    _t2 if _p == 1 else (_t2, _p)
                                 )
-                            elif type(_grp) is tuple:
-                                _e = _t2
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _p
-                                    if _n:
-                                        web_returns_by_ws_item_sk_ws_order_number[
-                                            _t1
-                                        ] = (_grp[0], _n)
-                                    else:
-                                        del web_returns_by_ws_item_sk_ws_order_number[
-                                            _t1
-                                        ]
-                                else:
-                                    web_returns_by_ws_item_sk_ws_order_number[_t1] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _p,
-                                    }
-                            else:
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t2)
                                 if _o is None:
                                     _grp[_t2] = _p
@@ -15079,9 +15662,31 @@ def _make_derived1():
                                     else:
                                         del _grp[_t2]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             web_returns_by_ws_item_sk_ws_order_number[
                                                 _t1
-                                            ] = next(iter(_grp.items()))
+                                            ] = (_e if _n == 1 else (_e, _n))
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t2
+                                if _g is _e or _g == _e:
+                                    _n = _o + _p
+                                    if _n:
+                                        web_returns_by_ws_item_sk_ws_order_number[
+                                            _t1
+                                        ] = (_g if _n == 1 else (_g, _n))
+                                    else:
+                                        del web_returns_by_ws_item_sk_ws_order_number[
+                                            _t1
+                                        ]
+                                else:
+                                    web_returns_by_ws_item_sk_ws_order_number[_t1] = {
+                                        _g: _o,
+                                        _e: _p,
+                                    }
                             _o = web_returns_count_by_ws_item_sk_ws_order_number.get(
                                 _t1
                             )
@@ -15163,7 +15768,7 @@ def _make_derived1():
                                             v_ws_item_sk,
                                             v_ws_order_number,
                                         ), _m7 in (
-                                            (_g8,)
+                                            _g8.items()
                                             if type(
                                                 (
                                                     _g8 := self.n3_by_ws_item_sk_ws_order_number[
@@ -15174,8 +15779,12 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g8.items()
+                                            is dict
+                                            else (
+                                                (_g8,)
+                                                if type(_g8) is tuple and len(_g8) == 2
+                                                else ((_g8, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_ws_sold_date_sk,
@@ -15184,7 +15793,7 @@ def _make_derived1():
                                                 v_ws_quantity,
                                                 v_ws_ext_sales_price,
                                             ), _m9 in (
-                                                (_g10,)
+                                                _g10.items()
                                                 if type(
                                                     (
                                                         _g10 := self.web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
@@ -15196,8 +15805,13 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g10.items()
+                                                is dict
+                                                else (
+                                                    (_g10,)
+                                                    if type(_g10) is tuple
+                                                    and len(_g10) == 2
+                                                    else ((_g10, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_ws_sold_date_sk,
@@ -15222,7 +15836,7 @@ def _make_derived1():
                                                         v_i_category,
                                                         v_i_manufact_id,
                                                     ), _m13 in (
-                                                        (_g14,)
+                                                        _g14.items()
                                                         if type(
                                                             (
                                                                 _g14 := self.item_by_ws_item_sk[
@@ -15230,8 +15844,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g14.items()
+                                                        is dict
+                                                        else (
+                                                            (_g14,)
+                                                            if type(_g14) is tuple
+                                                            and len(_g14) == 2
+                                                            else ((_g14, 1),)
+                                                        )
                                                     ):
                                                         _k = (
                                                             v_d_year,
@@ -15383,33 +16002,9 @@ def _make_derived1():
                                     web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
                                         _t1
                                     ] = (
-                                        _t2,
-                                        _p,
+                                        _t2 if _p == 1 else (_t2, _p)
                                     )
-                                elif type(_grp) is tuple:
-                                    _e = _t2
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
-                                                _t1
-                                            ] = (
-                                                _grp[0],
-                                                _n,
-                                            )
-                                        else:
-                                            del web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
-                                                _t1
-                                            ]
-                                    else:
-                                        web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
-                                            _t1
-                                        ] = {
-                                            _grp[0]: _grp[1],
-                                            _e: _p,
-                                        }
-                                else:
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t2)
                                     if _o is None:
                                         _grp[_t2] = _p
@@ -15420,11 +16015,37 @@ def _make_derived1():
                                         else:
                                             del _grp[_t2]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
                                                     _t1
-                                                ] = next(
-                                                    iter(_grp.items())
+                                                ] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t2
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
+                                                _t1
+                                            ] = (
+                                                _g if _n == 1 else (_g, _n)
+                                            )
+                                        else:
+                                            del web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
+                                                _t1
+                                            ]
+                                    else:
+                                        web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
+                                            _t1
+                                        ] = {
+                                            _g: _o,
+                                            _e: _p,
+                                        }
                                 _t3 = (v_ws_item_sk, v_ws_order_number)
                                 _grp = web_sales_ws_item_sk_ws_order_number_by_ws_sold_date_sk.get(
                                     v_ws_sold_date_sk
@@ -15483,28 +16104,9 @@ def _make_derived1():
                                     _grp = n3_by_ws_item_sk_ws_order_number.get(_t3)
                                     if _grp is None:
                                         n3_by_ws_item_sk_ws_order_number[_t3] = (
-                                            _t1,
-                                            _d5,
+                                            _t1 if _d5 == 1 else (_t1, _d5)
                                         )
-                                    elif type(_grp) is tuple:
-                                        _e = _t1
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _d5
-                                            if _n:
-                                                n3_by_ws_item_sk_ws_order_number[
-                                                    _t3
-                                                ] = (_grp[0], _n)
-                                            else:
-                                                del n3_by_ws_item_sk_ws_order_number[
-                                                    _t3
-                                                ]
-                                        else:
-                                            n3_by_ws_item_sk_ws_order_number[_t3] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _d5,
-                                            }
-                                    else:
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t1)
                                         if _o is None:
                                             _grp[_t1] = _d5
@@ -15515,9 +16117,31 @@ def _make_derived1():
                                             else:
                                                 del _grp[_t1]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     n3_by_ws_item_sk_ws_order_number[
                                                         _t3
-                                                    ] = next(iter(_grp.items()))
+                                                    ] = (_e if _n == 1 else (_e, _n))
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t1
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _d5
+                                            if _n:
+                                                n3_by_ws_item_sk_ws_order_number[
+                                                    _t3
+                                                ] = (_g if _n == 1 else (_g, _n))
+                                            else:
+                                                del n3_by_ws_item_sk_ws_order_number[
+                                                    _t3
+                                                ]
+                                        else:
+                                            n3_by_ws_item_sk_ws_order_number[_t3] = {
+                                                _g: _o,
+                                                _e: _d5,
+                                            }
                                     _o = n3_count_by_ws_item_sk_ws_order_number.get(_t3)
                                     if _o is None:
                                         n3_count_by_ws_item_sk_ws_order_number[_t3] = (
@@ -15602,7 +16226,7 @@ def _make_derived1():
                                                     v_wr_return_quantity,
                                                     v_wr_return_amt,
                                                 ), _m10 in (
-                                                    (_g11,)
+                                                    _g11.items()
                                                     if type(
                                                         (
                                                             _g11 := self.web_returns_by_ws_item_sk_ws_order_number[
@@ -15613,8 +16237,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g11.items()
+                                                    is dict
+                                                    else (
+                                                        (_g11,)
+                                                        if type(_g11) is tuple
+                                                        and len(_g11) == 2
+                                                        else ((_g11, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_ws_sold_date_sk,
@@ -15639,7 +16268,7 @@ def _make_derived1():
                                                             v_i_category,
                                                             v_i_manufact_id,
                                                         ), _m14 in (
-                                                            (_g15,)
+                                                            _g15.items()
                                                             if type(
                                                                 (
                                                                     _g15 := self.item_by_ws_item_sk[
@@ -15647,8 +16276,13 @@ def _make_derived1():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g15.items()
+                                                            is dict
+                                                            else (
+                                                                (_g15,)
+                                                                if type(_g15) is tuple
+                                                                and len(_g15) == 2
+                                                                else ((_g15, 1),)
+                                                            )
                                                         ):
                                                             _k = (
                                                                 v_d_year,
@@ -15763,25 +16397,10 @@ def _make_derived1():
                                 )
                                 _grp = item_by_ws_item_sk.get(v_ws_item_sk)
                                 if _grp is None:
-                                    item_by_ws_item_sk[v_ws_item_sk] = (_t1, _p)
-                                elif type(_grp) is tuple:
-                                    _e = _t1
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            item_by_ws_item_sk[v_ws_item_sk] = (
-                                                _grp[0],
-                                                _n,
-                                            )
-                                        else:
-                                            del item_by_ws_item_sk[v_ws_item_sk]
-                                    else:
-                                        item_by_ws_item_sk[v_ws_item_sk] = {
-                                            _grp[0]: _grp[1],
-                                            _e: _p,
-                                        }
-                                else:
+                                    item_by_ws_item_sk[v_ws_item_sk] = (
+                                        _t1 if _p == 1 else (_t1, _p)
+                                    )
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t1)
                                     if _o is None:
                                         _grp[_t1] = _p
@@ -15792,9 +16411,29 @@ def _make_derived1():
                                         else:
                                             del _grp[_t1]
                                             if len(_grp) == 1:
-                                                item_by_ws_item_sk[v_ws_item_sk] = next(
-                                                    iter(_grp.items())
+                                                ((_e, _n),) = _grp.items()
+                                                item_by_ws_item_sk[v_ws_item_sk] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t1
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            item_by_ws_item_sk[v_ws_item_sk] = (
+                                                _g if _n == 1 else (_g, _n)
+                                            )
+                                        else:
+                                            del item_by_ws_item_sk[v_ws_item_sk]
+                                    else:
+                                        item_by_ws_item_sk[v_ws_item_sk] = {
+                                            _g: _o,
+                                            _e: _p,
+                                        }
                                 _o = item_count_by_ws_item_sk.get(v_ws_item_sk)
                                 if _o is None:
                                     item_count_by_ws_item_sk[v_ws_item_sk] = _p
@@ -15835,7 +16474,7 @@ def _make_derived1():
                                                 v_wr_return_quantity,
                                                 v_wr_return_amt,
                                             ), _m6 in (
-                                                (_g7,)
+                                                _g7.items()
                                                 if type(
                                                     (
                                                         _g7 := self.web_returns_by_ws_item_sk_ws_order_number[
@@ -15846,15 +16485,20 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g7.items()
+                                                is dict
+                                                else (
+                                                    (_g7,)
+                                                    if type(_g7) is tuple
+                                                    and len(_g7) == 2
+                                                    else ((_g7, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_ws_sold_date_sk,
                                                     v_ws_item_sk,
                                                     v_ws_order_number,
                                                 ), _m8 in (
-                                                    (_g9,)
+                                                    _g9.items()
                                                     if type(
                                                         (
                                                             _g9 := self.n3_by_ws_item_sk_ws_order_number[
@@ -15865,8 +16509,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g9.items()
+                                                    is dict
+                                                    else (
+                                                        (_g9,)
+                                                        if type(_g9) is tuple
+                                                        and len(_g9) == 2
+                                                        else ((_g9, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_ws_sold_date_sk,
@@ -15875,7 +16524,7 @@ def _make_derived1():
                                                         v_ws_quantity,
                                                         v_ws_ext_sales_price,
                                                     ), _m10 in (
-                                                        (_g11,)
+                                                        _g11.items()
                                                         if type(
                                                             (
                                                                 _g11 := self.web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
@@ -15887,8 +16536,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g11.items()
+                                                        is dict
+                                                        else (
+                                                            (_g11,)
+                                                            if type(_g11) is tuple
+                                                            and len(_g11) == 2
+                                                            else ((_g11, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_ws_sold_date_sk,
@@ -16079,27 +16733,9 @@ def _make_derived1():
                                         _grp = n3_by_ws_item_sk_ws_order_number.get(_t5)
                                         if _grp is None:
                                             n3_by_ws_item_sk_ws_order_number[_t5] = (
-                                                _t6,
-                                                _d3,
+                                                _t6 if _d3 == 1 else (_t6, _d3)
                                             )
-                                        elif type(_grp) is tuple:
-                                            _e = _t6
-                                            if _grp[0] is _e or _grp[0] == _e:
-                                                _o = _grp[1]
-                                                _n = _o + _d3
-                                                if _n:
-                                                    n3_by_ws_item_sk_ws_order_number[
-                                                        _t5
-                                                    ] = (_grp[0], _n)
-                                                else:
-                                                    del n3_by_ws_item_sk_ws_order_number[
-                                                        _t5
-                                                    ]
-                                            else:
-                                                n3_by_ws_item_sk_ws_order_number[
-                                                    _t5
-                                                ] = {_grp[0]: _grp[1], _e: _d3}
-                                        else:
+                                        elif type(_grp) is dict:
                                             _o = _grp.get(_t6)
                                             if _o is None:
                                                 _grp[_t6] = _d3
@@ -16110,11 +16746,32 @@ def _make_derived1():
                                                 else:
                                                     del _grp[_t6]
                                                     if len(_grp) == 1:
+                                                        ((_e, _n),) = _grp.items()
                                                         n3_by_ws_item_sk_ws_order_number[
                                                             _t5
-                                                        ] = next(
-                                                            iter(_grp.items())
+                                                        ] = (
+                                                            _e if _n == 1 else (_e, _n)
                                                         )
+                                        else:
+                                            if type(_grp) is tuple and len(_grp) == 2:
+                                                _g, _o = _grp
+                                            else:
+                                                _g, _o = _grp, 1
+                                            _e = _t6
+                                            if _g is _e or _g == _e:
+                                                _n = _o + _d3
+                                                if _n:
+                                                    n3_by_ws_item_sk_ws_order_number[
+                                                        _t5
+                                                    ] = (_g if _n == 1 else (_g, _n))
+                                                else:
+                                                    del n3_by_ws_item_sk_ws_order_number[
+                                                        _t5
+                                                    ]
+                                            else:
+                                                n3_by_ws_item_sk_ws_order_number[
+                                                    _t5
+                                                ] = {_g: _o, _e: _d3}
                                         _o = n3_count_by_ws_item_sk_ws_order_number.get(
                                             _t5
                                         )
@@ -16213,7 +16870,7 @@ def _make_derived1():
                                                         v_wr_return_quantity,
                                                         v_wr_return_amt,
                                                     ), _m11 in (
-                                                        (_g12,)
+                                                        _g12.items()
                                                         if type(
                                                             (
                                                                 _g12 := self.web_returns_by_ws_item_sk_ws_order_number[
@@ -16224,8 +16881,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g12.items()
+                                                        is dict
+                                                        else (
+                                                            (_g12,)
+                                                            if type(_g12) is tuple
+                                                            and len(_g12) == 2
+                                                            else ((_g12, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_ws_sold_date_sk,
@@ -16234,7 +16896,7 @@ def _make_derived1():
                                                             v_ws_quantity,
                                                             v_ws_ext_sales_price,
                                                         ), _m13 in (
-                                                            (_g14,)
+                                                            _g14.items()
                                                             if type(
                                                                 (
                                                                     _g14 := self.web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
@@ -16246,8 +16908,13 @@ def _make_derived1():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g14.items()
+                                                            is dict
+                                                            else (
+                                                                (_g14,)
+                                                                if type(_g14) is tuple
+                                                                and len(_g14) == 2
+                                                                else ((_g14, 1),)
+                                                            )
                                                         ):
                                                             for (
                                                                 v_ws_item_sk,
@@ -16257,7 +16924,7 @@ def _make_derived1():
                                                                 v_i_category,
                                                                 v_i_manufact_id,
                                                             ), _m15 in (
-                                                                (_g16,)
+                                                                _g16.items()
                                                                 if type(
                                                                     (
                                                                         _g16 := self.item_by_ws_item_sk[
@@ -16265,8 +16932,14 @@ def _make_derived1():
                                                                         ]
                                                                     )
                                                                 )
-                                                                is tuple
-                                                                else _g16.items()
+                                                                is dict
+                                                                else (
+                                                                    (_g16,)
+                                                                    if type(_g16)
+                                                                    is tuple
+                                                                    and len(_g16) == 2
+                                                                    else ((_g16, 1),)
+                                                                )
                                                             ):
                                                                 _k = (
                                                                     v_d_year,
@@ -16397,27 +17070,9 @@ def _make_derived1():
                                 )
                                 if _grp is None:
                                     web_returns_by_ws_item_sk_ws_order_number[_t1] = (
-                                        _t2,
-                                        _p,
+                                        _t2 if _p == 1 else (_t2, _p)
                                     )
-                                elif type(_grp) is tuple:
-                                    _e = _t2
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            web_returns_by_ws_item_sk_ws_order_number[
-                                                _t1
-                                            ] = (_grp[0], _n)
-                                        else:
-                                            del web_returns_by_ws_item_sk_ws_order_number[
-                                                _t1
-                                            ]
-                                    else:
-                                        web_returns_by_ws_item_sk_ws_order_number[
-                                            _t1
-                                        ] = {_grp[0]: _grp[1], _e: _p}
-                                else:
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t2)
                                     if _o is None:
                                         _grp[_t2] = _p
@@ -16428,11 +17083,32 @@ def _make_derived1():
                                         else:
                                             del _grp[_t2]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 web_returns_by_ws_item_sk_ws_order_number[
                                                     _t1
-                                                ] = next(
-                                                    iter(_grp.items())
+                                                ] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t2
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            web_returns_by_ws_item_sk_ws_order_number[
+                                                _t1
+                                            ] = (_g if _n == 1 else (_g, _n))
+                                        else:
+                                            del web_returns_by_ws_item_sk_ws_order_number[
+                                                _t1
+                                            ]
+                                    else:
+                                        web_returns_by_ws_item_sk_ws_order_number[
+                                            _t1
+                                        ] = {_g: _o, _e: _p}
                                 _o = (
                                     web_returns_count_by_ws_item_sk_ws_order_number.get(
                                         _t1
@@ -16516,7 +17192,7 @@ def _make_derived1():
                                                 v_ws_item_sk,
                                                 v_ws_order_number,
                                             ), _m7 in (
-                                                (_g8,)
+                                                _g8.items()
                                                 if type(
                                                     (
                                                         _g8 := self.n3_by_ws_item_sk_ws_order_number[
@@ -16527,8 +17203,13 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g8.items()
+                                                is dict
+                                                else (
+                                                    (_g8,)
+                                                    if type(_g8) is tuple
+                                                    and len(_g8) == 2
+                                                    else ((_g8, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_ws_sold_date_sk,
@@ -16537,7 +17218,7 @@ def _make_derived1():
                                                     v_ws_quantity,
                                                     v_ws_ext_sales_price,
                                                 ), _m9 in (
-                                                    (_g10,)
+                                                    _g10.items()
                                                     if type(
                                                         (
                                                             _g10 := self.web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
@@ -16549,8 +17230,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g10.items()
+                                                    is dict
+                                                    else (
+                                                        (_g10,)
+                                                        if type(_g10) is tuple
+                                                        and len(_g10) == 2
+                                                        else ((_g10, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_ws_sold_date_sk,
@@ -16575,7 +17261,7 @@ def _make_derived1():
                                                             v_i_category,
                                                             v_i_manufact_id,
                                                         ), _m13 in (
-                                                            (_g14,)
+                                                            _g14.items()
                                                             if type(
                                                                 (
                                                                     _g14 := self.item_by_ws_item_sk[
@@ -16583,8 +17269,13 @@ def _make_derived1():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g14.items()
+                                                            is dict
+                                                            else (
+                                                                (_g14,)
+                                                                if type(_g14) is tuple
+                                                                and len(_g14) == 2
+                                                                else ((_g14, 1),)
+                                                            )
                                                         ):
                                                             _k = (
                                                                 v_d_year,
@@ -16894,17 +17585,21 @@ def _make_derived1():
                     def _entry(group, entry, default=None):
                         """The payload of `entry` in an index group (None: no group), `default`
                         if absent. A group of one entry is kept inline as the pair (entry,
-                        payload): a dict per near-unique key would cost ~200 bytes and a
+                        payload), or as the bare entry when its count is 1 and entries are not
+                        pairs: a dict per near-unique key would cost ~200 bytes and a
                         container the cyclic GC tracks; several entries are a dict."""
                         if group is None:
                             return default
-                        if type(group) is tuple:
+                        if type(group) is dict:
+                            return group.get(entry, default)
+                        if type(group) is tuple and len(group) == 2:
                             return (
                                 group[1]
                                 if group[0] is entry or group[0] == entry
                                 else default
                             )
-                        return group.get(entry, default)
+                        # a bare entry of count 1 (an index whose entries cannot be pairs)
+                        return 1 if group is entry or group == entry else default
 
                     _ZERO = 0  # the payload of an absent tuple
 
@@ -17012,7 +17707,7 @@ def _make_derived1():
                             }
                             COLUMNS = ("k1", "k2")
                             QUERY_ID = "7f30456acdc560c7"
-                            LAYOUT_ID = "fd0adaa7db2621d1"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "76cec78ada5d5957"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -17493,7 +18188,7 @@ def _make_derived1():
                             "web_returns__wr_return_amt",
                         )
                         QUERY_ID = "370f95e1521a73ce"
-                        LAYOUT_ID = "5135668465f61719"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "df294a7a32006a1a"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -17553,7 +18248,21 @@ def _make_derived1():
                             if self.sub_exists_1._changes:
                                 self._on_exists_1(self.sub_exists_1._changes)
                             if self._pending:
+                                first = (
+                                    self._changes
+                                )  # the row of an empty database, if any
                                 self._flush()
+                                if (
+                                    first
+                                ):  # the inner views' rows changed it: report the net change
+                                    net = {}
+                                    for row, change in first + self._changes:
+                                        net[row] = net.get(row, 0) + change
+                                    self._changes = [
+                                        (row, change)
+                                        for row, change in net.items()
+                                        if change
+                                    ]
 
                         def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
@@ -17771,28 +18480,9 @@ def _make_derived1():
                                 _grp = web_sales_by_ws_sold_date_sk_ws_item_sk.get(_t1)
                                 if _grp is None:
                                     web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = (
-                                        _t2,
-                                        _p,
+                                        _t2 if _p == 1 else (_t2, _p)
                                     )
-                                elif type(_grp) is tuple:
-                                    _e = _t2
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            web_sales_by_ws_sold_date_sk_ws_item_sk[
-                                                _t1
-                                            ] = (_grp[0], _n)
-                                        else:
-                                            del web_sales_by_ws_sold_date_sk_ws_item_sk[
-                                                _t1
-                                            ]
-                                    else:
-                                        web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = {
-                                            _grp[0]: _grp[1],
-                                            _e: _p,
-                                        }
-                                else:
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t2)
                                     if _o is None:
                                         _grp[_t2] = _p
@@ -17803,34 +18493,41 @@ def _make_derived1():
                                         else:
                                             del _grp[_t2]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 web_sales_by_ws_sold_date_sk_ws_item_sk[
                                                     _t1
-                                                ] = next(iter(_grp.items()))
+                                                ] = (_e if _n == 1 else (_e, _n))
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t2
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            web_sales_by_ws_sold_date_sk_ws_item_sk[
+                                                _t1
+                                            ] = (_g if _n == 1 else (_g, _n))
+                                        else:
+                                            del web_sales_by_ws_sold_date_sk_ws_item_sk[
+                                                _t1
+                                            ]
+                                    else:
+                                        web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = {
+                                            _g: _o,
+                                            _e: _p,
+                                        }
                                 _grp = web_sales_ws_item_sk_by_ws_sold_date_sk.get(
                                     v_ws_sold_date_sk
                                 )
                                 if _grp is None:
                                     web_sales_ws_item_sk_by_ws_sold_date_sk[
                                         v_ws_sold_date_sk
-                                    ] = (v_ws_item_sk, _p)
-                                elif type(_grp) is tuple:
-                                    _e = v_ws_item_sk
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            web_sales_ws_item_sk_by_ws_sold_date_sk[
-                                                v_ws_sold_date_sk
-                                            ] = (_grp[0], _n)
-                                        else:
-                                            del web_sales_ws_item_sk_by_ws_sold_date_sk[
-                                                v_ws_sold_date_sk
-                                            ]
-                                    else:
-                                        web_sales_ws_item_sk_by_ws_sold_date_sk[
-                                            v_ws_sold_date_sk
-                                        ] = {_grp[0]: _grp[1], _e: _p}
-                                else:
+                                    ] = (
+                                        v_ws_item_sk if _p == 1 else (v_ws_item_sk, _p)
+                                    )
+                                elif type(_grp) is dict:
                                     _o = _grp.get(v_ws_item_sk)
                                     if _o is None:
                                         _grp[v_ws_item_sk] = _p
@@ -17841,9 +18538,30 @@ def _make_derived1():
                                         else:
                                             del _grp[v_ws_item_sk]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 web_sales_ws_item_sk_by_ws_sold_date_sk[
                                                     v_ws_sold_date_sk
-                                                ] = next(iter(_grp.items()))
+                                                ] = (_e if _n == 1 else (_e, _n))
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = v_ws_item_sk
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ] = (_g if _n == 1 else (_g, _n))
+                                        else:
+                                            del web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                    else:
+                                        web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ] = {_g: _o, _e: _p}
                                 _w3 = date_dim_count_by_ws_sold_date_sk.get(
                                     v_ws_sold_date_sk
                                 )
@@ -17925,7 +18643,7 @@ def _make_derived1():
                                                     v_i_category,
                                                     v_i_manufact_id,
                                                 ), _m9 in (
-                                                    (_g10,)
+                                                    _g10.items()
                                                     if type(
                                                         (
                                                             _g10 := self.item_by_ws_item_sk[
@@ -17933,8 +18651,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g10.items()
+                                                    is dict
+                                                    else (
+                                                        (_g10,)
+                                                        if type(_g10) is tuple
+                                                        and len(_g10) == 2
+                                                        else ((_g10, 1),)
+                                                    )
                                                 ):
                                                     _k = (
                                                         v_d_year,
@@ -17993,22 +18716,10 @@ def _make_derived1():
                             )
                             _grp = item_by_ws_item_sk.get(v_ws_item_sk)
                             if _grp is None:
-                                item_by_ws_item_sk[v_ws_item_sk] = (_t1, _p)
-                            elif type(_grp) is tuple:
-                                _e = _t1
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _p
-                                    if _n:
-                                        item_by_ws_item_sk[v_ws_item_sk] = (_grp[0], _n)
-                                    else:
-                                        del item_by_ws_item_sk[v_ws_item_sk]
-                                else:
-                                    item_by_ws_item_sk[v_ws_item_sk] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _p,
-                                    }
-                            else:
+                                item_by_ws_item_sk[v_ws_item_sk] = (
+                                    _t1 if _p == 1 else (_t1, _p)
+                                )
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t1)
                                 if _o is None:
                                     _grp[_t1] = _p
@@ -18019,9 +18730,26 @@ def _make_derived1():
                                     else:
                                         del _grp[_t1]
                                         if len(_grp) == 1:
-                                            item_by_ws_item_sk[v_ws_item_sk] = next(
-                                                iter(_grp.items())
+                                            ((_e, _n),) = _grp.items()
+                                            item_by_ws_item_sk[v_ws_item_sk] = (
+                                                _e if _n == 1 else (_e, _n)
                                             )
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t1
+                                if _g is _e or _g == _e:
+                                    _n = _o + _p
+                                    if _n:
+                                        item_by_ws_item_sk[v_ws_item_sk] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del item_by_ws_item_sk[v_ws_item_sk]
+                                else:
+                                    item_by_ws_item_sk[v_ws_item_sk] = {_g: _o, _e: _p}
                             _o = item_count_by_ws_item_sk.get(v_ws_item_sk)
                             if _o is None:
                                 item_count_by_ws_item_sk[v_ws_item_sk] = _p
@@ -18058,7 +18786,7 @@ def _make_derived1():
                                             v_ws_quantity,
                                             v_ws_ext_sales_price,
                                         ), _m6 in (
-                                            (_g7,)
+                                            _g7.items()
                                             if type(
                                                 (
                                                     _g7 := self.web_sales_by_ws_sold_date_sk_ws_item_sk[
@@ -18069,8 +18797,12 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g7.items()
+                                            is dict
+                                            else (
+                                                (_g7,)
+                                                if type(_g7) is tuple and len(_g7) == 2
+                                                else ((_g7, 1),)
+                                            )
                                         ):
                                             for (v_ws_sold_date_sk, v_d_year), _m8 in (
                                                 (_g9,)
@@ -18195,9 +18927,15 @@ def _make_derived1():
                             _g4 = web_sales_ws_item_sk_by_ws_sold_date_sk.get(
                                 v_ws_sold_date_sk
                             )
-                            if _g4:
+                            if _g4 is not None:
                                 for v_ws_item_sk, _w2 in (
-                                    (_g4,) if type(_g4) is tuple else _g4.items()
+                                    _g4.items()
+                                    if type(_g4) is dict
+                                    else (
+                                        (_g4,)
+                                        if type(_g4) is tuple and len(_g4) == 2
+                                        else ((_g4, 1),)
+                                    )
                                 ):
                                     _d3 = _p * _w2
                                     _t5 = (v_ws_sold_date_sk, v_ws_item_sk)
@@ -18263,7 +19001,7 @@ def _make_derived1():
                                                 v_ws_quantity,
                                                 v_ws_ext_sales_price,
                                             ), _m8 in (
-                                                (_g9,)
+                                                _g9.items()
                                                 if type(
                                                     (
                                                         _g9 := self.web_sales_by_ws_sold_date_sk_ws_item_sk[
@@ -18274,8 +19012,13 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g9.items()
+                                                is dict
+                                                else (
+                                                    (_g9,)
+                                                    if type(_g9) is tuple
+                                                    and len(_g9) == 2
+                                                    else ((_g9, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_ws_item_sk,
@@ -18285,7 +19028,7 @@ def _make_derived1():
                                                     v_i_category,
                                                     v_i_manufact_id,
                                                 ), _m10 in (
-                                                    (_g11,)
+                                                    _g11.items()
                                                     if type(
                                                         (
                                                             _g11 := self.item_by_ws_item_sk[
@@ -18293,8 +19036,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g11.items()
+                                                    is dict
+                                                    else (
+                                                        (_g11,)
+                                                        if type(_g11) is tuple
+                                                        and len(_g11) == 2
+                                                        else ((_g11, 1),)
+                                                    )
                                                 ):
                                                     _k = (
                                                         v_d_year,
@@ -18422,25 +19170,10 @@ def _make_derived1():
                                 )
                                 _grp = item_by_ws_item_sk.get(v_ws_item_sk)
                                 if _grp is None:
-                                    item_by_ws_item_sk[v_ws_item_sk] = (_t1, _p)
-                                elif type(_grp) is tuple:
-                                    _e = _t1
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            item_by_ws_item_sk[v_ws_item_sk] = (
-                                                _grp[0],
-                                                _n,
-                                            )
-                                        else:
-                                            del item_by_ws_item_sk[v_ws_item_sk]
-                                    else:
-                                        item_by_ws_item_sk[v_ws_item_sk] = {
-                                            _grp[0]: _grp[1],
-                                            _e: _p,
-                                        }
-                                else:
+                                    item_by_ws_item_sk[v_ws_item_sk] = (
+                                        _t1 if _p == 1 else (_t1, _p)
+                                    )
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t1)
                                     if _o is None:
                                         _grp[_t1] = _p
@@ -18451,9 +19184,29 @@ def _make_derived1():
                                         else:
                                             del _grp[_t1]
                                             if len(_grp) == 1:
-                                                item_by_ws_item_sk[v_ws_item_sk] = next(
-                                                    iter(_grp.items())
+                                                ((_e, _n),) = _grp.items()
+                                                item_by_ws_item_sk[v_ws_item_sk] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t1
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            item_by_ws_item_sk[v_ws_item_sk] = (
+                                                _g if _n == 1 else (_g, _n)
+                                            )
+                                        else:
+                                            del item_by_ws_item_sk[v_ws_item_sk]
+                                    else:
+                                        item_by_ws_item_sk[v_ws_item_sk] = {
+                                            _g: _o,
+                                            _e: _p,
+                                        }
                                 _o = item_count_by_ws_item_sk.get(v_ws_item_sk)
                                 if _o is None:
                                     item_count_by_ws_item_sk[v_ws_item_sk] = _p
@@ -18494,7 +19247,7 @@ def _make_derived1():
                                                 v_ws_quantity,
                                                 v_ws_ext_sales_price,
                                             ), _m6 in (
-                                                (_g7,)
+                                                _g7.items()
                                                 if type(
                                                     (
                                                         _g7 := self.web_sales_by_ws_sold_date_sk_ws_item_sk[
@@ -18505,8 +19258,13 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g7.items()
+                                                is dict
+                                                else (
+                                                    (_g7,)
+                                                    if type(_g7) is tuple
+                                                    and len(_g7) == 2
+                                                    else ((_g7, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_ws_sold_date_sk,
@@ -18672,9 +19430,15 @@ def _make_derived1():
                                 _g4 = web_sales_ws_item_sk_by_ws_sold_date_sk.get(
                                     v_ws_sold_date_sk
                                 )
-                                if _g4:
+                                if _g4 is not None:
                                     for v_ws_item_sk, _w2 in (
-                                        (_g4,) if type(_g4) is tuple else _g4.items()
+                                        _g4.items()
+                                        if type(_g4) is dict
+                                        else (
+                                            (_g4,)
+                                            if type(_g4) is tuple and len(_g4) == 2
+                                            else ((_g4, 1),)
+                                        )
                                     ):
                                         _d3 = _p * _w2
                                         _t5 = (v_ws_sold_date_sk, v_ws_item_sk)
@@ -18742,7 +19506,7 @@ def _make_derived1():
                                                     v_ws_quantity,
                                                     v_ws_ext_sales_price,
                                                 ), _m8 in (
-                                                    (_g9,)
+                                                    _g9.items()
                                                     if type(
                                                         (
                                                             _g9 := self.web_sales_by_ws_sold_date_sk_ws_item_sk[
@@ -18753,8 +19517,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g9.items()
+                                                    is dict
+                                                    else (
+                                                        (_g9,)
+                                                        if type(_g9) is tuple
+                                                        and len(_g9) == 2
+                                                        else ((_g9, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_ws_item_sk,
@@ -18764,7 +19533,7 @@ def _make_derived1():
                                                         v_i_category,
                                                         v_i_manufact_id,
                                                     ), _m10 in (
-                                                        (_g11,)
+                                                        _g11.items()
                                                         if type(
                                                             (
                                                                 _g11 := self.item_by_ws_item_sk[
@@ -18772,8 +19541,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g11.items()
+                                                        is dict
+                                                        else (
+                                                            (_g11,)
+                                                            if type(_g11) is tuple
+                                                            and len(_g11) == 2
+                                                            else ((_g11, 1),)
+                                                        )
                                                     ):
                                                         _k = (
                                                             v_d_year,
@@ -18856,25 +19630,10 @@ def _make_derived1():
                             )
                             _grp = web_sales_by_ws_sold_date_sk_ws_item_sk.get(_t1)
                             if _grp is None:
-                                web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = (_t2, _p)
-                            elif type(_grp) is tuple:
-                                _e = _t2
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _p
-                                    if _n:
-                                        web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = (
-                                            _grp[0],
-                                            _n,
-                                        )
-                                    else:
-                                        del web_sales_by_ws_sold_date_sk_ws_item_sk[_t1]
-                                else:
-                                    web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _p,
-                                    }
-                            else:
+                                web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = (
+                                    _t2 if _p == 1 else (_t2, _p)
+                                )
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t2)
                                 if _o is None:
                                     _grp[_t2] = _p
@@ -18885,34 +19644,37 @@ def _make_derived1():
                                     else:
                                         del _grp[_t2]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             web_sales_by_ws_sold_date_sk_ws_item_sk[
                                                 _t1
-                                            ] = next(iter(_grp.items()))
+                                            ] = (_e if _n == 1 else (_e, _n))
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t2
+                                if _g is _e or _g == _e:
+                                    _n = _o + _p
+                                    if _n:
+                                        web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del web_sales_by_ws_sold_date_sk_ws_item_sk[_t1]
+                                else:
+                                    web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = {
+                                        _g: _o,
+                                        _e: _p,
+                                    }
                             _grp = web_sales_ws_item_sk_by_ws_sold_date_sk.get(
                                 v_ws_sold_date_sk
                             )
                             if _grp is None:
                                 web_sales_ws_item_sk_by_ws_sold_date_sk[
                                     v_ws_sold_date_sk
-                                ] = (v_ws_item_sk, _p)
-                            elif type(_grp) is tuple:
-                                _e = v_ws_item_sk
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _p
-                                    if _n:
-                                        web_sales_ws_item_sk_by_ws_sold_date_sk[
-                                            v_ws_sold_date_sk
-                                        ] = (_grp[0], _n)
-                                    else:
-                                        del web_sales_ws_item_sk_by_ws_sold_date_sk[
-                                            v_ws_sold_date_sk
-                                        ]
-                                else:
-                                    web_sales_ws_item_sk_by_ws_sold_date_sk[
-                                        v_ws_sold_date_sk
-                                    ] = {_grp[0]: _grp[1], _e: _p}
-                            else:
+                                ] = (v_ws_item_sk if _p == 1 else (v_ws_item_sk, _p))
+                            elif type(_grp) is dict:
                                 _o = _grp.get(v_ws_item_sk)
                                 if _o is None:
                                     _grp[v_ws_item_sk] = _p
@@ -18923,9 +19685,30 @@ def _make_derived1():
                                     else:
                                         del _grp[v_ws_item_sk]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             web_sales_ws_item_sk_by_ws_sold_date_sk[
                                                 v_ws_sold_date_sk
-                                            ] = next(iter(_grp.items()))
+                                            ] = (_e if _n == 1 else (_e, _n))
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = v_ws_item_sk
+                                if _g is _e or _g == _e:
+                                    _n = _o + _p
+                                    if _n:
+                                        web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ] = (_g if _n == 1 else (_g, _n))
+                                    else:
+                                        del web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ]
+                                else:
+                                    web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ] = {_g: _o, _e: _p}
                             _w3 = date_dim_count_by_ws_sold_date_sk.get(
                                 v_ws_sold_date_sk
                             )
@@ -19007,7 +19790,7 @@ def _make_derived1():
                                                 v_i_category,
                                                 v_i_manufact_id,
                                             ), _m9 in (
-                                                (_g10,)
+                                                _g10.items()
                                                 if type(
                                                     (
                                                         _g10 := self.item_by_ws_item_sk[
@@ -19015,8 +19798,13 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g10.items()
+                                                is dict
+                                                else (
+                                                    (_g10,)
+                                                    if type(_g10) is tuple
+                                                    and len(_g10) == 2
+                                                    else ((_g10, 1),)
+                                                )
                                             ):
                                                 _k = (
                                                     v_d_year,
@@ -19486,7 +20274,7 @@ def _make_derived1():
                     "sales_amt",
                 )
                 QUERY_ID = "160461e143ec6400"
-                LAYOUT_ID = "b17fb072cbc306e5"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "306791801cdaf42e"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -19515,7 +20303,17 @@ def _make_derived1():
                     for sub_row, change in self.sub_derived1._changes:
                         self._apply_derived1(sub_row, change)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -20304,7 +21102,7 @@ def _make_derived1():
         )
         QUERY_ID = "c5479226ff579709"
         LAYOUT_ID = (
-            "870aef0cb6271c83"  # the state's layout: snapshots restore only here
+            "2787c9ac14705fe3"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -20335,7 +21133,15 @@ def _make_derived1():
             for sub_row, change in self.sub_derived1._changes:
                 self._apply_derived1(sub_row, change)
             if self._pending:
+                first = self._changes  # the row of an empty database, if any
                 self._flush()
+                if first:  # the inner views' rows changed it: report the net change
+                    net = {}
+                    for row, change in first + self._changes:
+                        net[row] = net.get(row, 0) + change
+                    self._changes = [
+                        (row, change) for row, change in net.items() if change
+                    ]
 
         def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
@@ -21127,18 +21933,22 @@ def _make_derived2():
                         def _entry(group, entry, default=None):
                             """The payload of `entry` in an index group (None: no group), `default`
                             if absent. A group of one entry is kept inline as the pair (entry,
-                            payload): a dict per near-unique key would cost ~200 bytes and a
+                            payload), or as the bare entry when its count is 1 and entries are not
+                            pairs: a dict per near-unique key would cost ~200 bytes and a
                             container the cyclic GC tracks; several entries are a dict.
                             """
                             if group is None:
                                 return default
-                            if type(group) is tuple:
+                            if type(group) is dict:
+                                return group.get(entry, default)
+                            if type(group) is tuple and len(group) == 2:
                                 return (
                                     group[1]
                                     if group[0] is entry or group[0] == entry
                                     else default
                                 )
-                            return group.get(entry, default)
+                            # a bare entry of count 1 (an index whose entries cannot be pairs)
+                            return 1 if group is entry or group == entry else default
 
                         _ZERO = 0  # the payload of an absent tuple
 
@@ -21304,7 +22114,7 @@ def _make_derived2():
                                 "catalog_returns__cr_return_amount",
                             )
                             QUERY_ID = "3ae38cce5370bce7"
-                            LAYOUT_ID = "14c32433c741e896"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "baff4e5fb5eb541f"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -21590,33 +22400,9 @@ def _make_derived2():
                                         catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
                                             _t1
                                         ] = (
-                                            _t2,
-                                            _p,
+                                            _t2 if _p == 1 else (_t2, _p)
                                         )
-                                    elif type(_grp) is tuple:
-                                        _e = _t2
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
-                                                    _t1
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
-                                                    _t1
-                                                ]
-                                        else:
-                                            catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
-                                                _t1
-                                            ] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t2)
                                         if _o is None:
                                             _grp[_t2] = _p
@@ -21627,11 +22413,37 @@ def _make_derived2():
                                             else:
                                                 del _grp[_t2]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
                                                         _t1
-                                                    ] = next(
-                                                        iter(_grp.items())
+                                                    ] = (
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t2
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
+                                                    _t1
+                                                ] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
+                                                    _t1
+                                                ]
+                                        else:
+                                            catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
+                                                _t1
+                                            ] = {
+                                                _g: _o,
+                                                _e: _p,
+                                            }
                                     _t3 = (v_cs_item_sk, v_cs_order_number)
                                     _grp = catalog_sales_cs_item_sk_cs_order_number_by_cs_sold_date_sk.get(
                                         v_cs_sold_date_sk
@@ -21690,27 +22502,9 @@ def _make_derived2():
                                         _grp = n3_by_cs_item_sk_cs_order_number.get(_t3)
                                         if _grp is None:
                                             n3_by_cs_item_sk_cs_order_number[_t3] = (
-                                                _t1,
-                                                _d5,
+                                                _t1 if _d5 == 1 else (_t1, _d5)
                                             )
-                                        elif type(_grp) is tuple:
-                                            _e = _t1
-                                            if _grp[0] is _e or _grp[0] == _e:
-                                                _o = _grp[1]
-                                                _n = _o + _d5
-                                                if _n:
-                                                    n3_by_cs_item_sk_cs_order_number[
-                                                        _t3
-                                                    ] = (_grp[0], _n)
-                                                else:
-                                                    del n3_by_cs_item_sk_cs_order_number[
-                                                        _t3
-                                                    ]
-                                            else:
-                                                n3_by_cs_item_sk_cs_order_number[
-                                                    _t3
-                                                ] = {_grp[0]: _grp[1], _e: _d5}
-                                        else:
+                                        elif type(_grp) is dict:
                                             _o = _grp.get(_t1)
                                             if _o is None:
                                                 _grp[_t1] = _d5
@@ -21721,11 +22515,32 @@ def _make_derived2():
                                                 else:
                                                     del _grp[_t1]
                                                     if len(_grp) == 1:
+                                                        ((_e, _n),) = _grp.items()
                                                         n3_by_cs_item_sk_cs_order_number[
                                                             _t3
-                                                        ] = next(
-                                                            iter(_grp.items())
+                                                        ] = (
+                                                            _e if _n == 1 else (_e, _n)
                                                         )
+                                        else:
+                                            if type(_grp) is tuple and len(_grp) == 2:
+                                                _g, _o = _grp
+                                            else:
+                                                _g, _o = _grp, 1
+                                            _e = _t1
+                                            if _g is _e or _g == _e:
+                                                _n = _o + _d5
+                                                if _n:
+                                                    n3_by_cs_item_sk_cs_order_number[
+                                                        _t3
+                                                    ] = (_g if _n == 1 else (_g, _n))
+                                                else:
+                                                    del n3_by_cs_item_sk_cs_order_number[
+                                                        _t3
+                                                    ]
+                                            else:
+                                                n3_by_cs_item_sk_cs_order_number[
+                                                    _t3
+                                                ] = {_g: _o, _e: _d5}
                                         _o = n3_count_by_cs_item_sk_cs_order_number.get(
                                             _t3
                                         )
@@ -21824,7 +22639,7 @@ def _make_derived2():
                                                         v_cr_return_quantity,
                                                         v_cr_return_amount,
                                                     ), _m10 in (
-                                                        (_g11,)
+                                                        _g11.items()
                                                         if type(
                                                             (
                                                                 _g11 := self.catalog_returns_by_cs_item_sk_cs_order_number[
@@ -21835,8 +22650,13 @@ def _make_derived2():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g11.items()
+                                                        is dict
+                                                        else (
+                                                            (_g11,)
+                                                            if type(_g11) is tuple
+                                                            and len(_g11) == 2
+                                                            else ((_g11, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_cs_sold_date_sk,
@@ -21861,7 +22681,7 @@ def _make_derived2():
                                                                 v_i_category,
                                                                 v_i_manufact_id,
                                                             ), _m14 in (
-                                                                (_g15,)
+                                                                _g15.items()
                                                                 if type(
                                                                     (
                                                                         _g15 := self.item_by_cs_item_sk[
@@ -21869,8 +22689,14 @@ def _make_derived2():
                                                                         ]
                                                                     )
                                                                 )
-                                                                is tuple
-                                                                else _g15.items()
+                                                                is dict
+                                                                else (
+                                                                    (_g15,)
+                                                                    if type(_g15)
+                                                                    is tuple
+                                                                    and len(_g15) == 2
+                                                                    else ((_g15, 1),)
+                                                                )
                                                             ):
                                                                 _k = (
                                                                     v_d_year,
@@ -21936,25 +22762,10 @@ def _make_derived2():
                                 )
                                 _grp = item_by_cs_item_sk.get(v_cs_item_sk)
                                 if _grp is None:
-                                    item_by_cs_item_sk[v_cs_item_sk] = (_t1, _p)
-                                elif type(_grp) is tuple:
-                                    _e = _t1
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            item_by_cs_item_sk[v_cs_item_sk] = (
-                                                _grp[0],
-                                                _n,
-                                            )
-                                        else:
-                                            del item_by_cs_item_sk[v_cs_item_sk]
-                                    else:
-                                        item_by_cs_item_sk[v_cs_item_sk] = {
-                                            _grp[0]: _grp[1],
-                                            _e: _p,
-                                        }
-                                else:
+                                    item_by_cs_item_sk[v_cs_item_sk] = (
+                                        _t1 if _p == 1 else (_t1, _p)
+                                    )
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t1)
                                     if _o is None:
                                         _grp[_t1] = _p
@@ -21965,9 +22776,29 @@ def _make_derived2():
                                         else:
                                             del _grp[_t1]
                                             if len(_grp) == 1:
-                                                item_by_cs_item_sk[v_cs_item_sk] = next(
-                                                    iter(_grp.items())
+                                                ((_e, _n),) = _grp.items()
+                                                item_by_cs_item_sk[v_cs_item_sk] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t1
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            item_by_cs_item_sk[v_cs_item_sk] = (
+                                                _g if _n == 1 else (_g, _n)
+                                            )
+                                        else:
+                                            del item_by_cs_item_sk[v_cs_item_sk]
+                                    else:
+                                        item_by_cs_item_sk[v_cs_item_sk] = {
+                                            _g: _o,
+                                            _e: _p,
+                                        }
                                 _o = item_count_by_cs_item_sk.get(v_cs_item_sk)
                                 if _o is None:
                                     item_count_by_cs_item_sk[v_cs_item_sk] = _p
@@ -22008,7 +22839,7 @@ def _make_derived2():
                                                 v_cr_return_quantity,
                                                 v_cr_return_amount,
                                             ), _m6 in (
-                                                (_g7,)
+                                                _g7.items()
                                                 if type(
                                                     (
                                                         _g7 := self.catalog_returns_by_cs_item_sk_cs_order_number[
@@ -22019,15 +22850,20 @@ def _make_derived2():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g7.items()
+                                                is dict
+                                                else (
+                                                    (_g7,)
+                                                    if type(_g7) is tuple
+                                                    and len(_g7) == 2
+                                                    else ((_g7, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_cs_sold_date_sk,
                                                     v_cs_item_sk,
                                                     v_cs_order_number,
                                                 ), _m8 in (
-                                                    (_g9,)
+                                                    _g9.items()
                                                     if type(
                                                         (
                                                             _g9 := self.n3_by_cs_item_sk_cs_order_number[
@@ -22038,8 +22874,13 @@ def _make_derived2():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g9.items()
+                                                    is dict
+                                                    else (
+                                                        (_g9,)
+                                                        if type(_g9) is tuple
+                                                        and len(_g9) == 2
+                                                        else ((_g9, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_cs_sold_date_sk,
@@ -22048,7 +22889,7 @@ def _make_derived2():
                                                         v_cs_quantity,
                                                         v_cs_ext_sales_price,
                                                     ), _m10 in (
-                                                        (_g11,)
+                                                        _g11.items()
                                                         if type(
                                                             (
                                                                 _g11 := self.catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
@@ -22060,8 +22901,13 @@ def _make_derived2():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g11.items()
+                                                        is dict
+                                                        else (
+                                                            (_g11,)
+                                                            if type(_g11) is tuple
+                                                            and len(_g11) == 2
+                                                            else ((_g11, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_cs_sold_date_sk,
@@ -22217,27 +23063,9 @@ def _make_derived2():
                                         _grp = n3_by_cs_item_sk_cs_order_number.get(_t5)
                                         if _grp is None:
                                             n3_by_cs_item_sk_cs_order_number[_t5] = (
-                                                _t6,
-                                                _d3,
+                                                _t6 if _d3 == 1 else (_t6, _d3)
                                             )
-                                        elif type(_grp) is tuple:
-                                            _e = _t6
-                                            if _grp[0] is _e or _grp[0] == _e:
-                                                _o = _grp[1]
-                                                _n = _o + _d3
-                                                if _n:
-                                                    n3_by_cs_item_sk_cs_order_number[
-                                                        _t5
-                                                    ] = (_grp[0], _n)
-                                                else:
-                                                    del n3_by_cs_item_sk_cs_order_number[
-                                                        _t5
-                                                    ]
-                                            else:
-                                                n3_by_cs_item_sk_cs_order_number[
-                                                    _t5
-                                                ] = {_grp[0]: _grp[1], _e: _d3}
-                                        else:
+                                        elif type(_grp) is dict:
                                             _o = _grp.get(_t6)
                                             if _o is None:
                                                 _grp[_t6] = _d3
@@ -22248,11 +23076,32 @@ def _make_derived2():
                                                 else:
                                                     del _grp[_t6]
                                                     if len(_grp) == 1:
+                                                        ((_e, _n),) = _grp.items()
                                                         n3_by_cs_item_sk_cs_order_number[
                                                             _t5
-                                                        ] = next(
-                                                            iter(_grp.items())
+                                                        ] = (
+                                                            _e if _n == 1 else (_e, _n)
                                                         )
+                                        else:
+                                            if type(_grp) is tuple and len(_grp) == 2:
+                                                _g, _o = _grp
+                                            else:
+                                                _g, _o = _grp, 1
+                                            _e = _t6
+                                            if _g is _e or _g == _e:
+                                                _n = _o + _d3
+                                                if _n:
+                                                    n3_by_cs_item_sk_cs_order_number[
+                                                        _t5
+                                                    ] = (_g if _n == 1 else (_g, _n))
+                                                else:
+                                                    del n3_by_cs_item_sk_cs_order_number[
+                                                        _t5
+                                                    ]
+                                            else:
+                                                n3_by_cs_item_sk_cs_order_number[
+                                                    _t5
+                                                ] = {_g: _o, _e: _d3}
                                         _o = n3_count_by_cs_item_sk_cs_order_number.get(
                                             _t5
                                         )
@@ -22351,7 +23200,7 @@ def _make_derived2():
                                                         v_cr_return_quantity,
                                                         v_cr_return_amount,
                                                     ), _m11 in (
-                                                        (_g12,)
+                                                        _g12.items()
                                                         if type(
                                                             (
                                                                 _g12 := self.catalog_returns_by_cs_item_sk_cs_order_number[
@@ -22362,8 +23211,13 @@ def _make_derived2():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g12.items()
+                                                        is dict
+                                                        else (
+                                                            (_g12,)
+                                                            if type(_g12) is tuple
+                                                            and len(_g12) == 2
+                                                            else ((_g12, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_cs_sold_date_sk,
@@ -22372,7 +23226,7 @@ def _make_derived2():
                                                             v_cs_quantity,
                                                             v_cs_ext_sales_price,
                                                         ), _m13 in (
-                                                            (_g14,)
+                                                            _g14.items()
                                                             if type(
                                                                 (
                                                                     _g14 := self.catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
@@ -22384,8 +23238,13 @@ def _make_derived2():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g14.items()
+                                                            is dict
+                                                            else (
+                                                                (_g14,)
+                                                                if type(_g14) is tuple
+                                                                and len(_g14) == 2
+                                                                else ((_g14, 1),)
+                                                            )
                                                         ):
                                                             for (
                                                                 v_cs_item_sk,
@@ -22395,7 +23254,7 @@ def _make_derived2():
                                                                 v_i_category,
                                                                 v_i_manufact_id,
                                                             ), _m15 in (
-                                                                (_g16,)
+                                                                _g16.items()
                                                                 if type(
                                                                     (
                                                                         _g16 := self.item_by_cs_item_sk[
@@ -22403,8 +23262,14 @@ def _make_derived2():
                                                                         ]
                                                                     )
                                                                 )
-                                                                is tuple
-                                                                else _g16.items()
+                                                                is dict
+                                                                else (
+                                                                    (_g16,)
+                                                                    if type(_g16)
+                                                                    is tuple
+                                                                    and len(_g16) == 2
+                                                                    else ((_g16, 1),)
+                                                                )
                                                             ):
                                                                 _k = (
                                                                     v_d_year,
@@ -22490,28 +23355,8 @@ def _make_derived2():
                                 if _grp is None:
                                     catalog_returns_by_cs_item_sk_cs_order_number[
                                         _t1
-                                    ] = (_t2, _p)
-                                elif type(_grp) is tuple:
-                                    _e = _t2
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            catalog_returns_by_cs_item_sk_cs_order_number[
-                                                _t1
-                                            ] = (
-                                                _grp[0],
-                                                _n,
-                                            )
-                                        else:
-                                            del catalog_returns_by_cs_item_sk_cs_order_number[
-                                                _t1
-                                            ]
-                                    else:
-                                        catalog_returns_by_cs_item_sk_cs_order_number[
-                                            _t1
-                                        ] = {_grp[0]: _grp[1], _e: _p}
-                                else:
+                                    ] = (_t2 if _p == 1 else (_t2, _p))
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t2)
                                     if _o is None:
                                         _grp[_t2] = _p
@@ -22522,11 +23367,34 @@ def _make_derived2():
                                         else:
                                             del _grp[_t2]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 catalog_returns_by_cs_item_sk_cs_order_number[
                                                     _t1
-                                                ] = next(
-                                                    iter(_grp.items())
+                                                ] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t2
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            catalog_returns_by_cs_item_sk_cs_order_number[
+                                                _t1
+                                            ] = (
+                                                _g if _n == 1 else (_g, _n)
+                                            )
+                                        else:
+                                            del catalog_returns_by_cs_item_sk_cs_order_number[
+                                                _t1
+                                            ]
+                                    else:
+                                        catalog_returns_by_cs_item_sk_cs_order_number[
+                                            _t1
+                                        ] = {_g: _o, _e: _p}
                                 _o = catalog_returns_count_by_cs_item_sk_cs_order_number.get(
                                     _t1
                                 )
@@ -22608,7 +23476,7 @@ def _make_derived2():
                                                 v_cs_item_sk,
                                                 v_cs_order_number,
                                             ), _m7 in (
-                                                (_g8,)
+                                                _g8.items()
                                                 if type(
                                                     (
                                                         _g8 := self.n3_by_cs_item_sk_cs_order_number[
@@ -22619,8 +23487,13 @@ def _make_derived2():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g8.items()
+                                                is dict
+                                                else (
+                                                    (_g8,)
+                                                    if type(_g8) is tuple
+                                                    and len(_g8) == 2
+                                                    else ((_g8, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_cs_sold_date_sk,
@@ -22629,7 +23502,7 @@ def _make_derived2():
                                                     v_cs_quantity,
                                                     v_cs_ext_sales_price,
                                                 ), _m9 in (
-                                                    (_g10,)
+                                                    _g10.items()
                                                     if type(
                                                         (
                                                             _g10 := self.catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
@@ -22641,8 +23514,13 @@ def _make_derived2():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g10.items()
+                                                    is dict
+                                                    else (
+                                                        (_g10,)
+                                                        if type(_g10) is tuple
+                                                        and len(_g10) == 2
+                                                        else ((_g10, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_cs_sold_date_sk,
@@ -22667,7 +23545,7 @@ def _make_derived2():
                                                             v_i_category,
                                                             v_i_manufact_id,
                                                         ), _m13 in (
-                                                            (_g14,)
+                                                            _g14.items()
                                                             if type(
                                                                 (
                                                                     _g14 := self.item_by_cs_item_sk[
@@ -22675,8 +23553,13 @@ def _make_derived2():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g14.items()
+                                                            is dict
+                                                            else (
+                                                                (_g14,)
+                                                                if type(_g14) is tuple
+                                                                and len(_g14) == 2
+                                                                else ((_g14, 1),)
+                                                            )
                                                         ):
                                                             _k = (
                                                                 v_d_year,
@@ -22837,33 +23720,9 @@ def _make_derived2():
                                         catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
                                             _t1
                                         ] = (
-                                            _t2,
-                                            _p,
+                                            _t2 if _p == 1 else (_t2, _p)
                                         )
-                                    elif type(_grp) is tuple:
-                                        _e = _t2
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
-                                                    _t1
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
-                                                    _t1
-                                                ]
-                                        else:
-                                            catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
-                                                _t1
-                                            ] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t2)
                                         if _o is None:
                                             _grp[_t2] = _p
@@ -22874,11 +23733,37 @@ def _make_derived2():
                                             else:
                                                 del _grp[_t2]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
                                                         _t1
-                                                    ] = next(
-                                                        iter(_grp.items())
+                                                    ] = (
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t2
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
+                                                    _t1
+                                                ] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
+                                                    _t1
+                                                ]
+                                        else:
+                                            catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
+                                                _t1
+                                            ] = {
+                                                _g: _o,
+                                                _e: _p,
+                                            }
                                     _t3 = (v_cs_item_sk, v_cs_order_number)
                                     _grp = catalog_sales_cs_item_sk_cs_order_number_by_cs_sold_date_sk.get(
                                         v_cs_sold_date_sk
@@ -22937,27 +23822,9 @@ def _make_derived2():
                                         _grp = n3_by_cs_item_sk_cs_order_number.get(_t3)
                                         if _grp is None:
                                             n3_by_cs_item_sk_cs_order_number[_t3] = (
-                                                _t1,
-                                                _d5,
+                                                _t1 if _d5 == 1 else (_t1, _d5)
                                             )
-                                        elif type(_grp) is tuple:
-                                            _e = _t1
-                                            if _grp[0] is _e or _grp[0] == _e:
-                                                _o = _grp[1]
-                                                _n = _o + _d5
-                                                if _n:
-                                                    n3_by_cs_item_sk_cs_order_number[
-                                                        _t3
-                                                    ] = (_grp[0], _n)
-                                                else:
-                                                    del n3_by_cs_item_sk_cs_order_number[
-                                                        _t3
-                                                    ]
-                                            else:
-                                                n3_by_cs_item_sk_cs_order_number[
-                                                    _t3
-                                                ] = {_grp[0]: _grp[1], _e: _d5}
-                                        else:
+                                        elif type(_grp) is dict:
                                             _o = _grp.get(_t1)
                                             if _o is None:
                                                 _grp[_t1] = _d5
@@ -22968,11 +23835,32 @@ def _make_derived2():
                                                 else:
                                                     del _grp[_t1]
                                                     if len(_grp) == 1:
+                                                        ((_e, _n),) = _grp.items()
                                                         n3_by_cs_item_sk_cs_order_number[
                                                             _t3
-                                                        ] = next(
-                                                            iter(_grp.items())
+                                                        ] = (
+                                                            _e if _n == 1 else (_e, _n)
                                                         )
+                                        else:
+                                            if type(_grp) is tuple and len(_grp) == 2:
+                                                _g, _o = _grp
+                                            else:
+                                                _g, _o = _grp, 1
+                                            _e = _t1
+                                            if _g is _e or _g == _e:
+                                                _n = _o + _d5
+                                                if _n:
+                                                    n3_by_cs_item_sk_cs_order_number[
+                                                        _t3
+                                                    ] = (_g if _n == 1 else (_g, _n))
+                                                else:
+                                                    del n3_by_cs_item_sk_cs_order_number[
+                                                        _t3
+                                                    ]
+                                            else:
+                                                n3_by_cs_item_sk_cs_order_number[
+                                                    _t3
+                                                ] = {_g: _o, _e: _d5}
                                         _o = n3_count_by_cs_item_sk_cs_order_number.get(
                                             _t3
                                         )
@@ -23071,7 +23959,7 @@ def _make_derived2():
                                                         v_cr_return_quantity,
                                                         v_cr_return_amount,
                                                     ), _m10 in (
-                                                        (_g11,)
+                                                        _g11.items()
                                                         if type(
                                                             (
                                                                 _g11 := self.catalog_returns_by_cs_item_sk_cs_order_number[
@@ -23082,8 +23970,13 @@ def _make_derived2():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g11.items()
+                                                        is dict
+                                                        else (
+                                                            (_g11,)
+                                                            if type(_g11) is tuple
+                                                            and len(_g11) == 2
+                                                            else ((_g11, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_cs_sold_date_sk,
@@ -23108,7 +24001,7 @@ def _make_derived2():
                                                                 v_i_category,
                                                                 v_i_manufact_id,
                                                             ), _m14 in (
-                                                                (_g15,)
+                                                                _g15.items()
                                                                 if type(
                                                                     (
                                                                         _g15 := self.item_by_cs_item_sk[
@@ -23116,8 +24009,14 @@ def _make_derived2():
                                                                         ]
                                                                     )
                                                                 )
-                                                                is tuple
-                                                                else _g15.items()
+                                                                is dict
+                                                                else (
+                                                                    (_g15,)
+                                                                    if type(_g15)
+                                                                    is tuple
+                                                                    and len(_g15) == 2
+                                                                    else ((_g15, 1),)
+                                                                )
                                                             ):
                                                                 _k = (
                                                                     v_d_year,
@@ -23240,25 +24139,10 @@ def _make_derived2():
                                     )
                                     _grp = item_by_cs_item_sk.get(v_cs_item_sk)
                                     if _grp is None:
-                                        item_by_cs_item_sk[v_cs_item_sk] = (_t1, _p)
-                                    elif type(_grp) is tuple:
-                                        _e = _t1
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                item_by_cs_item_sk[v_cs_item_sk] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del item_by_cs_item_sk[v_cs_item_sk]
-                                        else:
-                                            item_by_cs_item_sk[v_cs_item_sk] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
+                                        item_by_cs_item_sk[v_cs_item_sk] = (
+                                            _t1 if _p == 1 else (_t1, _p)
+                                        )
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t1)
                                         if _o is None:
                                             _grp[_t1] = _p
@@ -23269,9 +24153,29 @@ def _make_derived2():
                                             else:
                                                 del _grp[_t1]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     item_by_cs_item_sk[v_cs_item_sk] = (
-                                                        next(iter(_grp.items()))
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t1
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                item_by_cs_item_sk[v_cs_item_sk] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del item_by_cs_item_sk[v_cs_item_sk]
+                                        else:
+                                            item_by_cs_item_sk[v_cs_item_sk] = {
+                                                _g: _o,
+                                                _e: _p,
+                                            }
                                     _o = item_count_by_cs_item_sk.get(v_cs_item_sk)
                                     if _o is None:
                                         item_count_by_cs_item_sk[v_cs_item_sk] = _p
@@ -23315,7 +24219,7 @@ def _make_derived2():
                                                     v_cr_return_quantity,
                                                     v_cr_return_amount,
                                                 ), _m6 in (
-                                                    (_g7,)
+                                                    _g7.items()
                                                     if type(
                                                         (
                                                             _g7 := self.catalog_returns_by_cs_item_sk_cs_order_number[
@@ -23326,15 +24230,20 @@ def _make_derived2():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g7.items()
+                                                    is dict
+                                                    else (
+                                                        (_g7,)
+                                                        if type(_g7) is tuple
+                                                        and len(_g7) == 2
+                                                        else ((_g7, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_cs_sold_date_sk,
                                                         v_cs_item_sk,
                                                         v_cs_order_number,
                                                     ), _m8 in (
-                                                        (_g9,)
+                                                        _g9.items()
                                                         if type(
                                                             (
                                                                 _g9 := self.n3_by_cs_item_sk_cs_order_number[
@@ -23345,8 +24254,13 @@ def _make_derived2():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g9.items()
+                                                        is dict
+                                                        else (
+                                                            (_g9,)
+                                                            if type(_g9) is tuple
+                                                            and len(_g9) == 2
+                                                            else ((_g9, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_cs_sold_date_sk,
@@ -23355,7 +24269,7 @@ def _make_derived2():
                                                             v_cs_quantity,
                                                             v_cs_ext_sales_price,
                                                         ), _m10 in (
-                                                            (_g11,)
+                                                            _g11.items()
                                                             if type(
                                                                 (
                                                                     _g11 := self.catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
@@ -23367,8 +24281,13 @@ def _make_derived2():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g11.items()
+                                                            is dict
+                                                            else (
+                                                                (_g11,)
+                                                                if type(_g11) is tuple
+                                                                and len(_g11) == 2
+                                                                else ((_g11, 1),)
+                                                            )
                                                         ):
                                                             for (
                                                                 v_cs_sold_date_sk,
@@ -23573,28 +24492,8 @@ def _make_derived2():
                                             if _grp is None:
                                                 n3_by_cs_item_sk_cs_order_number[
                                                     _t5
-                                                ] = (_t6, _d3)
-                                            elif type(_grp) is tuple:
-                                                _e = _t6
-                                                if _grp[0] is _e or _grp[0] == _e:
-                                                    _o = _grp[1]
-                                                    _n = _o + _d3
-                                                    if _n:
-                                                        n3_by_cs_item_sk_cs_order_number[
-                                                            _t5
-                                                        ] = (
-                                                            _grp[0],
-                                                            _n,
-                                                        )
-                                                    else:
-                                                        del n3_by_cs_item_sk_cs_order_number[
-                                                            _t5
-                                                        ]
-                                                else:
-                                                    n3_by_cs_item_sk_cs_order_number[
-                                                        _t5
-                                                    ] = {_grp[0]: _grp[1], _e: _d3}
-                                            else:
+                                                ] = (_t6 if _d3 == 1 else (_t6, _d3))
+                                            elif type(_grp) is dict:
                                                 _o = _grp.get(_t6)
                                                 if _o is None:
                                                     _grp[_t6] = _d3
@@ -23605,11 +24504,39 @@ def _make_derived2():
                                                     else:
                                                         del _grp[_t6]
                                                         if len(_grp) == 1:
+                                                            ((_e, _n),) = _grp.items()
                                                             n3_by_cs_item_sk_cs_order_number[
                                                                 _t5
-                                                            ] = next(
-                                                                iter(_grp.items())
+                                                            ] = (
+                                                                _e
+                                                                if _n == 1
+                                                                else (_e, _n)
                                                             )
+                                            else:
+                                                if (
+                                                    type(_grp) is tuple
+                                                    and len(_grp) == 2
+                                                ):
+                                                    _g, _o = _grp
+                                                else:
+                                                    _g, _o = _grp, 1
+                                                _e = _t6
+                                                if _g is _e or _g == _e:
+                                                    _n = _o + _d3
+                                                    if _n:
+                                                        n3_by_cs_item_sk_cs_order_number[
+                                                            _t5
+                                                        ] = (
+                                                            _g if _n == 1 else (_g, _n)
+                                                        )
+                                                    else:
+                                                        del n3_by_cs_item_sk_cs_order_number[
+                                                            _t5
+                                                        ]
+                                                else:
+                                                    n3_by_cs_item_sk_cs_order_number[
+                                                        _t5
+                                                    ] = {_g: _o, _e: _d3}
                                             _o = n3_count_by_cs_item_sk_cs_order_number.get(
                                                 _t5
                                             )
@@ -23711,7 +24638,7 @@ def _make_derived2():
                                                             v_cr_return_quantity,
                                                             v_cr_return_amount,
                                                         ), _m11 in (
-                                                            (_g12,)
+                                                            _g12.items()
                                                             if type(
                                                                 (
                                                                     _g12 := self.catalog_returns_by_cs_item_sk_cs_order_number[
@@ -23722,8 +24649,13 @@ def _make_derived2():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g12.items()
+                                                            is dict
+                                                            else (
+                                                                (_g12,)
+                                                                if type(_g12) is tuple
+                                                                and len(_g12) == 2
+                                                                else ((_g12, 1),)
+                                                            )
                                                         ):
                                                             for (
                                                                 v_cs_sold_date_sk,
@@ -23732,7 +24664,7 @@ def _make_derived2():
                                                                 v_cs_quantity,
                                                                 v_cs_ext_sales_price,
                                                             ), _m13 in (
-                                                                (_g14,)
+                                                                _g14.items()
                                                                 if type(
                                                                     (
                                                                         _g14 := self.catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
@@ -23744,8 +24676,14 @@ def _make_derived2():
                                                                         ]
                                                                     )
                                                                 )
-                                                                is tuple
-                                                                else _g14.items()
+                                                                is dict
+                                                                else (
+                                                                    (_g14,)
+                                                                    if type(_g14)
+                                                                    is tuple
+                                                                    and len(_g14) == 2
+                                                                    else ((_g14, 1),)
+                                                                )
                                                             ):
                                                                 for (
                                                                     v_cs_item_sk,
@@ -23755,7 +24693,7 @@ def _make_derived2():
                                                                     v_i_category,
                                                                     v_i_manufact_id,
                                                                 ), _m15 in (
-                                                                    (_g16,)
+                                                                    _g16.items()
                                                                     if type(
                                                                         (
                                                                             _g16 := self.item_by_cs_item_sk[
@@ -23763,8 +24701,17 @@ def _make_derived2():
                                                                             ]
                                                                         )
                                                                     )
-                                                                    is tuple
-                                                                    else _g16.items()
+                                                                    is dict
+                                                                    else (
+                                                                        (_g16,)
+                                                                        if type(_g16)
+                                                                        is tuple
+                                                                        and len(_g16)
+                                                                        == 2
+                                                                        else (
+                                                                            (_g16, 1),
+                                                                        )
+                                                                    )
                                                                 ):
                                                                     _k = (
                                                                         v_d_year,
@@ -23907,31 +24854,8 @@ def _make_derived2():
                                     if _grp is None:
                                         catalog_returns_by_cs_item_sk_cs_order_number[
                                             _t1
-                                        ] = (_t2, _p)
-                                    elif type(_grp) is tuple:
-                                        _e = _t2
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                catalog_returns_by_cs_item_sk_cs_order_number[
-                                                    _t1
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del catalog_returns_by_cs_item_sk_cs_order_number[
-                                                    _t1
-                                                ]
-                                        else:
-                                            catalog_returns_by_cs_item_sk_cs_order_number[
-                                                _t1
-                                            ] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
+                                        ] = (_t2 if _p == 1 else (_t2, _p))
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t2)
                                         if _o is None:
                                             _grp[_t2] = _p
@@ -23942,11 +24866,37 @@ def _make_derived2():
                                             else:
                                                 del _grp[_t2]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     catalog_returns_by_cs_item_sk_cs_order_number[
                                                         _t1
-                                                    ] = next(
-                                                        iter(_grp.items())
+                                                    ] = (
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t2
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                catalog_returns_by_cs_item_sk_cs_order_number[
+                                                    _t1
+                                                ] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del catalog_returns_by_cs_item_sk_cs_order_number[
+                                                    _t1
+                                                ]
+                                        else:
+                                            catalog_returns_by_cs_item_sk_cs_order_number[
+                                                _t1
+                                            ] = {
+                                                _g: _o,
+                                                _e: _p,
+                                            }
                                     _o = catalog_returns_count_by_cs_item_sk_cs_order_number.get(
                                         _t1
                                     )
@@ -24032,7 +24982,7 @@ def _make_derived2():
                                                     v_cs_item_sk,
                                                     v_cs_order_number,
                                                 ), _m7 in (
-                                                    (_g8,)
+                                                    _g8.items()
                                                     if type(
                                                         (
                                                             _g8 := self.n3_by_cs_item_sk_cs_order_number[
@@ -24043,8 +24993,13 @@ def _make_derived2():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g8.items()
+                                                    is dict
+                                                    else (
+                                                        (_g8,)
+                                                        if type(_g8) is tuple
+                                                        and len(_g8) == 2
+                                                        else ((_g8, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_cs_sold_date_sk,
@@ -24053,7 +25008,7 @@ def _make_derived2():
                                                         v_cs_quantity,
                                                         v_cs_ext_sales_price,
                                                     ), _m9 in (
-                                                        (_g10,)
+                                                        _g10.items()
                                                         if type(
                                                             (
                                                                 _g10 := self.catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number[
@@ -24065,8 +25020,13 @@ def _make_derived2():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g10.items()
+                                                        is dict
+                                                        else (
+                                                            (_g10,)
+                                                            if type(_g10) is tuple
+                                                            and len(_g10) == 2
+                                                            else ((_g10, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_cs_sold_date_sk,
@@ -24091,7 +25051,7 @@ def _make_derived2():
                                                                 v_i_category,
                                                                 v_i_manufact_id,
                                                             ), _m13 in (
-                                                                (_g14,)
+                                                                _g14.items()
                                                                 if type(
                                                                     (
                                                                         _g14 := self.item_by_cs_item_sk[
@@ -24099,8 +25059,14 @@ def _make_derived2():
                                                                         ]
                                                                     )
                                                                 )
-                                                                is tuple
-                                                                else _g14.items()
+                                                                is dict
+                                                                else (
+                                                                    (_g14,)
+                                                                    if type(_g14)
+                                                                    is tuple
+                                                                    and len(_g14) == 2
+                                                                    else ((_g14, 1),)
+                                                                )
                                                             ):
                                                                 _k = (
                                                                     v_d_year,
@@ -24429,18 +25395,22 @@ def _make_derived2():
                         def _entry(group, entry, default=None):
                             """The payload of `entry` in an index group (None: no group), `default`
                             if absent. A group of one entry is kept inline as the pair (entry,
-                            payload): a dict per near-unique key would cost ~200 bytes and a
+                            payload), or as the bare entry when its count is 1 and entries are not
+                            pairs: a dict per near-unique key would cost ~200 bytes and a
                             container the cyclic GC tracks; several entries are a dict.
                             """
                             if group is None:
                                 return default
-                            if type(group) is tuple:
+                            if type(group) is dict:
+                                return group.get(entry, default)
+                            if type(group) is tuple and len(group) == 2:
                                 return (
                                     group[1]
                                     if group[0] is entry or group[0] == entry
                                     else default
                                 )
-                            return group.get(entry, default)
+                            # a bare entry of count 1 (an index whose entries cannot be pairs)
+                            return 1 if group is entry or group == entry else default
 
                         _ZERO = 0  # the payload of an absent tuple
 
@@ -24552,7 +25522,7 @@ def _make_derived2():
                                 }
                                 COLUMNS = ("k1", "k2")
                                 QUERY_ID = "02a478202f2f14b5"
-                                LAYOUT_ID = "5c6612bd2b0e1d39"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "59e1d5b482a5db8b"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -25054,7 +26024,7 @@ def _make_derived2():
                                 "catalog_returns__cr_return_amount",
                             )
                             QUERY_ID = "855426169fab0547"
-                            LAYOUT_ID = "3147ff12c72020dc"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "f7edd3359d84a143"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -25116,7 +26086,21 @@ def _make_derived2():
                                 if self.sub_exists_1._changes:
                                     self._on_exists_1(self.sub_exists_1._changes)
                                 if self._pending:
+                                    first = (
+                                        self._changes
+                                    )  # the row of an empty database, if any
                                     self._flush()
+                                    if (
+                                        first
+                                    ):  # the inner views' rows changed it: report the net change
+                                        net = {}
+                                        for row, change in first + self._changes:
+                                            net[row] = net.get(row, 0) + change
+                                        self._changes = [
+                                            (row, change)
+                                            for row, change in net.items()
+                                            if change
+                                        ]
 
                             def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
@@ -25357,28 +26341,8 @@ def _make_derived2():
                                     if _grp is None:
                                         catalog_sales_by_cs_sold_date_sk_cs_item_sk[
                                             _t1
-                                        ] = (_t2, _p)
-                                    elif type(_grp) is tuple:
-                                        _e = _t2
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                catalog_sales_by_cs_sold_date_sk_cs_item_sk[
-                                                    _t1
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del catalog_sales_by_cs_sold_date_sk_cs_item_sk[
-                                                    _t1
-                                                ]
-                                        else:
-                                            catalog_sales_by_cs_sold_date_sk_cs_item_sk[
-                                                _t1
-                                            ] = {_grp[0]: _grp[1], _e: _p}
-                                    else:
+                                        ] = (_t2 if _p == 1 else (_t2, _p))
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t2)
                                         if _o is None:
                                             _grp[_t2] = _p
@@ -25389,11 +26353,34 @@ def _make_derived2():
                                             else:
                                                 del _grp[_t2]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     catalog_sales_by_cs_sold_date_sk_cs_item_sk[
                                                         _t1
-                                                    ] = next(
-                                                        iter(_grp.items())
+                                                    ] = (
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t2
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                catalog_sales_by_cs_sold_date_sk_cs_item_sk[
+                                                    _t1
+                                                ] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del catalog_sales_by_cs_sold_date_sk_cs_item_sk[
+                                                    _t1
+                                                ]
+                                        else:
+                                            catalog_sales_by_cs_sold_date_sk_cs_item_sk[
+                                                _t1
+                                            ] = {_g: _o, _e: _p}
                                     _grp = (
                                         catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(
                                             v_cs_sold_date_sk
@@ -25402,28 +26389,12 @@ def _make_derived2():
                                     if _grp is None:
                                         catalog_sales_cs_item_sk_by_cs_sold_date_sk[
                                             v_cs_sold_date_sk
-                                        ] = (v_cs_item_sk, _p)
-                                    elif type(_grp) is tuple:
-                                        _e = v_cs_item_sk
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                catalog_sales_cs_item_sk_by_cs_sold_date_sk[
-                                                    v_cs_sold_date_sk
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
-                                                    v_cs_sold_date_sk
-                                                ]
-                                        else:
-                                            catalog_sales_cs_item_sk_by_cs_sold_date_sk[
-                                                v_cs_sold_date_sk
-                                            ] = {_grp[0]: _grp[1], _e: _p}
-                                    else:
+                                        ] = (
+                                            v_cs_item_sk
+                                            if _p == 1
+                                            else (v_cs_item_sk, _p)
+                                        )
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(v_cs_item_sk)
                                         if _o is None:
                                             _grp[v_cs_item_sk] = _p
@@ -25434,11 +26405,34 @@ def _make_derived2():
                                             else:
                                                 del _grp[v_cs_item_sk]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     catalog_sales_cs_item_sk_by_cs_sold_date_sk[
                                                         v_cs_sold_date_sk
-                                                    ] = next(
-                                                        iter(_grp.items())
+                                                    ] = (
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = v_cs_item_sk
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                                    v_cs_sold_date_sk
+                                                ] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                                    v_cs_sold_date_sk
+                                                ]
+                                        else:
+                                            catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                                v_cs_sold_date_sk
+                                            ] = {_g: _o, _e: _p}
                                     _w3 = date_dim_count_by_cs_sold_date_sk.get(
                                         v_cs_sold_date_sk
                                     )
@@ -25525,7 +26519,7 @@ def _make_derived2():
                                                         v_i_category,
                                                         v_i_manufact_id,
                                                     ), _m9 in (
-                                                        (_g10,)
+                                                        _g10.items()
                                                         if type(
                                                             (
                                                                 _g10 := self.item_by_cs_item_sk[
@@ -25533,8 +26527,13 @@ def _make_derived2():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g10.items()
+                                                        is dict
+                                                        else (
+                                                            (_g10,)
+                                                            if type(_g10) is tuple
+                                                            and len(_g10) == 2
+                                                            else ((_g10, 1),)
+                                                        )
                                                     ):
                                                         _k = (
                                                             v_d_year,
@@ -25595,25 +26594,10 @@ def _make_derived2():
                                 )
                                 _grp = item_by_cs_item_sk.get(v_cs_item_sk)
                                 if _grp is None:
-                                    item_by_cs_item_sk[v_cs_item_sk] = (_t1, _p)
-                                elif type(_grp) is tuple:
-                                    _e = _t1
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            item_by_cs_item_sk[v_cs_item_sk] = (
-                                                _grp[0],
-                                                _n,
-                                            )
-                                        else:
-                                            del item_by_cs_item_sk[v_cs_item_sk]
-                                    else:
-                                        item_by_cs_item_sk[v_cs_item_sk] = {
-                                            _grp[0]: _grp[1],
-                                            _e: _p,
-                                        }
-                                else:
+                                    item_by_cs_item_sk[v_cs_item_sk] = (
+                                        _t1 if _p == 1 else (_t1, _p)
+                                    )
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t1)
                                     if _o is None:
                                         _grp[_t1] = _p
@@ -25624,9 +26608,29 @@ def _make_derived2():
                                         else:
                                             del _grp[_t1]
                                             if len(_grp) == 1:
-                                                item_by_cs_item_sk[v_cs_item_sk] = next(
-                                                    iter(_grp.items())
+                                                ((_e, _n),) = _grp.items()
+                                                item_by_cs_item_sk[v_cs_item_sk] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t1
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            item_by_cs_item_sk[v_cs_item_sk] = (
+                                                _g if _n == 1 else (_g, _n)
+                                            )
+                                        else:
+                                            del item_by_cs_item_sk[v_cs_item_sk]
+                                    else:
+                                        item_by_cs_item_sk[v_cs_item_sk] = {
+                                            _g: _o,
+                                            _e: _p,
+                                        }
                                 _o = item_count_by_cs_item_sk.get(v_cs_item_sk)
                                 if _o is None:
                                     item_count_by_cs_item_sk[v_cs_item_sk] = _p
@@ -25667,7 +26671,7 @@ def _make_derived2():
                                                 v_cs_quantity,
                                                 v_cs_ext_sales_price,
                                             ), _m6 in (
-                                                (_g7,)
+                                                _g7.items()
                                                 if type(
                                                     (
                                                         _g7 := self.catalog_sales_by_cs_sold_date_sk_cs_item_sk[
@@ -25678,8 +26682,13 @@ def _make_derived2():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g7.items()
+                                                is dict
+                                                else (
+                                                    (_g7,)
+                                                    if type(_g7) is tuple
+                                                    and len(_g7) == 2
+                                                    else ((_g7, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_cs_sold_date_sk,
@@ -25810,9 +26819,15 @@ def _make_derived2():
                                 _g4 = catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(
                                     v_cs_sold_date_sk
                                 )
-                                if _g4:
+                                if _g4 is not None:
                                     for v_cs_item_sk, _w2 in (
-                                        (_g4,) if type(_g4) is tuple else _g4.items()
+                                        _g4.items()
+                                        if type(_g4) is dict
+                                        else (
+                                            (_g4,)
+                                            if type(_g4) is tuple and len(_g4) == 2
+                                            else ((_g4, 1),)
+                                        )
                                     ):
                                         _d3 = _p * _w2
                                         _t5 = (v_cs_sold_date_sk, v_cs_item_sk)
@@ -25880,7 +26895,7 @@ def _make_derived2():
                                                     v_cs_quantity,
                                                     v_cs_ext_sales_price,
                                                 ), _m8 in (
-                                                    (_g9,)
+                                                    _g9.items()
                                                     if type(
                                                         (
                                                             _g9 := self.catalog_sales_by_cs_sold_date_sk_cs_item_sk[
@@ -25891,8 +26906,13 @@ def _make_derived2():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g9.items()
+                                                    is dict
+                                                    else (
+                                                        (_g9,)
+                                                        if type(_g9) is tuple
+                                                        and len(_g9) == 2
+                                                        else ((_g9, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_cs_item_sk,
@@ -25902,7 +26922,7 @@ def _make_derived2():
                                                         v_i_category,
                                                         v_i_manufact_id,
                                                     ), _m10 in (
-                                                        (_g11,)
+                                                        _g11.items()
                                                         if type(
                                                             (
                                                                 _g11 := self.item_by_cs_item_sk[
@@ -25910,8 +26930,13 @@ def _make_derived2():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g11.items()
+                                                        is dict
+                                                        else (
+                                                            (_g11,)
+                                                            if type(_g11) is tuple
+                                                            and len(_g11) == 2
+                                                            else ((_g11, 1),)
+                                                        )
                                                     ):
                                                         _k = (
                                                             v_d_year,
@@ -26046,25 +27071,10 @@ def _make_derived2():
                                     )
                                     _grp = item_by_cs_item_sk.get(v_cs_item_sk)
                                     if _grp is None:
-                                        item_by_cs_item_sk[v_cs_item_sk] = (_t1, _p)
-                                    elif type(_grp) is tuple:
-                                        _e = _t1
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                item_by_cs_item_sk[v_cs_item_sk] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del item_by_cs_item_sk[v_cs_item_sk]
-                                        else:
-                                            item_by_cs_item_sk[v_cs_item_sk] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
+                                        item_by_cs_item_sk[v_cs_item_sk] = (
+                                            _t1 if _p == 1 else (_t1, _p)
+                                        )
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t1)
                                         if _o is None:
                                             _grp[_t1] = _p
@@ -26075,9 +27085,29 @@ def _make_derived2():
                                             else:
                                                 del _grp[_t1]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     item_by_cs_item_sk[v_cs_item_sk] = (
-                                                        next(iter(_grp.items()))
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t1
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                item_by_cs_item_sk[v_cs_item_sk] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del item_by_cs_item_sk[v_cs_item_sk]
+                                        else:
+                                            item_by_cs_item_sk[v_cs_item_sk] = {
+                                                _g: _o,
+                                                _e: _p,
+                                            }
                                     _o = item_count_by_cs_item_sk.get(v_cs_item_sk)
                                     if _o is None:
                                         item_count_by_cs_item_sk[v_cs_item_sk] = _p
@@ -26121,7 +27151,7 @@ def _make_derived2():
                                                     v_cs_quantity,
                                                     v_cs_ext_sales_price,
                                                 ), _m6 in (
-                                                    (_g7,)
+                                                    _g7.items()
                                                     if type(
                                                         (
                                                             _g7 := self.catalog_sales_by_cs_sold_date_sk_cs_item_sk[
@@ -26132,8 +27162,13 @@ def _make_derived2():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g7.items()
+                                                    is dict
+                                                    else (
+                                                        (_g7,)
+                                                        if type(_g7) is tuple
+                                                        and len(_g7) == 2
+                                                        else ((_g7, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_cs_sold_date_sk,
@@ -26307,11 +27342,15 @@ def _make_derived2():
                                             v_cs_sold_date_sk
                                         )
                                     )
-                                    if _g4:
+                                    if _g4 is not None:
                                         for v_cs_item_sk, _w2 in (
-                                            (_g4,)
-                                            if type(_g4) is tuple
-                                            else _g4.items()
+                                            _g4.items()
+                                            if type(_g4) is dict
+                                            else (
+                                                (_g4,)
+                                                if type(_g4) is tuple and len(_g4) == 2
+                                                else ((_g4, 1),)
+                                            )
                                         ):
                                             _d3 = _p * _w2
                                             _t5 = (v_cs_sold_date_sk, v_cs_item_sk)
@@ -26391,7 +27430,7 @@ def _make_derived2():
                                                         v_cs_quantity,
                                                         v_cs_ext_sales_price,
                                                     ), _m8 in (
-                                                        (_g9,)
+                                                        _g9.items()
                                                         if type(
                                                             (
                                                                 _g9 := self.catalog_sales_by_cs_sold_date_sk_cs_item_sk[
@@ -26402,8 +27441,13 @@ def _make_derived2():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g9.items()
+                                                        is dict
+                                                        else (
+                                                            (_g9,)
+                                                            if type(_g9) is tuple
+                                                            and len(_g9) == 2
+                                                            else ((_g9, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_cs_item_sk,
@@ -26413,7 +27457,7 @@ def _make_derived2():
                                                             v_i_category,
                                                             v_i_manufact_id,
                                                         ), _m10 in (
-                                                            (_g11,)
+                                                            _g11.items()
                                                             if type(
                                                                 (
                                                                     _g11 := self.item_by_cs_item_sk[
@@ -26421,8 +27465,13 @@ def _make_derived2():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g11.items()
+                                                            is dict
+                                                            else (
+                                                                (_g11,)
+                                                                if type(_g11) is tuple
+                                                                and len(_g11) == 2
+                                                                else ((_g11, 1),)
+                                                            )
                                                         ):
                                                             _k = (
                                                                 v_d_year,
@@ -26508,27 +27557,9 @@ def _make_derived2():
                                 )
                                 if _grp is None:
                                     catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1] = (
-                                        _t2,
-                                        _p,
+                                        _t2 if _p == 1 else (_t2, _p)
                                     )
-                                elif type(_grp) is tuple:
-                                    _e = _t2
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            catalog_sales_by_cs_sold_date_sk_cs_item_sk[
-                                                _t1
-                                            ] = (_grp[0], _n)
-                                        else:
-                                            del catalog_sales_by_cs_sold_date_sk_cs_item_sk[
-                                                _t1
-                                            ]
-                                    else:
-                                        catalog_sales_by_cs_sold_date_sk_cs_item_sk[
-                                            _t1
-                                        ] = {_grp[0]: _grp[1], _e: _p}
-                                else:
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t2)
                                     if _o is None:
                                         _grp[_t2] = _p
@@ -26539,36 +27570,42 @@ def _make_derived2():
                                         else:
                                             del _grp[_t2]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 catalog_sales_by_cs_sold_date_sk_cs_item_sk[
                                                     _t1
-                                                ] = next(
-                                                    iter(_grp.items())
+                                                ] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t2
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            catalog_sales_by_cs_sold_date_sk_cs_item_sk[
+                                                _t1
+                                            ] = (_g if _n == 1 else (_g, _n))
+                                        else:
+                                            del catalog_sales_by_cs_sold_date_sk_cs_item_sk[
+                                                _t1
+                                            ]
+                                    else:
+                                        catalog_sales_by_cs_sold_date_sk_cs_item_sk[
+                                            _t1
+                                        ] = {_g: _o, _e: _p}
                                 _grp = catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(
                                     v_cs_sold_date_sk
                                 )
                                 if _grp is None:
                                     catalog_sales_cs_item_sk_by_cs_sold_date_sk[
                                         v_cs_sold_date_sk
-                                    ] = (v_cs_item_sk, _p)
-                                elif type(_grp) is tuple:
-                                    _e = v_cs_item_sk
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            catalog_sales_cs_item_sk_by_cs_sold_date_sk[
-                                                v_cs_sold_date_sk
-                                            ] = (_grp[0], _n)
-                                        else:
-                                            del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
-                                                v_cs_sold_date_sk
-                                            ]
-                                    else:
-                                        catalog_sales_cs_item_sk_by_cs_sold_date_sk[
-                                            v_cs_sold_date_sk
-                                        ] = {_grp[0]: _grp[1], _e: _p}
-                                else:
+                                    ] = (
+                                        v_cs_item_sk if _p == 1 else (v_cs_item_sk, _p)
+                                    )
+                                elif type(_grp) is dict:
                                     _o = _grp.get(v_cs_item_sk)
                                     if _o is None:
                                         _grp[v_cs_item_sk] = _p
@@ -26579,11 +27616,32 @@ def _make_derived2():
                                         else:
                                             del _grp[v_cs_item_sk]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 catalog_sales_cs_item_sk_by_cs_sold_date_sk[
                                                     v_cs_sold_date_sk
-                                                ] = next(
-                                                    iter(_grp.items())
+                                                ] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = v_cs_item_sk
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                                v_cs_sold_date_sk
+                                            ] = (_g if _n == 1 else (_g, _n))
+                                        else:
+                                            del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                                v_cs_sold_date_sk
+                                            ]
+                                    else:
+                                        catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ] = {_g: _o, _e: _p}
                                 _w3 = date_dim_count_by_cs_sold_date_sk.get(
                                     v_cs_sold_date_sk
                                 )
@@ -26665,7 +27723,7 @@ def _make_derived2():
                                                     v_i_category,
                                                     v_i_manufact_id,
                                                 ), _m9 in (
-                                                    (_g10,)
+                                                    _g10.items()
                                                     if type(
                                                         (
                                                             _g10 := self.item_by_cs_item_sk[
@@ -26673,8 +27731,13 @@ def _make_derived2():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g10.items()
+                                                    is dict
+                                                    else (
+                                                        (_g10,)
+                                                        if type(_g10) is tuple
+                                                        and len(_g10) == 2
+                                                        else ((_g10, 1),)
+                                                    )
                                                 ):
                                                     _k = (
                                                         v_d_year,
@@ -27159,7 +28222,7 @@ def _make_derived2():
                         "sales_amt",
                     )
                     QUERY_ID = "6dfc354a7cacf536"
-                    LAYOUT_ID = "f233842a32cd127b"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "66df61262ed2b08e"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -27188,7 +28251,21 @@ def _make_derived2():
                         for sub_row, change in self.sub_derived1._changes:
                             self._apply_derived1(sub_row, change)
                         if self._pending:
+                            first = (
+                                self._changes
+                            )  # the row of an empty database, if any
                             self._flush()
+                            if (
+                                first
+                            ):  # the inner views' rows changed it: report the net change
+                                net = {}
+                                for row, change in first + self._changes:
+                                    net[row] = net.get(row, 0) + change
+                                self._changes = [
+                                    (row, change)
+                                    for row, change in net.items()
+                                    if change
+                                ]
 
                     def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
@@ -27747,18 +28824,22 @@ def _make_derived2():
                         def _entry(group, entry, default=None):
                             """The payload of `entry` in an index group (None: no group), `default`
                             if absent. A group of one entry is kept inline as the pair (entry,
-                            payload): a dict per near-unique key would cost ~200 bytes and a
+                            payload), or as the bare entry when its count is 1 and entries are not
+                            pairs: a dict per near-unique key would cost ~200 bytes and a
                             container the cyclic GC tracks; several entries are a dict.
                             """
                             if group is None:
                                 return default
-                            if type(group) is tuple:
+                            if type(group) is dict:
+                                return group.get(entry, default)
+                            if type(group) is tuple and len(group) == 2:
                                 return (
                                     group[1]
                                     if group[0] is entry or group[0] == entry
                                     else default
                                 )
-                            return group.get(entry, default)
+                            # a bare entry of count 1 (an index whose entries cannot be pairs)
+                            return 1 if group is entry or group == entry else default
 
                         _ZERO = 0  # the payload of an absent tuple
 
@@ -27906,7 +28987,7 @@ def _make_derived2():
                                 "store_returns__sr_return_amt",
                             )
                             QUERY_ID = "4446f7b7ed84a5cc"
-                            LAYOUT_ID = "4692a9af73f228c7"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "9e9da54ca6cb77fa"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -28190,33 +29271,9 @@ def _make_derived2():
                                         store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
                                             _t1
                                         ] = (
-                                            _t2,
-                                            _p,
+                                            _t2 if _p == 1 else (_t2, _p)
                                         )
-                                    elif type(_grp) is tuple:
-                                        _e = _t2
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
-                                                    _t1
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
-                                                    _t1
-                                                ]
-                                        else:
-                                            store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
-                                                _t1
-                                            ] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t2)
                                         if _o is None:
                                             _grp[_t2] = _p
@@ -28227,11 +29284,37 @@ def _make_derived2():
                                             else:
                                                 del _grp[_t2]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
                                                         _t1
-                                                    ] = next(
-                                                        iter(_grp.items())
+                                                    ] = (
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t2
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
+                                                    _t1
+                                                ] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
+                                                    _t1
+                                                ]
+                                        else:
+                                            store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
+                                                _t1
+                                            ] = {
+                                                _g: _o,
+                                                _e: _p,
+                                            }
                                     _t3 = (v_ss_item_sk, v_ss_ticket_number)
                                     _grp = store_sales_ss_item_sk_ss_ticket_number_by_ss_sold_date_sk.get(
                                         v_ss_sold_date_sk
@@ -28292,27 +29375,9 @@ def _make_derived2():
                                         )
                                         if _grp is None:
                                             n3_by_ss_item_sk_ss_ticket_number[_t3] = (
-                                                _t1,
-                                                _d5,
+                                                _t1 if _d5 == 1 else (_t1, _d5)
                                             )
-                                        elif type(_grp) is tuple:
-                                            _e = _t1
-                                            if _grp[0] is _e or _grp[0] == _e:
-                                                _o = _grp[1]
-                                                _n = _o + _d5
-                                                if _n:
-                                                    n3_by_ss_item_sk_ss_ticket_number[
-                                                        _t3
-                                                    ] = (_grp[0], _n)
-                                                else:
-                                                    del n3_by_ss_item_sk_ss_ticket_number[
-                                                        _t3
-                                                    ]
-                                            else:
-                                                n3_by_ss_item_sk_ss_ticket_number[
-                                                    _t3
-                                                ] = {_grp[0]: _grp[1], _e: _d5}
-                                        else:
+                                        elif type(_grp) is dict:
                                             _o = _grp.get(_t1)
                                             if _o is None:
                                                 _grp[_t1] = _d5
@@ -28323,11 +29388,32 @@ def _make_derived2():
                                                 else:
                                                     del _grp[_t1]
                                                     if len(_grp) == 1:
+                                                        ((_e, _n),) = _grp.items()
                                                         n3_by_ss_item_sk_ss_ticket_number[
                                                             _t3
-                                                        ] = next(
-                                                            iter(_grp.items())
+                                                        ] = (
+                                                            _e if _n == 1 else (_e, _n)
                                                         )
+                                        else:
+                                            if type(_grp) is tuple and len(_grp) == 2:
+                                                _g, _o = _grp
+                                            else:
+                                                _g, _o = _grp, 1
+                                            _e = _t1
+                                            if _g is _e or _g == _e:
+                                                _n = _o + _d5
+                                                if _n:
+                                                    n3_by_ss_item_sk_ss_ticket_number[
+                                                        _t3
+                                                    ] = (_g if _n == 1 else (_g, _n))
+                                                else:
+                                                    del n3_by_ss_item_sk_ss_ticket_number[
+                                                        _t3
+                                                    ]
+                                            else:
+                                                n3_by_ss_item_sk_ss_ticket_number[
+                                                    _t3
+                                                ] = {_g: _o, _e: _d5}
                                         _o = (
                                             n3_count_by_ss_item_sk_ss_ticket_number.get(
                                                 _t3
@@ -28428,7 +29514,7 @@ def _make_derived2():
                                                         v_sr_return_quantity,
                                                         v_sr_return_amt,
                                                     ), _m10 in (
-                                                        (_g11,)
+                                                        _g11.items()
                                                         if type(
                                                             (
                                                                 _g11 := self.store_returns_by_ss_item_sk_ss_ticket_number[
@@ -28439,8 +29525,13 @@ def _make_derived2():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g11.items()
+                                                        is dict
+                                                        else (
+                                                            (_g11,)
+                                                            if type(_g11) is tuple
+                                                            and len(_g11) == 2
+                                                            else ((_g11, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_ss_sold_date_sk,
@@ -28465,7 +29556,7 @@ def _make_derived2():
                                                                 v_i_category,
                                                                 v_i_manufact_id,
                                                             ), _m14 in (
-                                                                (_g15,)
+                                                                _g15.items()
                                                                 if type(
                                                                     (
                                                                         _g15 := self.item_by_ss_item_sk[
@@ -28473,8 +29564,14 @@ def _make_derived2():
                                                                         ]
                                                                     )
                                                                 )
-                                                                is tuple
-                                                                else _g15.items()
+                                                                is dict
+                                                                else (
+                                                                    (_g15,)
+                                                                    if type(_g15)
+                                                                    is tuple
+                                                                    and len(_g15) == 2
+                                                                    else ((_g15, 1),)
+                                                                )
                                                             ):
                                                                 _k = (
                                                                     v_d_year,
@@ -28540,25 +29637,10 @@ def _make_derived2():
                                 )
                                 _grp = item_by_ss_item_sk.get(v_ss_item_sk)
                                 if _grp is None:
-                                    item_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
-                                elif type(_grp) is tuple:
-                                    _e = _t1
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            item_by_ss_item_sk[v_ss_item_sk] = (
-                                                _grp[0],
-                                                _n,
-                                            )
-                                        else:
-                                            del item_by_ss_item_sk[v_ss_item_sk]
-                                    else:
-                                        item_by_ss_item_sk[v_ss_item_sk] = {
-                                            _grp[0]: _grp[1],
-                                            _e: _p,
-                                        }
-                                else:
+                                    item_by_ss_item_sk[v_ss_item_sk] = (
+                                        _t1 if _p == 1 else (_t1, _p)
+                                    )
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t1)
                                     if _o is None:
                                         _grp[_t1] = _p
@@ -28569,9 +29651,29 @@ def _make_derived2():
                                         else:
                                             del _grp[_t1]
                                             if len(_grp) == 1:
-                                                item_by_ss_item_sk[v_ss_item_sk] = next(
-                                                    iter(_grp.items())
+                                                ((_e, _n),) = _grp.items()
+                                                item_by_ss_item_sk[v_ss_item_sk] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t1
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            item_by_ss_item_sk[v_ss_item_sk] = (
+                                                _g if _n == 1 else (_g, _n)
+                                            )
+                                        else:
+                                            del item_by_ss_item_sk[v_ss_item_sk]
+                                    else:
+                                        item_by_ss_item_sk[v_ss_item_sk] = {
+                                            _g: _o,
+                                            _e: _p,
+                                        }
                                 _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
                                 if _o is None:
                                     item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -28612,7 +29714,7 @@ def _make_derived2():
                                                 v_sr_return_quantity,
                                                 v_sr_return_amt,
                                             ), _m6 in (
-                                                (_g7,)
+                                                _g7.items()
                                                 if type(
                                                     (
                                                         _g7 := self.store_returns_by_ss_item_sk_ss_ticket_number[
@@ -28623,15 +29725,20 @@ def _make_derived2():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g7.items()
+                                                is dict
+                                                else (
+                                                    (_g7,)
+                                                    if type(_g7) is tuple
+                                                    and len(_g7) == 2
+                                                    else ((_g7, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_ss_sold_date_sk,
                                                     v_ss_item_sk,
                                                     v_ss_ticket_number,
                                                 ), _m8 in (
-                                                    (_g9,)
+                                                    _g9.items()
                                                     if type(
                                                         (
                                                             _g9 := self.n3_by_ss_item_sk_ss_ticket_number[
@@ -28642,8 +29749,13 @@ def _make_derived2():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g9.items()
+                                                    is dict
+                                                    else (
+                                                        (_g9,)
+                                                        if type(_g9) is tuple
+                                                        and len(_g9) == 2
+                                                        else ((_g9, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_ss_sold_date_sk,
@@ -28652,7 +29764,7 @@ def _make_derived2():
                                                         v_ss_quantity,
                                                         v_ss_ext_sales_price,
                                                     ), _m10 in (
-                                                        (_g11,)
+                                                        _g11.items()
                                                         if type(
                                                             (
                                                                 _g11 := self.store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
@@ -28664,8 +29776,13 @@ def _make_derived2():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g11.items()
+                                                        is dict
+                                                        else (
+                                                            (_g11,)
+                                                            if type(_g11) is tuple
+                                                            and len(_g11) == 2
+                                                            else ((_g11, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_ss_sold_date_sk,
@@ -28823,27 +29940,9 @@ def _make_derived2():
                                         )
                                         if _grp is None:
                                             n3_by_ss_item_sk_ss_ticket_number[_t5] = (
-                                                _t6,
-                                                _d3,
+                                                _t6 if _d3 == 1 else (_t6, _d3)
                                             )
-                                        elif type(_grp) is tuple:
-                                            _e = _t6
-                                            if _grp[0] is _e or _grp[0] == _e:
-                                                _o = _grp[1]
-                                                _n = _o + _d3
-                                                if _n:
-                                                    n3_by_ss_item_sk_ss_ticket_number[
-                                                        _t5
-                                                    ] = (_grp[0], _n)
-                                                else:
-                                                    del n3_by_ss_item_sk_ss_ticket_number[
-                                                        _t5
-                                                    ]
-                                            else:
-                                                n3_by_ss_item_sk_ss_ticket_number[
-                                                    _t5
-                                                ] = {_grp[0]: _grp[1], _e: _d3}
-                                        else:
+                                        elif type(_grp) is dict:
                                             _o = _grp.get(_t6)
                                             if _o is None:
                                                 _grp[_t6] = _d3
@@ -28854,11 +29953,32 @@ def _make_derived2():
                                                 else:
                                                     del _grp[_t6]
                                                     if len(_grp) == 1:
+                                                        ((_e, _n),) = _grp.items()
                                                         n3_by_ss_item_sk_ss_ticket_number[
                                                             _t5
-                                                        ] = next(
-                                                            iter(_grp.items())
+                                                        ] = (
+                                                            _e if _n == 1 else (_e, _n)
                                                         )
+                                        else:
+                                            if type(_grp) is tuple and len(_grp) == 2:
+                                                _g, _o = _grp
+                                            else:
+                                                _g, _o = _grp, 1
+                                            _e = _t6
+                                            if _g is _e or _g == _e:
+                                                _n = _o + _d3
+                                                if _n:
+                                                    n3_by_ss_item_sk_ss_ticket_number[
+                                                        _t5
+                                                    ] = (_g if _n == 1 else (_g, _n))
+                                                else:
+                                                    del n3_by_ss_item_sk_ss_ticket_number[
+                                                        _t5
+                                                    ]
+                                            else:
+                                                n3_by_ss_item_sk_ss_ticket_number[
+                                                    _t5
+                                                ] = {_g: _o, _e: _d3}
                                         _o = (
                                             n3_count_by_ss_item_sk_ss_ticket_number.get(
                                                 _t5
@@ -28959,7 +30079,7 @@ def _make_derived2():
                                                         v_sr_return_quantity,
                                                         v_sr_return_amt,
                                                     ), _m11 in (
-                                                        (_g12,)
+                                                        _g12.items()
                                                         if type(
                                                             (
                                                                 _g12 := self.store_returns_by_ss_item_sk_ss_ticket_number[
@@ -28970,8 +30090,13 @@ def _make_derived2():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g12.items()
+                                                        is dict
+                                                        else (
+                                                            (_g12,)
+                                                            if type(_g12) is tuple
+                                                            and len(_g12) == 2
+                                                            else ((_g12, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_ss_sold_date_sk,
@@ -28980,7 +30105,7 @@ def _make_derived2():
                                                             v_ss_quantity,
                                                             v_ss_ext_sales_price,
                                                         ), _m13 in (
-                                                            (_g14,)
+                                                            _g14.items()
                                                             if type(
                                                                 (
                                                                     _g14 := self.store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
@@ -28992,8 +30117,13 @@ def _make_derived2():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g14.items()
+                                                            is dict
+                                                            else (
+                                                                (_g14,)
+                                                                if type(_g14) is tuple
+                                                                and len(_g14) == 2
+                                                                else ((_g14, 1),)
+                                                            )
                                                         ):
                                                             for (
                                                                 v_ss_item_sk,
@@ -29003,7 +30133,7 @@ def _make_derived2():
                                                                 v_i_category,
                                                                 v_i_manufact_id,
                                                             ), _m15 in (
-                                                                (_g16,)
+                                                                _g16.items()
                                                                 if type(
                                                                     (
                                                                         _g16 := self.item_by_ss_item_sk[
@@ -29011,8 +30141,14 @@ def _make_derived2():
                                                                         ]
                                                                     )
                                                                 )
-                                                                is tuple
-                                                                else _g16.items()
+                                                                is dict
+                                                                else (
+                                                                    (_g16,)
+                                                                    if type(_g16)
+                                                                    is tuple
+                                                                    and len(_g16) == 2
+                                                                    else ((_g16, 1),)
+                                                                )
                                                             ):
                                                                 _k = (
                                                                     v_d_year,
@@ -29096,28 +30232,8 @@ def _make_derived2():
                                 if _grp is None:
                                     store_returns_by_ss_item_sk_ss_ticket_number[
                                         _t1
-                                    ] = (_t2, _p)
-                                elif type(_grp) is tuple:
-                                    _e = _t2
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            store_returns_by_ss_item_sk_ss_ticket_number[
-                                                _t1
-                                            ] = (
-                                                _grp[0],
-                                                _n,
-                                            )
-                                        else:
-                                            del store_returns_by_ss_item_sk_ss_ticket_number[
-                                                _t1
-                                            ]
-                                    else:
-                                        store_returns_by_ss_item_sk_ss_ticket_number[
-                                            _t1
-                                        ] = {_grp[0]: _grp[1], _e: _p}
-                                else:
+                                    ] = (_t2 if _p == 1 else (_t2, _p))
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t2)
                                     if _o is None:
                                         _grp[_t2] = _p
@@ -29128,11 +30244,34 @@ def _make_derived2():
                                         else:
                                             del _grp[_t2]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 store_returns_by_ss_item_sk_ss_ticket_number[
                                                     _t1
-                                                ] = next(
-                                                    iter(_grp.items())
+                                                ] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t2
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            store_returns_by_ss_item_sk_ss_ticket_number[
+                                                _t1
+                                            ] = (
+                                                _g if _n == 1 else (_g, _n)
+                                            )
+                                        else:
+                                            del store_returns_by_ss_item_sk_ss_ticket_number[
+                                                _t1
+                                            ]
+                                    else:
+                                        store_returns_by_ss_item_sk_ss_ticket_number[
+                                            _t1
+                                        ] = {_g: _o, _e: _p}
                                 _o = store_returns_count_by_ss_item_sk_ss_ticket_number.get(
                                     _t1
                                 )
@@ -29214,7 +30353,7 @@ def _make_derived2():
                                                 v_ss_item_sk,
                                                 v_ss_ticket_number,
                                             ), _m7 in (
-                                                (_g8,)
+                                                _g8.items()
                                                 if type(
                                                     (
                                                         _g8 := self.n3_by_ss_item_sk_ss_ticket_number[
@@ -29225,8 +30364,13 @@ def _make_derived2():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g8.items()
+                                                is dict
+                                                else (
+                                                    (_g8,)
+                                                    if type(_g8) is tuple
+                                                    and len(_g8) == 2
+                                                    else ((_g8, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_ss_sold_date_sk,
@@ -29235,7 +30379,7 @@ def _make_derived2():
                                                     v_ss_quantity,
                                                     v_ss_ext_sales_price,
                                                 ), _m9 in (
-                                                    (_g10,)
+                                                    _g10.items()
                                                     if type(
                                                         (
                                                             _g10 := self.store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
@@ -29247,8 +30391,13 @@ def _make_derived2():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g10.items()
+                                                    is dict
+                                                    else (
+                                                        (_g10,)
+                                                        if type(_g10) is tuple
+                                                        and len(_g10) == 2
+                                                        else ((_g10, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_ss_sold_date_sk,
@@ -29273,7 +30422,7 @@ def _make_derived2():
                                                             v_i_category,
                                                             v_i_manufact_id,
                                                         ), _m13 in (
-                                                            (_g14,)
+                                                            _g14.items()
                                                             if type(
                                                                 (
                                                                     _g14 := self.item_by_ss_item_sk[
@@ -29281,8 +30430,13 @@ def _make_derived2():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g14.items()
+                                                            is dict
+                                                            else (
+                                                                (_g14,)
+                                                                if type(_g14) is tuple
+                                                                and len(_g14) == 2
+                                                                else ((_g14, 1),)
+                                                            )
                                                         ):
                                                             _k = (
                                                                 v_d_year,
@@ -29443,33 +30597,9 @@ def _make_derived2():
                                         store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
                                             _t1
                                         ] = (
-                                            _t2,
-                                            _p,
+                                            _t2 if _p == 1 else (_t2, _p)
                                         )
-                                    elif type(_grp) is tuple:
-                                        _e = _t2
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
-                                                    _t1
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
-                                                    _t1
-                                                ]
-                                        else:
-                                            store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
-                                                _t1
-                                            ] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t2)
                                         if _o is None:
                                             _grp[_t2] = _p
@@ -29480,11 +30610,37 @@ def _make_derived2():
                                             else:
                                                 del _grp[_t2]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
                                                         _t1
-                                                    ] = next(
-                                                        iter(_grp.items())
+                                                    ] = (
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t2
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
+                                                    _t1
+                                                ] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
+                                                    _t1
+                                                ]
+                                        else:
+                                            store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
+                                                _t1
+                                            ] = {
+                                                _g: _o,
+                                                _e: _p,
+                                            }
                                     _t3 = (v_ss_item_sk, v_ss_ticket_number)
                                     _grp = store_sales_ss_item_sk_ss_ticket_number_by_ss_sold_date_sk.get(
                                         v_ss_sold_date_sk
@@ -29545,27 +30701,9 @@ def _make_derived2():
                                         )
                                         if _grp is None:
                                             n3_by_ss_item_sk_ss_ticket_number[_t3] = (
-                                                _t1,
-                                                _d5,
+                                                _t1 if _d5 == 1 else (_t1, _d5)
                                             )
-                                        elif type(_grp) is tuple:
-                                            _e = _t1
-                                            if _grp[0] is _e or _grp[0] == _e:
-                                                _o = _grp[1]
-                                                _n = _o + _d5
-                                                if _n:
-                                                    n3_by_ss_item_sk_ss_ticket_number[
-                                                        _t3
-                                                    ] = (_grp[0], _n)
-                                                else:
-                                                    del n3_by_ss_item_sk_ss_ticket_number[
-                                                        _t3
-                                                    ]
-                                            else:
-                                                n3_by_ss_item_sk_ss_ticket_number[
-                                                    _t3
-                                                ] = {_grp[0]: _grp[1], _e: _d5}
-                                        else:
+                                        elif type(_grp) is dict:
                                             _o = _grp.get(_t1)
                                             if _o is None:
                                                 _grp[_t1] = _d5
@@ -29576,11 +30714,32 @@ def _make_derived2():
                                                 else:
                                                     del _grp[_t1]
                                                     if len(_grp) == 1:
+                                                        ((_e, _n),) = _grp.items()
                                                         n3_by_ss_item_sk_ss_ticket_number[
                                                             _t3
-                                                        ] = next(
-                                                            iter(_grp.items())
+                                                        ] = (
+                                                            _e if _n == 1 else (_e, _n)
                                                         )
+                                        else:
+                                            if type(_grp) is tuple and len(_grp) == 2:
+                                                _g, _o = _grp
+                                            else:
+                                                _g, _o = _grp, 1
+                                            _e = _t1
+                                            if _g is _e or _g == _e:
+                                                _n = _o + _d5
+                                                if _n:
+                                                    n3_by_ss_item_sk_ss_ticket_number[
+                                                        _t3
+                                                    ] = (_g if _n == 1 else (_g, _n))
+                                                else:
+                                                    del n3_by_ss_item_sk_ss_ticket_number[
+                                                        _t3
+                                                    ]
+                                            else:
+                                                n3_by_ss_item_sk_ss_ticket_number[
+                                                    _t3
+                                                ] = {_g: _o, _e: _d5}
                                         _o = (
                                             n3_count_by_ss_item_sk_ss_ticket_number.get(
                                                 _t3
@@ -29681,7 +30840,7 @@ def _make_derived2():
                                                         v_sr_return_quantity,
                                                         v_sr_return_amt,
                                                     ), _m10 in (
-                                                        (_g11,)
+                                                        _g11.items()
                                                         if type(
                                                             (
                                                                 _g11 := self.store_returns_by_ss_item_sk_ss_ticket_number[
@@ -29692,8 +30851,13 @@ def _make_derived2():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g11.items()
+                                                        is dict
+                                                        else (
+                                                            (_g11,)
+                                                            if type(_g11) is tuple
+                                                            and len(_g11) == 2
+                                                            else ((_g11, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_ss_sold_date_sk,
@@ -29718,7 +30882,7 @@ def _make_derived2():
                                                                 v_i_category,
                                                                 v_i_manufact_id,
                                                             ), _m14 in (
-                                                                (_g15,)
+                                                                _g15.items()
                                                                 if type(
                                                                     (
                                                                         _g15 := self.item_by_ss_item_sk[
@@ -29726,8 +30890,14 @@ def _make_derived2():
                                                                         ]
                                                                     )
                                                                 )
-                                                                is tuple
-                                                                else _g15.items()
+                                                                is dict
+                                                                else (
+                                                                    (_g15,)
+                                                                    if type(_g15)
+                                                                    is tuple
+                                                                    and len(_g15) == 2
+                                                                    else ((_g15, 1),)
+                                                                )
                                                             ):
                                                                 _k = (
                                                                     v_d_year,
@@ -29850,25 +31020,10 @@ def _make_derived2():
                                     )
                                     _grp = item_by_ss_item_sk.get(v_ss_item_sk)
                                     if _grp is None:
-                                        item_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
-                                    elif type(_grp) is tuple:
-                                        _e = _t1
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                item_by_ss_item_sk[v_ss_item_sk] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del item_by_ss_item_sk[v_ss_item_sk]
-                                        else:
-                                            item_by_ss_item_sk[v_ss_item_sk] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
+                                        item_by_ss_item_sk[v_ss_item_sk] = (
+                                            _t1 if _p == 1 else (_t1, _p)
+                                        )
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t1)
                                         if _o is None:
                                             _grp[_t1] = _p
@@ -29879,9 +31034,29 @@ def _make_derived2():
                                             else:
                                                 del _grp[_t1]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     item_by_ss_item_sk[v_ss_item_sk] = (
-                                                        next(iter(_grp.items()))
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t1
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                item_by_ss_item_sk[v_ss_item_sk] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del item_by_ss_item_sk[v_ss_item_sk]
+                                        else:
+                                            item_by_ss_item_sk[v_ss_item_sk] = {
+                                                _g: _o,
+                                                _e: _p,
+                                            }
                                     _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
                                     if _o is None:
                                         item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -29925,7 +31100,7 @@ def _make_derived2():
                                                     v_sr_return_quantity,
                                                     v_sr_return_amt,
                                                 ), _m6 in (
-                                                    (_g7,)
+                                                    _g7.items()
                                                     if type(
                                                         (
                                                             _g7 := self.store_returns_by_ss_item_sk_ss_ticket_number[
@@ -29936,15 +31111,20 @@ def _make_derived2():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g7.items()
+                                                    is dict
+                                                    else (
+                                                        (_g7,)
+                                                        if type(_g7) is tuple
+                                                        and len(_g7) == 2
+                                                        else ((_g7, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_ss_sold_date_sk,
                                                         v_ss_item_sk,
                                                         v_ss_ticket_number,
                                                     ), _m8 in (
-                                                        (_g9,)
+                                                        _g9.items()
                                                         if type(
                                                             (
                                                                 _g9 := self.n3_by_ss_item_sk_ss_ticket_number[
@@ -29955,8 +31135,13 @@ def _make_derived2():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g9.items()
+                                                        is dict
+                                                        else (
+                                                            (_g9,)
+                                                            if type(_g9) is tuple
+                                                            and len(_g9) == 2
+                                                            else ((_g9, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_ss_sold_date_sk,
@@ -29965,7 +31150,7 @@ def _make_derived2():
                                                             v_ss_quantity,
                                                             v_ss_ext_sales_price,
                                                         ), _m10 in (
-                                                            (_g11,)
+                                                            _g11.items()
                                                             if type(
                                                                 (
                                                                     _g11 := self.store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
@@ -29977,8 +31162,13 @@ def _make_derived2():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g11.items()
+                                                            is dict
+                                                            else (
+                                                                (_g11,)
+                                                                if type(_g11) is tuple
+                                                                and len(_g11) == 2
+                                                                else ((_g11, 1),)
+                                                            )
                                                         ):
                                                             for (
                                                                 v_ss_sold_date_sk,
@@ -30185,28 +31375,8 @@ def _make_derived2():
                                             if _grp is None:
                                                 n3_by_ss_item_sk_ss_ticket_number[
                                                     _t5
-                                                ] = (_t6, _d3)
-                                            elif type(_grp) is tuple:
-                                                _e = _t6
-                                                if _grp[0] is _e or _grp[0] == _e:
-                                                    _o = _grp[1]
-                                                    _n = _o + _d3
-                                                    if _n:
-                                                        n3_by_ss_item_sk_ss_ticket_number[
-                                                            _t5
-                                                        ] = (
-                                                            _grp[0],
-                                                            _n,
-                                                        )
-                                                    else:
-                                                        del n3_by_ss_item_sk_ss_ticket_number[
-                                                            _t5
-                                                        ]
-                                                else:
-                                                    n3_by_ss_item_sk_ss_ticket_number[
-                                                        _t5
-                                                    ] = {_grp[0]: _grp[1], _e: _d3}
-                                            else:
+                                                ] = (_t6 if _d3 == 1 else (_t6, _d3))
+                                            elif type(_grp) is dict:
                                                 _o = _grp.get(_t6)
                                                 if _o is None:
                                                     _grp[_t6] = _d3
@@ -30217,11 +31387,39 @@ def _make_derived2():
                                                     else:
                                                         del _grp[_t6]
                                                         if len(_grp) == 1:
+                                                            ((_e, _n),) = _grp.items()
                                                             n3_by_ss_item_sk_ss_ticket_number[
                                                                 _t5
-                                                            ] = next(
-                                                                iter(_grp.items())
+                                                            ] = (
+                                                                _e
+                                                                if _n == 1
+                                                                else (_e, _n)
                                                             )
+                                            else:
+                                                if (
+                                                    type(_grp) is tuple
+                                                    and len(_grp) == 2
+                                                ):
+                                                    _g, _o = _grp
+                                                else:
+                                                    _g, _o = _grp, 1
+                                                _e = _t6
+                                                if _g is _e or _g == _e:
+                                                    _n = _o + _d3
+                                                    if _n:
+                                                        n3_by_ss_item_sk_ss_ticket_number[
+                                                            _t5
+                                                        ] = (
+                                                            _g if _n == 1 else (_g, _n)
+                                                        )
+                                                    else:
+                                                        del n3_by_ss_item_sk_ss_ticket_number[
+                                                            _t5
+                                                        ]
+                                                else:
+                                                    n3_by_ss_item_sk_ss_ticket_number[
+                                                        _t5
+                                                    ] = {_g: _o, _e: _d3}
                                             _o = n3_count_by_ss_item_sk_ss_ticket_number.get(
                                                 _t5
                                             )
@@ -30323,7 +31521,7 @@ def _make_derived2():
                                                             v_sr_return_quantity,
                                                             v_sr_return_amt,
                                                         ), _m11 in (
-                                                            (_g12,)
+                                                            _g12.items()
                                                             if type(
                                                                 (
                                                                     _g12 := self.store_returns_by_ss_item_sk_ss_ticket_number[
@@ -30334,8 +31532,13 @@ def _make_derived2():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g12.items()
+                                                            is dict
+                                                            else (
+                                                                (_g12,)
+                                                                if type(_g12) is tuple
+                                                                and len(_g12) == 2
+                                                                else ((_g12, 1),)
+                                                            )
                                                         ):
                                                             for (
                                                                 v_ss_sold_date_sk,
@@ -30344,7 +31547,7 @@ def _make_derived2():
                                                                 v_ss_quantity,
                                                                 v_ss_ext_sales_price,
                                                             ), _m13 in (
-                                                                (_g14,)
+                                                                _g14.items()
                                                                 if type(
                                                                     (
                                                                         _g14 := self.store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
@@ -30356,8 +31559,14 @@ def _make_derived2():
                                                                         ]
                                                                     )
                                                                 )
-                                                                is tuple
-                                                                else _g14.items()
+                                                                is dict
+                                                                else (
+                                                                    (_g14,)
+                                                                    if type(_g14)
+                                                                    is tuple
+                                                                    and len(_g14) == 2
+                                                                    else ((_g14, 1),)
+                                                                )
                                                             ):
                                                                 for (
                                                                     v_ss_item_sk,
@@ -30367,7 +31576,7 @@ def _make_derived2():
                                                                     v_i_category,
                                                                     v_i_manufact_id,
                                                                 ), _m15 in (
-                                                                    (_g16,)
+                                                                    _g16.items()
                                                                     if type(
                                                                         (
                                                                             _g16 := self.item_by_ss_item_sk[
@@ -30375,8 +31584,17 @@ def _make_derived2():
                                                                             ]
                                                                         )
                                                                     )
-                                                                    is tuple
-                                                                    else _g16.items()
+                                                                    is dict
+                                                                    else (
+                                                                        (_g16,)
+                                                                        if type(_g16)
+                                                                        is tuple
+                                                                        and len(_g16)
+                                                                        == 2
+                                                                        else (
+                                                                            (_g16, 1),
+                                                                        )
+                                                                    )
                                                                 ):
                                                                     _k = (
                                                                         v_d_year,
@@ -30517,31 +31735,8 @@ def _make_derived2():
                                     if _grp is None:
                                         store_returns_by_ss_item_sk_ss_ticket_number[
                                             _t1
-                                        ] = (_t2, _p)
-                                    elif type(_grp) is tuple:
-                                        _e = _t2
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                store_returns_by_ss_item_sk_ss_ticket_number[
-                                                    _t1
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del store_returns_by_ss_item_sk_ss_ticket_number[
-                                                    _t1
-                                                ]
-                                        else:
-                                            store_returns_by_ss_item_sk_ss_ticket_number[
-                                                _t1
-                                            ] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
+                                        ] = (_t2 if _p == 1 else (_t2, _p))
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t2)
                                         if _o is None:
                                             _grp[_t2] = _p
@@ -30552,11 +31747,37 @@ def _make_derived2():
                                             else:
                                                 del _grp[_t2]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     store_returns_by_ss_item_sk_ss_ticket_number[
                                                         _t1
-                                                    ] = next(
-                                                        iter(_grp.items())
+                                                    ] = (
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t2
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                store_returns_by_ss_item_sk_ss_ticket_number[
+                                                    _t1
+                                                ] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del store_returns_by_ss_item_sk_ss_ticket_number[
+                                                    _t1
+                                                ]
+                                        else:
+                                            store_returns_by_ss_item_sk_ss_ticket_number[
+                                                _t1
+                                            ] = {
+                                                _g: _o,
+                                                _e: _p,
+                                            }
                                     _o = store_returns_count_by_ss_item_sk_ss_ticket_number.get(
                                         _t1
                                     )
@@ -30642,7 +31863,7 @@ def _make_derived2():
                                                     v_ss_item_sk,
                                                     v_ss_ticket_number,
                                                 ), _m7 in (
-                                                    (_g8,)
+                                                    _g8.items()
                                                     if type(
                                                         (
                                                             _g8 := self.n3_by_ss_item_sk_ss_ticket_number[
@@ -30653,8 +31874,13 @@ def _make_derived2():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g8.items()
+                                                    is dict
+                                                    else (
+                                                        (_g8,)
+                                                        if type(_g8) is tuple
+                                                        and len(_g8) == 2
+                                                        else ((_g8, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_ss_sold_date_sk,
@@ -30663,7 +31889,7 @@ def _make_derived2():
                                                         v_ss_quantity,
                                                         v_ss_ext_sales_price,
                                                     ), _m9 in (
-                                                        (_g10,)
+                                                        _g10.items()
                                                         if type(
                                                             (
                                                                 _g10 := self.store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number[
@@ -30675,8 +31901,13 @@ def _make_derived2():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g10.items()
+                                                        is dict
+                                                        else (
+                                                            (_g10,)
+                                                            if type(_g10) is tuple
+                                                            and len(_g10) == 2
+                                                            else ((_g10, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_ss_sold_date_sk,
@@ -30701,7 +31932,7 @@ def _make_derived2():
                                                                 v_i_category,
                                                                 v_i_manufact_id,
                                                             ), _m13 in (
-                                                                (_g14,)
+                                                                _g14.items()
                                                                 if type(
                                                                     (
                                                                         _g14 := self.item_by_ss_item_sk[
@@ -30709,8 +31940,14 @@ def _make_derived2():
                                                                         ]
                                                                     )
                                                                 )
-                                                                is tuple
-                                                                else _g14.items()
+                                                                is dict
+                                                                else (
+                                                                    (_g14,)
+                                                                    if type(_g14)
+                                                                    is tuple
+                                                                    and len(_g14) == 2
+                                                                    else ((_g14, 1),)
+                                                                )
                                                             ):
                                                                 _k = (
                                                                     v_d_year,
@@ -31043,18 +32280,22 @@ def _make_derived2():
                         def _entry(group, entry, default=None):
                             """The payload of `entry` in an index group (None: no group), `default`
                             if absent. A group of one entry is kept inline as the pair (entry,
-                            payload): a dict per near-unique key would cost ~200 bytes and a
+                            payload), or as the bare entry when its count is 1 and entries are not
+                            pairs: a dict per near-unique key would cost ~200 bytes and a
                             container the cyclic GC tracks; several entries are a dict.
                             """
                             if group is None:
                                 return default
-                            if type(group) is tuple:
+                            if type(group) is dict:
+                                return group.get(entry, default)
+                            if type(group) is tuple and len(group) == 2:
                                 return (
                                     group[1]
                                     if group[0] is entry or group[0] == entry
                                     else default
                                 )
-                            return group.get(entry, default)
+                            # a bare entry of count 1 (an index whose entries cannot be pairs)
+                            return 1 if group is entry or group == entry else default
 
                         _ZERO = 0  # the payload of an absent tuple
 
@@ -31159,7 +32400,7 @@ def _make_derived2():
                                 }
                                 COLUMNS = ("k1", "k2")
                                 QUERY_ID = "3ca163495fa76ab1"
-                                LAYOUT_ID = "7da9405190bf9bad"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "9b44d27c391e57f2"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -31640,7 +32881,7 @@ def _make_derived2():
                                 "store_returns__sr_return_amt",
                             )
                             QUERY_ID = "341b072d9339e2eb"
-                            LAYOUT_ID = "cb54424069fb5f1d"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "ff37a73e23d10907"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -31702,7 +32943,21 @@ def _make_derived2():
                                 if self.sub_exists_1._changes:
                                     self._on_exists_1(self.sub_exists_1._changes)
                                 if self._pending:
+                                    first = (
+                                        self._changes
+                                    )  # the row of an empty database, if any
                                     self._flush()
+                                    if (
+                                        first
+                                    ):  # the inner views' rows changed it: report the net change
+                                        net = {}
+                                        for row, change in first + self._changes:
+                                            net[row] = net.get(row, 0) + change
+                                        self._changes = [
+                                            (row, change)
+                                            for row, change in net.items()
+                                            if change
+                                        ]
 
                             def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
@@ -31941,28 +33196,8 @@ def _make_derived2():
                                     if _grp is None:
                                         store_sales_by_ss_sold_date_sk_ss_item_sk[
                                             _t1
-                                        ] = (_t2, _p)
-                                    elif type(_grp) is tuple:
-                                        _e = _t2
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                store_sales_by_ss_sold_date_sk_ss_item_sk[
-                                                    _t1
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del store_sales_by_ss_sold_date_sk_ss_item_sk[
-                                                    _t1
-                                                ]
-                                        else:
-                                            store_sales_by_ss_sold_date_sk_ss_item_sk[
-                                                _t1
-                                            ] = {_grp[0]: _grp[1], _e: _p}
-                                    else:
+                                        ] = (_t2 if _p == 1 else (_t2, _p))
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t2)
                                         if _o is None:
                                             _grp[_t2] = _p
@@ -31973,11 +33208,34 @@ def _make_derived2():
                                             else:
                                                 del _grp[_t2]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     store_sales_by_ss_sold_date_sk_ss_item_sk[
                                                         _t1
-                                                    ] = next(
-                                                        iter(_grp.items())
+                                                    ] = (
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t2
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                store_sales_by_ss_sold_date_sk_ss_item_sk[
+                                                    _t1
+                                                ] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del store_sales_by_ss_sold_date_sk_ss_item_sk[
+                                                    _t1
+                                                ]
+                                        else:
+                                            store_sales_by_ss_sold_date_sk_ss_item_sk[
+                                                _t1
+                                            ] = {_g: _o, _e: _p}
                                     _grp = (
                                         store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                             v_ss_sold_date_sk
@@ -31986,28 +33244,12 @@ def _make_derived2():
                                     if _grp is None:
                                         store_sales_ss_item_sk_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ] = (v_ss_item_sk, _p)
-                                    elif type(_grp) is tuple:
-                                        _e = v_ss_item_sk
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                                    v_ss_sold_date_sk
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                                    v_ss_sold_date_sk
-                                                ]
-                                        else:
-                                            store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                                v_ss_sold_date_sk
-                                            ] = {_grp[0]: _grp[1], _e: _p}
-                                    else:
+                                        ] = (
+                                            v_ss_item_sk
+                                            if _p == 1
+                                            else (v_ss_item_sk, _p)
+                                        )
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(v_ss_item_sk)
                                         if _o is None:
                                             _grp[v_ss_item_sk] = _p
@@ -32018,11 +33260,34 @@ def _make_derived2():
                                             else:
                                                 del _grp[v_ss_item_sk]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     store_sales_ss_item_sk_by_ss_sold_date_sk[
                                                         v_ss_sold_date_sk
-                                                    ] = next(
-                                                        iter(_grp.items())
+                                                    ] = (
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = v_ss_item_sk
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ]
+                                        else:
+                                            store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ] = {_g: _o, _e: _p}
                                     _w3 = date_dim_count_by_ss_sold_date_sk.get(
                                         v_ss_sold_date_sk
                                     )
@@ -32109,7 +33374,7 @@ def _make_derived2():
                                                         v_i_category,
                                                         v_i_manufact_id,
                                                     ), _m9 in (
-                                                        (_g10,)
+                                                        _g10.items()
                                                         if type(
                                                             (
                                                                 _g10 := self.item_by_ss_item_sk[
@@ -32117,8 +33382,13 @@ def _make_derived2():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g10.items()
+                                                        is dict
+                                                        else (
+                                                            (_g10,)
+                                                            if type(_g10) is tuple
+                                                            and len(_g10) == 2
+                                                            else ((_g10, 1),)
+                                                        )
                                                     ):
                                                         _k = (
                                                             v_d_year,
@@ -32179,25 +33449,10 @@ def _make_derived2():
                                 )
                                 _grp = item_by_ss_item_sk.get(v_ss_item_sk)
                                 if _grp is None:
-                                    item_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
-                                elif type(_grp) is tuple:
-                                    _e = _t1
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            item_by_ss_item_sk[v_ss_item_sk] = (
-                                                _grp[0],
-                                                _n,
-                                            )
-                                        else:
-                                            del item_by_ss_item_sk[v_ss_item_sk]
-                                    else:
-                                        item_by_ss_item_sk[v_ss_item_sk] = {
-                                            _grp[0]: _grp[1],
-                                            _e: _p,
-                                        }
-                                else:
+                                    item_by_ss_item_sk[v_ss_item_sk] = (
+                                        _t1 if _p == 1 else (_t1, _p)
+                                    )
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t1)
                                     if _o is None:
                                         _grp[_t1] = _p
@@ -32208,9 +33463,29 @@ def _make_derived2():
                                         else:
                                             del _grp[_t1]
                                             if len(_grp) == 1:
-                                                item_by_ss_item_sk[v_ss_item_sk] = next(
-                                                    iter(_grp.items())
+                                                ((_e, _n),) = _grp.items()
+                                                item_by_ss_item_sk[v_ss_item_sk] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t1
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            item_by_ss_item_sk[v_ss_item_sk] = (
+                                                _g if _n == 1 else (_g, _n)
+                                            )
+                                        else:
+                                            del item_by_ss_item_sk[v_ss_item_sk]
+                                    else:
+                                        item_by_ss_item_sk[v_ss_item_sk] = {
+                                            _g: _o,
+                                            _e: _p,
+                                        }
                                 _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
                                 if _o is None:
                                     item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -32251,7 +33526,7 @@ def _make_derived2():
                                                 v_ss_quantity,
                                                 v_ss_ext_sales_price,
                                             ), _m6 in (
-                                                (_g7,)
+                                                _g7.items()
                                                 if type(
                                                     (
                                                         _g7 := self.store_sales_by_ss_sold_date_sk_ss_item_sk[
@@ -32262,8 +33537,13 @@ def _make_derived2():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g7.items()
+                                                is dict
+                                                else (
+                                                    (_g7,)
+                                                    if type(_g7) is tuple
+                                                    and len(_g7) == 2
+                                                    else ((_g7, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_ss_sold_date_sk,
@@ -32394,9 +33674,15 @@ def _make_derived2():
                                 _g4 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                     v_ss_sold_date_sk
                                 )
-                                if _g4:
+                                if _g4 is not None:
                                     for v_ss_item_sk, _w2 in (
-                                        (_g4,) if type(_g4) is tuple else _g4.items()
+                                        _g4.items()
+                                        if type(_g4) is dict
+                                        else (
+                                            (_g4,)
+                                            if type(_g4) is tuple and len(_g4) == 2
+                                            else ((_g4, 1),)
+                                        )
                                     ):
                                         _d3 = _p * _w2
                                         _t5 = (v_ss_sold_date_sk, v_ss_item_sk)
@@ -32464,7 +33750,7 @@ def _make_derived2():
                                                     v_ss_quantity,
                                                     v_ss_ext_sales_price,
                                                 ), _m8 in (
-                                                    (_g9,)
+                                                    _g9.items()
                                                     if type(
                                                         (
                                                             _g9 := self.store_sales_by_ss_sold_date_sk_ss_item_sk[
@@ -32475,8 +33761,13 @@ def _make_derived2():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g9.items()
+                                                    is dict
+                                                    else (
+                                                        (_g9,)
+                                                        if type(_g9) is tuple
+                                                        and len(_g9) == 2
+                                                        else ((_g9, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_ss_item_sk,
@@ -32486,7 +33777,7 @@ def _make_derived2():
                                                         v_i_category,
                                                         v_i_manufact_id,
                                                     ), _m10 in (
-                                                        (_g11,)
+                                                        _g11.items()
                                                         if type(
                                                             (
                                                                 _g11 := self.item_by_ss_item_sk[
@@ -32494,8 +33785,13 @@ def _make_derived2():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g11.items()
+                                                        is dict
+                                                        else (
+                                                            (_g11,)
+                                                            if type(_g11) is tuple
+                                                            and len(_g11) == 2
+                                                            else ((_g11, 1),)
+                                                        )
                                                     ):
                                                         _k = (
                                                             v_d_year,
@@ -32630,25 +33926,10 @@ def _make_derived2():
                                     )
                                     _grp = item_by_ss_item_sk.get(v_ss_item_sk)
                                     if _grp is None:
-                                        item_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
-                                    elif type(_grp) is tuple:
-                                        _e = _t1
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                item_by_ss_item_sk[v_ss_item_sk] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del item_by_ss_item_sk[v_ss_item_sk]
-                                        else:
-                                            item_by_ss_item_sk[v_ss_item_sk] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
+                                        item_by_ss_item_sk[v_ss_item_sk] = (
+                                            _t1 if _p == 1 else (_t1, _p)
+                                        )
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t1)
                                         if _o is None:
                                             _grp[_t1] = _p
@@ -32659,9 +33940,29 @@ def _make_derived2():
                                             else:
                                                 del _grp[_t1]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     item_by_ss_item_sk[v_ss_item_sk] = (
-                                                        next(iter(_grp.items()))
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t1
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                item_by_ss_item_sk[v_ss_item_sk] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del item_by_ss_item_sk[v_ss_item_sk]
+                                        else:
+                                            item_by_ss_item_sk[v_ss_item_sk] = {
+                                                _g: _o,
+                                                _e: _p,
+                                            }
                                     _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
                                     if _o is None:
                                         item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -32705,7 +34006,7 @@ def _make_derived2():
                                                     v_ss_quantity,
                                                     v_ss_ext_sales_price,
                                                 ), _m6 in (
-                                                    (_g7,)
+                                                    _g7.items()
                                                     if type(
                                                         (
                                                             _g7 := self.store_sales_by_ss_sold_date_sk_ss_item_sk[
@@ -32716,8 +34017,13 @@ def _make_derived2():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g7.items()
+                                                    is dict
+                                                    else (
+                                                        (_g7,)
+                                                        if type(_g7) is tuple
+                                                        and len(_g7) == 2
+                                                        else ((_g7, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_ss_sold_date_sk,
@@ -32889,11 +34195,15 @@ def _make_derived2():
                                     _g4 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                         v_ss_sold_date_sk
                                     )
-                                    if _g4:
+                                    if _g4 is not None:
                                         for v_ss_item_sk, _w2 in (
-                                            (_g4,)
-                                            if type(_g4) is tuple
-                                            else _g4.items()
+                                            _g4.items()
+                                            if type(_g4) is dict
+                                            else (
+                                                (_g4,)
+                                                if type(_g4) is tuple and len(_g4) == 2
+                                                else ((_g4, 1),)
+                                            )
                                         ):
                                             _d3 = _p * _w2
                                             _t5 = (v_ss_sold_date_sk, v_ss_item_sk)
@@ -32973,7 +34283,7 @@ def _make_derived2():
                                                         v_ss_quantity,
                                                         v_ss_ext_sales_price,
                                                     ), _m8 in (
-                                                        (_g9,)
+                                                        _g9.items()
                                                         if type(
                                                             (
                                                                 _g9 := self.store_sales_by_ss_sold_date_sk_ss_item_sk[
@@ -32984,8 +34294,13 @@ def _make_derived2():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g9.items()
+                                                        is dict
+                                                        else (
+                                                            (_g9,)
+                                                            if type(_g9) is tuple
+                                                            and len(_g9) == 2
+                                                            else ((_g9, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_ss_item_sk,
@@ -32995,7 +34310,7 @@ def _make_derived2():
                                                             v_i_category,
                                                             v_i_manufact_id,
                                                         ), _m10 in (
-                                                            (_g11,)
+                                                            _g11.items()
                                                             if type(
                                                                 (
                                                                     _g11 := self.item_by_ss_item_sk[
@@ -33003,8 +34318,13 @@ def _make_derived2():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g11.items()
+                                                            is dict
+                                                            else (
+                                                                (_g11,)
+                                                                if type(_g11) is tuple
+                                                                and len(_g11) == 2
+                                                                else ((_g11, 1),)
+                                                            )
                                                         ):
                                                             _k = (
                                                                 v_d_year,
@@ -33090,27 +34410,9 @@ def _make_derived2():
                                 )
                                 if _grp is None:
                                     store_sales_by_ss_sold_date_sk_ss_item_sk[_t1] = (
-                                        _t2,
-                                        _p,
+                                        _t2 if _p == 1 else (_t2, _p)
                                     )
-                                elif type(_grp) is tuple:
-                                    _e = _t2
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            store_sales_by_ss_sold_date_sk_ss_item_sk[
-                                                _t1
-                                            ] = (_grp[0], _n)
-                                        else:
-                                            del store_sales_by_ss_sold_date_sk_ss_item_sk[
-                                                _t1
-                                            ]
-                                    else:
-                                        store_sales_by_ss_sold_date_sk_ss_item_sk[
-                                            _t1
-                                        ] = {_grp[0]: _grp[1], _e: _p}
-                                else:
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t2)
                                     if _o is None:
                                         _grp[_t2] = _p
@@ -33121,36 +34423,42 @@ def _make_derived2():
                                         else:
                                             del _grp[_t2]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 store_sales_by_ss_sold_date_sk_ss_item_sk[
                                                     _t1
-                                                ] = next(
-                                                    iter(_grp.items())
+                                                ] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t2
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            store_sales_by_ss_sold_date_sk_ss_item_sk[
+                                                _t1
+                                            ] = (_g if _n == 1 else (_g, _n))
+                                        else:
+                                            del store_sales_by_ss_sold_date_sk_ss_item_sk[
+                                                _t1
+                                            ]
+                                    else:
+                                        store_sales_by_ss_sold_date_sk_ss_item_sk[
+                                            _t1
+                                        ] = {_g: _o, _e: _p}
                                 _grp = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                     v_ss_sold_date_sk
                                 )
                                 if _grp is None:
                                     store_sales_ss_item_sk_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ] = (v_ss_item_sk, _p)
-                                elif type(_grp) is tuple:
-                                    _e = v_ss_item_sk
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                                v_ss_sold_date_sk
-                                            ] = (_grp[0], _n)
-                                        else:
-                                            del store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                                v_ss_sold_date_sk
-                                            ]
-                                    else:
-                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ] = {_grp[0]: _grp[1], _e: _p}
-                                else:
+                                    ] = (
+                                        v_ss_item_sk if _p == 1 else (v_ss_item_sk, _p)
+                                    )
+                                elif type(_grp) is dict:
                                     _o = _grp.get(v_ss_item_sk)
                                     if _o is None:
                                         _grp[v_ss_item_sk] = _p
@@ -33161,11 +34469,32 @@ def _make_derived2():
                                         else:
                                             del _grp[v_ss_item_sk]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 store_sales_ss_item_sk_by_ss_sold_date_sk[
                                                     v_ss_sold_date_sk
-                                                ] = next(
-                                                    iter(_grp.items())
+                                                ] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = v_ss_item_sk
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ] = (_g if _n == 1 else (_g, _n))
+                                        else:
+                                            del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                    else:
+                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = {_g: _o, _e: _p}
                                 _w3 = date_dim_count_by_ss_sold_date_sk.get(
                                     v_ss_sold_date_sk
                                 )
@@ -33247,7 +34576,7 @@ def _make_derived2():
                                                     v_i_category,
                                                     v_i_manufact_id,
                                                 ), _m9 in (
-                                                    (_g10,)
+                                                    _g10.items()
                                                     if type(
                                                         (
                                                             _g10 := self.item_by_ss_item_sk[
@@ -33255,8 +34584,13 @@ def _make_derived2():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g10.items()
+                                                    is dict
+                                                    else (
+                                                        (_g10,)
+                                                        if type(_g10) is tuple
+                                                        and len(_g10) == 2
+                                                        else ((_g10, 1),)
+                                                    )
                                                 ):
                                                     _k = (
                                                         v_d_year,
@@ -33725,7 +35059,7 @@ def _make_derived2():
                         "sales_amt",
                     )
                     QUERY_ID = "2df5567efc06b06a"
-                    LAYOUT_ID = "10c0b6e38fbd8179"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "74b21566c73b97bd"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -33754,7 +35088,21 @@ def _make_derived2():
                         for sub_row, change in self.sub_derived1._changes:
                             self._apply_derived1(sub_row, change)
                         if self._pending:
+                            first = (
+                                self._changes
+                            )  # the row of an empty database, if any
                             self._flush()
+                            if (
+                                first
+                            ):  # the inner views' rows changed it: report the net change
+                                net = {}
+                                for row, change in first + self._changes:
+                                    net[row] = net.get(row, 0) + change
+                                self._changes = [
+                                    (row, change)
+                                    for row, change in net.items()
+                                    if change
+                                ]
 
                     def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
@@ -34404,17 +35752,21 @@ def _make_derived2():
                     def _entry(group, entry, default=None):
                         """The payload of `entry` in an index group (None: no group), `default`
                         if absent. A group of one entry is kept inline as the pair (entry,
-                        payload): a dict per near-unique key would cost ~200 bytes and a
+                        payload), or as the bare entry when its count is 1 and entries are not
+                        pairs: a dict per near-unique key would cost ~200 bytes and a
                         container the cyclic GC tracks; several entries are a dict."""
                         if group is None:
                             return default
-                        if type(group) is tuple:
+                        if type(group) is dict:
+                            return group.get(entry, default)
+                        if type(group) is tuple and len(group) == 2:
                             return (
                                 group[1]
                                 if group[0] is entry or group[0] == entry
                                 else default
                             )
-                        return group.get(entry, default)
+                        # a bare entry of count 1 (an index whose entries cannot be pairs)
+                        return 1 if group is entry or group == entry else default
 
                     _ZERO = 0  # the payload of an absent tuple
 
@@ -34576,7 +35928,7 @@ def _make_derived2():
                             "web_returns__wr_return_amt",
                         )
                         QUERY_ID = "299ca45040ec7da0"
-                        LAYOUT_ID = "3c00db032962d9d7"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "6f49a29c06b40dce"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -34841,33 +36193,9 @@ def _make_derived2():
                                     web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
                                         _t1
                                     ] = (
-                                        _t2,
-                                        _p,
+                                        _t2 if _p == 1 else (_t2, _p)
                                     )
-                                elif type(_grp) is tuple:
-                                    _e = _t2
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
-                                                _t1
-                                            ] = (
-                                                _grp[0],
-                                                _n,
-                                            )
-                                        else:
-                                            del web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
-                                                _t1
-                                            ]
-                                    else:
-                                        web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
-                                            _t1
-                                        ] = {
-                                            _grp[0]: _grp[1],
-                                            _e: _p,
-                                        }
-                                else:
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t2)
                                     if _o is None:
                                         _grp[_t2] = _p
@@ -34878,11 +36206,37 @@ def _make_derived2():
                                         else:
                                             del _grp[_t2]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
                                                     _t1
-                                                ] = next(
-                                                    iter(_grp.items())
+                                                ] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t2
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
+                                                _t1
+                                            ] = (
+                                                _g if _n == 1 else (_g, _n)
+                                            )
+                                        else:
+                                            del web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
+                                                _t1
+                                            ]
+                                    else:
+                                        web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
+                                            _t1
+                                        ] = {
+                                            _g: _o,
+                                            _e: _p,
+                                        }
                                 _t3 = (v_ws_item_sk, v_ws_order_number)
                                 _grp = web_sales_ws_item_sk_ws_order_number_by_ws_sold_date_sk.get(
                                     v_ws_sold_date_sk
@@ -34941,28 +36295,9 @@ def _make_derived2():
                                     _grp = n3_by_ws_item_sk_ws_order_number.get(_t3)
                                     if _grp is None:
                                         n3_by_ws_item_sk_ws_order_number[_t3] = (
-                                            _t1,
-                                            _d5,
+                                            _t1 if _d5 == 1 else (_t1, _d5)
                                         )
-                                    elif type(_grp) is tuple:
-                                        _e = _t1
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _d5
-                                            if _n:
-                                                n3_by_ws_item_sk_ws_order_number[
-                                                    _t3
-                                                ] = (_grp[0], _n)
-                                            else:
-                                                del n3_by_ws_item_sk_ws_order_number[
-                                                    _t3
-                                                ]
-                                        else:
-                                            n3_by_ws_item_sk_ws_order_number[_t3] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _d5,
-                                            }
-                                    else:
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t1)
                                         if _o is None:
                                             _grp[_t1] = _d5
@@ -34973,9 +36308,31 @@ def _make_derived2():
                                             else:
                                                 del _grp[_t1]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     n3_by_ws_item_sk_ws_order_number[
                                                         _t3
-                                                    ] = next(iter(_grp.items()))
+                                                    ] = (_e if _n == 1 else (_e, _n))
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t1
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _d5
+                                            if _n:
+                                                n3_by_ws_item_sk_ws_order_number[
+                                                    _t3
+                                                ] = (_g if _n == 1 else (_g, _n))
+                                            else:
+                                                del n3_by_ws_item_sk_ws_order_number[
+                                                    _t3
+                                                ]
+                                        else:
+                                            n3_by_ws_item_sk_ws_order_number[_t3] = {
+                                                _g: _o,
+                                                _e: _d5,
+                                            }
                                     _o = n3_count_by_ws_item_sk_ws_order_number.get(_t3)
                                     if _o is None:
                                         n3_count_by_ws_item_sk_ws_order_number[_t3] = (
@@ -35060,7 +36417,7 @@ def _make_derived2():
                                                     v_wr_return_quantity,
                                                     v_wr_return_amt,
                                                 ), _m10 in (
-                                                    (_g11,)
+                                                    _g11.items()
                                                     if type(
                                                         (
                                                             _g11 := self.web_returns_by_ws_item_sk_ws_order_number[
@@ -35071,8 +36428,13 @@ def _make_derived2():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g11.items()
+                                                    is dict
+                                                    else (
+                                                        (_g11,)
+                                                        if type(_g11) is tuple
+                                                        and len(_g11) == 2
+                                                        else ((_g11, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_ws_sold_date_sk,
@@ -35097,7 +36459,7 @@ def _make_derived2():
                                                             v_i_category,
                                                             v_i_manufact_id,
                                                         ), _m14 in (
-                                                            (_g15,)
+                                                            _g15.items()
                                                             if type(
                                                                 (
                                                                     _g15 := self.item_by_ws_item_sk[
@@ -35105,8 +36467,13 @@ def _make_derived2():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g15.items()
+                                                            is dict
+                                                            else (
+                                                                (_g15,)
+                                                                if type(_g15) is tuple
+                                                                and len(_g15) == 2
+                                                                else ((_g15, 1),)
+                                                            )
                                                         ):
                                                             _k = (
                                                                 v_d_year,
@@ -35167,22 +36534,10 @@ def _make_derived2():
                             )
                             _grp = item_by_ws_item_sk.get(v_ws_item_sk)
                             if _grp is None:
-                                item_by_ws_item_sk[v_ws_item_sk] = (_t1, _p)
-                            elif type(_grp) is tuple:
-                                _e = _t1
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _p
-                                    if _n:
-                                        item_by_ws_item_sk[v_ws_item_sk] = (_grp[0], _n)
-                                    else:
-                                        del item_by_ws_item_sk[v_ws_item_sk]
-                                else:
-                                    item_by_ws_item_sk[v_ws_item_sk] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _p,
-                                    }
-                            else:
+                                item_by_ws_item_sk[v_ws_item_sk] = (
+                                    _t1 if _p == 1 else (_t1, _p)
+                                )
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t1)
                                 if _o is None:
                                     _grp[_t1] = _p
@@ -35193,9 +36548,26 @@ def _make_derived2():
                                     else:
                                         del _grp[_t1]
                                         if len(_grp) == 1:
-                                            item_by_ws_item_sk[v_ws_item_sk] = next(
-                                                iter(_grp.items())
+                                            ((_e, _n),) = _grp.items()
+                                            item_by_ws_item_sk[v_ws_item_sk] = (
+                                                _e if _n == 1 else (_e, _n)
                                             )
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t1
+                                if _g is _e or _g == _e:
+                                    _n = _o + _p
+                                    if _n:
+                                        item_by_ws_item_sk[v_ws_item_sk] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del item_by_ws_item_sk[v_ws_item_sk]
+                                else:
+                                    item_by_ws_item_sk[v_ws_item_sk] = {_g: _o, _e: _p}
                             _o = item_count_by_ws_item_sk.get(v_ws_item_sk)
                             if _o is None:
                                 item_count_by_ws_item_sk[v_ws_item_sk] = _p
@@ -35232,7 +36604,7 @@ def _make_derived2():
                                             v_wr_return_quantity,
                                             v_wr_return_amt,
                                         ), _m6 in (
-                                            (_g7,)
+                                            _g7.items()
                                             if type(
                                                 (
                                                     _g7 := self.web_returns_by_ws_item_sk_ws_order_number[
@@ -35243,15 +36615,19 @@ def _make_derived2():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g7.items()
+                                            is dict
+                                            else (
+                                                (_g7,)
+                                                if type(_g7) is tuple and len(_g7) == 2
+                                                else ((_g7, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_ws_sold_date_sk,
                                                 v_ws_item_sk,
                                                 v_ws_order_number,
                                             ), _m8 in (
-                                                (_g9,)
+                                                _g9.items()
                                                 if type(
                                                     (
                                                         _g9 := self.n3_by_ws_item_sk_ws_order_number[
@@ -35262,8 +36638,13 @@ def _make_derived2():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g9.items()
+                                                is dict
+                                                else (
+                                                    (_g9,)
+                                                    if type(_g9) is tuple
+                                                    and len(_g9) == 2
+                                                    else ((_g9, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_ws_sold_date_sk,
@@ -35272,7 +36653,7 @@ def _make_derived2():
                                                     v_ws_quantity,
                                                     v_ws_ext_sales_price,
                                                 ), _m10 in (
-                                                    (_g11,)
+                                                    _g11.items()
                                                     if type(
                                                         (
                                                             _g11 := self.web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
@@ -35284,8 +36665,13 @@ def _make_derived2():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g11.items()
+                                                    is dict
+                                                    else (
+                                                        (_g11,)
+                                                        if type(_g11) is tuple
+                                                        and len(_g11) == 2
+                                                        else ((_g11, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_ws_sold_date_sk,
@@ -35438,28 +36824,9 @@ def _make_derived2():
                                     _grp = n3_by_ws_item_sk_ws_order_number.get(_t5)
                                     if _grp is None:
                                         n3_by_ws_item_sk_ws_order_number[_t5] = (
-                                            _t6,
-                                            _d3,
+                                            _t6 if _d3 == 1 else (_t6, _d3)
                                         )
-                                    elif type(_grp) is tuple:
-                                        _e = _t6
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _d3
-                                            if _n:
-                                                n3_by_ws_item_sk_ws_order_number[
-                                                    _t5
-                                                ] = (_grp[0], _n)
-                                            else:
-                                                del n3_by_ws_item_sk_ws_order_number[
-                                                    _t5
-                                                ]
-                                        else:
-                                            n3_by_ws_item_sk_ws_order_number[_t5] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _d3,
-                                            }
-                                    else:
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t6)
                                         if _o is None:
                                             _grp[_t6] = _d3
@@ -35470,9 +36837,31 @@ def _make_derived2():
                                             else:
                                                 del _grp[_t6]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     n3_by_ws_item_sk_ws_order_number[
                                                         _t5
-                                                    ] = next(iter(_grp.items()))
+                                                    ] = (_e if _n == 1 else (_e, _n))
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t6
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _d3
+                                            if _n:
+                                                n3_by_ws_item_sk_ws_order_number[
+                                                    _t5
+                                                ] = (_g if _n == 1 else (_g, _n))
+                                            else:
+                                                del n3_by_ws_item_sk_ws_order_number[
+                                                    _t5
+                                                ]
+                                        else:
+                                            n3_by_ws_item_sk_ws_order_number[_t5] = {
+                                                _g: _o,
+                                                _e: _d3,
+                                            }
                                     _o = n3_count_by_ws_item_sk_ws_order_number.get(_t5)
                                     if _o is None:
                                         n3_count_by_ws_item_sk_ws_order_number[_t5] = (
@@ -35557,7 +36946,7 @@ def _make_derived2():
                                                     v_wr_return_quantity,
                                                     v_wr_return_amt,
                                                 ), _m11 in (
-                                                    (_g12,)
+                                                    _g12.items()
                                                     if type(
                                                         (
                                                             _g12 := self.web_returns_by_ws_item_sk_ws_order_number[
@@ -35568,8 +36957,13 @@ def _make_derived2():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g12.items()
+                                                    is dict
+                                                    else (
+                                                        (_g12,)
+                                                        if type(_g12) is tuple
+                                                        and len(_g12) == 2
+                                                        else ((_g12, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_ws_sold_date_sk,
@@ -35578,7 +36972,7 @@ def _make_derived2():
                                                         v_ws_quantity,
                                                         v_ws_ext_sales_price,
                                                     ), _m13 in (
-                                                        (_g14,)
+                                                        _g14.items()
                                                         if type(
                                                             (
                                                                 _g14 := self.web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
@@ -35590,8 +36984,13 @@ def _make_derived2():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g14.items()
+                                                        is dict
+                                                        else (
+                                                            (_g14,)
+                                                            if type(_g14) is tuple
+                                                            and len(_g14) == 2
+                                                            else ((_g14, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_ws_item_sk,
@@ -35601,7 +37000,7 @@ def _make_derived2():
                                                             v_i_category,
                                                             v_i_manufact_id,
                                                         ), _m15 in (
-                                                            (_g16,)
+                                                            _g16.items()
                                                             if type(
                                                                 (
                                                                     _g16 := self.item_by_ws_item_sk[
@@ -35609,8 +37008,13 @@ def _make_derived2():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g16.items()
+                                                            is dict
+                                                            else (
+                                                                (_g16,)
+                                                                if type(_g16) is tuple
+                                                                and len(_g16) == 2
+                                                                else ((_g16, 1),)
+                                                            )
                                                         ):
                                                             _k = (
                                                                 v_d_year,
@@ -35682,28 +37086,9 @@ def _make_derived2():
                             _grp = web_returns_by_ws_item_sk_ws_order_number.get(_t1)
                             if _grp is None:
                                 web_returns_by_ws_item_sk_ws_order_number[_t1] = (
-                                    _t2,
-                                    _p,
+                                    _t2 if _p == 1 else (_t2, _p)
                                 )
-                            elif type(_grp) is tuple:
-                                _e = _t2
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _p
-                                    if _n:
-                                        web_returns_by_ws_item_sk_ws_order_number[
-                                            _t1
-                                        ] = (_grp[0], _n)
-                                    else:
-                                        del web_returns_by_ws_item_sk_ws_order_number[
-                                            _t1
-                                        ]
-                                else:
-                                    web_returns_by_ws_item_sk_ws_order_number[_t1] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _p,
-                                    }
-                            else:
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t2)
                                 if _o is None:
                                     _grp[_t2] = _p
@@ -35714,9 +37099,31 @@ def _make_derived2():
                                     else:
                                         del _grp[_t2]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             web_returns_by_ws_item_sk_ws_order_number[
                                                 _t1
-                                            ] = next(iter(_grp.items()))
+                                            ] = (_e if _n == 1 else (_e, _n))
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t2
+                                if _g is _e or _g == _e:
+                                    _n = _o + _p
+                                    if _n:
+                                        web_returns_by_ws_item_sk_ws_order_number[
+                                            _t1
+                                        ] = (_g if _n == 1 else (_g, _n))
+                                    else:
+                                        del web_returns_by_ws_item_sk_ws_order_number[
+                                            _t1
+                                        ]
+                                else:
+                                    web_returns_by_ws_item_sk_ws_order_number[_t1] = {
+                                        _g: _o,
+                                        _e: _p,
+                                    }
                             _o = web_returns_count_by_ws_item_sk_ws_order_number.get(
                                 _t1
                             )
@@ -35798,7 +37205,7 @@ def _make_derived2():
                                             v_ws_item_sk,
                                             v_ws_order_number,
                                         ), _m7 in (
-                                            (_g8,)
+                                            _g8.items()
                                             if type(
                                                 (
                                                     _g8 := self.n3_by_ws_item_sk_ws_order_number[
@@ -35809,8 +37216,12 @@ def _make_derived2():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g8.items()
+                                            is dict
+                                            else (
+                                                (_g8,)
+                                                if type(_g8) is tuple and len(_g8) == 2
+                                                else ((_g8, 1),)
+                                            )
                                         ):
                                             for (
                                                 v_ws_sold_date_sk,
@@ -35819,7 +37230,7 @@ def _make_derived2():
                                                 v_ws_quantity,
                                                 v_ws_ext_sales_price,
                                             ), _m9 in (
-                                                (_g10,)
+                                                _g10.items()
                                                 if type(
                                                     (
                                                         _g10 := self.web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
@@ -35831,8 +37242,13 @@ def _make_derived2():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g10.items()
+                                                is dict
+                                                else (
+                                                    (_g10,)
+                                                    if type(_g10) is tuple
+                                                    and len(_g10) == 2
+                                                    else ((_g10, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_ws_sold_date_sk,
@@ -35857,7 +37273,7 @@ def _make_derived2():
                                                         v_i_category,
                                                         v_i_manufact_id,
                                                     ), _m13 in (
-                                                        (_g14,)
+                                                        _g14.items()
                                                         if type(
                                                             (
                                                                 _g14 := self.item_by_ws_item_sk[
@@ -35865,8 +37281,13 @@ def _make_derived2():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g14.items()
+                                                        is dict
+                                                        else (
+                                                            (_g14,)
+                                                            if type(_g14) is tuple
+                                                            and len(_g14) == 2
+                                                            else ((_g14, 1),)
+                                                        )
                                                     ):
                                                         _k = (
                                                             v_d_year,
@@ -36018,33 +37439,9 @@ def _make_derived2():
                                     web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
                                         _t1
                                     ] = (
-                                        _t2,
-                                        _p,
+                                        _t2 if _p == 1 else (_t2, _p)
                                     )
-                                elif type(_grp) is tuple:
-                                    _e = _t2
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
-                                                _t1
-                                            ] = (
-                                                _grp[0],
-                                                _n,
-                                            )
-                                        else:
-                                            del web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
-                                                _t1
-                                            ]
-                                    else:
-                                        web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
-                                            _t1
-                                        ] = {
-                                            _grp[0]: _grp[1],
-                                            _e: _p,
-                                        }
-                                else:
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t2)
                                     if _o is None:
                                         _grp[_t2] = _p
@@ -36055,11 +37452,37 @@ def _make_derived2():
                                         else:
                                             del _grp[_t2]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
                                                     _t1
-                                                ] = next(
-                                                    iter(_grp.items())
+                                                ] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t2
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
+                                                _t1
+                                            ] = (
+                                                _g if _n == 1 else (_g, _n)
+                                            )
+                                        else:
+                                            del web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
+                                                _t1
+                                            ]
+                                    else:
+                                        web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
+                                            _t1
+                                        ] = {
+                                            _g: _o,
+                                            _e: _p,
+                                        }
                                 _t3 = (v_ws_item_sk, v_ws_order_number)
                                 _grp = web_sales_ws_item_sk_ws_order_number_by_ws_sold_date_sk.get(
                                     v_ws_sold_date_sk
@@ -36118,28 +37541,9 @@ def _make_derived2():
                                     _grp = n3_by_ws_item_sk_ws_order_number.get(_t3)
                                     if _grp is None:
                                         n3_by_ws_item_sk_ws_order_number[_t3] = (
-                                            _t1,
-                                            _d5,
+                                            _t1 if _d5 == 1 else (_t1, _d5)
                                         )
-                                    elif type(_grp) is tuple:
-                                        _e = _t1
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _d5
-                                            if _n:
-                                                n3_by_ws_item_sk_ws_order_number[
-                                                    _t3
-                                                ] = (_grp[0], _n)
-                                            else:
-                                                del n3_by_ws_item_sk_ws_order_number[
-                                                    _t3
-                                                ]
-                                        else:
-                                            n3_by_ws_item_sk_ws_order_number[_t3] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _d5,
-                                            }
-                                    else:
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t1)
                                         if _o is None:
                                             _grp[_t1] = _d5
@@ -36150,9 +37554,31 @@ def _make_derived2():
                                             else:
                                                 del _grp[_t1]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     n3_by_ws_item_sk_ws_order_number[
                                                         _t3
-                                                    ] = next(iter(_grp.items()))
+                                                    ] = (_e if _n == 1 else (_e, _n))
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t1
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _d5
+                                            if _n:
+                                                n3_by_ws_item_sk_ws_order_number[
+                                                    _t3
+                                                ] = (_g if _n == 1 else (_g, _n))
+                                            else:
+                                                del n3_by_ws_item_sk_ws_order_number[
+                                                    _t3
+                                                ]
+                                        else:
+                                            n3_by_ws_item_sk_ws_order_number[_t3] = {
+                                                _g: _o,
+                                                _e: _d5,
+                                            }
                                     _o = n3_count_by_ws_item_sk_ws_order_number.get(_t3)
                                     if _o is None:
                                         n3_count_by_ws_item_sk_ws_order_number[_t3] = (
@@ -36237,7 +37663,7 @@ def _make_derived2():
                                                     v_wr_return_quantity,
                                                     v_wr_return_amt,
                                                 ), _m10 in (
-                                                    (_g11,)
+                                                    _g11.items()
                                                     if type(
                                                         (
                                                             _g11 := self.web_returns_by_ws_item_sk_ws_order_number[
@@ -36248,8 +37674,13 @@ def _make_derived2():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g11.items()
+                                                    is dict
+                                                    else (
+                                                        (_g11,)
+                                                        if type(_g11) is tuple
+                                                        and len(_g11) == 2
+                                                        else ((_g11, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_ws_sold_date_sk,
@@ -36274,7 +37705,7 @@ def _make_derived2():
                                                             v_i_category,
                                                             v_i_manufact_id,
                                                         ), _m14 in (
-                                                            (_g15,)
+                                                            _g15.items()
                                                             if type(
                                                                 (
                                                                     _g15 := self.item_by_ws_item_sk[
@@ -36282,8 +37713,13 @@ def _make_derived2():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g15.items()
+                                                            is dict
+                                                            else (
+                                                                (_g15,)
+                                                                if type(_g15) is tuple
+                                                                and len(_g15) == 2
+                                                                else ((_g15, 1),)
+                                                            )
                                                         ):
                                                             _k = (
                                                                 v_d_year,
@@ -36398,25 +37834,10 @@ def _make_derived2():
                                 )
                                 _grp = item_by_ws_item_sk.get(v_ws_item_sk)
                                 if _grp is None:
-                                    item_by_ws_item_sk[v_ws_item_sk] = (_t1, _p)
-                                elif type(_grp) is tuple:
-                                    _e = _t1
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            item_by_ws_item_sk[v_ws_item_sk] = (
-                                                _grp[0],
-                                                _n,
-                                            )
-                                        else:
-                                            del item_by_ws_item_sk[v_ws_item_sk]
-                                    else:
-                                        item_by_ws_item_sk[v_ws_item_sk] = {
-                                            _grp[0]: _grp[1],
-                                            _e: _p,
-                                        }
-                                else:
+                                    item_by_ws_item_sk[v_ws_item_sk] = (
+                                        _t1 if _p == 1 else (_t1, _p)
+                                    )
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t1)
                                     if _o is None:
                                         _grp[_t1] = _p
@@ -36427,9 +37848,29 @@ def _make_derived2():
                                         else:
                                             del _grp[_t1]
                                             if len(_grp) == 1:
-                                                item_by_ws_item_sk[v_ws_item_sk] = next(
-                                                    iter(_grp.items())
+                                                ((_e, _n),) = _grp.items()
+                                                item_by_ws_item_sk[v_ws_item_sk] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t1
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            item_by_ws_item_sk[v_ws_item_sk] = (
+                                                _g if _n == 1 else (_g, _n)
+                                            )
+                                        else:
+                                            del item_by_ws_item_sk[v_ws_item_sk]
+                                    else:
+                                        item_by_ws_item_sk[v_ws_item_sk] = {
+                                            _g: _o,
+                                            _e: _p,
+                                        }
                                 _o = item_count_by_ws_item_sk.get(v_ws_item_sk)
                                 if _o is None:
                                     item_count_by_ws_item_sk[v_ws_item_sk] = _p
@@ -36470,7 +37911,7 @@ def _make_derived2():
                                                 v_wr_return_quantity,
                                                 v_wr_return_amt,
                                             ), _m6 in (
-                                                (_g7,)
+                                                _g7.items()
                                                 if type(
                                                     (
                                                         _g7 := self.web_returns_by_ws_item_sk_ws_order_number[
@@ -36481,15 +37922,20 @@ def _make_derived2():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g7.items()
+                                                is dict
+                                                else (
+                                                    (_g7,)
+                                                    if type(_g7) is tuple
+                                                    and len(_g7) == 2
+                                                    else ((_g7, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_ws_sold_date_sk,
                                                     v_ws_item_sk,
                                                     v_ws_order_number,
                                                 ), _m8 in (
-                                                    (_g9,)
+                                                    _g9.items()
                                                     if type(
                                                         (
                                                             _g9 := self.n3_by_ws_item_sk_ws_order_number[
@@ -36500,8 +37946,13 @@ def _make_derived2():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g9.items()
+                                                    is dict
+                                                    else (
+                                                        (_g9,)
+                                                        if type(_g9) is tuple
+                                                        and len(_g9) == 2
+                                                        else ((_g9, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_ws_sold_date_sk,
@@ -36510,7 +37961,7 @@ def _make_derived2():
                                                         v_ws_quantity,
                                                         v_ws_ext_sales_price,
                                                     ), _m10 in (
-                                                        (_g11,)
+                                                        _g11.items()
                                                         if type(
                                                             (
                                                                 _g11 := self.web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
@@ -36522,8 +37973,13 @@ def _make_derived2():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g11.items()
+                                                        is dict
+                                                        else (
+                                                            (_g11,)
+                                                            if type(_g11) is tuple
+                                                            and len(_g11) == 2
+                                                            else ((_g11, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_ws_sold_date_sk,
@@ -36714,27 +38170,9 @@ def _make_derived2():
                                         _grp = n3_by_ws_item_sk_ws_order_number.get(_t5)
                                         if _grp is None:
                                             n3_by_ws_item_sk_ws_order_number[_t5] = (
-                                                _t6,
-                                                _d3,
+                                                _t6 if _d3 == 1 else (_t6, _d3)
                                             )
-                                        elif type(_grp) is tuple:
-                                            _e = _t6
-                                            if _grp[0] is _e or _grp[0] == _e:
-                                                _o = _grp[1]
-                                                _n = _o + _d3
-                                                if _n:
-                                                    n3_by_ws_item_sk_ws_order_number[
-                                                        _t5
-                                                    ] = (_grp[0], _n)
-                                                else:
-                                                    del n3_by_ws_item_sk_ws_order_number[
-                                                        _t5
-                                                    ]
-                                            else:
-                                                n3_by_ws_item_sk_ws_order_number[
-                                                    _t5
-                                                ] = {_grp[0]: _grp[1], _e: _d3}
-                                        else:
+                                        elif type(_grp) is dict:
                                             _o = _grp.get(_t6)
                                             if _o is None:
                                                 _grp[_t6] = _d3
@@ -36745,11 +38183,32 @@ def _make_derived2():
                                                 else:
                                                     del _grp[_t6]
                                                     if len(_grp) == 1:
+                                                        ((_e, _n),) = _grp.items()
                                                         n3_by_ws_item_sk_ws_order_number[
                                                             _t5
-                                                        ] = next(
-                                                            iter(_grp.items())
+                                                        ] = (
+                                                            _e if _n == 1 else (_e, _n)
                                                         )
+                                        else:
+                                            if type(_grp) is tuple and len(_grp) == 2:
+                                                _g, _o = _grp
+                                            else:
+                                                _g, _o = _grp, 1
+                                            _e = _t6
+                                            if _g is _e or _g == _e:
+                                                _n = _o + _d3
+                                                if _n:
+                                                    n3_by_ws_item_sk_ws_order_number[
+                                                        _t5
+                                                    ] = (_g if _n == 1 else (_g, _n))
+                                                else:
+                                                    del n3_by_ws_item_sk_ws_order_number[
+                                                        _t5
+                                                    ]
+                                            else:
+                                                n3_by_ws_item_sk_ws_order_number[
+                                                    _t5
+                                                ] = {_g: _o, _e: _d3}
                                         _o = n3_count_by_ws_item_sk_ws_order_number.get(
                                             _t5
                                         )
@@ -36848,7 +38307,7 @@ def _make_derived2():
                                                         v_wr_return_quantity,
                                                         v_wr_return_amt,
                                                     ), _m11 in (
-                                                        (_g12,)
+                                                        _g12.items()
                                                         if type(
                                                             (
                                                                 _g12 := self.web_returns_by_ws_item_sk_ws_order_number[
@@ -36859,8 +38318,13 @@ def _make_derived2():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g12.items()
+                                                        is dict
+                                                        else (
+                                                            (_g12,)
+                                                            if type(_g12) is tuple
+                                                            and len(_g12) == 2
+                                                            else ((_g12, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_ws_sold_date_sk,
@@ -36869,7 +38333,7 @@ def _make_derived2():
                                                             v_ws_quantity,
                                                             v_ws_ext_sales_price,
                                                         ), _m13 in (
-                                                            (_g14,)
+                                                            _g14.items()
                                                             if type(
                                                                 (
                                                                     _g14 := self.web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
@@ -36881,8 +38345,13 @@ def _make_derived2():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g14.items()
+                                                            is dict
+                                                            else (
+                                                                (_g14,)
+                                                                if type(_g14) is tuple
+                                                                and len(_g14) == 2
+                                                                else ((_g14, 1),)
+                                                            )
                                                         ):
                                                             for (
                                                                 v_ws_item_sk,
@@ -36892,7 +38361,7 @@ def _make_derived2():
                                                                 v_i_category,
                                                                 v_i_manufact_id,
                                                             ), _m15 in (
-                                                                (_g16,)
+                                                                _g16.items()
                                                                 if type(
                                                                     (
                                                                         _g16 := self.item_by_ws_item_sk[
@@ -36900,8 +38369,14 @@ def _make_derived2():
                                                                         ]
                                                                     )
                                                                 )
-                                                                is tuple
-                                                                else _g16.items()
+                                                                is dict
+                                                                else (
+                                                                    (_g16,)
+                                                                    if type(_g16)
+                                                                    is tuple
+                                                                    and len(_g16) == 2
+                                                                    else ((_g16, 1),)
+                                                                )
                                                             ):
                                                                 _k = (
                                                                     v_d_year,
@@ -37032,27 +38507,9 @@ def _make_derived2():
                                 )
                                 if _grp is None:
                                     web_returns_by_ws_item_sk_ws_order_number[_t1] = (
-                                        _t2,
-                                        _p,
+                                        _t2 if _p == 1 else (_t2, _p)
                                     )
-                                elif type(_grp) is tuple:
-                                    _e = _t2
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            web_returns_by_ws_item_sk_ws_order_number[
-                                                _t1
-                                            ] = (_grp[0], _n)
-                                        else:
-                                            del web_returns_by_ws_item_sk_ws_order_number[
-                                                _t1
-                                            ]
-                                    else:
-                                        web_returns_by_ws_item_sk_ws_order_number[
-                                            _t1
-                                        ] = {_grp[0]: _grp[1], _e: _p}
-                                else:
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t2)
                                     if _o is None:
                                         _grp[_t2] = _p
@@ -37063,11 +38520,32 @@ def _make_derived2():
                                         else:
                                             del _grp[_t2]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 web_returns_by_ws_item_sk_ws_order_number[
                                                     _t1
-                                                ] = next(
-                                                    iter(_grp.items())
+                                                ] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t2
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            web_returns_by_ws_item_sk_ws_order_number[
+                                                _t1
+                                            ] = (_g if _n == 1 else (_g, _n))
+                                        else:
+                                            del web_returns_by_ws_item_sk_ws_order_number[
+                                                _t1
+                                            ]
+                                    else:
+                                        web_returns_by_ws_item_sk_ws_order_number[
+                                            _t1
+                                        ] = {_g: _o, _e: _p}
                                 _o = (
                                     web_returns_count_by_ws_item_sk_ws_order_number.get(
                                         _t1
@@ -37151,7 +38629,7 @@ def _make_derived2():
                                                 v_ws_item_sk,
                                                 v_ws_order_number,
                                             ), _m7 in (
-                                                (_g8,)
+                                                _g8.items()
                                                 if type(
                                                     (
                                                         _g8 := self.n3_by_ws_item_sk_ws_order_number[
@@ -37162,8 +38640,13 @@ def _make_derived2():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g8.items()
+                                                is dict
+                                                else (
+                                                    (_g8,)
+                                                    if type(_g8) is tuple
+                                                    and len(_g8) == 2
+                                                    else ((_g8, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_ws_sold_date_sk,
@@ -37172,7 +38655,7 @@ def _make_derived2():
                                                     v_ws_quantity,
                                                     v_ws_ext_sales_price,
                                                 ), _m9 in (
-                                                    (_g10,)
+                                                    _g10.items()
                                                     if type(
                                                         (
                                                             _g10 := self.web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number[
@@ -37184,8 +38667,13 @@ def _make_derived2():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g10.items()
+                                                    is dict
+                                                    else (
+                                                        (_g10,)
+                                                        if type(_g10) is tuple
+                                                        and len(_g10) == 2
+                                                        else ((_g10, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_ws_sold_date_sk,
@@ -37210,7 +38698,7 @@ def _make_derived2():
                                                             v_i_category,
                                                             v_i_manufact_id,
                                                         ), _m13 in (
-                                                            (_g14,)
+                                                            _g14.items()
                                                             if type(
                                                                 (
                                                                     _g14 := self.item_by_ws_item_sk[
@@ -37218,8 +38706,13 @@ def _make_derived2():
                                                                     ]
                                                                 )
                                                             )
-                                                            is tuple
-                                                            else _g14.items()
+                                                            is dict
+                                                            else (
+                                                                (_g14,)
+                                                                if type(_g14) is tuple
+                                                                and len(_g14) == 2
+                                                                else ((_g14, 1),)
+                                                            )
                                                         ):
                                                             _k = (
                                                                 v_d_year,
@@ -37529,17 +39022,21 @@ def _make_derived2():
                     def _entry(group, entry, default=None):
                         """The payload of `entry` in an index group (None: no group), `default`
                         if absent. A group of one entry is kept inline as the pair (entry,
-                        payload): a dict per near-unique key would cost ~200 bytes and a
+                        payload), or as the bare entry when its count is 1 and entries are not
+                        pairs: a dict per near-unique key would cost ~200 bytes and a
                         container the cyclic GC tracks; several entries are a dict."""
                         if group is None:
                             return default
-                        if type(group) is tuple:
+                        if type(group) is dict:
+                            return group.get(entry, default)
+                        if type(group) is tuple and len(group) == 2:
                             return (
                                 group[1]
                                 if group[0] is entry or group[0] == entry
                                 else default
                             )
-                        return group.get(entry, default)
+                        # a bare entry of count 1 (an index whose entries cannot be pairs)
+                        return 1 if group is entry or group == entry else default
 
                     _ZERO = 0  # the payload of an absent tuple
 
@@ -37647,7 +39144,7 @@ def _make_derived2():
                             }
                             COLUMNS = ("k1", "k2")
                             QUERY_ID = "7f30456acdc560c7"
-                            LAYOUT_ID = "fd0adaa7db2621d1"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "76cec78ada5d5957"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -38128,7 +39625,7 @@ def _make_derived2():
                             "web_returns__wr_return_amt",
                         )
                         QUERY_ID = "370f95e1521a73ce"
-                        LAYOUT_ID = "5135668465f61719"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "df294a7a32006a1a"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -38188,7 +39685,21 @@ def _make_derived2():
                             if self.sub_exists_1._changes:
                                 self._on_exists_1(self.sub_exists_1._changes)
                             if self._pending:
+                                first = (
+                                    self._changes
+                                )  # the row of an empty database, if any
                                 self._flush()
+                                if (
+                                    first
+                                ):  # the inner views' rows changed it: report the net change
+                                    net = {}
+                                    for row, change in first + self._changes:
+                                        net[row] = net.get(row, 0) + change
+                                    self._changes = [
+                                        (row, change)
+                                        for row, change in net.items()
+                                        if change
+                                    ]
 
                         def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
@@ -38406,28 +39917,9 @@ def _make_derived2():
                                 _grp = web_sales_by_ws_sold_date_sk_ws_item_sk.get(_t1)
                                 if _grp is None:
                                     web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = (
-                                        _t2,
-                                        _p,
+                                        _t2 if _p == 1 else (_t2, _p)
                                     )
-                                elif type(_grp) is tuple:
-                                    _e = _t2
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            web_sales_by_ws_sold_date_sk_ws_item_sk[
-                                                _t1
-                                            ] = (_grp[0], _n)
-                                        else:
-                                            del web_sales_by_ws_sold_date_sk_ws_item_sk[
-                                                _t1
-                                            ]
-                                    else:
-                                        web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = {
-                                            _grp[0]: _grp[1],
-                                            _e: _p,
-                                        }
-                                else:
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t2)
                                     if _o is None:
                                         _grp[_t2] = _p
@@ -38438,34 +39930,41 @@ def _make_derived2():
                                         else:
                                             del _grp[_t2]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 web_sales_by_ws_sold_date_sk_ws_item_sk[
                                                     _t1
-                                                ] = next(iter(_grp.items()))
+                                                ] = (_e if _n == 1 else (_e, _n))
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t2
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            web_sales_by_ws_sold_date_sk_ws_item_sk[
+                                                _t1
+                                            ] = (_g if _n == 1 else (_g, _n))
+                                        else:
+                                            del web_sales_by_ws_sold_date_sk_ws_item_sk[
+                                                _t1
+                                            ]
+                                    else:
+                                        web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = {
+                                            _g: _o,
+                                            _e: _p,
+                                        }
                                 _grp = web_sales_ws_item_sk_by_ws_sold_date_sk.get(
                                     v_ws_sold_date_sk
                                 )
                                 if _grp is None:
                                     web_sales_ws_item_sk_by_ws_sold_date_sk[
                                         v_ws_sold_date_sk
-                                    ] = (v_ws_item_sk, _p)
-                                elif type(_grp) is tuple:
-                                    _e = v_ws_item_sk
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            web_sales_ws_item_sk_by_ws_sold_date_sk[
-                                                v_ws_sold_date_sk
-                                            ] = (_grp[0], _n)
-                                        else:
-                                            del web_sales_ws_item_sk_by_ws_sold_date_sk[
-                                                v_ws_sold_date_sk
-                                            ]
-                                    else:
-                                        web_sales_ws_item_sk_by_ws_sold_date_sk[
-                                            v_ws_sold_date_sk
-                                        ] = {_grp[0]: _grp[1], _e: _p}
-                                else:
+                                    ] = (
+                                        v_ws_item_sk if _p == 1 else (v_ws_item_sk, _p)
+                                    )
+                                elif type(_grp) is dict:
                                     _o = _grp.get(v_ws_item_sk)
                                     if _o is None:
                                         _grp[v_ws_item_sk] = _p
@@ -38476,9 +39975,30 @@ def _make_derived2():
                                         else:
                                             del _grp[v_ws_item_sk]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 web_sales_ws_item_sk_by_ws_sold_date_sk[
                                                     v_ws_sold_date_sk
-                                                ] = next(iter(_grp.items()))
+                                                ] = (_e if _n == 1 else (_e, _n))
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = v_ws_item_sk
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ] = (_g if _n == 1 else (_g, _n))
+                                        else:
+                                            del web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                    else:
+                                        web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ] = {_g: _o, _e: _p}
                                 _w3 = date_dim_count_by_ws_sold_date_sk.get(
                                     v_ws_sold_date_sk
                                 )
@@ -38560,7 +40080,7 @@ def _make_derived2():
                                                     v_i_category,
                                                     v_i_manufact_id,
                                                 ), _m9 in (
-                                                    (_g10,)
+                                                    _g10.items()
                                                     if type(
                                                         (
                                                             _g10 := self.item_by_ws_item_sk[
@@ -38568,8 +40088,13 @@ def _make_derived2():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g10.items()
+                                                    is dict
+                                                    else (
+                                                        (_g10,)
+                                                        if type(_g10) is tuple
+                                                        and len(_g10) == 2
+                                                        else ((_g10, 1),)
+                                                    )
                                                 ):
                                                     _k = (
                                                         v_d_year,
@@ -38628,22 +40153,10 @@ def _make_derived2():
                             )
                             _grp = item_by_ws_item_sk.get(v_ws_item_sk)
                             if _grp is None:
-                                item_by_ws_item_sk[v_ws_item_sk] = (_t1, _p)
-                            elif type(_grp) is tuple:
-                                _e = _t1
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _p
-                                    if _n:
-                                        item_by_ws_item_sk[v_ws_item_sk] = (_grp[0], _n)
-                                    else:
-                                        del item_by_ws_item_sk[v_ws_item_sk]
-                                else:
-                                    item_by_ws_item_sk[v_ws_item_sk] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _p,
-                                    }
-                            else:
+                                item_by_ws_item_sk[v_ws_item_sk] = (
+                                    _t1 if _p == 1 else (_t1, _p)
+                                )
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t1)
                                 if _o is None:
                                     _grp[_t1] = _p
@@ -38654,9 +40167,26 @@ def _make_derived2():
                                     else:
                                         del _grp[_t1]
                                         if len(_grp) == 1:
-                                            item_by_ws_item_sk[v_ws_item_sk] = next(
-                                                iter(_grp.items())
+                                            ((_e, _n),) = _grp.items()
+                                            item_by_ws_item_sk[v_ws_item_sk] = (
+                                                _e if _n == 1 else (_e, _n)
                                             )
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t1
+                                if _g is _e or _g == _e:
+                                    _n = _o + _p
+                                    if _n:
+                                        item_by_ws_item_sk[v_ws_item_sk] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del item_by_ws_item_sk[v_ws_item_sk]
+                                else:
+                                    item_by_ws_item_sk[v_ws_item_sk] = {_g: _o, _e: _p}
                             _o = item_count_by_ws_item_sk.get(v_ws_item_sk)
                             if _o is None:
                                 item_count_by_ws_item_sk[v_ws_item_sk] = _p
@@ -38693,7 +40223,7 @@ def _make_derived2():
                                             v_ws_quantity,
                                             v_ws_ext_sales_price,
                                         ), _m6 in (
-                                            (_g7,)
+                                            _g7.items()
                                             if type(
                                                 (
                                                     _g7 := self.web_sales_by_ws_sold_date_sk_ws_item_sk[
@@ -38704,8 +40234,12 @@ def _make_derived2():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g7.items()
+                                            is dict
+                                            else (
+                                                (_g7,)
+                                                if type(_g7) is tuple and len(_g7) == 2
+                                                else ((_g7, 1),)
+                                            )
                                         ):
                                             for (v_ws_sold_date_sk, v_d_year), _m8 in (
                                                 (_g9,)
@@ -38830,9 +40364,15 @@ def _make_derived2():
                             _g4 = web_sales_ws_item_sk_by_ws_sold_date_sk.get(
                                 v_ws_sold_date_sk
                             )
-                            if _g4:
+                            if _g4 is not None:
                                 for v_ws_item_sk, _w2 in (
-                                    (_g4,) if type(_g4) is tuple else _g4.items()
+                                    _g4.items()
+                                    if type(_g4) is dict
+                                    else (
+                                        (_g4,)
+                                        if type(_g4) is tuple and len(_g4) == 2
+                                        else ((_g4, 1),)
+                                    )
                                 ):
                                     _d3 = _p * _w2
                                     _t5 = (v_ws_sold_date_sk, v_ws_item_sk)
@@ -38898,7 +40438,7 @@ def _make_derived2():
                                                 v_ws_quantity,
                                                 v_ws_ext_sales_price,
                                             ), _m8 in (
-                                                (_g9,)
+                                                _g9.items()
                                                 if type(
                                                     (
                                                         _g9 := self.web_sales_by_ws_sold_date_sk_ws_item_sk[
@@ -38909,8 +40449,13 @@ def _make_derived2():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g9.items()
+                                                is dict
+                                                else (
+                                                    (_g9,)
+                                                    if type(_g9) is tuple
+                                                    and len(_g9) == 2
+                                                    else ((_g9, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_ws_item_sk,
@@ -38920,7 +40465,7 @@ def _make_derived2():
                                                     v_i_category,
                                                     v_i_manufact_id,
                                                 ), _m10 in (
-                                                    (_g11,)
+                                                    _g11.items()
                                                     if type(
                                                         (
                                                             _g11 := self.item_by_ws_item_sk[
@@ -38928,8 +40473,13 @@ def _make_derived2():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g11.items()
+                                                    is dict
+                                                    else (
+                                                        (_g11,)
+                                                        if type(_g11) is tuple
+                                                        and len(_g11) == 2
+                                                        else ((_g11, 1),)
+                                                    )
                                                 ):
                                                     _k = (
                                                         v_d_year,
@@ -39057,25 +40607,10 @@ def _make_derived2():
                                 )
                                 _grp = item_by_ws_item_sk.get(v_ws_item_sk)
                                 if _grp is None:
-                                    item_by_ws_item_sk[v_ws_item_sk] = (_t1, _p)
-                                elif type(_grp) is tuple:
-                                    _e = _t1
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            item_by_ws_item_sk[v_ws_item_sk] = (
-                                                _grp[0],
-                                                _n,
-                                            )
-                                        else:
-                                            del item_by_ws_item_sk[v_ws_item_sk]
-                                    else:
-                                        item_by_ws_item_sk[v_ws_item_sk] = {
-                                            _grp[0]: _grp[1],
-                                            _e: _p,
-                                        }
-                                else:
+                                    item_by_ws_item_sk[v_ws_item_sk] = (
+                                        _t1 if _p == 1 else (_t1, _p)
+                                    )
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t1)
                                     if _o is None:
                                         _grp[_t1] = _p
@@ -39086,9 +40621,29 @@ def _make_derived2():
                                         else:
                                             del _grp[_t1]
                                             if len(_grp) == 1:
-                                                item_by_ws_item_sk[v_ws_item_sk] = next(
-                                                    iter(_grp.items())
+                                                ((_e, _n),) = _grp.items()
+                                                item_by_ws_item_sk[v_ws_item_sk] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t1
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            item_by_ws_item_sk[v_ws_item_sk] = (
+                                                _g if _n == 1 else (_g, _n)
+                                            )
+                                        else:
+                                            del item_by_ws_item_sk[v_ws_item_sk]
+                                    else:
+                                        item_by_ws_item_sk[v_ws_item_sk] = {
+                                            _g: _o,
+                                            _e: _p,
+                                        }
                                 _o = item_count_by_ws_item_sk.get(v_ws_item_sk)
                                 if _o is None:
                                     item_count_by_ws_item_sk[v_ws_item_sk] = _p
@@ -39129,7 +40684,7 @@ def _make_derived2():
                                                 v_ws_quantity,
                                                 v_ws_ext_sales_price,
                                             ), _m6 in (
-                                                (_g7,)
+                                                _g7.items()
                                                 if type(
                                                     (
                                                         _g7 := self.web_sales_by_ws_sold_date_sk_ws_item_sk[
@@ -39140,8 +40695,13 @@ def _make_derived2():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g7.items()
+                                                is dict
+                                                else (
+                                                    (_g7,)
+                                                    if type(_g7) is tuple
+                                                    and len(_g7) == 2
+                                                    else ((_g7, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_ws_sold_date_sk,
@@ -39307,9 +40867,15 @@ def _make_derived2():
                                 _g4 = web_sales_ws_item_sk_by_ws_sold_date_sk.get(
                                     v_ws_sold_date_sk
                                 )
-                                if _g4:
+                                if _g4 is not None:
                                     for v_ws_item_sk, _w2 in (
-                                        (_g4,) if type(_g4) is tuple else _g4.items()
+                                        _g4.items()
+                                        if type(_g4) is dict
+                                        else (
+                                            (_g4,)
+                                            if type(_g4) is tuple and len(_g4) == 2
+                                            else ((_g4, 1),)
+                                        )
                                     ):
                                         _d3 = _p * _w2
                                         _t5 = (v_ws_sold_date_sk, v_ws_item_sk)
@@ -39377,7 +40943,7 @@ def _make_derived2():
                                                     v_ws_quantity,
                                                     v_ws_ext_sales_price,
                                                 ), _m8 in (
-                                                    (_g9,)
+                                                    _g9.items()
                                                     if type(
                                                         (
                                                             _g9 := self.web_sales_by_ws_sold_date_sk_ws_item_sk[
@@ -39388,8 +40954,13 @@ def _make_derived2():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g9.items()
+                                                    is dict
+                                                    else (
+                                                        (_g9,)
+                                                        if type(_g9) is tuple
+                                                        and len(_g9) == 2
+                                                        else ((_g9, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_ws_item_sk,
@@ -39399,7 +40970,7 @@ def _make_derived2():
                                                         v_i_category,
                                                         v_i_manufact_id,
                                                     ), _m10 in (
-                                                        (_g11,)
+                                                        _g11.items()
                                                         if type(
                                                             (
                                                                 _g11 := self.item_by_ws_item_sk[
@@ -39407,8 +40978,13 @@ def _make_derived2():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g11.items()
+                                                        is dict
+                                                        else (
+                                                            (_g11,)
+                                                            if type(_g11) is tuple
+                                                            and len(_g11) == 2
+                                                            else ((_g11, 1),)
+                                                        )
                                                     ):
                                                         _k = (
                                                             v_d_year,
@@ -39491,25 +41067,10 @@ def _make_derived2():
                             )
                             _grp = web_sales_by_ws_sold_date_sk_ws_item_sk.get(_t1)
                             if _grp is None:
-                                web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = (_t2, _p)
-                            elif type(_grp) is tuple:
-                                _e = _t2
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _p
-                                    if _n:
-                                        web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = (
-                                            _grp[0],
-                                            _n,
-                                        )
-                                    else:
-                                        del web_sales_by_ws_sold_date_sk_ws_item_sk[_t1]
-                                else:
-                                    web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _p,
-                                    }
-                            else:
+                                web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = (
+                                    _t2 if _p == 1 else (_t2, _p)
+                                )
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t2)
                                 if _o is None:
                                     _grp[_t2] = _p
@@ -39520,34 +41081,37 @@ def _make_derived2():
                                     else:
                                         del _grp[_t2]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             web_sales_by_ws_sold_date_sk_ws_item_sk[
                                                 _t1
-                                            ] = next(iter(_grp.items()))
+                                            ] = (_e if _n == 1 else (_e, _n))
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t2
+                                if _g is _e or _g == _e:
+                                    _n = _o + _p
+                                    if _n:
+                                        web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del web_sales_by_ws_sold_date_sk_ws_item_sk[_t1]
+                                else:
+                                    web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = {
+                                        _g: _o,
+                                        _e: _p,
+                                    }
                             _grp = web_sales_ws_item_sk_by_ws_sold_date_sk.get(
                                 v_ws_sold_date_sk
                             )
                             if _grp is None:
                                 web_sales_ws_item_sk_by_ws_sold_date_sk[
                                     v_ws_sold_date_sk
-                                ] = (v_ws_item_sk, _p)
-                            elif type(_grp) is tuple:
-                                _e = v_ws_item_sk
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _p
-                                    if _n:
-                                        web_sales_ws_item_sk_by_ws_sold_date_sk[
-                                            v_ws_sold_date_sk
-                                        ] = (_grp[0], _n)
-                                    else:
-                                        del web_sales_ws_item_sk_by_ws_sold_date_sk[
-                                            v_ws_sold_date_sk
-                                        ]
-                                else:
-                                    web_sales_ws_item_sk_by_ws_sold_date_sk[
-                                        v_ws_sold_date_sk
-                                    ] = {_grp[0]: _grp[1], _e: _p}
-                            else:
+                                ] = (v_ws_item_sk if _p == 1 else (v_ws_item_sk, _p))
+                            elif type(_grp) is dict:
                                 _o = _grp.get(v_ws_item_sk)
                                 if _o is None:
                                     _grp[v_ws_item_sk] = _p
@@ -39558,9 +41122,30 @@ def _make_derived2():
                                     else:
                                         del _grp[v_ws_item_sk]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             web_sales_ws_item_sk_by_ws_sold_date_sk[
                                                 v_ws_sold_date_sk
-                                            ] = next(iter(_grp.items()))
+                                            ] = (_e if _n == 1 else (_e, _n))
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = v_ws_item_sk
+                                if _g is _e or _g == _e:
+                                    _n = _o + _p
+                                    if _n:
+                                        web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ] = (_g if _n == 1 else (_g, _n))
+                                    else:
+                                        del web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ]
+                                else:
+                                    web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ] = {_g: _o, _e: _p}
                             _w3 = date_dim_count_by_ws_sold_date_sk.get(
                                 v_ws_sold_date_sk
                             )
@@ -39642,7 +41227,7 @@ def _make_derived2():
                                                 v_i_category,
                                                 v_i_manufact_id,
                                             ), _m9 in (
-                                                (_g10,)
+                                                _g10.items()
                                                 if type(
                                                     (
                                                         _g10 := self.item_by_ws_item_sk[
@@ -39650,8 +41235,13 @@ def _make_derived2():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g10.items()
+                                                is dict
+                                                else (
+                                                    (_g10,)
+                                                    if type(_g10) is tuple
+                                                    and len(_g10) == 2
+                                                    else ((_g10, 1),)
+                                                )
                                             ):
                                                 _k = (
                                                     v_d_year,
@@ -40121,7 +41711,7 @@ def _make_derived2():
                     "sales_amt",
                 )
                 QUERY_ID = "52810896b447e296"
-                LAYOUT_ID = "b17fb072cbc306e5"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "306791801cdaf42e"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -40150,7 +41740,17 @@ def _make_derived2():
                     for sub_row, change in self.sub_derived1._changes:
                         self._apply_derived1(sub_row, change)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -40939,7 +42539,7 @@ def _make_derived2():
         )
         QUERY_ID = "eb7515aa1780f8f1"
         LAYOUT_ID = (
-            "870aef0cb6271c83"  # the state's layout: snapshots restore only here
+            "2787c9ac14705fe3"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -40970,7 +42570,15 @@ def _make_derived2():
             for sub_row, change in self.sub_derived1._changes:
                 self._apply_derived1(sub_row, change)
             if self._pending:
+                first = self._changes  # the row of an empty database, if any
                 self._flush()
+                if first:  # the inner views' rows changed it: report the net change
+                    net = {}
+                    for row, change in first + self._changes:
+                        net[row] = net.get(row, 0) + change
+                    self._changes = [
+                        (row, change) for row, change in net.items() if change
+                    ]
 
         def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
@@ -41738,7 +43346,7 @@ class View:
         "sales_amt_diff",
     )
     QUERY_ID = "4b86ba3571ed782c"
-    LAYOUT_ID = "bc58aa5983fb8c44"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "1d303d6823836583"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -41783,7 +43391,13 @@ class View:
         for sub_row, change in self.sub_derived2._changes:
             self._apply_derived2(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -41939,27 +43553,9 @@ class View:
             _grp = curr_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id.get(_t1)
             if _grp is None:
                 curr_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id[_t1] = (
-                    row,
-                    _p,
+                    row if _p == 1 else (row, _p)
                 )
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        curr_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id[
-                            _t1
-                        ] = (_grp[0], _n)
-                    else:
-                        del curr_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id[
-                            _t1
-                        ]
-                else:
-                    curr_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id[
-                        _t1
-                    ] = {_grp[0]: _grp[1], _e: _p}
-            else:
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -41970,11 +43566,32 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
+                            ((_e, _n),) = _grp.items()
                             curr_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id[
                                 _t1
-                            ] = next(
-                                iter(_grp.items())
+                            ] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        curr_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id[
+                            _t1
+                        ] = (_g if _n == 1 else (_g, _n))
+                    else:
+                        del curr_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id[
+                            _t1
+                        ]
+                else:
+                    curr_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id[
+                        _t1
+                    ] = {_g: _o, _e: _p}
             _o = curr_yr_count_by_i_brand_id_i_class_id_i_category_id_i_manufact_id.get(
                 _t1
             )
@@ -42018,7 +43635,7 @@ class View:
                         v_prev_yr_sales_cnt,
                         v_prev_yr_sales_amt,
                     ), _m4 in (
-                        (_g5,)
+                        _g5.items()
                         if type(
                             (
                                 _g5 := self.prev_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id[
@@ -42031,8 +43648,12 @@ class View:
                                 ]
                             )
                         )
-                        is tuple
-                        else _g5.items()
+                        is dict
+                        else (
+                            (_g5,)
+                            if type(_g5) is tuple and len(_g5) == 2
+                            else ((_g5, 1),)
+                        )
                     ):
                         if (
                             v_sales_cnt is not None
@@ -42118,27 +43739,9 @@ class View:
             _grp = prev_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id.get(_t1)
             if _grp is None:
                 prev_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id[_t1] = (
-                    row,
-                    _p,
+                    row if _p == 1 else (row, _p)
                 )
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        prev_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id[
-                            _t1
-                        ] = (_grp[0], _n)
-                    else:
-                        del prev_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id[
-                            _t1
-                        ]
-                else:
-                    prev_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id[
-                        _t1
-                    ] = {_grp[0]: _grp[1], _e: _p}
-            else:
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -42149,11 +43752,32 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
+                            ((_e, _n),) = _grp.items()
                             prev_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id[
                                 _t1
-                            ] = next(
-                                iter(_grp.items())
+                            ] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        prev_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id[
+                            _t1
+                        ] = (_g if _n == 1 else (_g, _n))
+                    else:
+                        del prev_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id[
+                            _t1
+                        ]
+                else:
+                    prev_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id[
+                        _t1
+                    ] = {_g: _o, _e: _p}
             _o = prev_yr_count_by_i_brand_id_i_class_id_i_category_id_i_manufact_id.get(
                 _t1
             )
@@ -42197,7 +43821,7 @@ class View:
                         v_sales_cnt,
                         v_sales_amt,
                     ), _m4 in (
-                        (_g5,)
+                        _g5.items()
                         if type(
                             (
                                 _g5 := self.curr_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id[
@@ -42210,8 +43834,12 @@ class View:
                                 ]
                             )
                         )
-                        is tuple
-                        else _g5.items()
+                        is dict
+                        else (
+                            (_g5,)
+                            if type(_g5) is tuple and len(_g5) == 2
+                            else ((_g5, 1),)
+                        )
                     ):
                         if (
                             v_sales_cnt is not None

@@ -216,15 +216,19 @@ def _make_derived1():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = 0  # the payload of an absent tuple
 
@@ -343,7 +347,7 @@ def _make_derived1():
                     "ext_sales_price",
                 )
                 QUERY_ID = "96cbd733444d9fe8"
-                LAYOUT_ID = "13f4c1dae4849fd7"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "f94dce645e78be3d"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -548,25 +552,10 @@ def _make_derived1():
                         _t2 = (v_ss_sold_date_sk, v_ss_item_sk, v_ss_ext_sales_price)
                         _grp = store_sales_by_ss_sold_date_sk_ss_item_sk.get(_t1)
                         if _grp is None:
-                            store_sales_by_ss_sold_date_sk_ss_item_sk[_t1] = (_t2, _p)
-                        elif type(_grp) is tuple:
-                            _e = _t2
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    store_sales_by_ss_sold_date_sk_ss_item_sk[_t1] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del store_sales_by_ss_sold_date_sk_ss_item_sk[_t1]
-                            else:
-                                store_sales_by_ss_sold_date_sk_ss_item_sk[_t1] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _p,
-                                }
-                        else:
+                            store_sales_by_ss_sold_date_sk_ss_item_sk[_t1] = (
+                                _t2 if _p == 1 else (_t2, _p)
+                            )
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t2)
                             if _o is None:
                                 _grp[_t2] = _p
@@ -577,34 +566,37 @@ def _make_derived1():
                                 else:
                                     del _grp[_t2]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         store_sales_by_ss_sold_date_sk_ss_item_sk[
                                             _t1
-                                        ] = next(iter(_grp.items()))
+                                        ] = (_e if _n == 1 else (_e, _n))
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t2
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    store_sales_by_ss_sold_date_sk_ss_item_sk[_t1] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del store_sales_by_ss_sold_date_sk_ss_item_sk[_t1]
+                            else:
+                                store_sales_by_ss_sold_date_sk_ss_item_sk[_t1] = {
+                                    _g: _o,
+                                    _e: _p,
+                                }
                         _grp = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                             v_ss_sold_date_sk
                         )
                         if _grp is None:
                             store_sales_ss_item_sk_by_ss_sold_date_sk[
                                 v_ss_sold_date_sk
-                            ] = (v_ss_item_sk, _p)
-                        elif type(_grp) is tuple:
-                            _e = v_ss_item_sk
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ] = (_grp[0], _n)
-                                else:
-                                    del store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ]
-                            else:
-                                store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ] = {_grp[0]: _grp[1], _e: _p}
-                        else:
+                            ] = (v_ss_item_sk if _p == 1 else (v_ss_item_sk, _p))
+                        elif type(_grp) is dict:
                             _o = _grp.get(v_ss_item_sk)
                             if _o is None:
                                 _grp[v_ss_item_sk] = _p
@@ -615,9 +607,30 @@ def _make_derived1():
                                 else:
                                     del _grp[v_ss_item_sk]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         store_sales_ss_item_sk_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ] = next(iter(_grp.items()))
+                                        ] = (_e if _n == 1 else (_e, _n))
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = v_ss_item_sk
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = (_g if _n == 1 else (_g, _n))
+                                else:
+                                    del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                            else:
+                                store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = {_g: _o, _e: _p}
                         _w3 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                         if _w3 is not None:
                             _d4 = _p * _w3
@@ -675,7 +688,7 @@ def _make_derived1():
                                         del n0_root[v_ss_item_sk]
                                 if pending is not None:
                                     for (v_ss_sold_date_sk, v_d_year, v_d_qoy), _m7 in (
-                                        (_g8,)
+                                        _g8.items()
                                         if type(
                                             (
                                                 _g8 := self.date_dim_by_ss_sold_date_sk[
@@ -683,8 +696,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g8.items()
+                                        is dict
+                                        else (
+                                            (_g8,)
+                                            if type(_g8) is tuple and len(_g8) == 2
+                                            else ((_g8, 1),)
+                                        )
                                     ):
                                         for (v_ss_item_sk, v_i_category), _m9 in (
                                             (_g10,)
@@ -800,7 +817,7 @@ def _make_derived1():
                                     v_ss_item_sk,
                                     v_ss_ext_sales_price,
                                 ), _m6 in (
-                                    (_g7,)
+                                    _g7.items()
                                     if type(
                                         (
                                             _g7 := self.store_sales_by_ss_sold_date_sk_ss_item_sk[
@@ -808,11 +825,15 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g7.items()
+                                    is dict
+                                    else (
+                                        (_g7,)
+                                        if type(_g7) is tuple and len(_g7) == 2
+                                        else ((_g7, 1),)
+                                    )
                                 ):
                                     for (v_ss_sold_date_sk, v_d_year, v_d_qoy), _m8 in (
-                                        (_g9,)
+                                        _g9.items()
                                         if type(
                                             (
                                                 _g9 := self.date_dim_by_ss_sold_date_sk[
@@ -820,8 +841,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g9.items()
+                                        is dict
+                                        else (
+                                            (_g9,)
+                                            if type(_g9) is tuple and len(_g9) == 2
+                                            else ((_g9, 1),)
+                                        )
                                     ):
                                         _k = (
                                             "store",
@@ -871,25 +896,10 @@ def _make_derived1():
                     _t1 = (v_ss_sold_date_sk, v_d_year, v_d_qoy)
                     _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                        else:
-                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                            _t1 if _p == 1 else (_t1, _p)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -900,9 +910,29 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
-                                        next(iter(_grp.items()))
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -915,9 +945,15 @@ def _make_derived1():
                     _g4 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
-                    if _g4:
+                    if _g4 is not None:
                         for v_ss_item_sk, _w2 in (
-                            (_g4,) if type(_g4) is tuple else _g4.items()
+                            _g4.items()
+                            if type(_g4) is dict
+                            else (
+                                (_g4,)
+                                if type(_g4) is tuple and len(_g4) == 2
+                                else ((_g4, 1),)
+                            )
                         ):
                             _d3 = _p * _w2
                             _t5 = (v_ss_sold_date_sk, v_ss_item_sk)
@@ -979,7 +1015,7 @@ def _make_derived1():
                                         v_ss_item_sk,
                                         v_ss_ext_sales_price,
                                     ), _m8 in (
-                                        (_g9,)
+                                        _g9.items()
                                         if type(
                                             (
                                                 _g9 := self.store_sales_by_ss_sold_date_sk_ss_item_sk[
@@ -987,8 +1023,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g9.items()
+                                        is dict
+                                        else (
+                                            (_g9,)
+                                            if type(_g9) is tuple and len(_g9) == 2
+                                            else ((_g9, 1),)
+                                        )
                                     ):
                                         for (v_ss_item_sk, v_i_category), _m10 in (
                                             (_g11,)
@@ -1089,25 +1129,10 @@ def _make_derived1():
                         _t2 = (v_ss_sold_date_sk, v_ss_item_sk, v_ss_ext_sales_price)
                         _grp = store_sales_by_ss_sold_date_sk_ss_item_sk.get(_t1)
                         if _grp is None:
-                            store_sales_by_ss_sold_date_sk_ss_item_sk[_t1] = (_t2, _p)
-                        elif type(_grp) is tuple:
-                            _e = _t2
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    store_sales_by_ss_sold_date_sk_ss_item_sk[_t1] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del store_sales_by_ss_sold_date_sk_ss_item_sk[_t1]
-                            else:
-                                store_sales_by_ss_sold_date_sk_ss_item_sk[_t1] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _p,
-                                }
-                        else:
+                            store_sales_by_ss_sold_date_sk_ss_item_sk[_t1] = (
+                                _t2 if _p == 1 else (_t2, _p)
+                            )
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t2)
                             if _o is None:
                                 _grp[_t2] = _p
@@ -1118,34 +1143,37 @@ def _make_derived1():
                                 else:
                                     del _grp[_t2]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         store_sales_by_ss_sold_date_sk_ss_item_sk[
                                             _t1
-                                        ] = next(iter(_grp.items()))
+                                        ] = (_e if _n == 1 else (_e, _n))
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t2
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    store_sales_by_ss_sold_date_sk_ss_item_sk[_t1] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del store_sales_by_ss_sold_date_sk_ss_item_sk[_t1]
+                            else:
+                                store_sales_by_ss_sold_date_sk_ss_item_sk[_t1] = {
+                                    _g: _o,
+                                    _e: _p,
+                                }
                         _grp = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                             v_ss_sold_date_sk
                         )
                         if _grp is None:
                             store_sales_ss_item_sk_by_ss_sold_date_sk[
                                 v_ss_sold_date_sk
-                            ] = (v_ss_item_sk, _p)
-                        elif type(_grp) is tuple:
-                            _e = v_ss_item_sk
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ] = (_grp[0], _n)
-                                else:
-                                    del store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ]
-                            else:
-                                store_sales_ss_item_sk_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ] = {_grp[0]: _grp[1], _e: _p}
-                        else:
+                            ] = (v_ss_item_sk if _p == 1 else (v_ss_item_sk, _p))
+                        elif type(_grp) is dict:
                             _o = _grp.get(v_ss_item_sk)
                             if _o is None:
                                 _grp[v_ss_item_sk] = _p
@@ -1156,9 +1184,30 @@ def _make_derived1():
                                 else:
                                     del _grp[v_ss_item_sk]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         store_sales_ss_item_sk_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ] = next(iter(_grp.items()))
+                                        ] = (_e if _n == 1 else (_e, _n))
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = v_ss_item_sk
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = (_g if _n == 1 else (_g, _n))
+                                else:
+                                    del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                            else:
+                                store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = {_g: _o, _e: _p}
                         _w3 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                         if _w3 is not None:
                             _d4 = _p * _w3
@@ -1216,7 +1265,7 @@ def _make_derived1():
                                         del n0_root[v_ss_item_sk]
                                 if pending is not None:
                                     for (v_ss_sold_date_sk, v_d_year, v_d_qoy), _m7 in (
-                                        (_g8,)
+                                        _g8.items()
                                         if type(
                                             (
                                                 _g8 := self.date_dim_by_ss_sold_date_sk[
@@ -1224,8 +1273,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g8.items()
+                                        is dict
+                                        else (
+                                            (_g8,)
+                                            if type(_g8) is tuple and len(_g8) == 2
+                                            else ((_g8, 1),)
+                                        )
                                     ):
                                         for (v_ss_item_sk, v_i_category), _m9 in (
                                             (_g10,)
@@ -1372,7 +1425,7 @@ def _make_derived1():
                                         v_ss_item_sk,
                                         v_ss_ext_sales_price,
                                     ), _m6 in (
-                                        (_g7,)
+                                        _g7.items()
                                         if type(
                                             (
                                                 _g7 := self.store_sales_by_ss_sold_date_sk_ss_item_sk[
@@ -1380,15 +1433,19 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g7.items()
+                                        is dict
+                                        else (
+                                            (_g7,)
+                                            if type(_g7) is tuple and len(_g7) == 2
+                                            else ((_g7, 1),)
+                                        )
                                     ):
                                         for (
                                             v_ss_sold_date_sk,
                                             v_d_year,
                                             v_d_qoy,
                                         ), _m8 in (
-                                            (_g9,)
+                                            _g9.items()
                                             if type(
                                                 (
                                                     _g9 := self.date_dim_by_ss_sold_date_sk[
@@ -1396,8 +1453,12 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g9.items()
+                                            is dict
+                                            else (
+                                                (_g9,)
+                                                if type(_g9) is tuple and len(_g9) == 2
+                                                else ((_g9, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 "store",
@@ -1476,25 +1537,10 @@ def _make_derived1():
                         _t1 = (v_ss_sold_date_sk, v_d_year, v_d_qoy)
                         _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                         if _grp is None:
-                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
-                        elif type(_grp) is tuple:
-                            _e = _t1
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                            else:
-                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _p,
-                                }
-                        else:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                _t1 if _p == 1 else (_t1, _p)
+                            )
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t1)
                             if _o is None:
                                 _grp[_t1] = _p
@@ -1505,9 +1551,29 @@ def _make_derived1():
                                 else:
                                     del _grp[_t1]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         date_dim_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ] = next(iter(_grp.items()))
+                                        ] = (_e if _n == 1 else (_e, _n))
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t1
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                            else:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                    _g: _o,
+                                    _e: _p,
+                                }
                         _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                         if _o is None:
                             date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -1522,9 +1588,15 @@ def _make_derived1():
                         _g4 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                             v_ss_sold_date_sk
                         )
-                        if _g4:
+                        if _g4 is not None:
                             for v_ss_item_sk, _w2 in (
-                                (_g4,) if type(_g4) is tuple else _g4.items()
+                                _g4.items()
+                                if type(_g4) is dict
+                                else (
+                                    (_g4,)
+                                    if type(_g4) is tuple and len(_g4) == 2
+                                    else ((_g4, 1),)
+                                )
                             ):
                                 _d3 = _p * _w2
                                 _t5 = (v_ss_sold_date_sk, v_ss_item_sk)
@@ -1589,7 +1661,7 @@ def _make_derived1():
                                             v_ss_item_sk,
                                             v_ss_ext_sales_price,
                                         ), _m8 in (
-                                            (_g9,)
+                                            _g9.items()
                                             if type(
                                                 (
                                                     _g9 := self.store_sales_by_ss_sold_date_sk_ss_item_sk[
@@ -1600,8 +1672,12 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g9.items()
+                                            is dict
+                                            else (
+                                                (_g9,)
+                                                if type(_g9) is tuple and len(_g9) == 2
+                                                else ((_g9, 1),)
+                                            )
                                         ):
                                             for (v_ss_item_sk, v_i_category), _m10 in (
                                                 (_g11,)
@@ -1843,15 +1919,19 @@ def _make_derived1():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = 0  # the payload of an absent tuple
 
@@ -1981,7 +2061,7 @@ def _make_derived1():
                     "ext_sales_price",
                 )
                 QUERY_ID = "b105493ebbbc3f8d"
-                LAYOUT_ID = "fcb5ee46d9d04d00"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "d2ce28506c39f533"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -2186,25 +2266,10 @@ def _make_derived1():
                         _t2 = (v_ws_sold_date_sk, v_ws_item_sk, v_ws_ext_sales_price)
                         _grp = web_sales_by_ws_sold_date_sk_ws_item_sk.get(_t1)
                         if _grp is None:
-                            web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = (_t2, _p)
-                        elif type(_grp) is tuple:
-                            _e = _t2
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del web_sales_by_ws_sold_date_sk_ws_item_sk[_t1]
-                            else:
-                                web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _p,
-                                }
-                        else:
+                            web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = (
+                                _t2 if _p == 1 else (_t2, _p)
+                            )
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t2)
                             if _o is None:
                                 _grp[_t2] = _p
@@ -2215,34 +2280,37 @@ def _make_derived1():
                                 else:
                                     del _grp[_t2]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = (
-                                            next(iter(_grp.items()))
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t2
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del web_sales_by_ws_sold_date_sk_ws_item_sk[_t1]
+                            else:
+                                web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = {
+                                    _g: _o,
+                                    _e: _p,
+                                }
                         _grp = web_sales_ws_item_sk_by_ws_sold_date_sk.get(
                             v_ws_sold_date_sk
                         )
                         if _grp is None:
                             web_sales_ws_item_sk_by_ws_sold_date_sk[
                                 v_ws_sold_date_sk
-                            ] = (v_ws_item_sk, _p)
-                        elif type(_grp) is tuple:
-                            _e = v_ws_item_sk
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    web_sales_ws_item_sk_by_ws_sold_date_sk[
-                                        v_ws_sold_date_sk
-                                    ] = (_grp[0], _n)
-                                else:
-                                    del web_sales_ws_item_sk_by_ws_sold_date_sk[
-                                        v_ws_sold_date_sk
-                                    ]
-                            else:
-                                web_sales_ws_item_sk_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ] = {_grp[0]: _grp[1], _e: _p}
-                        else:
+                            ] = (v_ws_item_sk if _p == 1 else (v_ws_item_sk, _p))
+                        elif type(_grp) is dict:
                             _o = _grp.get(v_ws_item_sk)
                             if _o is None:
                                 _grp[v_ws_item_sk] = _p
@@ -2253,9 +2321,30 @@ def _make_derived1():
                                 else:
                                     del _grp[v_ws_item_sk]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         web_sales_ws_item_sk_by_ws_sold_date_sk[
                                             v_ws_sold_date_sk
-                                        ] = next(iter(_grp.items()))
+                                        ] = (_e if _n == 1 else (_e, _n))
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = v_ws_item_sk
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ] = (_g if _n == 1 else (_g, _n))
+                                else:
+                                    del web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                            else:
+                                web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = {_g: _o, _e: _p}
                         _w3 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                         if _w3 is not None:
                             _d4 = _p * _w3
@@ -2313,7 +2402,7 @@ def _make_derived1():
                                         del n0_root[v_ws_item_sk]
                                 if pending is not None:
                                     for (v_ws_sold_date_sk, v_d_year, v_d_qoy), _m7 in (
-                                        (_g8,)
+                                        _g8.items()
                                         if type(
                                             (
                                                 _g8 := self.date_dim_by_ws_sold_date_sk[
@@ -2321,8 +2410,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g8.items()
+                                        is dict
+                                        else (
+                                            (_g8,)
+                                            if type(_g8) is tuple and len(_g8) == 2
+                                            else ((_g8, 1),)
+                                        )
                                     ):
                                         for (v_ws_item_sk, v_i_category), _m9 in (
                                             (_g10,)
@@ -2438,7 +2531,7 @@ def _make_derived1():
                                     v_ws_item_sk,
                                     v_ws_ext_sales_price,
                                 ), _m6 in (
-                                    (_g7,)
+                                    _g7.items()
                                     if type(
                                         (
                                             _g7 := self.web_sales_by_ws_sold_date_sk_ws_item_sk[
@@ -2446,11 +2539,15 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g7.items()
+                                    is dict
+                                    else (
+                                        (_g7,)
+                                        if type(_g7) is tuple and len(_g7) == 2
+                                        else ((_g7, 1),)
+                                    )
                                 ):
                                     for (v_ws_sold_date_sk, v_d_year, v_d_qoy), _m8 in (
-                                        (_g9,)
+                                        _g9.items()
                                         if type(
                                             (
                                                 _g9 := self.date_dim_by_ws_sold_date_sk[
@@ -2458,8 +2555,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g9.items()
+                                        is dict
+                                        else (
+                                            (_g9,)
+                                            if type(_g9) is tuple and len(_g9) == 2
+                                            else ((_g9, 1),)
+                                        )
                                     ):
                                         _k = (
                                             "web",
@@ -2509,25 +2610,10 @@ def _make_derived1():
                     _t1 = (v_ws_sold_date_sk, v_d_year, v_d_qoy)
                     _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                        else:
-                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                            _t1 if _p == 1 else (_t1, _p)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -2538,9 +2624,29 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
-                                        next(iter(_grp.items()))
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                        else:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -2551,9 +2657,15 @@ def _make_derived1():
                         else:
                             del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
                     _g4 = web_sales_ws_item_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                    if _g4:
+                    if _g4 is not None:
                         for v_ws_item_sk, _w2 in (
-                            (_g4,) if type(_g4) is tuple else _g4.items()
+                            _g4.items()
+                            if type(_g4) is dict
+                            else (
+                                (_g4,)
+                                if type(_g4) is tuple and len(_g4) == 2
+                                else ((_g4, 1),)
+                            )
                         ):
                             _d3 = _p * _w2
                             _t5 = (v_ws_sold_date_sk, v_ws_item_sk)
@@ -2615,7 +2727,7 @@ def _make_derived1():
                                         v_ws_item_sk,
                                         v_ws_ext_sales_price,
                                     ), _m8 in (
-                                        (_g9,)
+                                        _g9.items()
                                         if type(
                                             (
                                                 _g9 := self.web_sales_by_ws_sold_date_sk_ws_item_sk[
@@ -2623,8 +2735,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g9.items()
+                                        is dict
+                                        else (
+                                            (_g9,)
+                                            if type(_g9) is tuple and len(_g9) == 2
+                                            else ((_g9, 1),)
+                                        )
                                     ):
                                         for (v_ws_item_sk, v_i_category), _m10 in (
                                             (_g11,)
@@ -2725,25 +2841,10 @@ def _make_derived1():
                         _t2 = (v_ws_sold_date_sk, v_ws_item_sk, v_ws_ext_sales_price)
                         _grp = web_sales_by_ws_sold_date_sk_ws_item_sk.get(_t1)
                         if _grp is None:
-                            web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = (_t2, _p)
-                        elif type(_grp) is tuple:
-                            _e = _t2
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del web_sales_by_ws_sold_date_sk_ws_item_sk[_t1]
-                            else:
-                                web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _p,
-                                }
-                        else:
+                            web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = (
+                                _t2 if _p == 1 else (_t2, _p)
+                            )
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t2)
                             if _o is None:
                                 _grp[_t2] = _p
@@ -2754,34 +2855,37 @@ def _make_derived1():
                                 else:
                                     del _grp[_t2]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = (
-                                            next(iter(_grp.items()))
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t2
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del web_sales_by_ws_sold_date_sk_ws_item_sk[_t1]
+                            else:
+                                web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = {
+                                    _g: _o,
+                                    _e: _p,
+                                }
                         _grp = web_sales_ws_item_sk_by_ws_sold_date_sk.get(
                             v_ws_sold_date_sk
                         )
                         if _grp is None:
                             web_sales_ws_item_sk_by_ws_sold_date_sk[
                                 v_ws_sold_date_sk
-                            ] = (v_ws_item_sk, _p)
-                        elif type(_grp) is tuple:
-                            _e = v_ws_item_sk
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    web_sales_ws_item_sk_by_ws_sold_date_sk[
-                                        v_ws_sold_date_sk
-                                    ] = (_grp[0], _n)
-                                else:
-                                    del web_sales_ws_item_sk_by_ws_sold_date_sk[
-                                        v_ws_sold_date_sk
-                                    ]
-                            else:
-                                web_sales_ws_item_sk_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ] = {_grp[0]: _grp[1], _e: _p}
-                        else:
+                            ] = (v_ws_item_sk if _p == 1 else (v_ws_item_sk, _p))
+                        elif type(_grp) is dict:
                             _o = _grp.get(v_ws_item_sk)
                             if _o is None:
                                 _grp[v_ws_item_sk] = _p
@@ -2792,9 +2896,30 @@ def _make_derived1():
                                 else:
                                     del _grp[v_ws_item_sk]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         web_sales_ws_item_sk_by_ws_sold_date_sk[
                                             v_ws_sold_date_sk
-                                        ] = next(iter(_grp.items()))
+                                        ] = (_e if _n == 1 else (_e, _n))
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = v_ws_item_sk
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ] = (_g if _n == 1 else (_g, _n))
+                                else:
+                                    del web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                            else:
+                                web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = {_g: _o, _e: _p}
                         _w3 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                         if _w3 is not None:
                             _d4 = _p * _w3
@@ -2852,7 +2977,7 @@ def _make_derived1():
                                         del n0_root[v_ws_item_sk]
                                 if pending is not None:
                                     for (v_ws_sold_date_sk, v_d_year, v_d_qoy), _m7 in (
-                                        (_g8,)
+                                        _g8.items()
                                         if type(
                                             (
                                                 _g8 := self.date_dim_by_ws_sold_date_sk[
@@ -2860,8 +2985,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g8.items()
+                                        is dict
+                                        else (
+                                            (_g8,)
+                                            if type(_g8) is tuple and len(_g8) == 2
+                                            else ((_g8, 1),)
+                                        )
                                     ):
                                         for (v_ws_item_sk, v_i_category), _m9 in (
                                             (_g10,)
@@ -3008,7 +3137,7 @@ def _make_derived1():
                                         v_ws_item_sk,
                                         v_ws_ext_sales_price,
                                     ), _m6 in (
-                                        (_g7,)
+                                        _g7.items()
                                         if type(
                                             (
                                                 _g7 := self.web_sales_by_ws_sold_date_sk_ws_item_sk[
@@ -3016,15 +3145,19 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g7.items()
+                                        is dict
+                                        else (
+                                            (_g7,)
+                                            if type(_g7) is tuple and len(_g7) == 2
+                                            else ((_g7, 1),)
+                                        )
                                     ):
                                         for (
                                             v_ws_sold_date_sk,
                                             v_d_year,
                                             v_d_qoy,
                                         ), _m8 in (
-                                            (_g9,)
+                                            _g9.items()
                                             if type(
                                                 (
                                                     _g9 := self.date_dim_by_ws_sold_date_sk[
@@ -3032,8 +3165,12 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g9.items()
+                                            is dict
+                                            else (
+                                                (_g9,)
+                                                if type(_g9) is tuple and len(_g9) == 2
+                                                else ((_g9, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 "web",
@@ -3112,25 +3249,10 @@ def _make_derived1():
                         _t1 = (v_ws_sold_date_sk, v_d_year, v_d_qoy)
                         _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                         if _grp is None:
-                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
-                        elif type(_grp) is tuple:
-                            _e = _t1
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                            else:
-                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _p,
-                                }
-                        else:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                _t1 if _p == 1 else (_t1, _p)
+                            )
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t1)
                             if _o is None:
                                 _grp[_t1] = _p
@@ -3141,9 +3263,29 @@ def _make_derived1():
                                 else:
                                     del _grp[_t1]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         date_dim_by_ws_sold_date_sk[
                                             v_ws_sold_date_sk
-                                        ] = next(iter(_grp.items()))
+                                        ] = (_e if _n == 1 else (_e, _n))
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t1
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                            else:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                    _g: _o,
+                                    _e: _p,
+                                }
                         _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                         if _o is None:
                             date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -3158,9 +3300,15 @@ def _make_derived1():
                         _g4 = web_sales_ws_item_sk_by_ws_sold_date_sk.get(
                             v_ws_sold_date_sk
                         )
-                        if _g4:
+                        if _g4 is not None:
                             for v_ws_item_sk, _w2 in (
-                                (_g4,) if type(_g4) is tuple else _g4.items()
+                                _g4.items()
+                                if type(_g4) is dict
+                                else (
+                                    (_g4,)
+                                    if type(_g4) is tuple and len(_g4) == 2
+                                    else ((_g4, 1),)
+                                )
                             ):
                                 _d3 = _p * _w2
                                 _t5 = (v_ws_sold_date_sk, v_ws_item_sk)
@@ -3225,7 +3373,7 @@ def _make_derived1():
                                             v_ws_item_sk,
                                             v_ws_ext_sales_price,
                                         ), _m8 in (
-                                            (_g9,)
+                                            _g9.items()
                                             if type(
                                                 (
                                                     _g9 := self.web_sales_by_ws_sold_date_sk_ws_item_sk[
@@ -3236,8 +3384,12 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g9.items()
+                                            is dict
+                                            else (
+                                                (_g9,)
+                                                if type(_g9) is tuple and len(_g9) == 2
+                                                else ((_g9, 1),)
+                                            )
                                         ):
                                             for (v_ws_item_sk, v_i_category), _m10 in (
                                                 (_g11,)
@@ -3549,13 +3701,17 @@ def _make_derived1():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = 0  # the payload of an absent tuple
 
@@ -3686,7 +3842,7 @@ def _make_derived1():
             )
             QUERY_ID = "f08c585fea72674f"
             LAYOUT_ID = (
-                "8cb473e973ba973c"  # the state's layout: snapshots restore only here
+                "9b5f918bcd4c3659"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -3888,25 +4044,10 @@ def _make_derived1():
                     _t2 = (v_cs_sold_date_sk, v_cs_item_sk, v_cs_ext_sales_price)
                     _grp = catalog_sales_by_cs_sold_date_sk_cs_item_sk.get(_t1)
                     if _grp is None:
-                        catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1] = (_t2, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t2
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1]
-                        else:
-                            catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                        catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1] = (
+                            _t2 if _p == 1 else (_t2, _p)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t2)
                         if _o is None:
                             _grp[_t2] = _p
@@ -3917,34 +4058,37 @@ def _make_derived1():
                             else:
                                 del _grp[_t2]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1] = (
-                                        next(iter(_grp.items()))
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t2
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1]
+                        else:
+                            catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _grp = catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(
                         v_cs_sold_date_sk
                     )
                     if _grp is None:
                         catalog_sales_cs_item_sk_by_cs_sold_date_sk[
                             v_cs_sold_date_sk
-                        ] = (v_cs_item_sk, _p)
-                    elif type(_grp) is tuple:
-                        _e = v_cs_item_sk
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                catalog_sales_cs_item_sk_by_cs_sold_date_sk[
-                                    v_cs_sold_date_sk
-                                ] = (_grp[0], _n)
-                            else:
-                                del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
-                                    v_cs_sold_date_sk
-                                ]
-                        else:
-                            catalog_sales_cs_item_sk_by_cs_sold_date_sk[
-                                v_cs_sold_date_sk
-                            ] = {_grp[0]: _grp[1], _e: _p}
-                    else:
+                        ] = (v_cs_item_sk if _p == 1 else (v_cs_item_sk, _p))
+                    elif type(_grp) is dict:
                         _o = _grp.get(v_cs_item_sk)
                         if _o is None:
                             _grp[v_cs_item_sk] = _p
@@ -3955,9 +4099,30 @@ def _make_derived1():
                             else:
                                 del _grp[v_cs_item_sk]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     catalog_sales_cs_item_sk_by_cs_sold_date_sk[
                                         v_cs_sold_date_sk
-                                    ] = next(iter(_grp.items()))
+                                    ] = (_e if _n == 1 else (_e, _n))
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = v_cs_item_sk
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ] = (_g if _n == 1 else (_g, _n))
+                            else:
+                                del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ]
+                        else:
+                            catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ] = {_g: _o, _e: _p}
                     _w3 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                     if _w3 is not None:
                         _d4 = _p * _w3
@@ -4015,7 +4180,7 @@ def _make_derived1():
                                     del n0_root[v_cs_item_sk]
                             if pending is not None:
                                 for (v_cs_sold_date_sk, v_d_year, v_d_qoy), _m7 in (
-                                    (_g8,)
+                                    _g8.items()
                                     if type(
                                         (
                                             _g8 := self.date_dim_by_cs_sold_date_sk[
@@ -4023,8 +4188,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g8.items()
+                                    is dict
+                                    else (
+                                        (_g8,)
+                                        if type(_g8) is tuple and len(_g8) == 2
+                                        else ((_g8, 1),)
+                                    )
                                 ):
                                     for (v_cs_item_sk, v_i_category), _m9 in (
                                         (_g10,)
@@ -4137,7 +4306,7 @@ def _make_derived1():
                                 v_cs_item_sk,
                                 v_cs_ext_sales_price,
                             ), _m6 in (
-                                (_g7,)
+                                _g7.items()
                                 if type(
                                     (
                                         _g7 := self.catalog_sales_by_cs_sold_date_sk_cs_item_sk[
@@ -4145,11 +4314,15 @@ def _make_derived1():
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g7.items()
+                                is dict
+                                else (
+                                    (_g7,)
+                                    if type(_g7) is tuple and len(_g7) == 2
+                                    else ((_g7, 1),)
+                                )
                             ):
                                 for (v_cs_sold_date_sk, v_d_year, v_d_qoy), _m8 in (
-                                    (_g9,)
+                                    _g9.items()
                                     if type(
                                         (
                                             _g9 := self.date_dim_by_cs_sold_date_sk[
@@ -4157,8 +4330,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g9.items()
+                                    is dict
+                                    else (
+                                        (_g9,)
+                                        if type(_g9) is tuple and len(_g9) == 2
+                                        else ((_g9, 1),)
+                                    )
                                 ):
                                     _k = (
                                         "catalog",
@@ -4208,25 +4385,10 @@ def _make_derived1():
                 _t1 = (v_cs_sold_date_sk, v_d_year, v_d_qoy)
                 _grp = date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                 if _grp is None:
-                    date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (_t1, _p)
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk]
-                    else:
-                        date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                    date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                        _t1 if _p == 1 else (_t1, _p)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _p
@@ -4237,9 +4399,29 @@ def _make_derived1():
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
-                                date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                    else:
+                        date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                            _g: _o,
+                            _e: _p,
+                        }
                 _o = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _p
@@ -4250,9 +4432,15 @@ def _make_derived1():
                     else:
                         del date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
                 _g4 = catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
-                if _g4:
+                if _g4 is not None:
                     for v_cs_item_sk, _w2 in (
-                        (_g4,) if type(_g4) is tuple else _g4.items()
+                        _g4.items()
+                        if type(_g4) is dict
+                        else (
+                            (_g4,)
+                            if type(_g4) is tuple and len(_g4) == 2
+                            else ((_g4, 1),)
+                        )
                     ):
                         _d3 = _p * _w2
                         _t5 = (v_cs_sold_date_sk, v_cs_item_sk)
@@ -4314,7 +4502,7 @@ def _make_derived1():
                                     v_cs_item_sk,
                                     v_cs_ext_sales_price,
                                 ), _m8 in (
-                                    (_g9,)
+                                    _g9.items()
                                     if type(
                                         (
                                             _g9 := self.catalog_sales_by_cs_sold_date_sk_cs_item_sk[
@@ -4322,8 +4510,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g9.items()
+                                    is dict
+                                    else (
+                                        (_g9,)
+                                        if type(_g9) is tuple and len(_g9) == 2
+                                        else ((_g9, 1),)
+                                    )
                                 ):
                                     for (v_cs_item_sk, v_i_category), _m10 in (
                                         (_g11,)
@@ -4424,25 +4616,10 @@ def _make_derived1():
                     _t2 = (v_cs_sold_date_sk, v_cs_item_sk, v_cs_ext_sales_price)
                     _grp = catalog_sales_by_cs_sold_date_sk_cs_item_sk.get(_t1)
                     if _grp is None:
-                        catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1] = (_t2, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t2
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1]
-                        else:
-                            catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                        catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1] = (
+                            _t2 if _p == 1 else (_t2, _p)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t2)
                         if _o is None:
                             _grp[_t2] = _p
@@ -4453,34 +4630,37 @@ def _make_derived1():
                             else:
                                 del _grp[_t2]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1] = (
-                                        next(iter(_grp.items()))
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t2
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1]
+                        else:
+                            catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _grp = catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(
                         v_cs_sold_date_sk
                     )
                     if _grp is None:
                         catalog_sales_cs_item_sk_by_cs_sold_date_sk[
                             v_cs_sold_date_sk
-                        ] = (v_cs_item_sk, _p)
-                    elif type(_grp) is tuple:
-                        _e = v_cs_item_sk
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                catalog_sales_cs_item_sk_by_cs_sold_date_sk[
-                                    v_cs_sold_date_sk
-                                ] = (_grp[0], _n)
-                            else:
-                                del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
-                                    v_cs_sold_date_sk
-                                ]
-                        else:
-                            catalog_sales_cs_item_sk_by_cs_sold_date_sk[
-                                v_cs_sold_date_sk
-                            ] = {_grp[0]: _grp[1], _e: _p}
-                    else:
+                        ] = (v_cs_item_sk if _p == 1 else (v_cs_item_sk, _p))
+                    elif type(_grp) is dict:
                         _o = _grp.get(v_cs_item_sk)
                         if _o is None:
                             _grp[v_cs_item_sk] = _p
@@ -4491,9 +4671,30 @@ def _make_derived1():
                             else:
                                 del _grp[v_cs_item_sk]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     catalog_sales_cs_item_sk_by_cs_sold_date_sk[
                                         v_cs_sold_date_sk
-                                    ] = next(iter(_grp.items()))
+                                    ] = (_e if _n == 1 else (_e, _n))
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = v_cs_item_sk
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ] = (_g if _n == 1 else (_g, _n))
+                            else:
+                                del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ]
+                        else:
+                            catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ] = {_g: _o, _e: _p}
                     _w3 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                     if _w3 is not None:
                         _d4 = _p * _w3
@@ -4551,7 +4752,7 @@ def _make_derived1():
                                     del n0_root[v_cs_item_sk]
                             if pending is not None:
                                 for (v_cs_sold_date_sk, v_d_year, v_d_qoy), _m7 in (
-                                    (_g8,)
+                                    _g8.items()
                                     if type(
                                         (
                                             _g8 := self.date_dim_by_cs_sold_date_sk[
@@ -4559,8 +4760,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g8.items()
+                                    is dict
+                                    else (
+                                        (_g8,)
+                                        if type(_g8) is tuple and len(_g8) == 2
+                                        else ((_g8, 1),)
+                                    )
                                 ):
                                     for (v_cs_item_sk, v_i_category), _m9 in (
                                         (_g10,)
@@ -4705,7 +4910,7 @@ def _make_derived1():
                                     v_cs_item_sk,
                                     v_cs_ext_sales_price,
                                 ), _m6 in (
-                                    (_g7,)
+                                    _g7.items()
                                     if type(
                                         (
                                             _g7 := self.catalog_sales_by_cs_sold_date_sk_cs_item_sk[
@@ -4713,11 +4918,15 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g7.items()
+                                    is dict
+                                    else (
+                                        (_g7,)
+                                        if type(_g7) is tuple and len(_g7) == 2
+                                        else ((_g7, 1),)
+                                    )
                                 ):
                                     for (v_cs_sold_date_sk, v_d_year, v_d_qoy), _m8 in (
-                                        (_g9,)
+                                        _g9.items()
                                         if type(
                                             (
                                                 _g9 := self.date_dim_by_cs_sold_date_sk[
@@ -4725,8 +4934,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g9.items()
+                                        is dict
+                                        else (
+                                            (_g9,)
+                                            if type(_g9) is tuple and len(_g9) == 2
+                                            else ((_g9, 1),)
+                                        )
                                     ):
                                         _k = (
                                             "catalog",
@@ -4805,25 +5018,10 @@ def _make_derived1():
                     _t1 = (v_cs_sold_date_sk, v_d_year, v_d_qoy)
                     _grp = date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (_t1, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk]
-                        else:
-                            date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                        date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                            _t1 if _p == 1 else (_t1, _p)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -4834,9 +5032,29 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
-                                        next(iter(_grp.items()))
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                        else:
+                            date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _o = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _p
@@ -4849,9 +5067,15 @@ def _make_derived1():
                     _g4 = catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(
                         v_cs_sold_date_sk
                     )
-                    if _g4:
+                    if _g4 is not None:
                         for v_cs_item_sk, _w2 in (
-                            (_g4,) if type(_g4) is tuple else _g4.items()
+                            _g4.items()
+                            if type(_g4) is dict
+                            else (
+                                (_g4,)
+                                if type(_g4) is tuple and len(_g4) == 2
+                                else ((_g4, 1),)
+                            )
                         ):
                             _d3 = _p * _w2
                             _t5 = (v_cs_sold_date_sk, v_cs_item_sk)
@@ -4913,7 +5137,7 @@ def _make_derived1():
                                         v_cs_item_sk,
                                         v_cs_ext_sales_price,
                                     ), _m8 in (
-                                        (_g9,)
+                                        _g9.items()
                                         if type(
                                             (
                                                 _g9 := self.catalog_sales_by_cs_sold_date_sk_cs_item_sk[
@@ -4921,8 +5145,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g9.items()
+                                        is dict
+                                        else (
+                                            (_g9,)
+                                            if type(_g9) is tuple and len(_g9) == 2
+                                            else ((_g9, 1),)
+                                        )
                                     ):
                                         for (v_cs_item_sk, v_i_category), _m10 in (
                                             (_g11,)
@@ -5367,7 +5595,7 @@ class View:
         "sales_amt",
     )
     QUERY_ID = "ca637b3e7ea827a7"
-    LAYOUT_ID = "9cc81544af398813"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "4402a8bc4b76d462"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -5394,7 +5622,13 @@ class View:
         for sub_row, change in self.sub_derived1._changes:
             self._apply_derived1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""

@@ -377,13 +377,17 @@ def _make_derived1():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = 0  # the payload of an absent tuple
 
@@ -475,17 +479,21 @@ def _make_derived1():
                 def _entry(group, entry, default=None):
                     """The payload of `entry` in an index group (None: no group), `default`
                     if absent. A group of one entry is kept inline as the pair (entry,
-                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    payload), or as the bare entry when its count is 1 and entries are not
+                    pairs: a dict per near-unique key would cost ~200 bytes and a
                     container the cyclic GC tracks; several entries are a dict."""
                     if group is None:
                         return default
-                    if type(group) is tuple:
+                    if type(group) is dict:
+                        return group.get(entry, default)
+                    if type(group) is tuple and len(group) == 2:
                         return (
                             group[1]
                             if group[0] is entry or group[0] == entry
                             else default
                         )
-                    return group.get(entry, default)
+                    # a bare entry of count 1 (an index whose entries cannot be pairs)
+                    return 1 if group is entry or group == entry else default
 
                 _ZERO = 0  # the payload of an absent tuple
 
@@ -580,17 +588,21 @@ def _make_derived1():
                     def _entry(group, entry, default=None):
                         """The payload of `entry` in an index group (None: no group), `default`
                         if absent. A group of one entry is kept inline as the pair (entry,
-                        payload): a dict per near-unique key would cost ~200 bytes and a
+                        payload), or as the bare entry when its count is 1 and entries are not
+                        pairs: a dict per near-unique key would cost ~200 bytes and a
                         container the cyclic GC tracks; several entries are a dict."""
                         if group is None:
                             return default
-                        if type(group) is tuple:
+                        if type(group) is dict:
+                            return group.get(entry, default)
+                        if type(group) is tuple and len(group) == 2:
                             return (
                                 group[1]
                                 if group[0] is entry or group[0] == entry
                                 else default
                             )
-                        return group.get(entry, default)
+                        # a bare entry of count 1 (an index whose entries cannot be pairs)
+                        return 1 if group is entry or group == entry else default
 
                     _ZERO = (0, 0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
 
@@ -692,18 +704,24 @@ def _make_derived1():
                             def _entry(group, entry, default=None):
                                 """The payload of `entry` in an index group (None: no group), `default`
                                 if absent. A group of one entry is kept inline as the pair (entry,
-                                payload): a dict per near-unique key would cost ~200 bytes and a
+                                payload), or as the bare entry when its count is 1 and entries are not
+                                pairs: a dict per near-unique key would cost ~200 bytes and a
                                 container the cyclic GC tracks; several entries are a dict.
                                 """
                                 if group is None:
                                     return default
-                                if type(group) is tuple:
+                                if type(group) is dict:
+                                    return group.get(entry, default)
+                                if type(group) is tuple and len(group) == 2:
                                     return (
                                         group[1]
                                         if group[0] is entry or group[0] == entry
                                         else default
                                     )
-                                return group.get(entry, default)
+                                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                                return (
+                                    1 if group is entry or group == entry else default
+                                )
 
                             _ZERO = 0  # the payload of an absent tuple
 
@@ -794,7 +812,7 @@ def _make_derived1():
                                     "store_returns__sr_ticket_number",
                                 )
                                 QUERY_ID = "c6332b191670969d"
-                                LAYOUT_ID = "31657226bb15b4ad"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "bfd0647cc2e1520f"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -1040,33 +1058,9 @@ def _make_derived1():
                                         store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
                                             _t1
                                         ] = (
-                                            _t2,
-                                            _p,
+                                            _t2 if _p == 1 else (_t2, _p)
                                         )
-                                    elif type(_grp) is tuple:
-                                        _e = _t2
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
-                                                    _t1
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
-                                                    _t1
-                                                ]
-                                        else:
-                                            store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
-                                                _t1
-                                            ] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t2)
                                         if _o is None:
                                             _grp[_t2] = _p
@@ -1077,11 +1071,37 @@ def _make_derived1():
                                             else:
                                                 del _grp[_t2]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
                                                         _t1
-                                                    ] = next(
-                                                        iter(_grp.items())
+                                                    ] = (
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t2
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
+                                                    _t1
+                                                ] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
+                                                    _t1
+                                                ]
+                                        else:
+                                            store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
+                                                _t1
+                                            ] = {
+                                                _g: _o,
+                                                _e: _p,
+                                            }
                                     _w3 = store_returns_count_by_ss_item_sk_ss_ticket_number.get(
                                         _t1
                                     )
@@ -1182,7 +1202,7 @@ def _make_derived1():
                                     _g4 = store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number.get(
                                         _t1
                                     )
-                                    if _g4:
+                                    if _g4 is not None:
                                         for (
                                             v_ss_sold_date_sk,
                                             v_ss_customer_sk,
@@ -1190,9 +1210,13 @@ def _make_derived1():
                                             v_ss_wholesale_cost,
                                             v_ss_sales_price,
                                         ), _w2 in (
-                                            (_g4,)
-                                            if type(_g4) is tuple
-                                            else _g4.items()
+                                            _g4.items()
+                                            if type(_g4) is dict
+                                            else (
+                                                (_g4,)
+                                                if type(_g4) is tuple and len(_g4) == 2
+                                                else ((_g4, 1),)
+                                            )
                                         ):
                                             _d3 = _p * _w2
                                             _t5 = (
@@ -1353,33 +1377,9 @@ def _make_derived1():
                                             store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
                                                 _t1
                                             ] = (
-                                                _t2,
-                                                _p,
+                                                _t2 if _p == 1 else (_t2, _p)
                                             )
-                                        elif type(_grp) is tuple:
-                                            _e = _t2
-                                            if _grp[0] is _e or _grp[0] == _e:
-                                                _o = _grp[1]
-                                                _n = _o + _p
-                                                if _n:
-                                                    store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
-                                                        _t1
-                                                    ] = (
-                                                        _grp[0],
-                                                        _n,
-                                                    )
-                                                else:
-                                                    del store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
-                                                        _t1
-                                                    ]
-                                            else:
-                                                store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
-                                                    _t1
-                                                ] = {
-                                                    _grp[0]: _grp[1],
-                                                    _e: _p,
-                                                }
-                                        else:
+                                        elif type(_grp) is dict:
                                             _o = _grp.get(_t2)
                                             if _o is None:
                                                 _grp[_t2] = _p
@@ -1390,11 +1390,37 @@ def _make_derived1():
                                                 else:
                                                     del _grp[_t2]
                                                     if len(_grp) == 1:
+                                                        ((_e, _n),) = _grp.items()
                                                         store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
                                                             _t1
-                                                        ] = next(
-                                                            iter(_grp.items())
+                                                        ] = (
+                                                            _e if _n == 1 else (_e, _n)
                                                         )
+                                        else:
+                                            if type(_grp) is tuple and len(_grp) == 2:
+                                                _g, _o = _grp
+                                            else:
+                                                _g, _o = _grp, 1
+                                            _e = _t2
+                                            if _g is _e or _g == _e:
+                                                _n = _o + _p
+                                                if _n:
+                                                    store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
+                                                        _t1
+                                                    ] = (
+                                                        _g if _n == 1 else (_g, _n)
+                                                    )
+                                                else:
+                                                    del store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
+                                                        _t1
+                                                    ]
+                                            else:
+                                                store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
+                                                    _t1
+                                                ] = {
+                                                    _g: _o,
+                                                    _e: _p,
+                                                }
                                         _w3 = store_returns_count_by_ss_item_sk_ss_ticket_number.get(
                                             _t1
                                         )
@@ -1534,7 +1560,7 @@ def _make_derived1():
                                         _g4 = store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number.get(
                                             _t1
                                         )
-                                        if _g4:
+                                        if _g4 is not None:
                                             for (
                                                 v_ss_sold_date_sk,
                                                 v_ss_customer_sk,
@@ -1542,9 +1568,14 @@ def _make_derived1():
                                                 v_ss_wholesale_cost,
                                                 v_ss_sales_price,
                                             ), _w2 in (
-                                                (_g4,)
-                                                if type(_g4) is tuple
-                                                else _g4.items()
+                                                _g4.items()
+                                                if type(_g4) is dict
+                                                else (
+                                                    (_g4,)
+                                                    if type(_g4) is tuple
+                                                    and len(_g4) == 2
+                                                    else ((_g4, 1),)
+                                                )
                                             ):
                                                 _d3 = _p * _w2
                                                 _t5 = (
@@ -1903,7 +1934,7 @@ def _make_derived1():
                                     }
                                     COLUMNS = ("k1", "k2")
                                     QUERY_ID = "3ca163495fa76ab1"
-                                    LAYOUT_ID = "7da9405190bf9bad"  # the state's layout: snapshots restore only here
+                                    LAYOUT_ID = "9b44d27c391e57f2"  # the state's layout: snapshots restore only here
                                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                     def __init__(
@@ -2352,7 +2383,7 @@ def _make_derived1():
                                     "store_returns__sr_ticket_number",
                                 )
                                 QUERY_ID = "2cc312785e5106ee"
-                                LAYOUT_ID = "1b336b162e85a102"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "8c6a9d6505001372"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -2392,7 +2423,21 @@ def _make_derived1():
                                     if self.sub_exists_1._changes:
                                         self._on_exists_1(self.sub_exists_1._changes)
                                     if self._pending:
+                                        first = (
+                                            self._changes
+                                        )  # the row of an empty database, if any
                                         self._flush()
+                                        if (
+                                            first
+                                        ):  # the inner views' rows changed it: report the net change
+                                            net = {}
+                                            for row, change in first + self._changes:
+                                                net[row] = net.get(row, 0) + change
+                                            self._changes = [
+                                                (row, change)
+                                                for row, change in net.items()
+                                                if change
+                                            ]
 
                                 def insert(self, relation: str, row: Sequence) -> None:
                                     """Insert one row into `relation`."""
@@ -3070,7 +3115,7 @@ def _make_derived1():
                             "ss_sp",
                         )
                         QUERY_ID = "20dccf76fd4ebc0e"
-                        LAYOUT_ID = "a1b14d17aee2fcbf"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "60107edeb1c26760"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -3116,7 +3161,21 @@ def _make_derived1():
                             for sub_row, change in self.sub_derived1._changes:
                                 self._apply_derived1(sub_row, change)
                             if self._pending:
+                                first = (
+                                    self._changes
+                                )  # the row of an empty database, if any
                                 self._flush()
+                                if (
+                                    first
+                                ):  # the inner views' rows changed it: report the net change
+                                    net = {}
+                                    for row, change in first + self._changes:
+                                        net[row] = net.get(row, 0) + change
+                                    self._changes = [
+                                        (row, change)
+                                        for row, change in net.items()
+                                        if change
+                                    ]
 
                         def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
@@ -4239,17 +4298,21 @@ def _make_derived1():
                     def _entry(group, entry, default=None):
                         """The payload of `entry` in an index group (None: no group), `default`
                         if absent. A group of one entry is kept inline as the pair (entry,
-                        payload): a dict per near-unique key would cost ~200 bytes and a
+                        payload), or as the bare entry when its count is 1 and entries are not
+                        pairs: a dict per near-unique key would cost ~200 bytes and a
                         container the cyclic GC tracks; several entries are a dict."""
                         if group is None:
                             return default
-                        if type(group) is tuple:
+                        if type(group) is dict:
+                            return group.get(entry, default)
+                        if type(group) is tuple and len(group) == 2:
                             return (
                                 group[1]
                                 if group[0] is entry or group[0] == entry
                                 else default
                             )
-                        return group.get(entry, default)
+                        # a bare entry of count 1 (an index whose entries cannot be pairs)
+                        return 1 if group is entry or group == entry else default
 
                     _ZERO = (0, 0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
 
@@ -4351,18 +4414,24 @@ def _make_derived1():
                             def _entry(group, entry, default=None):
                                 """The payload of `entry` in an index group (None: no group), `default`
                                 if absent. A group of one entry is kept inline as the pair (entry,
-                                payload): a dict per near-unique key would cost ~200 bytes and a
+                                payload), or as the bare entry when its count is 1 and entries are not
+                                pairs: a dict per near-unique key would cost ~200 bytes and a
                                 container the cyclic GC tracks; several entries are a dict.
                                 """
                                 if group is None:
                                     return default
-                                if type(group) is tuple:
+                                if type(group) is dict:
+                                    return group.get(entry, default)
+                                if type(group) is tuple and len(group) == 2:
                                     return (
                                         group[1]
                                         if group[0] is entry or group[0] == entry
                                         else default
                                     )
-                                return group.get(entry, default)
+                                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                                return (
+                                    1 if group is entry or group == entry else default
+                                )
 
                             _ZERO = 0  # the payload of an absent tuple
 
@@ -4468,7 +4537,7 @@ def _make_derived1():
                                     "web_returns__wr_order_number",
                                 )
                                 QUERY_ID = "99ed234427968ecb"
-                                LAYOUT_ID = "5b0e345ed3e44e52"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "96457bf9a7fdf753"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -4714,33 +4783,9 @@ def _make_derived1():
                                         web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
                                             _t1
                                         ] = (
-                                            _t2,
-                                            _p,
+                                            _t2 if _p == 1 else (_t2, _p)
                                         )
-                                    elif type(_grp) is tuple:
-                                        _e = _t2
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
-                                                    _t1
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
-                                                    _t1
-                                                ]
-                                        else:
-                                            web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
-                                                _t1
-                                            ] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t2)
                                         if _o is None:
                                             _grp[_t2] = _p
@@ -4751,11 +4796,37 @@ def _make_derived1():
                                             else:
                                                 del _grp[_t2]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
                                                         _t1
-                                                    ] = next(
-                                                        iter(_grp.items())
+                                                    ] = (
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t2
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
+                                                    _t1
+                                                ] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
+                                                    _t1
+                                                ]
+                                        else:
+                                            web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
+                                                _t1
+                                            ] = {
+                                                _g: _o,
+                                                _e: _p,
+                                            }
                                     _w3 = web_returns_count_by_ws_item_sk_ws_order_number.get(
                                         _t1
                                     )
@@ -4856,7 +4927,7 @@ def _make_derived1():
                                     _g4 = web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number.get(
                                         _t1
                                     )
-                                    if _g4:
+                                    if _g4 is not None:
                                         for (
                                             v_ws_sold_date_sk,
                                             v_ws_bill_customer_sk,
@@ -4864,9 +4935,13 @@ def _make_derived1():
                                             v_ws_wholesale_cost,
                                             v_ws_sales_price,
                                         ), _w2 in (
-                                            (_g4,)
-                                            if type(_g4) is tuple
-                                            else _g4.items()
+                                            _g4.items()
+                                            if type(_g4) is dict
+                                            else (
+                                                (_g4,)
+                                                if type(_g4) is tuple and len(_g4) == 2
+                                                else ((_g4, 1),)
+                                            )
                                         ):
                                             _d3 = _p * _w2
                                             _t5 = (
@@ -5025,33 +5100,9 @@ def _make_derived1():
                                             web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
                                                 _t1
                                             ] = (
-                                                _t2,
-                                                _p,
+                                                _t2 if _p == 1 else (_t2, _p)
                                             )
-                                        elif type(_grp) is tuple:
-                                            _e = _t2
-                                            if _grp[0] is _e or _grp[0] == _e:
-                                                _o = _grp[1]
-                                                _n = _o + _p
-                                                if _n:
-                                                    web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
-                                                        _t1
-                                                    ] = (
-                                                        _grp[0],
-                                                        _n,
-                                                    )
-                                                else:
-                                                    del web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
-                                                        _t1
-                                                    ]
-                                            else:
-                                                web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
-                                                    _t1
-                                                ] = {
-                                                    _grp[0]: _grp[1],
-                                                    _e: _p,
-                                                }
-                                        else:
+                                        elif type(_grp) is dict:
                                             _o = _grp.get(_t2)
                                             if _o is None:
                                                 _grp[_t2] = _p
@@ -5062,11 +5113,37 @@ def _make_derived1():
                                                 else:
                                                     del _grp[_t2]
                                                     if len(_grp) == 1:
+                                                        ((_e, _n),) = _grp.items()
                                                         web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
                                                             _t1
-                                                        ] = next(
-                                                            iter(_grp.items())
+                                                        ] = (
+                                                            _e if _n == 1 else (_e, _n)
                                                         )
+                                        else:
+                                            if type(_grp) is tuple and len(_grp) == 2:
+                                                _g, _o = _grp
+                                            else:
+                                                _g, _o = _grp, 1
+                                            _e = _t2
+                                            if _g is _e or _g == _e:
+                                                _n = _o + _p
+                                                if _n:
+                                                    web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
+                                                        _t1
+                                                    ] = (
+                                                        _g if _n == 1 else (_g, _n)
+                                                    )
+                                                else:
+                                                    del web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
+                                                        _t1
+                                                    ]
+                                            else:
+                                                web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
+                                                    _t1
+                                                ] = {
+                                                    _g: _o,
+                                                    _e: _p,
+                                                }
                                         _w3 = web_returns_count_by_ws_item_sk_ws_order_number.get(
                                             _t1
                                         )
@@ -5205,7 +5282,7 @@ def _make_derived1():
                                         _g4 = web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number.get(
                                             _t1
                                         )
-                                        if _g4:
+                                        if _g4 is not None:
                                             for (
                                                 v_ws_sold_date_sk,
                                                 v_ws_bill_customer_sk,
@@ -5213,9 +5290,14 @@ def _make_derived1():
                                                 v_ws_wholesale_cost,
                                                 v_ws_sales_price,
                                             ), _w2 in (
-                                                (_g4,)
-                                                if type(_g4) is tuple
-                                                else _g4.items()
+                                                _g4.items()
+                                                if type(_g4) is dict
+                                                else (
+                                                    (_g4,)
+                                                    if type(_g4) is tuple
+                                                    and len(_g4) == 2
+                                                    else ((_g4, 1),)
+                                                )
                                             ):
                                                 _d3 = _p * _w2
                                                 _t5 = (
@@ -5578,7 +5660,7 @@ def _make_derived1():
                                     }
                                     COLUMNS = ("k1", "k2")
                                     QUERY_ID = "7f30456acdc560c7"
-                                    LAYOUT_ID = "fd0adaa7db2621d1"  # the state's layout: snapshots restore only here
+                                    LAYOUT_ID = "76cec78ada5d5957"  # the state's layout: snapshots restore only here
                                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                     def __init__(
@@ -6036,7 +6118,7 @@ def _make_derived1():
                                     "web_returns__wr_order_number",
                                 )
                                 QUERY_ID = "8eb487de4ad2586b"
-                                LAYOUT_ID = "4c79306cdb0e0069"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "a3f2c438b25b1c71"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -6076,7 +6158,21 @@ def _make_derived1():
                                     if self.sub_exists_1._changes:
                                         self._on_exists_1(self.sub_exists_1._changes)
                                     if self._pending:
+                                        first = (
+                                            self._changes
+                                        )  # the row of an empty database, if any
                                         self._flush()
+                                        if (
+                                            first
+                                        ):  # the inner views' rows changed it: report the net change
+                                            net = {}
+                                            for row, change in first + self._changes:
+                                                net[row] = net.get(row, 0) + change
+                                            self._changes = [
+                                                (row, change)
+                                                for row, change in net.items()
+                                                if change
+                                            ]
 
                                 def insert(self, relation: str, row: Sequence) -> None:
                                     """Insert one row into `relation`."""
@@ -6764,7 +6860,7 @@ def _make_derived1():
                             "ws_sp",
                         )
                         QUERY_ID = "4db9d34ca73f3c13"
-                        LAYOUT_ID = "4cfb15f71d63fdff"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "08071eef2bc99fc9"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -6810,7 +6906,21 @@ def _make_derived1():
                             for sub_row, change in self.sub_derived1._changes:
                                 self._apply_derived1(sub_row, change)
                             if self._pending:
+                                first = (
+                                    self._changes
+                                )  # the row of an empty database, if any
                                 self._flush()
+                                if (
+                                    first
+                                ):  # the inner views' rows changed it: report the net change
+                                    net = {}
+                                    for row, change in first + self._changes:
+                                        net[row] = net.get(row, 0) + change
+                                    self._changes = [
+                                        (row, change)
+                                        for row, change in net.items()
+                                        if change
+                                    ]
 
                         def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
@@ -8035,7 +8145,7 @@ def _make_derived1():
                         "ws__ws_sp",
                     )
                     QUERY_ID = "a3ef3c3874bfd1fc"
-                    LAYOUT_ID = "4c7e45918ae50762"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "ef17e2a5f834e498"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -8079,7 +8189,21 @@ def _make_derived1():
                         for sub_row, change in self.sub_derived2._changes:
                             self._apply_derived2(sub_row, change)
                         if self._pending:
+                            first = (
+                                self._changes
+                            )  # the row of an empty database, if any
                             self._flush()
+                            if (
+                                first
+                            ):  # the inner views' rows changed it: report the net change
+                                net = {}
+                                for row, change in first + self._changes:
+                                    net[row] = net.get(row, 0) + change
+                                self._changes = [
+                                    (row, change)
+                                    for row, change in net.items()
+                                    if change
+                                ]
 
                     def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
@@ -8248,27 +8372,9 @@ def _make_derived1():
                             _grp = ss_by_ss_sold_year_ss_item_sk_ss_customer_sk.get(_t1)
                             if _grp is None:
                                 ss_by_ss_sold_year_ss_item_sk_ss_customer_sk[_t1] = (
-                                    row,
-                                    _p,
+                                    row if _p == 1 else (row, _p)
                                 )
-                            elif type(_grp) is tuple:
-                                _e = row
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _p
-                                    if _n:
-                                        ss_by_ss_sold_year_ss_item_sk_ss_customer_sk[
-                                            _t1
-                                        ] = (_grp[0], _n)
-                                    else:
-                                        del ss_by_ss_sold_year_ss_item_sk_ss_customer_sk[
-                                            _t1
-                                        ]
-                                else:
-                                    ss_by_ss_sold_year_ss_item_sk_ss_customer_sk[
-                                        _t1
-                                    ] = {_grp[0]: _grp[1], _e: _p}
-                            else:
+                            elif type(_grp) is dict:
                                 _o = _grp.get(row)
                                 if _o is None:
                                     _grp[row] = _p
@@ -8279,11 +8385,32 @@ def _make_derived1():
                                     else:
                                         del _grp[row]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             ss_by_ss_sold_year_ss_item_sk_ss_customer_sk[
                                                 _t1
-                                            ] = next(
-                                                iter(_grp.items())
+                                            ] = (
+                                                _e if _n == 1 else (_e, _n)
                                             )
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = row
+                                if _g is _e or _g == _e:
+                                    _n = _o + _p
+                                    if _n:
+                                        ss_by_ss_sold_year_ss_item_sk_ss_customer_sk[
+                                            _t1
+                                        ] = (_g if _n == 1 else (_g, _n))
+                                    else:
+                                        del ss_by_ss_sold_year_ss_item_sk_ss_customer_sk[
+                                            _t1
+                                        ]
+                                else:
+                                    ss_by_ss_sold_year_ss_item_sk_ss_customer_sk[
+                                        _t1
+                                    ] = {_g: _o, _e: _p}
                             _o = ss_count_by_ss_sold_year_ss_item_sk_ss_customer_sk.get(
                                 _t1
                             )
@@ -8326,7 +8453,7 @@ def _make_derived1():
                                         v_ws_wc,
                                         v_ws_sp,
                                     ), _m4 in (
-                                        (_g5,)
+                                        _g5.items()
                                         if type(
                                             (
                                                 _g5 := self.ws_by_ss_sold_year_ss_item_sk_ss_customer_sk[
@@ -8338,8 +8465,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g5.items()
+                                        is dict
+                                        else (
+                                            (_g5,)
+                                            if type(_g5) is tuple and len(_g5) == 2
+                                            else ((_g5, 1),)
+                                        )
                                     ):
                                         _k = (
                                             v_ss_sold_year,
@@ -8393,27 +8524,9 @@ def _make_derived1():
                             _grp = ws_by_ss_sold_year_ss_item_sk_ss_customer_sk.get(_t1)
                             if _grp is None:
                                 ws_by_ss_sold_year_ss_item_sk_ss_customer_sk[_t1] = (
-                                    row,
-                                    _p,
+                                    row if _p == 1 else (row, _p)
                                 )
-                            elif type(_grp) is tuple:
-                                _e = row
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _p
-                                    if _n:
-                                        ws_by_ss_sold_year_ss_item_sk_ss_customer_sk[
-                                            _t1
-                                        ] = (_grp[0], _n)
-                                    else:
-                                        del ws_by_ss_sold_year_ss_item_sk_ss_customer_sk[
-                                            _t1
-                                        ]
-                                else:
-                                    ws_by_ss_sold_year_ss_item_sk_ss_customer_sk[
-                                        _t1
-                                    ] = {_grp[0]: _grp[1], _e: _p}
-                            else:
+                            elif type(_grp) is dict:
                                 _o = _grp.get(row)
                                 if _o is None:
                                     _grp[row] = _p
@@ -8424,11 +8537,32 @@ def _make_derived1():
                                     else:
                                         del _grp[row]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             ws_by_ss_sold_year_ss_item_sk_ss_customer_sk[
                                                 _t1
-                                            ] = next(
-                                                iter(_grp.items())
+                                            ] = (
+                                                _e if _n == 1 else (_e, _n)
                                             )
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = row
+                                if _g is _e or _g == _e:
+                                    _n = _o + _p
+                                    if _n:
+                                        ws_by_ss_sold_year_ss_item_sk_ss_customer_sk[
+                                            _t1
+                                        ] = (_g if _n == 1 else (_g, _n))
+                                    else:
+                                        del ws_by_ss_sold_year_ss_item_sk_ss_customer_sk[
+                                            _t1
+                                        ]
+                                else:
+                                    ws_by_ss_sold_year_ss_item_sk_ss_customer_sk[
+                                        _t1
+                                    ] = {_g: _o, _e: _p}
                             _o = ws_count_by_ss_sold_year_ss_item_sk_ss_customer_sk.get(
                                 _t1
                             )
@@ -8471,7 +8605,7 @@ def _make_derived1():
                                         v_ss_wc,
                                         v_ss_sp,
                                     ), _m4 in (
-                                        (_g5,)
+                                        _g5.items()
                                         if type(
                                             (
                                                 _g5 := self.ss_by_ss_sold_year_ss_item_sk_ss_customer_sk[
@@ -8483,8 +8617,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g5.items()
+                                        is dict
+                                        else (
+                                            (_g5,)
+                                            if type(_g5) is tuple and len(_g5) == 2
+                                            else ((_g5, 1),)
+                                        )
                                     ):
                                         _k = (
                                             v_ss_sold_year,
@@ -8687,7 +8825,7 @@ def _make_derived1():
                                 v_ss_wc,
                                 v_ss_sp,
                             ), _m2 in (
-                                (_g3,)
+                                _g3.items()
                                 if type(
                                     (
                                         _g3 := self.ss_by_ss_sold_year_ss_item_sk_ss_customer_sk[
@@ -8699,8 +8837,12 @@ def _make_derived1():
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g3.items()
+                                is dict
+                                else (
+                                    (_g3,)
+                                    if type(_g3) is tuple and len(_g3) == 2
+                                    else ((_g3, 1),)
+                                )
                             ):
                                 for (
                                     v_ss_sold_year,
@@ -8710,7 +8852,7 @@ def _make_derived1():
                                     v_ws_wc,
                                     v_ws_sp,
                                 ), _m4 in (
-                                    (_g5,)
+                                    _g5.items()
                                     if type(
                                         (
                                             _g5 := self.ws_by_ss_sold_year_ss_item_sk_ss_customer_sk[
@@ -8722,8 +8864,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g5.items()
+                                    is dict
+                                    else (
+                                        (_g5,)
+                                        if type(_g5) is tuple and len(_g5) == 2
+                                        else ((_g5, 1),)
+                                    )
                                 ):
                                     yield (
                                         v_ss_sold_year,
@@ -9005,17 +9151,21 @@ def _make_derived1():
                     def _entry(group, entry, default=None):
                         """The payload of `entry` in an index group (None: no group), `default`
                         if absent. A group of one entry is kept inline as the pair (entry,
-                        payload): a dict per near-unique key would cost ~200 bytes and a
+                        payload), or as the bare entry when its count is 1 and entries are not
+                        pairs: a dict per near-unique key would cost ~200 bytes and a
                         container the cyclic GC tracks; several entries are a dict."""
                         if group is None:
                             return default
-                        if type(group) is tuple:
+                        if type(group) is dict:
+                            return group.get(entry, default)
+                        if type(group) is tuple and len(group) == 2:
                             return (
                                 group[1]
                                 if group[0] is entry or group[0] == entry
                                 else default
                             )
-                        return group.get(entry, default)
+                        # a bare entry of count 1 (an index whose entries cannot be pairs)
+                        return 1 if group is entry or group == entry else default
 
                     _ZERO = (0, 0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
 
@@ -9117,18 +9267,24 @@ def _make_derived1():
                             def _entry(group, entry, default=None):
                                 """The payload of `entry` in an index group (None: no group), `default`
                                 if absent. A group of one entry is kept inline as the pair (entry,
-                                payload): a dict per near-unique key would cost ~200 bytes and a
+                                payload), or as the bare entry when its count is 1 and entries are not
+                                pairs: a dict per near-unique key would cost ~200 bytes and a
                                 container the cyclic GC tracks; several entries are a dict.
                                 """
                                 if group is None:
                                     return default
-                                if type(group) is tuple:
+                                if type(group) is dict:
+                                    return group.get(entry, default)
+                                if type(group) is tuple and len(group) == 2:
                                     return (
                                         group[1]
                                         if group[0] is entry or group[0] == entry
                                         else default
                                     )
-                                return group.get(entry, default)
+                                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                                return (
+                                    1 if group is entry or group == entry else default
+                                )
 
                             _ZERO = 0  # the payload of an absent tuple
 
@@ -9219,7 +9375,7 @@ def _make_derived1():
                                     "store_returns__sr_ticket_number",
                                 )
                                 QUERY_ID = "c6332b191670969d"
-                                LAYOUT_ID = "31657226bb15b4ad"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "bfd0647cc2e1520f"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -9465,33 +9621,9 @@ def _make_derived1():
                                         store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
                                             _t1
                                         ] = (
-                                            _t2,
-                                            _p,
+                                            _t2 if _p == 1 else (_t2, _p)
                                         )
-                                    elif type(_grp) is tuple:
-                                        _e = _t2
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
-                                                    _t1
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
-                                                    _t1
-                                                ]
-                                        else:
-                                            store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
-                                                _t1
-                                            ] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t2)
                                         if _o is None:
                                             _grp[_t2] = _p
@@ -9502,11 +9634,37 @@ def _make_derived1():
                                             else:
                                                 del _grp[_t2]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
                                                         _t1
-                                                    ] = next(
-                                                        iter(_grp.items())
+                                                    ] = (
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t2
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
+                                                    _t1
+                                                ] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
+                                                    _t1
+                                                ]
+                                        else:
+                                            store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
+                                                _t1
+                                            ] = {
+                                                _g: _o,
+                                                _e: _p,
+                                            }
                                     _w3 = store_returns_count_by_ss_item_sk_ss_ticket_number.get(
                                         _t1
                                     )
@@ -9607,7 +9765,7 @@ def _make_derived1():
                                     _g4 = store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number.get(
                                         _t1
                                     )
-                                    if _g4:
+                                    if _g4 is not None:
                                         for (
                                             v_ss_sold_date_sk,
                                             v_ss_customer_sk,
@@ -9615,9 +9773,13 @@ def _make_derived1():
                                             v_ss_wholesale_cost,
                                             v_ss_sales_price,
                                         ), _w2 in (
-                                            (_g4,)
-                                            if type(_g4) is tuple
-                                            else _g4.items()
+                                            _g4.items()
+                                            if type(_g4) is dict
+                                            else (
+                                                (_g4,)
+                                                if type(_g4) is tuple and len(_g4) == 2
+                                                else ((_g4, 1),)
+                                            )
                                         ):
                                             _d3 = _p * _w2
                                             _t5 = (
@@ -9778,33 +9940,9 @@ def _make_derived1():
                                             store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
                                                 _t1
                                             ] = (
-                                                _t2,
-                                                _p,
+                                                _t2 if _p == 1 else (_t2, _p)
                                             )
-                                        elif type(_grp) is tuple:
-                                            _e = _t2
-                                            if _grp[0] is _e or _grp[0] == _e:
-                                                _o = _grp[1]
-                                                _n = _o + _p
-                                                if _n:
-                                                    store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
-                                                        _t1
-                                                    ] = (
-                                                        _grp[0],
-                                                        _n,
-                                                    )
-                                                else:
-                                                    del store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
-                                                        _t1
-                                                    ]
-                                            else:
-                                                store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
-                                                    _t1
-                                                ] = {
-                                                    _grp[0]: _grp[1],
-                                                    _e: _p,
-                                                }
-                                        else:
+                                        elif type(_grp) is dict:
                                             _o = _grp.get(_t2)
                                             if _o is None:
                                                 _grp[_t2] = _p
@@ -9815,11 +9953,37 @@ def _make_derived1():
                                                 else:
                                                     del _grp[_t2]
                                                     if len(_grp) == 1:
+                                                        ((_e, _n),) = _grp.items()
                                                         store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
                                                             _t1
-                                                        ] = next(
-                                                            iter(_grp.items())
+                                                        ] = (
+                                                            _e if _n == 1 else (_e, _n)
                                                         )
+                                        else:
+                                            if type(_grp) is tuple and len(_grp) == 2:
+                                                _g, _o = _grp
+                                            else:
+                                                _g, _o = _grp, 1
+                                            _e = _t2
+                                            if _g is _e or _g == _e:
+                                                _n = _o + _p
+                                                if _n:
+                                                    store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
+                                                        _t1
+                                                    ] = (
+                                                        _g if _n == 1 else (_g, _n)
+                                                    )
+                                                else:
+                                                    del store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
+                                                        _t1
+                                                    ]
+                                            else:
+                                                store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
+                                                    _t1
+                                                ] = {
+                                                    _g: _o,
+                                                    _e: _p,
+                                                }
                                         _w3 = store_returns_count_by_ss_item_sk_ss_ticket_number.get(
                                             _t1
                                         )
@@ -9959,7 +10123,7 @@ def _make_derived1():
                                         _g4 = store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number.get(
                                             _t1
                                         )
-                                        if _g4:
+                                        if _g4 is not None:
                                             for (
                                                 v_ss_sold_date_sk,
                                                 v_ss_customer_sk,
@@ -9967,9 +10131,14 @@ def _make_derived1():
                                                 v_ss_wholesale_cost,
                                                 v_ss_sales_price,
                                             ), _w2 in (
-                                                (_g4,)
-                                                if type(_g4) is tuple
-                                                else _g4.items()
+                                                _g4.items()
+                                                if type(_g4) is dict
+                                                else (
+                                                    (_g4,)
+                                                    if type(_g4) is tuple
+                                                    and len(_g4) == 2
+                                                    else ((_g4, 1),)
+                                                )
                                             ):
                                                 _d3 = _p * _w2
                                                 _t5 = (
@@ -10328,7 +10497,7 @@ def _make_derived1():
                                     }
                                     COLUMNS = ("k1", "k2")
                                     QUERY_ID = "3ca163495fa76ab1"
-                                    LAYOUT_ID = "7da9405190bf9bad"  # the state's layout: snapshots restore only here
+                                    LAYOUT_ID = "9b44d27c391e57f2"  # the state's layout: snapshots restore only here
                                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                     def __init__(
@@ -10777,7 +10946,7 @@ def _make_derived1():
                                     "store_returns__sr_ticket_number",
                                 )
                                 QUERY_ID = "2cc312785e5106ee"
-                                LAYOUT_ID = "1b336b162e85a102"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "8c6a9d6505001372"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -10817,7 +10986,21 @@ def _make_derived1():
                                     if self.sub_exists_1._changes:
                                         self._on_exists_1(self.sub_exists_1._changes)
                                     if self._pending:
+                                        first = (
+                                            self._changes
+                                        )  # the row of an empty database, if any
                                         self._flush()
+                                        if (
+                                            first
+                                        ):  # the inner views' rows changed it: report the net change
+                                            net = {}
+                                            for row, change in first + self._changes:
+                                                net[row] = net.get(row, 0) + change
+                                            self._changes = [
+                                                (row, change)
+                                                for row, change in net.items()
+                                                if change
+                                            ]
 
                                 def insert(self, relation: str, row: Sequence) -> None:
                                     """Insert one row into `relation`."""
@@ -11495,7 +11678,7 @@ def _make_derived1():
                             "ss_sp",
                         )
                         QUERY_ID = "20dccf76fd4ebc0e"
-                        LAYOUT_ID = "a1b14d17aee2fcbf"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "60107edeb1c26760"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -11541,7 +11724,21 @@ def _make_derived1():
                             for sub_row, change in self.sub_derived1._changes:
                                 self._apply_derived1(sub_row, change)
                             if self._pending:
+                                first = (
+                                    self._changes
+                                )  # the row of an empty database, if any
                                 self._flush()
+                                if (
+                                    first
+                                ):  # the inner views' rows changed it: report the net change
+                                    net = {}
+                                    for row, change in first + self._changes:
+                                        net[row] = net.get(row, 0) + change
+                                    self._changes = [
+                                        (row, change)
+                                        for row, change in net.items()
+                                        if change
+                                    ]
 
                         def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
@@ -12726,18 +12923,22 @@ def _make_derived1():
                         def _entry(group, entry, default=None):
                             """The payload of `entry` in an index group (None: no group), `default`
                             if absent. A group of one entry is kept inline as the pair (entry,
-                            payload): a dict per near-unique key would cost ~200 bytes and a
+                            payload), or as the bare entry when its count is 1 and entries are not
+                            pairs: a dict per near-unique key would cost ~200 bytes and a
                             container the cyclic GC tracks; several entries are a dict.
                             """
                             if group is None:
                                 return default
-                            if type(group) is tuple:
+                            if type(group) is dict:
+                                return group.get(entry, default)
+                            if type(group) is tuple and len(group) == 2:
                                 return (
                                     group[1]
                                     if group[0] is entry or group[0] == entry
                                     else default
                                 )
-                            return group.get(entry, default)
+                            # a bare entry of count 1 (an index whose entries cannot be pairs)
+                            return 1 if group is entry or group == entry else default
 
                         _ZERO = (0, 0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
 
@@ -12842,18 +13043,26 @@ def _make_derived1():
                                 def _entry(group, entry, default=None):
                                     """The payload of `entry` in an index group (None: no group), `default`
                                     if absent. A group of one entry is kept inline as the pair (entry,
-                                    payload): a dict per near-unique key would cost ~200 bytes and a
+                                    payload), or as the bare entry when its count is 1 and entries are not
+                                    pairs: a dict per near-unique key would cost ~200 bytes and a
                                     container the cyclic GC tracks; several entries are a dict.
                                     """
                                     if group is None:
                                         return default
-                                    if type(group) is tuple:
+                                    if type(group) is dict:
+                                        return group.get(entry, default)
+                                    if type(group) is tuple and len(group) == 2:
                                         return (
                                             group[1]
                                             if group[0] is entry or group[0] == entry
                                             else default
                                         )
-                                    return group.get(entry, default)
+                                    # a bare entry of count 1 (an index whose entries cannot be pairs)
+                                    return (
+                                        1
+                                        if group is entry or group == entry
+                                        else default
+                                    )
 
                                 _ZERO = 0  # the payload of an absent tuple
 
@@ -12959,7 +13168,7 @@ def _make_derived1():
                                         "web_returns__wr_order_number",
                                     )
                                     QUERY_ID = "99ed234427968ecb"
-                                    LAYOUT_ID = "5b0e345ed3e44e52"  # the state's layout: snapshots restore only here
+                                    LAYOUT_ID = "96457bf9a7fdf753"  # the state's layout: snapshots restore only here
                                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                     def __init__(
@@ -13222,33 +13431,9 @@ def _make_derived1():
                                             web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
                                                 _t1
                                             ] = (
-                                                _t2,
-                                                _p,
+                                                _t2 if _p == 1 else (_t2, _p)
                                             )
-                                        elif type(_grp) is tuple:
-                                            _e = _t2
-                                            if _grp[0] is _e or _grp[0] == _e:
-                                                _o = _grp[1]
-                                                _n = _o + _p
-                                                if _n:
-                                                    web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
-                                                        _t1
-                                                    ] = (
-                                                        _grp[0],
-                                                        _n,
-                                                    )
-                                                else:
-                                                    del web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
-                                                        _t1
-                                                    ]
-                                            else:
-                                                web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
-                                                    _t1
-                                                ] = {
-                                                    _grp[0]: _grp[1],
-                                                    _e: _p,
-                                                }
-                                        else:
+                                        elif type(_grp) is dict:
                                             _o = _grp.get(_t2)
                                             if _o is None:
                                                 _grp[_t2] = _p
@@ -13259,11 +13444,37 @@ def _make_derived1():
                                                 else:
                                                     del _grp[_t2]
                                                     if len(_grp) == 1:
+                                                        ((_e, _n),) = _grp.items()
                                                         web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
                                                             _t1
-                                                        ] = next(
-                                                            iter(_grp.items())
+                                                        ] = (
+                                                            _e if _n == 1 else (_e, _n)
                                                         )
+                                        else:
+                                            if type(_grp) is tuple and len(_grp) == 2:
+                                                _g, _o = _grp
+                                            else:
+                                                _g, _o = _grp, 1
+                                            _e = _t2
+                                            if _g is _e or _g == _e:
+                                                _n = _o + _p
+                                                if _n:
+                                                    web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
+                                                        _t1
+                                                    ] = (
+                                                        _g if _n == 1 else (_g, _n)
+                                                    )
+                                                else:
+                                                    del web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
+                                                        _t1
+                                                    ]
+                                            else:
+                                                web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
+                                                    _t1
+                                                ] = {
+                                                    _g: _o,
+                                                    _e: _p,
+                                                }
                                         _w3 = web_returns_count_by_ws_item_sk_ws_order_number.get(
                                             _t1
                                         )
@@ -13366,7 +13577,7 @@ def _make_derived1():
                                         _g4 = web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number.get(
                                             _t1
                                         )
-                                        if _g4:
+                                        if _g4 is not None:
                                             for (
                                                 v_ws_sold_date_sk,
                                                 v_ws_bill_customer_sk,
@@ -13374,9 +13585,14 @@ def _make_derived1():
                                                 v_ws_wholesale_cost,
                                                 v_ws_sales_price,
                                             ), _w2 in (
-                                                (_g4,)
-                                                if type(_g4) is tuple
-                                                else _g4.items()
+                                                _g4.items()
+                                                if type(_g4) is dict
+                                                else (
+                                                    (_g4,)
+                                                    if type(_g4) is tuple
+                                                    and len(_g4) == 2
+                                                    else ((_g4, 1),)
+                                                )
                                             ):
                                                 _d3 = _p * _w2
                                                 _t5 = (
@@ -13540,33 +13756,9 @@ def _make_derived1():
                                                 web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
                                                     _t1
                                                 ] = (
-                                                    _t2,
-                                                    _p,
+                                                    _t2 if _p == 1 else (_t2, _p)
                                                 )
-                                            elif type(_grp) is tuple:
-                                                _e = _t2
-                                                if _grp[0] is _e or _grp[0] == _e:
-                                                    _o = _grp[1]
-                                                    _n = _o + _p
-                                                    if _n:
-                                                        web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
-                                                            _t1
-                                                        ] = (
-                                                            _grp[0],
-                                                            _n,
-                                                        )
-                                                    else:
-                                                        del web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
-                                                            _t1
-                                                        ]
-                                                else:
-                                                    web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
-                                                        _t1
-                                                    ] = {
-                                                        _grp[0]: _grp[1],
-                                                        _e: _p,
-                                                    }
-                                            else:
+                                            elif type(_grp) is dict:
                                                 _o = _grp.get(_t2)
                                                 if _o is None:
                                                     _grp[_t2] = _p
@@ -13577,11 +13769,42 @@ def _make_derived1():
                                                     else:
                                                         del _grp[_t2]
                                                         if len(_grp) == 1:
+                                                            ((_e, _n),) = _grp.items()
                                                             web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
                                                                 _t1
-                                                            ] = next(
-                                                                iter(_grp.items())
+                                                            ] = (
+                                                                _e
+                                                                if _n == 1
+                                                                else (_e, _n)
                                                             )
+                                            else:
+                                                if (
+                                                    type(_grp) is tuple
+                                                    and len(_grp) == 2
+                                                ):
+                                                    _g, _o = _grp
+                                                else:
+                                                    _g, _o = _grp, 1
+                                                _e = _t2
+                                                if _g is _e or _g == _e:
+                                                    _n = _o + _p
+                                                    if _n:
+                                                        web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
+                                                            _t1
+                                                        ] = (
+                                                            _g if _n == 1 else (_g, _n)
+                                                        )
+                                                    else:
+                                                        del web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
+                                                            _t1
+                                                        ]
+                                                else:
+                                                    web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
+                                                        _t1
+                                                    ] = {
+                                                        _g: _o,
+                                                        _e: _p,
+                                                    }
                                             _w3 = web_returns_count_by_ws_item_sk_ws_order_number.get(
                                                 _t1
                                             )
@@ -13723,7 +13946,7 @@ def _make_derived1():
                                             _g4 = web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number.get(
                                                 _t1
                                             )
-                                            if _g4:
+                                            if _g4 is not None:
                                                 for (
                                                     v_ws_sold_date_sk,
                                                     v_ws_bill_customer_sk,
@@ -13731,9 +13954,14 @@ def _make_derived1():
                                                     v_ws_wholesale_cost,
                                                     v_ws_sales_price,
                                                 ), _w2 in (
-                                                    (_g4,)
-                                                    if type(_g4) is tuple
-                                                    else _g4.items()
+                                                    _g4.items()
+                                                    if type(_g4) is dict
+                                                    else (
+                                                        (_g4,)
+                                                        if type(_g4) is tuple
+                                                        and len(_g4) == 2
+                                                        else ((_g4, 1),)
+                                                    )
                                                 ):
                                                     _d3 = _p * _w2
                                                     _t5 = (
@@ -14100,7 +14328,7 @@ def _make_derived1():
                                         }
                                         COLUMNS = ("k1", "k2")
                                         QUERY_ID = "7f30456acdc560c7"
-                                        LAYOUT_ID = "fd0adaa7db2621d1"  # the state's layout: snapshots restore only here
+                                        LAYOUT_ID = "76cec78ada5d5957"  # the state's layout: snapshots restore only here
                                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                         def __init__(
@@ -14581,7 +14809,7 @@ def _make_derived1():
                                         "web_returns__wr_order_number",
                                     )
                                     QUERY_ID = "8eb487de4ad2586b"
-                                    LAYOUT_ID = "4c79306cdb0e0069"  # the state's layout: snapshots restore only here
+                                    LAYOUT_ID = "a3f2c438b25b1c71"  # the state's layout: snapshots restore only here
                                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                     def __init__(
@@ -14625,7 +14853,23 @@ def _make_derived1():
                                                 self.sub_exists_1._changes
                                             )
                                         if self._pending:
+                                            first = (
+                                                self._changes
+                                            )  # the row of an empty database, if any
                                             self._flush()
+                                            if (
+                                                first
+                                            ):  # the inner views' rows changed it: report the net change
+                                                net = {}
+                                                for row, change in (
+                                                    first + self._changes
+                                                ):
+                                                    net[row] = net.get(row, 0) + change
+                                                self._changes = [
+                                                    (row, change)
+                                                    for row, change in net.items()
+                                                    if change
+                                                ]
 
                                     def insert(
                                         self, relation: str, row: Sequence
@@ -15342,7 +15586,7 @@ def _make_derived1():
                                 "ws_sp",
                             )
                             QUERY_ID = "4db9d34ca73f3c13"
-                            LAYOUT_ID = "4cfb15f71d63fdff"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "08071eef2bc99fc9"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -15390,7 +15634,21 @@ def _make_derived1():
                                 for sub_row, change in self.sub_derived1._changes:
                                     self._apply_derived1(sub_row, change)
                                 if self._pending:
+                                    first = (
+                                        self._changes
+                                    )  # the row of an empty database, if any
                                     self._flush()
+                                    if (
+                                        first
+                                    ):  # the inner views' rows changed it: report the net change
+                                        net = {}
+                                        for row, change in first + self._changes:
+                                            net[row] = net.get(row, 0) + change
+                                        self._changes = [
+                                            (row, change)
+                                            for row, change in net.items()
+                                            if change
+                                        ]
 
                             def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
@@ -16614,7 +16872,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("k1", "k2", "k3")
                         QUERY_ID = "88e7a7f431022daf"
-                        LAYOUT_ID = "42c708b826eae055"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "4a9cabf3448c7d3b"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -16644,7 +16902,21 @@ def _make_derived1():
                             for sub_row, change in self.sub_derived1._changes:
                                 self._apply_derived1(sub_row, change)
                             if self._pending:
+                                first = (
+                                    self._changes
+                                )  # the row of an empty database, if any
                                 self._flush()
+                                if (
+                                    first
+                                ):  # the inner views' rows changed it: report the net change
+                                    net = {}
+                                    for row, change in first + self._changes:
+                                        net[row] = net.get(row, 0) + change
+                                    self._changes = [
+                                        (row, change)
+                                        for row, change in net.items()
+                                        if change
+                                    ]
 
                         def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
@@ -17179,7 +17451,7 @@ def _make_derived1():
                         "ws__ws_sp",
                     )
                     QUERY_ID = "2de618bfb84c9a0f"
-                    LAYOUT_ID = "b88d3d37c9670f17"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "b195ae2afce48fae"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -17221,7 +17493,21 @@ def _make_derived1():
                         if self.sub_exists_2._changes:
                             self._on_exists_2(self.sub_exists_2._changes)
                         if self._pending:
+                            first = (
+                                self._changes
+                            )  # the row of an empty database, if any
                             self._flush()
+                            if (
+                                first
+                            ):  # the inner views' rows changed it: report the net change
+                                net = {}
+                                for row, change in first + self._changes:
+                                    net[row] = net.get(row, 0) + change
+                                self._changes = [
+                                    (row, change)
+                                    for row, change in net.items()
+                                    if change
+                                ]
 
                     def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
@@ -17931,15 +18217,19 @@ def _make_derived1():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = (0, 0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
 
@@ -18033,17 +18323,21 @@ def _make_derived1():
                     def _entry(group, entry, default=None):
                         """The payload of `entry` in an index group (None: no group), `default`
                         if absent. A group of one entry is kept inline as the pair (entry,
-                        payload): a dict per near-unique key would cost ~200 bytes and a
+                        payload), or as the bare entry when its count is 1 and entries are not
+                        pairs: a dict per near-unique key would cost ~200 bytes and a
                         container the cyclic GC tracks; several entries are a dict."""
                         if group is None:
                             return default
-                        if type(group) is tuple:
+                        if type(group) is dict:
+                            return group.get(entry, default)
+                        if type(group) is tuple and len(group) == 2:
                             return (
                                 group[1]
                                 if group[0] is entry or group[0] == entry
                                 else default
                             )
-                        return group.get(entry, default)
+                        # a bare entry of count 1 (an index whose entries cannot be pairs)
+                        return 1 if group is entry or group == entry else default
 
                     _ZERO = 0  # the payload of an absent tuple
 
@@ -18151,7 +18445,7 @@ def _make_derived1():
                             "catalog_returns__cr_order_number",
                         )
                         QUERY_ID = "7c47e87508224eb2"
-                        LAYOUT_ID = "5de2275eb192c767"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "0f1c402d0366546f"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -18373,33 +18667,9 @@ def _make_derived1():
                                 catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
                                     _t1
                                 ] = (
-                                    _t2,
-                                    _p,
+                                    _t2 if _p == 1 else (_t2, _p)
                                 )
-                            elif type(_grp) is tuple:
-                                _e = _t2
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _p
-                                    if _n:
-                                        catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
-                                            _t1
-                                        ] = (
-                                            _grp[0],
-                                            _n,
-                                        )
-                                    else:
-                                        del catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
-                                            _t1
-                                        ]
-                                else:
-                                    catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
-                                        _t1
-                                    ] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _p,
-                                    }
-                            else:
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t2)
                                 if _o is None:
                                     _grp[_t2] = _p
@@ -18410,11 +18680,37 @@ def _make_derived1():
                                     else:
                                         del _grp[_t2]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
                                                 _t1
-                                            ] = next(
-                                                iter(_grp.items())
+                                            ] = (
+                                                _e if _n == 1 else (_e, _n)
                                             )
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t2
+                                if _g is _e or _g == _e:
+                                    _n = _o + _p
+                                    if _n:
+                                        catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
+                                            _t1
+                                        ] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
+                                            _t1
+                                        ]
+                                else:
+                                    catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
+                                        _t1
+                                    ] = {
+                                        _g: _o,
+                                        _e: _p,
+                                    }
                             _w3 = (
                                 catalog_returns_count_by_cs_item_sk_cs_order_number.get(
                                     _t1
@@ -18511,7 +18807,7 @@ def _make_derived1():
                             _g4 = catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number.get(
                                 _t1
                             )
-                            if _g4:
+                            if _g4 is not None:
                                 for (
                                     v_cs_sold_date_sk,
                                     v_cs_bill_customer_sk,
@@ -18519,7 +18815,13 @@ def _make_derived1():
                                     v_cs_wholesale_cost,
                                     v_cs_sales_price,
                                 ), _w2 in (
-                                    (_g4,) if type(_g4) is tuple else _g4.items()
+                                    _g4.items()
+                                    if type(_g4) is dict
+                                    else (
+                                        (_g4,)
+                                        if type(_g4) is tuple and len(_g4) == 2
+                                        else ((_g4, 1),)
+                                    )
                                 ):
                                     _d3 = _p * _w2
                                     _t5 = (
@@ -18667,33 +18969,9 @@ def _make_derived1():
                                     catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
                                         _t1
                                     ] = (
-                                        _t2,
-                                        _p,
+                                        _t2 if _p == 1 else (_t2, _p)
                                     )
-                                elif type(_grp) is tuple:
-                                    _e = _t2
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
-                                                _t1
-                                            ] = (
-                                                _grp[0],
-                                                _n,
-                                            )
-                                        else:
-                                            del catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
-                                                _t1
-                                            ]
-                                    else:
-                                        catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
-                                            _t1
-                                        ] = {
-                                            _grp[0]: _grp[1],
-                                            _e: _p,
-                                        }
-                                else:
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t2)
                                     if _o is None:
                                         _grp[_t2] = _p
@@ -18704,11 +18982,37 @@ def _make_derived1():
                                         else:
                                             del _grp[_t2]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
                                                     _t1
-                                                ] = next(
-                                                    iter(_grp.items())
+                                                ] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t2
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
+                                                _t1
+                                            ] = (
+                                                _g if _n == 1 else (_g, _n)
+                                            )
+                                        else:
+                                            del catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
+                                                _t1
+                                            ]
+                                    else:
+                                        catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
+                                            _t1
+                                        ] = {
+                                            _g: _o,
+                                            _e: _p,
+                                        }
                                 _w3 = catalog_returns_count_by_cs_item_sk_cs_order_number.get(
                                     _t1
                                 )
@@ -18834,7 +19138,7 @@ def _make_derived1():
                                 _g4 = catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number.get(
                                     _t1
                                 )
-                                if _g4:
+                                if _g4 is not None:
                                     for (
                                         v_cs_sold_date_sk,
                                         v_cs_bill_customer_sk,
@@ -18842,7 +19146,13 @@ def _make_derived1():
                                         v_cs_wholesale_cost,
                                         v_cs_sales_price,
                                     ), _w2 in (
-                                        (_g4,) if type(_g4) is tuple else _g4.items()
+                                        _g4.items()
+                                        if type(_g4) is dict
+                                        else (
+                                            (_g4,)
+                                            if type(_g4) is tuple and len(_g4) == 2
+                                            else ((_g4, 1),)
+                                        )
                                     ):
                                         _d3 = _p * _w2
                                         _t5 = (
@@ -19193,7 +19503,7 @@ def _make_derived1():
                             }
                             COLUMNS = ("k1", "k2")
                             QUERY_ID = "02a478202f2f14b5"
-                            LAYOUT_ID = "5c6612bd2b0e1d39"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "59e1d5b482a5db8b"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -19622,7 +19932,7 @@ def _make_derived1():
                             "catalog_returns__cr_order_number",
                         )
                         QUERY_ID = "38927cba947b8653"
-                        LAYOUT_ID = "0fcdc99a0a1cc124"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "30c72cefde1eec83"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -19660,7 +19970,21 @@ def _make_derived1():
                             if self.sub_exists_1._changes:
                                 self._on_exists_1(self.sub_exists_1._changes)
                             if self._pending:
+                                first = (
+                                    self._changes
+                                )  # the row of an empty database, if any
                                 self._flush()
+                                if (
+                                    first
+                                ):  # the inner views' rows changed it: report the net change
+                                    net = {}
+                                    for row, change in first + self._changes:
+                                        net[row] = net.get(row, 0) + change
+                                    self._changes = [
+                                        (row, change)
+                                        for row, change in net.items()
+                                        if change
+                                    ]
 
                         def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
@@ -20318,7 +20642,7 @@ def _make_derived1():
                     "cs_sp",
                 )
                 QUERY_ID = "28f9fecacedc77d4"
-                LAYOUT_ID = "9ab41c60388f6a23"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "ab8ddb07d8cc904e"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -20360,7 +20684,17 @@ def _make_derived1():
                     for sub_row, change in self.sub_derived1._changes:
                         self._apply_derived1(sub_row, change)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -21630,7 +21964,7 @@ def _make_derived1():
             )
             QUERY_ID = "5713c7affb20948f"
             LAYOUT_ID = (
-                "1393ae24c3c6ff21"  # the state's layout: snapshots restore only here
+                "7acd7739f28f99ea"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -21675,7 +22009,15 @@ def _make_derived1():
                 for sub_row, change in self.sub_derived2._changes:
                     self._apply_derived2(sub_row, change)
                 if self._pending:
+                    first = self._changes  # the row of an empty database, if any
                     self._flush()
+                    if first:  # the inner views' rows changed it: report the net change
+                        net = {}
+                        for row, change in first + self._changes:
+                            net[row] = net.get(row, 0) + change
+                        self._changes = [
+                            (row, change) for row, change in net.items() if change
+                        ]
 
             def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
@@ -21842,28 +22184,8 @@ def _make_derived1():
                     if _grp is None:
                         oj1_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk[
                             _t1
-                        ] = (row, _p)
-                    elif type(_grp) is tuple:
-                        _e = row
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                oj1_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk[
-                                    _t1
-                                ] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del oj1_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk[
-                                    _t1
-                                ]
-                        else:
-                            oj1_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk[
-                                _t1
-                            ] = {_grp[0]: _grp[1], _e: _p}
-                    else:
+                        ] = (row if _p == 1 else (row, _p))
+                    elif type(_grp) is dict:
                         _o = _grp.get(row)
                         if _o is None:
                             _grp[row] = _p
@@ -21874,11 +22196,34 @@ def _make_derived1():
                             else:
                                 del _grp[row]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     oj1_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk[
                                         _t1
-                                    ] = next(
-                                        iter(_grp.items())
+                                    ] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = row
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                oj1_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk[
+                                    _t1
+                                ] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del oj1_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk[
+                                    _t1
+                                ]
+                        else:
+                            oj1_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk[
+                                _t1
+                            ] = {_g: _o, _e: _p}
                     _o = oj1_count_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk.get(
                         _t1
                     )
@@ -21919,7 +22264,7 @@ def _make_derived1():
                                 v_cs_wc,
                                 v_cs_sp,
                             ), _m4 in (
-                                (_g5,)
+                                _g5.items()
                                 if type(
                                     (
                                         _g5 := self.cs_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk[
@@ -21931,8 +22276,12 @@ def _make_derived1():
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g5.items()
+                                is dict
+                                else (
+                                    (_g5,)
+                                    if type(_g5) is tuple and len(_g5) == 2
+                                    else ((_g5, 1),)
+                                )
                             ):
                                 _k = (
                                     v_ss__ss_sold_year,
@@ -21992,28 +22341,8 @@ def _make_derived1():
                     if _grp is None:
                         cs_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk[
                             _t1
-                        ] = (row, _p)
-                    elif type(_grp) is tuple:
-                        _e = row
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                cs_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk[
-                                    _t1
-                                ] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del cs_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk[
-                                    _t1
-                                ]
-                        else:
-                            cs_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk[
-                                _t1
-                            ] = {_grp[0]: _grp[1], _e: _p}
-                    else:
+                        ] = (row if _p == 1 else (row, _p))
+                    elif type(_grp) is dict:
                         _o = _grp.get(row)
                         if _o is None:
                             _grp[row] = _p
@@ -22024,11 +22353,34 @@ def _make_derived1():
                             else:
                                 del _grp[row]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     cs_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk[
                                         _t1
-                                    ] = next(
-                                        iter(_grp.items())
+                                    ] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = row
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                cs_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk[
+                                    _t1
+                                ] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del cs_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk[
+                                    _t1
+                                ]
+                        else:
+                            cs_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk[
+                                _t1
+                            ] = {_g: _o, _e: _p}
                     _o = cs_count_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk.get(
                         _t1
                     )
@@ -22072,7 +22424,7 @@ def _make_derived1():
                                 v_ws__ws_wc,
                                 v_ws__ws_sp,
                             ), _m4 in (
-                                (_g5,)
+                                _g5.items()
                                 if type(
                                     (
                                         _g5 := self.oj1_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk[
@@ -22084,8 +22436,12 @@ def _make_derived1():
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g5.items()
+                                is dict
+                                else (
+                                    (_g5,)
+                                    if type(_g5) is tuple and len(_g5) == 2
+                                    else ((_g5, 1),)
+                                )
                             ):
                                 _k = (
                                     v_ss__ss_sold_year,
@@ -22322,7 +22678,7 @@ def _make_derived1():
                         v_ws__ws_wc,
                         v_ws__ws_sp,
                     ), _m2 in (
-                        (_g3,)
+                        _g3.items()
                         if type(
                             (
                                 _g3 := self.oj1_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk[
@@ -22334,8 +22690,12 @@ def _make_derived1():
                                 ]
                             )
                         )
-                        is tuple
-                        else _g3.items()
+                        is dict
+                        else (
+                            (_g3,)
+                            if type(_g3) is tuple and len(_g3) == 2
+                            else ((_g3, 1),)
+                        )
                     ):
                         for (
                             v_ss__ss_sold_year,
@@ -22345,7 +22705,7 @@ def _make_derived1():
                             v_cs_wc,
                             v_cs_sp,
                         ), _m4 in (
-                            (_g5,)
+                            _g5.items()
                             if type(
                                 (
                                     _g5 := self.cs_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk[
@@ -22357,8 +22717,12 @@ def _make_derived1():
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g5.items()
+                            is dict
+                            else (
+                                (_g5,)
+                                if type(_g5) is tuple and len(_g5) == 2
+                                else ((_g5, 1),)
+                            )
                         ):
                             yield (
                                 v_ss__ss_sold_year,
@@ -22667,17 +23031,21 @@ def _make_derived1():
                 def _entry(group, entry, default=None):
                     """The payload of `entry` in an index group (None: no group), `default`
                     if absent. A group of one entry is kept inline as the pair (entry,
-                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    payload), or as the bare entry when its count is 1 and entries are not
+                    pairs: a dict per near-unique key would cost ~200 bytes and a
                     container the cyclic GC tracks; several entries are a dict."""
                     if group is None:
                         return default
-                    if type(group) is tuple:
+                    if type(group) is dict:
+                        return group.get(entry, default)
+                    if type(group) is tuple and len(group) == 2:
                         return (
                             group[1]
                             if group[0] is entry or group[0] == entry
                             else default
                         )
-                    return group.get(entry, default)
+                    # a bare entry of count 1 (an index whose entries cannot be pairs)
+                    return 1 if group is entry or group == entry else default
 
                 _ZERO = 0  # the payload of an absent tuple
 
@@ -22772,17 +23140,21 @@ def _make_derived1():
                     def _entry(group, entry, default=None):
                         """The payload of `entry` in an index group (None: no group), `default`
                         if absent. A group of one entry is kept inline as the pair (entry,
-                        payload): a dict per near-unique key would cost ~200 bytes and a
+                        payload), or as the bare entry when its count is 1 and entries are not
+                        pairs: a dict per near-unique key would cost ~200 bytes and a
                         container the cyclic GC tracks; several entries are a dict."""
                         if group is None:
                             return default
-                        if type(group) is tuple:
+                        if type(group) is dict:
+                            return group.get(entry, default)
+                        if type(group) is tuple and len(group) == 2:
                             return (
                                 group[1]
                                 if group[0] is entry or group[0] == entry
                                 else default
                             )
-                        return group.get(entry, default)
+                        # a bare entry of count 1 (an index whose entries cannot be pairs)
+                        return 1 if group is entry or group == entry else default
 
                     _ZERO = (0, 0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
 
@@ -22884,18 +23256,24 @@ def _make_derived1():
                             def _entry(group, entry, default=None):
                                 """The payload of `entry` in an index group (None: no group), `default`
                                 if absent. A group of one entry is kept inline as the pair (entry,
-                                payload): a dict per near-unique key would cost ~200 bytes and a
+                                payload), or as the bare entry when its count is 1 and entries are not
+                                pairs: a dict per near-unique key would cost ~200 bytes and a
                                 container the cyclic GC tracks; several entries are a dict.
                                 """
                                 if group is None:
                                     return default
-                                if type(group) is tuple:
+                                if type(group) is dict:
+                                    return group.get(entry, default)
+                                if type(group) is tuple and len(group) == 2:
                                     return (
                                         group[1]
                                         if group[0] is entry or group[0] == entry
                                         else default
                                     )
-                                return group.get(entry, default)
+                                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                                return (
+                                    1 if group is entry or group == entry else default
+                                )
 
                             _ZERO = 0  # the payload of an absent tuple
 
@@ -22986,7 +23364,7 @@ def _make_derived1():
                                     "store_returns__sr_ticket_number",
                                 )
                                 QUERY_ID = "c6332b191670969d"
-                                LAYOUT_ID = "31657226bb15b4ad"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "bfd0647cc2e1520f"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -23232,33 +23610,9 @@ def _make_derived1():
                                         store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
                                             _t1
                                         ] = (
-                                            _t2,
-                                            _p,
+                                            _t2 if _p == 1 else (_t2, _p)
                                         )
-                                    elif type(_grp) is tuple:
-                                        _e = _t2
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
-                                                    _t1
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
-                                                    _t1
-                                                ]
-                                        else:
-                                            store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
-                                                _t1
-                                            ] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t2)
                                         if _o is None:
                                             _grp[_t2] = _p
@@ -23269,11 +23623,37 @@ def _make_derived1():
                                             else:
                                                 del _grp[_t2]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
                                                         _t1
-                                                    ] = next(
-                                                        iter(_grp.items())
+                                                    ] = (
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t2
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
+                                                    _t1
+                                                ] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
+                                                    _t1
+                                                ]
+                                        else:
+                                            store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
+                                                _t1
+                                            ] = {
+                                                _g: _o,
+                                                _e: _p,
+                                            }
                                     _w3 = store_returns_count_by_ss_item_sk_ss_ticket_number.get(
                                         _t1
                                     )
@@ -23374,7 +23754,7 @@ def _make_derived1():
                                     _g4 = store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number.get(
                                         _t1
                                     )
-                                    if _g4:
+                                    if _g4 is not None:
                                         for (
                                             v_ss_sold_date_sk,
                                             v_ss_customer_sk,
@@ -23382,9 +23762,13 @@ def _make_derived1():
                                             v_ss_wholesale_cost,
                                             v_ss_sales_price,
                                         ), _w2 in (
-                                            (_g4,)
-                                            if type(_g4) is tuple
-                                            else _g4.items()
+                                            _g4.items()
+                                            if type(_g4) is dict
+                                            else (
+                                                (_g4,)
+                                                if type(_g4) is tuple and len(_g4) == 2
+                                                else ((_g4, 1),)
+                                            )
                                         ):
                                             _d3 = _p * _w2
                                             _t5 = (
@@ -23545,33 +23929,9 @@ def _make_derived1():
                                             store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
                                                 _t1
                                             ] = (
-                                                _t2,
-                                                _p,
+                                                _t2 if _p == 1 else (_t2, _p)
                                             )
-                                        elif type(_grp) is tuple:
-                                            _e = _t2
-                                            if _grp[0] is _e or _grp[0] == _e:
-                                                _o = _grp[1]
-                                                _n = _o + _p
-                                                if _n:
-                                                    store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
-                                                        _t1
-                                                    ] = (
-                                                        _grp[0],
-                                                        _n,
-                                                    )
-                                                else:
-                                                    del store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
-                                                        _t1
-                                                    ]
-                                            else:
-                                                store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
-                                                    _t1
-                                                ] = {
-                                                    _grp[0]: _grp[1],
-                                                    _e: _p,
-                                                }
-                                        else:
+                                        elif type(_grp) is dict:
                                             _o = _grp.get(_t2)
                                             if _o is None:
                                                 _grp[_t2] = _p
@@ -23582,11 +23942,37 @@ def _make_derived1():
                                                 else:
                                                     del _grp[_t2]
                                                     if len(_grp) == 1:
+                                                        ((_e, _n),) = _grp.items()
                                                         store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
                                                             _t1
-                                                        ] = next(
-                                                            iter(_grp.items())
+                                                        ] = (
+                                                            _e if _n == 1 else (_e, _n)
                                                         )
+                                        else:
+                                            if type(_grp) is tuple and len(_grp) == 2:
+                                                _g, _o = _grp
+                                            else:
+                                                _g, _o = _grp, 1
+                                            _e = _t2
+                                            if _g is _e or _g == _e:
+                                                _n = _o + _p
+                                                if _n:
+                                                    store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
+                                                        _t1
+                                                    ] = (
+                                                        _g if _n == 1 else (_g, _n)
+                                                    )
+                                                else:
+                                                    del store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
+                                                        _t1
+                                                    ]
+                                            else:
+                                                store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
+                                                    _t1
+                                                ] = {
+                                                    _g: _o,
+                                                    _e: _p,
+                                                }
                                         _w3 = store_returns_count_by_ss_item_sk_ss_ticket_number.get(
                                             _t1
                                         )
@@ -23726,7 +24112,7 @@ def _make_derived1():
                                         _g4 = store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number.get(
                                             _t1
                                         )
-                                        if _g4:
+                                        if _g4 is not None:
                                             for (
                                                 v_ss_sold_date_sk,
                                                 v_ss_customer_sk,
@@ -23734,9 +24120,14 @@ def _make_derived1():
                                                 v_ss_wholesale_cost,
                                                 v_ss_sales_price,
                                             ), _w2 in (
-                                                (_g4,)
-                                                if type(_g4) is tuple
-                                                else _g4.items()
+                                                _g4.items()
+                                                if type(_g4) is dict
+                                                else (
+                                                    (_g4,)
+                                                    if type(_g4) is tuple
+                                                    and len(_g4) == 2
+                                                    else ((_g4, 1),)
+                                                )
                                             ):
                                                 _d3 = _p * _w2
                                                 _t5 = (
@@ -24095,7 +24486,7 @@ def _make_derived1():
                                     }
                                     COLUMNS = ("k1", "k2")
                                     QUERY_ID = "3ca163495fa76ab1"
-                                    LAYOUT_ID = "7da9405190bf9bad"  # the state's layout: snapshots restore only here
+                                    LAYOUT_ID = "9b44d27c391e57f2"  # the state's layout: snapshots restore only here
                                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                     def __init__(
@@ -24544,7 +24935,7 @@ def _make_derived1():
                                     "store_returns__sr_ticket_number",
                                 )
                                 QUERY_ID = "2cc312785e5106ee"
-                                LAYOUT_ID = "1b336b162e85a102"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "8c6a9d6505001372"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -24584,7 +24975,21 @@ def _make_derived1():
                                     if self.sub_exists_1._changes:
                                         self._on_exists_1(self.sub_exists_1._changes)
                                     if self._pending:
+                                        first = (
+                                            self._changes
+                                        )  # the row of an empty database, if any
                                         self._flush()
+                                        if (
+                                            first
+                                        ):  # the inner views' rows changed it: report the net change
+                                            net = {}
+                                            for row, change in first + self._changes:
+                                                net[row] = net.get(row, 0) + change
+                                            self._changes = [
+                                                (row, change)
+                                                for row, change in net.items()
+                                                if change
+                                            ]
 
                                 def insert(self, relation: str, row: Sequence) -> None:
                                     """Insert one row into `relation`."""
@@ -25262,7 +25667,7 @@ def _make_derived1():
                             "ss_sp",
                         )
                         QUERY_ID = "20dccf76fd4ebc0e"
-                        LAYOUT_ID = "a1b14d17aee2fcbf"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "60107edeb1c26760"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -25308,7 +25713,21 @@ def _make_derived1():
                             for sub_row, change in self.sub_derived1._changes:
                                 self._apply_derived1(sub_row, change)
                             if self._pending:
+                                first = (
+                                    self._changes
+                                )  # the row of an empty database, if any
                                 self._flush()
+                                if (
+                                    first
+                                ):  # the inner views' rows changed it: report the net change
+                                    net = {}
+                                    for row, change in first + self._changes:
+                                        net[row] = net.get(row, 0) + change
+                                    self._changes = [
+                                        (row, change)
+                                        for row, change in net.items()
+                                        if change
+                                    ]
 
                         def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
@@ -26431,17 +26850,21 @@ def _make_derived1():
                     def _entry(group, entry, default=None):
                         """The payload of `entry` in an index group (None: no group), `default`
                         if absent. A group of one entry is kept inline as the pair (entry,
-                        payload): a dict per near-unique key would cost ~200 bytes and a
+                        payload), or as the bare entry when its count is 1 and entries are not
+                        pairs: a dict per near-unique key would cost ~200 bytes and a
                         container the cyclic GC tracks; several entries are a dict."""
                         if group is None:
                             return default
-                        if type(group) is tuple:
+                        if type(group) is dict:
+                            return group.get(entry, default)
+                        if type(group) is tuple and len(group) == 2:
                             return (
                                 group[1]
                                 if group[0] is entry or group[0] == entry
                                 else default
                             )
-                        return group.get(entry, default)
+                        # a bare entry of count 1 (an index whose entries cannot be pairs)
+                        return 1 if group is entry or group == entry else default
 
                     _ZERO = (0, 0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
 
@@ -26543,18 +26966,24 @@ def _make_derived1():
                             def _entry(group, entry, default=None):
                                 """The payload of `entry` in an index group (None: no group), `default`
                                 if absent. A group of one entry is kept inline as the pair (entry,
-                                payload): a dict per near-unique key would cost ~200 bytes and a
+                                payload), or as the bare entry when its count is 1 and entries are not
+                                pairs: a dict per near-unique key would cost ~200 bytes and a
                                 container the cyclic GC tracks; several entries are a dict.
                                 """
                                 if group is None:
                                     return default
-                                if type(group) is tuple:
+                                if type(group) is dict:
+                                    return group.get(entry, default)
+                                if type(group) is tuple and len(group) == 2:
                                     return (
                                         group[1]
                                         if group[0] is entry or group[0] == entry
                                         else default
                                     )
-                                return group.get(entry, default)
+                                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                                return (
+                                    1 if group is entry or group == entry else default
+                                )
 
                             _ZERO = 0  # the payload of an absent tuple
 
@@ -26660,7 +27089,7 @@ def _make_derived1():
                                     "web_returns__wr_order_number",
                                 )
                                 QUERY_ID = "99ed234427968ecb"
-                                LAYOUT_ID = "5b0e345ed3e44e52"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "96457bf9a7fdf753"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -26906,33 +27335,9 @@ def _make_derived1():
                                         web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
                                             _t1
                                         ] = (
-                                            _t2,
-                                            _p,
+                                            _t2 if _p == 1 else (_t2, _p)
                                         )
-                                    elif type(_grp) is tuple:
-                                        _e = _t2
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
-                                                    _t1
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
-                                                    _t1
-                                                ]
-                                        else:
-                                            web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
-                                                _t1
-                                            ] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t2)
                                         if _o is None:
                                             _grp[_t2] = _p
@@ -26943,11 +27348,37 @@ def _make_derived1():
                                             else:
                                                 del _grp[_t2]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
                                                         _t1
-                                                    ] = next(
-                                                        iter(_grp.items())
+                                                    ] = (
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t2
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
+                                                    _t1
+                                                ] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
+                                                    _t1
+                                                ]
+                                        else:
+                                            web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
+                                                _t1
+                                            ] = {
+                                                _g: _o,
+                                                _e: _p,
+                                            }
                                     _w3 = web_returns_count_by_ws_item_sk_ws_order_number.get(
                                         _t1
                                     )
@@ -27048,7 +27479,7 @@ def _make_derived1():
                                     _g4 = web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number.get(
                                         _t1
                                     )
-                                    if _g4:
+                                    if _g4 is not None:
                                         for (
                                             v_ws_sold_date_sk,
                                             v_ws_bill_customer_sk,
@@ -27056,9 +27487,13 @@ def _make_derived1():
                                             v_ws_wholesale_cost,
                                             v_ws_sales_price,
                                         ), _w2 in (
-                                            (_g4,)
-                                            if type(_g4) is tuple
-                                            else _g4.items()
+                                            _g4.items()
+                                            if type(_g4) is dict
+                                            else (
+                                                (_g4,)
+                                                if type(_g4) is tuple and len(_g4) == 2
+                                                else ((_g4, 1),)
+                                            )
                                         ):
                                             _d3 = _p * _w2
                                             _t5 = (
@@ -27217,33 +27652,9 @@ def _make_derived1():
                                             web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
                                                 _t1
                                             ] = (
-                                                _t2,
-                                                _p,
+                                                _t2 if _p == 1 else (_t2, _p)
                                             )
-                                        elif type(_grp) is tuple:
-                                            _e = _t2
-                                            if _grp[0] is _e or _grp[0] == _e:
-                                                _o = _grp[1]
-                                                _n = _o + _p
-                                                if _n:
-                                                    web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
-                                                        _t1
-                                                    ] = (
-                                                        _grp[0],
-                                                        _n,
-                                                    )
-                                                else:
-                                                    del web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
-                                                        _t1
-                                                    ]
-                                            else:
-                                                web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
-                                                    _t1
-                                                ] = {
-                                                    _grp[0]: _grp[1],
-                                                    _e: _p,
-                                                }
-                                        else:
+                                        elif type(_grp) is dict:
                                             _o = _grp.get(_t2)
                                             if _o is None:
                                                 _grp[_t2] = _p
@@ -27254,11 +27665,37 @@ def _make_derived1():
                                                 else:
                                                     del _grp[_t2]
                                                     if len(_grp) == 1:
+                                                        ((_e, _n),) = _grp.items()
                                                         web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
                                                             _t1
-                                                        ] = next(
-                                                            iter(_grp.items())
+                                                        ] = (
+                                                            _e if _n == 1 else (_e, _n)
                                                         )
+                                        else:
+                                            if type(_grp) is tuple and len(_grp) == 2:
+                                                _g, _o = _grp
+                                            else:
+                                                _g, _o = _grp, 1
+                                            _e = _t2
+                                            if _g is _e or _g == _e:
+                                                _n = _o + _p
+                                                if _n:
+                                                    web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
+                                                        _t1
+                                                    ] = (
+                                                        _g if _n == 1 else (_g, _n)
+                                                    )
+                                                else:
+                                                    del web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
+                                                        _t1
+                                                    ]
+                                            else:
+                                                web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
+                                                    _t1
+                                                ] = {
+                                                    _g: _o,
+                                                    _e: _p,
+                                                }
                                         _w3 = web_returns_count_by_ws_item_sk_ws_order_number.get(
                                             _t1
                                         )
@@ -27397,7 +27834,7 @@ def _make_derived1():
                                         _g4 = web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number.get(
                                             _t1
                                         )
-                                        if _g4:
+                                        if _g4 is not None:
                                             for (
                                                 v_ws_sold_date_sk,
                                                 v_ws_bill_customer_sk,
@@ -27405,9 +27842,14 @@ def _make_derived1():
                                                 v_ws_wholesale_cost,
                                                 v_ws_sales_price,
                                             ), _w2 in (
-                                                (_g4,)
-                                                if type(_g4) is tuple
-                                                else _g4.items()
+                                                _g4.items()
+                                                if type(_g4) is dict
+                                                else (
+                                                    (_g4,)
+                                                    if type(_g4) is tuple
+                                                    and len(_g4) == 2
+                                                    else ((_g4, 1),)
+                                                )
                                             ):
                                                 _d3 = _p * _w2
                                                 _t5 = (
@@ -27770,7 +28212,7 @@ def _make_derived1():
                                     }
                                     COLUMNS = ("k1", "k2")
                                     QUERY_ID = "7f30456acdc560c7"
-                                    LAYOUT_ID = "fd0adaa7db2621d1"  # the state's layout: snapshots restore only here
+                                    LAYOUT_ID = "76cec78ada5d5957"  # the state's layout: snapshots restore only here
                                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                     def __init__(
@@ -28228,7 +28670,7 @@ def _make_derived1():
                                     "web_returns__wr_order_number",
                                 )
                                 QUERY_ID = "8eb487de4ad2586b"
-                                LAYOUT_ID = "4c79306cdb0e0069"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "a3f2c438b25b1c71"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -28268,7 +28710,21 @@ def _make_derived1():
                                     if self.sub_exists_1._changes:
                                         self._on_exists_1(self.sub_exists_1._changes)
                                     if self._pending:
+                                        first = (
+                                            self._changes
+                                        )  # the row of an empty database, if any
                                         self._flush()
+                                        if (
+                                            first
+                                        ):  # the inner views' rows changed it: report the net change
+                                            net = {}
+                                            for row, change in first + self._changes:
+                                                net[row] = net.get(row, 0) + change
+                                            self._changes = [
+                                                (row, change)
+                                                for row, change in net.items()
+                                                if change
+                                            ]
 
                                 def insert(self, relation: str, row: Sequence) -> None:
                                     """Insert one row into `relation`."""
@@ -28956,7 +29412,7 @@ def _make_derived1():
                             "ws_sp",
                         )
                         QUERY_ID = "4db9d34ca73f3c13"
-                        LAYOUT_ID = "4cfb15f71d63fdff"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "08071eef2bc99fc9"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -29002,7 +29458,21 @@ def _make_derived1():
                             for sub_row, change in self.sub_derived1._changes:
                                 self._apply_derived1(sub_row, change)
                             if self._pending:
+                                first = (
+                                    self._changes
+                                )  # the row of an empty database, if any
                                 self._flush()
+                                if (
+                                    first
+                                ):  # the inner views' rows changed it: report the net change
+                                    net = {}
+                                    for row, change in first + self._changes:
+                                        net[row] = net.get(row, 0) + change
+                                    self._changes = [
+                                        (row, change)
+                                        for row, change in net.items()
+                                        if change
+                                    ]
 
                         def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
@@ -30227,7 +30697,7 @@ def _make_derived1():
                         "ws__ws_sp",
                     )
                     QUERY_ID = "a3ef3c3874bfd1fc"
-                    LAYOUT_ID = "4c7e45918ae50762"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "ef17e2a5f834e498"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -30271,7 +30741,21 @@ def _make_derived1():
                         for sub_row, change in self.sub_derived2._changes:
                             self._apply_derived2(sub_row, change)
                         if self._pending:
+                            first = (
+                                self._changes
+                            )  # the row of an empty database, if any
                             self._flush()
+                            if (
+                                first
+                            ):  # the inner views' rows changed it: report the net change
+                                net = {}
+                                for row, change in first + self._changes:
+                                    net[row] = net.get(row, 0) + change
+                                self._changes = [
+                                    (row, change)
+                                    for row, change in net.items()
+                                    if change
+                                ]
 
                     def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
@@ -30440,27 +30924,9 @@ def _make_derived1():
                             _grp = ss_by_ss_sold_year_ss_item_sk_ss_customer_sk.get(_t1)
                             if _grp is None:
                                 ss_by_ss_sold_year_ss_item_sk_ss_customer_sk[_t1] = (
-                                    row,
-                                    _p,
+                                    row if _p == 1 else (row, _p)
                                 )
-                            elif type(_grp) is tuple:
-                                _e = row
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _p
-                                    if _n:
-                                        ss_by_ss_sold_year_ss_item_sk_ss_customer_sk[
-                                            _t1
-                                        ] = (_grp[0], _n)
-                                    else:
-                                        del ss_by_ss_sold_year_ss_item_sk_ss_customer_sk[
-                                            _t1
-                                        ]
-                                else:
-                                    ss_by_ss_sold_year_ss_item_sk_ss_customer_sk[
-                                        _t1
-                                    ] = {_grp[0]: _grp[1], _e: _p}
-                            else:
+                            elif type(_grp) is dict:
                                 _o = _grp.get(row)
                                 if _o is None:
                                     _grp[row] = _p
@@ -30471,11 +30937,32 @@ def _make_derived1():
                                     else:
                                         del _grp[row]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             ss_by_ss_sold_year_ss_item_sk_ss_customer_sk[
                                                 _t1
-                                            ] = next(
-                                                iter(_grp.items())
+                                            ] = (
+                                                _e if _n == 1 else (_e, _n)
                                             )
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = row
+                                if _g is _e or _g == _e:
+                                    _n = _o + _p
+                                    if _n:
+                                        ss_by_ss_sold_year_ss_item_sk_ss_customer_sk[
+                                            _t1
+                                        ] = (_g if _n == 1 else (_g, _n))
+                                    else:
+                                        del ss_by_ss_sold_year_ss_item_sk_ss_customer_sk[
+                                            _t1
+                                        ]
+                                else:
+                                    ss_by_ss_sold_year_ss_item_sk_ss_customer_sk[
+                                        _t1
+                                    ] = {_g: _o, _e: _p}
                             _o = ss_count_by_ss_sold_year_ss_item_sk_ss_customer_sk.get(
                                 _t1
                             )
@@ -30518,7 +31005,7 @@ def _make_derived1():
                                         v_ws_wc,
                                         v_ws_sp,
                                     ), _m4 in (
-                                        (_g5,)
+                                        _g5.items()
                                         if type(
                                             (
                                                 _g5 := self.ws_by_ss_sold_year_ss_item_sk_ss_customer_sk[
@@ -30530,8 +31017,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g5.items()
+                                        is dict
+                                        else (
+                                            (_g5,)
+                                            if type(_g5) is tuple and len(_g5) == 2
+                                            else ((_g5, 1),)
+                                        )
                                     ):
                                         _k = (
                                             v_ss_sold_year,
@@ -30585,27 +31076,9 @@ def _make_derived1():
                             _grp = ws_by_ss_sold_year_ss_item_sk_ss_customer_sk.get(_t1)
                             if _grp is None:
                                 ws_by_ss_sold_year_ss_item_sk_ss_customer_sk[_t1] = (
-                                    row,
-                                    _p,
+                                    row if _p == 1 else (row, _p)
                                 )
-                            elif type(_grp) is tuple:
-                                _e = row
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _p
-                                    if _n:
-                                        ws_by_ss_sold_year_ss_item_sk_ss_customer_sk[
-                                            _t1
-                                        ] = (_grp[0], _n)
-                                    else:
-                                        del ws_by_ss_sold_year_ss_item_sk_ss_customer_sk[
-                                            _t1
-                                        ]
-                                else:
-                                    ws_by_ss_sold_year_ss_item_sk_ss_customer_sk[
-                                        _t1
-                                    ] = {_grp[0]: _grp[1], _e: _p}
-                            else:
+                            elif type(_grp) is dict:
                                 _o = _grp.get(row)
                                 if _o is None:
                                     _grp[row] = _p
@@ -30616,11 +31089,32 @@ def _make_derived1():
                                     else:
                                         del _grp[row]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             ws_by_ss_sold_year_ss_item_sk_ss_customer_sk[
                                                 _t1
-                                            ] = next(
-                                                iter(_grp.items())
+                                            ] = (
+                                                _e if _n == 1 else (_e, _n)
                                             )
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = row
+                                if _g is _e or _g == _e:
+                                    _n = _o + _p
+                                    if _n:
+                                        ws_by_ss_sold_year_ss_item_sk_ss_customer_sk[
+                                            _t1
+                                        ] = (_g if _n == 1 else (_g, _n))
+                                    else:
+                                        del ws_by_ss_sold_year_ss_item_sk_ss_customer_sk[
+                                            _t1
+                                        ]
+                                else:
+                                    ws_by_ss_sold_year_ss_item_sk_ss_customer_sk[
+                                        _t1
+                                    ] = {_g: _o, _e: _p}
                             _o = ws_count_by_ss_sold_year_ss_item_sk_ss_customer_sk.get(
                                 _t1
                             )
@@ -30663,7 +31157,7 @@ def _make_derived1():
                                         v_ss_wc,
                                         v_ss_sp,
                                     ), _m4 in (
-                                        (_g5,)
+                                        _g5.items()
                                         if type(
                                             (
                                                 _g5 := self.ss_by_ss_sold_year_ss_item_sk_ss_customer_sk[
@@ -30675,8 +31169,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g5.items()
+                                        is dict
+                                        else (
+                                            (_g5,)
+                                            if type(_g5) is tuple and len(_g5) == 2
+                                            else ((_g5, 1),)
+                                        )
                                     ):
                                         _k = (
                                             v_ss_sold_year,
@@ -30879,7 +31377,7 @@ def _make_derived1():
                                 v_ss_wc,
                                 v_ss_sp,
                             ), _m2 in (
-                                (_g3,)
+                                _g3.items()
                                 if type(
                                     (
                                         _g3 := self.ss_by_ss_sold_year_ss_item_sk_ss_customer_sk[
@@ -30891,8 +31389,12 @@ def _make_derived1():
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g3.items()
+                                is dict
+                                else (
+                                    (_g3,)
+                                    if type(_g3) is tuple and len(_g3) == 2
+                                    else ((_g3, 1),)
+                                )
                             ):
                                 for (
                                     v_ss_sold_year,
@@ -30902,7 +31404,7 @@ def _make_derived1():
                                     v_ws_wc,
                                     v_ws_sp,
                                 ), _m4 in (
-                                    (_g5,)
+                                    _g5.items()
                                     if type(
                                         (
                                             _g5 := self.ws_by_ss_sold_year_ss_item_sk_ss_customer_sk[
@@ -30914,8 +31416,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g5.items()
+                                    is dict
+                                    else (
+                                        (_g5,)
+                                        if type(_g5) is tuple and len(_g5) == 2
+                                        else ((_g5, 1),)
+                                    )
                                 ):
                                     yield (
                                         v_ss_sold_year,
@@ -31197,17 +31703,21 @@ def _make_derived1():
                     def _entry(group, entry, default=None):
                         """The payload of `entry` in an index group (None: no group), `default`
                         if absent. A group of one entry is kept inline as the pair (entry,
-                        payload): a dict per near-unique key would cost ~200 bytes and a
+                        payload), or as the bare entry when its count is 1 and entries are not
+                        pairs: a dict per near-unique key would cost ~200 bytes and a
                         container the cyclic GC tracks; several entries are a dict."""
                         if group is None:
                             return default
-                        if type(group) is tuple:
+                        if type(group) is dict:
+                            return group.get(entry, default)
+                        if type(group) is tuple and len(group) == 2:
                             return (
                                 group[1]
                                 if group[0] is entry or group[0] == entry
                                 else default
                             )
-                        return group.get(entry, default)
+                        # a bare entry of count 1 (an index whose entries cannot be pairs)
+                        return 1 if group is entry or group == entry else default
 
                     _ZERO = (0, 0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
 
@@ -31309,18 +31819,24 @@ def _make_derived1():
                             def _entry(group, entry, default=None):
                                 """The payload of `entry` in an index group (None: no group), `default`
                                 if absent. A group of one entry is kept inline as the pair (entry,
-                                payload): a dict per near-unique key would cost ~200 bytes and a
+                                payload), or as the bare entry when its count is 1 and entries are not
+                                pairs: a dict per near-unique key would cost ~200 bytes and a
                                 container the cyclic GC tracks; several entries are a dict.
                                 """
                                 if group is None:
                                     return default
-                                if type(group) is tuple:
+                                if type(group) is dict:
+                                    return group.get(entry, default)
+                                if type(group) is tuple and len(group) == 2:
                                     return (
                                         group[1]
                                         if group[0] is entry or group[0] == entry
                                         else default
                                     )
-                                return group.get(entry, default)
+                                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                                return (
+                                    1 if group is entry or group == entry else default
+                                )
 
                             _ZERO = 0  # the payload of an absent tuple
 
@@ -31411,7 +31927,7 @@ def _make_derived1():
                                     "store_returns__sr_ticket_number",
                                 )
                                 QUERY_ID = "c6332b191670969d"
-                                LAYOUT_ID = "31657226bb15b4ad"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "bfd0647cc2e1520f"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -31657,33 +32173,9 @@ def _make_derived1():
                                         store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
                                             _t1
                                         ] = (
-                                            _t2,
-                                            _p,
+                                            _t2 if _p == 1 else (_t2, _p)
                                         )
-                                    elif type(_grp) is tuple:
-                                        _e = _t2
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
-                                                    _t1
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
-                                                    _t1
-                                                ]
-                                        else:
-                                            store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
-                                                _t1
-                                            ] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t2)
                                         if _o is None:
                                             _grp[_t2] = _p
@@ -31694,11 +32186,37 @@ def _make_derived1():
                                             else:
                                                 del _grp[_t2]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
                                                         _t1
-                                                    ] = next(
-                                                        iter(_grp.items())
+                                                    ] = (
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t2
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
+                                                    _t1
+                                                ] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
+                                                    _t1
+                                                ]
+                                        else:
+                                            store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
+                                                _t1
+                                            ] = {
+                                                _g: _o,
+                                                _e: _p,
+                                            }
                                     _w3 = store_returns_count_by_ss_item_sk_ss_ticket_number.get(
                                         _t1
                                     )
@@ -31799,7 +32317,7 @@ def _make_derived1():
                                     _g4 = store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number.get(
                                         _t1
                                     )
-                                    if _g4:
+                                    if _g4 is not None:
                                         for (
                                             v_ss_sold_date_sk,
                                             v_ss_customer_sk,
@@ -31807,9 +32325,13 @@ def _make_derived1():
                                             v_ss_wholesale_cost,
                                             v_ss_sales_price,
                                         ), _w2 in (
-                                            (_g4,)
-                                            if type(_g4) is tuple
-                                            else _g4.items()
+                                            _g4.items()
+                                            if type(_g4) is dict
+                                            else (
+                                                (_g4,)
+                                                if type(_g4) is tuple and len(_g4) == 2
+                                                else ((_g4, 1),)
+                                            )
                                         ):
                                             _d3 = _p * _w2
                                             _t5 = (
@@ -31970,33 +32492,9 @@ def _make_derived1():
                                             store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
                                                 _t1
                                             ] = (
-                                                _t2,
-                                                _p,
+                                                _t2 if _p == 1 else (_t2, _p)
                                             )
-                                        elif type(_grp) is tuple:
-                                            _e = _t2
-                                            if _grp[0] is _e or _grp[0] == _e:
-                                                _o = _grp[1]
-                                                _n = _o + _p
-                                                if _n:
-                                                    store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
-                                                        _t1
-                                                    ] = (
-                                                        _grp[0],
-                                                        _n,
-                                                    )
-                                                else:
-                                                    del store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
-                                                        _t1
-                                                    ]
-                                            else:
-                                                store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
-                                                    _t1
-                                                ] = {
-                                                    _grp[0]: _grp[1],
-                                                    _e: _p,
-                                                }
-                                        else:
+                                        elif type(_grp) is dict:
                                             _o = _grp.get(_t2)
                                             if _o is None:
                                                 _grp[_t2] = _p
@@ -32007,11 +32505,37 @@ def _make_derived1():
                                                 else:
                                                     del _grp[_t2]
                                                     if len(_grp) == 1:
+                                                        ((_e, _n),) = _grp.items()
                                                         store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
                                                             _t1
-                                                        ] = next(
-                                                            iter(_grp.items())
+                                                        ] = (
+                                                            _e if _n == 1 else (_e, _n)
                                                         )
+                                        else:
+                                            if type(_grp) is tuple and len(_grp) == 2:
+                                                _g, _o = _grp
+                                            else:
+                                                _g, _o = _grp, 1
+                                            _e = _t2
+                                            if _g is _e or _g == _e:
+                                                _n = _o + _p
+                                                if _n:
+                                                    store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
+                                                        _t1
+                                                    ] = (
+                                                        _g if _n == 1 else (_g, _n)
+                                                    )
+                                                else:
+                                                    del store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
+                                                        _t1
+                                                    ]
+                                            else:
+                                                store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number[
+                                                    _t1
+                                                ] = {
+                                                    _g: _o,
+                                                    _e: _p,
+                                                }
                                         _w3 = store_returns_count_by_ss_item_sk_ss_ticket_number.get(
                                             _t1
                                         )
@@ -32151,7 +32675,7 @@ def _make_derived1():
                                         _g4 = store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number.get(
                                             _t1
                                         )
-                                        if _g4:
+                                        if _g4 is not None:
                                             for (
                                                 v_ss_sold_date_sk,
                                                 v_ss_customer_sk,
@@ -32159,9 +32683,14 @@ def _make_derived1():
                                                 v_ss_wholesale_cost,
                                                 v_ss_sales_price,
                                             ), _w2 in (
-                                                (_g4,)
-                                                if type(_g4) is tuple
-                                                else _g4.items()
+                                                _g4.items()
+                                                if type(_g4) is dict
+                                                else (
+                                                    (_g4,)
+                                                    if type(_g4) is tuple
+                                                    and len(_g4) == 2
+                                                    else ((_g4, 1),)
+                                                )
                                             ):
                                                 _d3 = _p * _w2
                                                 _t5 = (
@@ -32520,7 +33049,7 @@ def _make_derived1():
                                     }
                                     COLUMNS = ("k1", "k2")
                                     QUERY_ID = "3ca163495fa76ab1"
-                                    LAYOUT_ID = "7da9405190bf9bad"  # the state's layout: snapshots restore only here
+                                    LAYOUT_ID = "9b44d27c391e57f2"  # the state's layout: snapshots restore only here
                                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                     def __init__(
@@ -32969,7 +33498,7 @@ def _make_derived1():
                                     "store_returns__sr_ticket_number",
                                 )
                                 QUERY_ID = "2cc312785e5106ee"
-                                LAYOUT_ID = "1b336b162e85a102"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "8c6a9d6505001372"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -33009,7 +33538,21 @@ def _make_derived1():
                                     if self.sub_exists_1._changes:
                                         self._on_exists_1(self.sub_exists_1._changes)
                                     if self._pending:
+                                        first = (
+                                            self._changes
+                                        )  # the row of an empty database, if any
                                         self._flush()
+                                        if (
+                                            first
+                                        ):  # the inner views' rows changed it: report the net change
+                                            net = {}
+                                            for row, change in first + self._changes:
+                                                net[row] = net.get(row, 0) + change
+                                            self._changes = [
+                                                (row, change)
+                                                for row, change in net.items()
+                                                if change
+                                            ]
 
                                 def insert(self, relation: str, row: Sequence) -> None:
                                     """Insert one row into `relation`."""
@@ -33687,7 +34230,7 @@ def _make_derived1():
                             "ss_sp",
                         )
                         QUERY_ID = "20dccf76fd4ebc0e"
-                        LAYOUT_ID = "a1b14d17aee2fcbf"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "60107edeb1c26760"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -33733,7 +34276,21 @@ def _make_derived1():
                             for sub_row, change in self.sub_derived1._changes:
                                 self._apply_derived1(sub_row, change)
                             if self._pending:
+                                first = (
+                                    self._changes
+                                )  # the row of an empty database, if any
                                 self._flush()
+                                if (
+                                    first
+                                ):  # the inner views' rows changed it: report the net change
+                                    net = {}
+                                    for row, change in first + self._changes:
+                                        net[row] = net.get(row, 0) + change
+                                    self._changes = [
+                                        (row, change)
+                                        for row, change in net.items()
+                                        if change
+                                    ]
 
                         def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
@@ -34918,18 +35475,22 @@ def _make_derived1():
                         def _entry(group, entry, default=None):
                             """The payload of `entry` in an index group (None: no group), `default`
                             if absent. A group of one entry is kept inline as the pair (entry,
-                            payload): a dict per near-unique key would cost ~200 bytes and a
+                            payload), or as the bare entry when its count is 1 and entries are not
+                            pairs: a dict per near-unique key would cost ~200 bytes and a
                             container the cyclic GC tracks; several entries are a dict.
                             """
                             if group is None:
                                 return default
-                            if type(group) is tuple:
+                            if type(group) is dict:
+                                return group.get(entry, default)
+                            if type(group) is tuple and len(group) == 2:
                                 return (
                                     group[1]
                                     if group[0] is entry or group[0] == entry
                                     else default
                                 )
-                            return group.get(entry, default)
+                            # a bare entry of count 1 (an index whose entries cannot be pairs)
+                            return 1 if group is entry or group == entry else default
 
                         _ZERO = (0, 0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
 
@@ -35034,18 +35595,26 @@ def _make_derived1():
                                 def _entry(group, entry, default=None):
                                     """The payload of `entry` in an index group (None: no group), `default`
                                     if absent. A group of one entry is kept inline as the pair (entry,
-                                    payload): a dict per near-unique key would cost ~200 bytes and a
+                                    payload), or as the bare entry when its count is 1 and entries are not
+                                    pairs: a dict per near-unique key would cost ~200 bytes and a
                                     container the cyclic GC tracks; several entries are a dict.
                                     """
                                     if group is None:
                                         return default
-                                    if type(group) is tuple:
+                                    if type(group) is dict:
+                                        return group.get(entry, default)
+                                    if type(group) is tuple and len(group) == 2:
                                         return (
                                             group[1]
                                             if group[0] is entry or group[0] == entry
                                             else default
                                         )
-                                    return group.get(entry, default)
+                                    # a bare entry of count 1 (an index whose entries cannot be pairs)
+                                    return (
+                                        1
+                                        if group is entry or group == entry
+                                        else default
+                                    )
 
                                 _ZERO = 0  # the payload of an absent tuple
 
@@ -35151,7 +35720,7 @@ def _make_derived1():
                                         "web_returns__wr_order_number",
                                     )
                                     QUERY_ID = "99ed234427968ecb"
-                                    LAYOUT_ID = "5b0e345ed3e44e52"  # the state's layout: snapshots restore only here
+                                    LAYOUT_ID = "96457bf9a7fdf753"  # the state's layout: snapshots restore only here
                                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                     def __init__(
@@ -35414,33 +35983,9 @@ def _make_derived1():
                                             web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
                                                 _t1
                                             ] = (
-                                                _t2,
-                                                _p,
+                                                _t2 if _p == 1 else (_t2, _p)
                                             )
-                                        elif type(_grp) is tuple:
-                                            _e = _t2
-                                            if _grp[0] is _e or _grp[0] == _e:
-                                                _o = _grp[1]
-                                                _n = _o + _p
-                                                if _n:
-                                                    web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
-                                                        _t1
-                                                    ] = (
-                                                        _grp[0],
-                                                        _n,
-                                                    )
-                                                else:
-                                                    del web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
-                                                        _t1
-                                                    ]
-                                            else:
-                                                web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
-                                                    _t1
-                                                ] = {
-                                                    _grp[0]: _grp[1],
-                                                    _e: _p,
-                                                }
-                                        else:
+                                        elif type(_grp) is dict:
                                             _o = _grp.get(_t2)
                                             if _o is None:
                                                 _grp[_t2] = _p
@@ -35451,11 +35996,37 @@ def _make_derived1():
                                                 else:
                                                     del _grp[_t2]
                                                     if len(_grp) == 1:
+                                                        ((_e, _n),) = _grp.items()
                                                         web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
                                                             _t1
-                                                        ] = next(
-                                                            iter(_grp.items())
+                                                        ] = (
+                                                            _e if _n == 1 else (_e, _n)
                                                         )
+                                        else:
+                                            if type(_grp) is tuple and len(_grp) == 2:
+                                                _g, _o = _grp
+                                            else:
+                                                _g, _o = _grp, 1
+                                            _e = _t2
+                                            if _g is _e or _g == _e:
+                                                _n = _o + _p
+                                                if _n:
+                                                    web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
+                                                        _t1
+                                                    ] = (
+                                                        _g if _n == 1 else (_g, _n)
+                                                    )
+                                                else:
+                                                    del web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
+                                                        _t1
+                                                    ]
+                                            else:
+                                                web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
+                                                    _t1
+                                                ] = {
+                                                    _g: _o,
+                                                    _e: _p,
+                                                }
                                         _w3 = web_returns_count_by_ws_item_sk_ws_order_number.get(
                                             _t1
                                         )
@@ -35558,7 +36129,7 @@ def _make_derived1():
                                         _g4 = web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number.get(
                                             _t1
                                         )
-                                        if _g4:
+                                        if _g4 is not None:
                                             for (
                                                 v_ws_sold_date_sk,
                                                 v_ws_bill_customer_sk,
@@ -35566,9 +36137,14 @@ def _make_derived1():
                                                 v_ws_wholesale_cost,
                                                 v_ws_sales_price,
                                             ), _w2 in (
-                                                (_g4,)
-                                                if type(_g4) is tuple
-                                                else _g4.items()
+                                                _g4.items()
+                                                if type(_g4) is dict
+                                                else (
+                                                    (_g4,)
+                                                    if type(_g4) is tuple
+                                                    and len(_g4) == 2
+                                                    else ((_g4, 1),)
+                                                )
                                             ):
                                                 _d3 = _p * _w2
                                                 _t5 = (
@@ -35732,33 +36308,9 @@ def _make_derived1():
                                                 web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
                                                     _t1
                                                 ] = (
-                                                    _t2,
-                                                    _p,
+                                                    _t2 if _p == 1 else (_t2, _p)
                                                 )
-                                            elif type(_grp) is tuple:
-                                                _e = _t2
-                                                if _grp[0] is _e or _grp[0] == _e:
-                                                    _o = _grp[1]
-                                                    _n = _o + _p
-                                                    if _n:
-                                                        web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
-                                                            _t1
-                                                        ] = (
-                                                            _grp[0],
-                                                            _n,
-                                                        )
-                                                    else:
-                                                        del web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
-                                                            _t1
-                                                        ]
-                                                else:
-                                                    web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
-                                                        _t1
-                                                    ] = {
-                                                        _grp[0]: _grp[1],
-                                                        _e: _p,
-                                                    }
-                                            else:
+                                            elif type(_grp) is dict:
                                                 _o = _grp.get(_t2)
                                                 if _o is None:
                                                     _grp[_t2] = _p
@@ -35769,11 +36321,42 @@ def _make_derived1():
                                                     else:
                                                         del _grp[_t2]
                                                         if len(_grp) == 1:
+                                                            ((_e, _n),) = _grp.items()
                                                             web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
                                                                 _t1
-                                                            ] = next(
-                                                                iter(_grp.items())
+                                                            ] = (
+                                                                _e
+                                                                if _n == 1
+                                                                else (_e, _n)
                                                             )
+                                            else:
+                                                if (
+                                                    type(_grp) is tuple
+                                                    and len(_grp) == 2
+                                                ):
+                                                    _g, _o = _grp
+                                                else:
+                                                    _g, _o = _grp, 1
+                                                _e = _t2
+                                                if _g is _e or _g == _e:
+                                                    _n = _o + _p
+                                                    if _n:
+                                                        web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
+                                                            _t1
+                                                        ] = (
+                                                            _g if _n == 1 else (_g, _n)
+                                                        )
+                                                    else:
+                                                        del web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
+                                                            _t1
+                                                        ]
+                                                else:
+                                                    web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number[
+                                                        _t1
+                                                    ] = {
+                                                        _g: _o,
+                                                        _e: _p,
+                                                    }
                                             _w3 = web_returns_count_by_ws_item_sk_ws_order_number.get(
                                                 _t1
                                             )
@@ -35915,7 +36498,7 @@ def _make_derived1():
                                             _g4 = web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number.get(
                                                 _t1
                                             )
-                                            if _g4:
+                                            if _g4 is not None:
                                                 for (
                                                     v_ws_sold_date_sk,
                                                     v_ws_bill_customer_sk,
@@ -35923,9 +36506,14 @@ def _make_derived1():
                                                     v_ws_wholesale_cost,
                                                     v_ws_sales_price,
                                                 ), _w2 in (
-                                                    (_g4,)
-                                                    if type(_g4) is tuple
-                                                    else _g4.items()
+                                                    _g4.items()
+                                                    if type(_g4) is dict
+                                                    else (
+                                                        (_g4,)
+                                                        if type(_g4) is tuple
+                                                        and len(_g4) == 2
+                                                        else ((_g4, 1),)
+                                                    )
                                                 ):
                                                     _d3 = _p * _w2
                                                     _t5 = (
@@ -36292,7 +36880,7 @@ def _make_derived1():
                                         }
                                         COLUMNS = ("k1", "k2")
                                         QUERY_ID = "7f30456acdc560c7"
-                                        LAYOUT_ID = "fd0adaa7db2621d1"  # the state's layout: snapshots restore only here
+                                        LAYOUT_ID = "76cec78ada5d5957"  # the state's layout: snapshots restore only here
                                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                         def __init__(
@@ -36773,7 +37361,7 @@ def _make_derived1():
                                         "web_returns__wr_order_number",
                                     )
                                     QUERY_ID = "8eb487de4ad2586b"
-                                    LAYOUT_ID = "4c79306cdb0e0069"  # the state's layout: snapshots restore only here
+                                    LAYOUT_ID = "a3f2c438b25b1c71"  # the state's layout: snapshots restore only here
                                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                     def __init__(
@@ -36817,7 +37405,23 @@ def _make_derived1():
                                                 self.sub_exists_1._changes
                                             )
                                         if self._pending:
+                                            first = (
+                                                self._changes
+                                            )  # the row of an empty database, if any
                                             self._flush()
+                                            if (
+                                                first
+                                            ):  # the inner views' rows changed it: report the net change
+                                                net = {}
+                                                for row, change in (
+                                                    first + self._changes
+                                                ):
+                                                    net[row] = net.get(row, 0) + change
+                                                self._changes = [
+                                                    (row, change)
+                                                    for row, change in net.items()
+                                                    if change
+                                                ]
 
                                     def insert(
                                         self, relation: str, row: Sequence
@@ -37534,7 +38138,7 @@ def _make_derived1():
                                 "ws_sp",
                             )
                             QUERY_ID = "4db9d34ca73f3c13"
-                            LAYOUT_ID = "4cfb15f71d63fdff"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "08071eef2bc99fc9"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -37582,7 +38186,21 @@ def _make_derived1():
                                 for sub_row, change in self.sub_derived1._changes:
                                     self._apply_derived1(sub_row, change)
                                 if self._pending:
+                                    first = (
+                                        self._changes
+                                    )  # the row of an empty database, if any
                                     self._flush()
+                                    if (
+                                        first
+                                    ):  # the inner views' rows changed it: report the net change
+                                        net = {}
+                                        for row, change in first + self._changes:
+                                            net[row] = net.get(row, 0) + change
+                                        self._changes = [
+                                            (row, change)
+                                            for row, change in net.items()
+                                            if change
+                                        ]
 
                             def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
@@ -38806,7 +39424,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("k1", "k2", "k3")
                         QUERY_ID = "88e7a7f431022daf"
-                        LAYOUT_ID = "42c708b826eae055"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "4a9cabf3448c7d3b"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -38836,7 +39454,21 @@ def _make_derived1():
                             for sub_row, change in self.sub_derived1._changes:
                                 self._apply_derived1(sub_row, change)
                             if self._pending:
+                                first = (
+                                    self._changes
+                                )  # the row of an empty database, if any
                                 self._flush()
+                                if (
+                                    first
+                                ):  # the inner views' rows changed it: report the net change
+                                    net = {}
+                                    for row, change in first + self._changes:
+                                        net[row] = net.get(row, 0) + change
+                                    self._changes = [
+                                        (row, change)
+                                        for row, change in net.items()
+                                        if change
+                                    ]
 
                         def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
@@ -39371,7 +40003,7 @@ def _make_derived1():
                         "ws__ws_sp",
                     )
                     QUERY_ID = "2de618bfb84c9a0f"
-                    LAYOUT_ID = "b88d3d37c9670f17"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "b195ae2afce48fae"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -39413,7 +40045,21 @@ def _make_derived1():
                         if self.sub_exists_2._changes:
                             self._on_exists_2(self.sub_exists_2._changes)
                         if self._pending:
+                            first = (
+                                self._changes
+                            )  # the row of an empty database, if any
                             self._flush()
+                            if (
+                                first
+                            ):  # the inner views' rows changed it: report the net change
+                                net = {}
+                                for row, change in first + self._changes:
+                                    net[row] = net.get(row, 0) + change
+                                self._changes = [
+                                    (row, change)
+                                    for row, change in net.items()
+                                    if change
+                                ]
 
                     def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
@@ -40180,17 +40826,21 @@ def _make_derived1():
                 def _entry(group, entry, default=None):
                     """The payload of `entry` in an index group (None: no group), `default`
                     if absent. A group of one entry is kept inline as the pair (entry,
-                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    payload), or as the bare entry when its count is 1 and entries are not
+                    pairs: a dict per near-unique key would cost ~200 bytes and a
                     container the cyclic GC tracks; several entries are a dict."""
                     if group is None:
                         return default
-                    if type(group) is tuple:
+                    if type(group) is dict:
+                        return group.get(entry, default)
+                    if type(group) is tuple and len(group) == 2:
                         return (
                             group[1]
                             if group[0] is entry or group[0] == entry
                             else default
                         )
-                    return group.get(entry, default)
+                    # a bare entry of count 1 (an index whose entries cannot be pairs)
+                    return 1 if group is entry or group == entry else default
 
                 _ZERO = (0, 0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
 
@@ -40294,18 +40944,22 @@ def _make_derived1():
                         def _entry(group, entry, default=None):
                             """The payload of `entry` in an index group (None: no group), `default`
                             if absent. A group of one entry is kept inline as the pair (entry,
-                            payload): a dict per near-unique key would cost ~200 bytes and a
+                            payload), or as the bare entry when its count is 1 and entries are not
+                            pairs: a dict per near-unique key would cost ~200 bytes and a
                             container the cyclic GC tracks; several entries are a dict.
                             """
                             if group is None:
                                 return default
-                            if type(group) is tuple:
+                            if type(group) is dict:
+                                return group.get(entry, default)
+                            if type(group) is tuple and len(group) == 2:
                                 return (
                                     group[1]
                                     if group[0] is entry or group[0] == entry
                                     else default
                                 )
-                            return group.get(entry, default)
+                            # a bare entry of count 1 (an index whose entries cannot be pairs)
+                            return 1 if group is entry or group == entry else default
 
                         _ZERO = 0  # the payload of an absent tuple
 
@@ -40414,7 +41068,7 @@ def _make_derived1():
                                 "catalog_returns__cr_order_number",
                             )
                             QUERY_ID = "7c47e87508224eb2"
-                            LAYOUT_ID = "5de2275eb192c767"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "0f1c402d0366546f"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -40649,33 +41303,9 @@ def _make_derived1():
                                     catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
                                         _t1
                                     ] = (
-                                        _t2,
-                                        _p,
+                                        _t2 if _p == 1 else (_t2, _p)
                                     )
-                                elif type(_grp) is tuple:
-                                    _e = _t2
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _p
-                                        if _n:
-                                            catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
-                                                _t1
-                                            ] = (
-                                                _grp[0],
-                                                _n,
-                                            )
-                                        else:
-                                            del catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
-                                                _t1
-                                            ]
-                                    else:
-                                        catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
-                                            _t1
-                                        ] = {
-                                            _grp[0]: _grp[1],
-                                            _e: _p,
-                                        }
-                                else:
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t2)
                                     if _o is None:
                                         _grp[_t2] = _p
@@ -40686,11 +41316,37 @@ def _make_derived1():
                                         else:
                                             del _grp[_t2]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
                                                     _t1
-                                                ] = next(
-                                                    iter(_grp.items())
+                                                ] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t2
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _p
+                                        if _n:
+                                            catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
+                                                _t1
+                                            ] = (
+                                                _g if _n == 1 else (_g, _n)
+                                            )
+                                        else:
+                                            del catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
+                                                _t1
+                                            ]
+                                    else:
+                                        catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
+                                            _t1
+                                        ] = {
+                                            _g: _o,
+                                            _e: _p,
+                                        }
                                 _w3 = catalog_returns_count_by_cs_item_sk_cs_order_number.get(
                                     _t1
                                 )
@@ -40785,7 +41441,7 @@ def _make_derived1():
                                 _g4 = catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number.get(
                                     _t1
                                 )
-                                if _g4:
+                                if _g4 is not None:
                                     for (
                                         v_cs_sold_date_sk,
                                         v_cs_bill_customer_sk,
@@ -40793,7 +41449,13 @@ def _make_derived1():
                                         v_cs_wholesale_cost,
                                         v_cs_sales_price,
                                     ), _w2 in (
-                                        (_g4,) if type(_g4) is tuple else _g4.items()
+                                        _g4.items()
+                                        if type(_g4) is dict
+                                        else (
+                                            (_g4,)
+                                            if type(_g4) is tuple and len(_g4) == 2
+                                            else ((_g4, 1),)
+                                        )
                                     ):
                                         _d3 = _p * _w2
                                         _t5 = (
@@ -40948,33 +41610,9 @@ def _make_derived1():
                                         catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
                                             _t1
                                         ] = (
-                                            _t2,
-                                            _p,
+                                            _t2 if _p == 1 else (_t2, _p)
                                         )
-                                    elif type(_grp) is tuple:
-                                        _e = _t2
-                                        if _grp[0] is _e or _grp[0] == _e:
-                                            _o = _grp[1]
-                                            _n = _o + _p
-                                            if _n:
-                                                catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
-                                                    _t1
-                                                ] = (
-                                                    _grp[0],
-                                                    _n,
-                                                )
-                                            else:
-                                                del catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
-                                                    _t1
-                                                ]
-                                        else:
-                                            catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
-                                                _t1
-                                            ] = {
-                                                _grp[0]: _grp[1],
-                                                _e: _p,
-                                            }
-                                    else:
+                                    elif type(_grp) is dict:
                                         _o = _grp.get(_t2)
                                         if _o is None:
                                             _grp[_t2] = _p
@@ -40985,11 +41623,37 @@ def _make_derived1():
                                             else:
                                                 del _grp[_t2]
                                                 if len(_grp) == 1:
+                                                    ((_e, _n),) = _grp.items()
                                                     catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
                                                         _t1
-                                                    ] = next(
-                                                        iter(_grp.items())
+                                                    ] = (
+                                                        _e if _n == 1 else (_e, _n)
                                                     )
+                                    else:
+                                        if type(_grp) is tuple and len(_grp) == 2:
+                                            _g, _o = _grp
+                                        else:
+                                            _g, _o = _grp, 1
+                                        _e = _t2
+                                        if _g is _e or _g == _e:
+                                            _n = _o + _p
+                                            if _n:
+                                                catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
+                                                    _t1
+                                                ] = (
+                                                    _g if _n == 1 else (_g, _n)
+                                                )
+                                            else:
+                                                del catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
+                                                    _t1
+                                                ]
+                                        else:
+                                            catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number[
+                                                _t1
+                                            ] = {
+                                                _g: _o,
+                                                _e: _p,
+                                            }
                                     _w3 = catalog_returns_count_by_cs_item_sk_cs_order_number.get(
                                         _t1
                                     )
@@ -41124,7 +41788,7 @@ def _make_derived1():
                                     _g4 = catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number.get(
                                         _t1
                                     )
-                                    if _g4:
+                                    if _g4 is not None:
                                         for (
                                             v_cs_sold_date_sk,
                                             v_cs_bill_customer_sk,
@@ -41132,9 +41796,13 @@ def _make_derived1():
                                             v_cs_wholesale_cost,
                                             v_cs_sales_price,
                                         ), _w2 in (
-                                            (_g4,)
-                                            if type(_g4) is tuple
-                                            else _g4.items()
+                                            _g4.items()
+                                            if type(_g4) is dict
+                                            else (
+                                                (_g4,)
+                                                if type(_g4) is tuple and len(_g4) == 2
+                                                else ((_g4, 1),)
+                                            )
                                         ):
                                             _d3 = _p * _w2
                                             _t5 = (
@@ -41498,7 +42166,7 @@ def _make_derived1():
                                 }
                                 COLUMNS = ("k1", "k2")
                                 QUERY_ID = "02a478202f2f14b5"
-                                LAYOUT_ID = "5c6612bd2b0e1d39"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "59e1d5b482a5db8b"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -41943,7 +42611,7 @@ def _make_derived1():
                                 "catalog_returns__cr_order_number",
                             )
                             QUERY_ID = "38927cba947b8653"
-                            LAYOUT_ID = "0fcdc99a0a1cc124"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "30c72cefde1eec83"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -41981,7 +42649,21 @@ def _make_derived1():
                                 if self.sub_exists_1._changes:
                                     self._on_exists_1(self.sub_exists_1._changes)
                                 if self._pending:
+                                    first = (
+                                        self._changes
+                                    )  # the row of an empty database, if any
                                     self._flush()
+                                    if (
+                                        first
+                                    ):  # the inner views' rows changed it: report the net change
+                                        net = {}
+                                        for row, change in first + self._changes:
+                                            net[row] = net.get(row, 0) + change
+                                        self._changes = [
+                                            (row, change)
+                                            for row, change in net.items()
+                                            if change
+                                        ]
 
                             def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
@@ -42664,7 +43346,7 @@ def _make_derived1():
                         "cs_sp",
                     )
                     QUERY_ID = "28f9fecacedc77d4"
-                    LAYOUT_ID = "9ab41c60388f6a23"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "ab8ddb07d8cc904e"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -42710,7 +43392,21 @@ def _make_derived1():
                         for sub_row, change in self.sub_derived1._changes:
                             self._apply_derived1(sub_row, change)
                         if self._pending:
+                            first = (
+                                self._changes
+                            )  # the row of an empty database, if any
                             self._flush()
+                            if (
+                                first
+                            ):  # the inner views' rows changed it: report the net change
+                                net = {}
+                                for row, change in first + self._changes:
+                                    net[row] = net.get(row, 0) + change
+                                self._changes = [
+                                    (row, change)
+                                    for row, change in net.items()
+                                    if change
+                                ]
 
                     def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
@@ -43866,7 +44562,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1", "k2", "k3")
                 QUERY_ID = "85e99f3da4f61320"
-                LAYOUT_ID = "88fb209dae7a5205"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "46b70184911254c3"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -43894,7 +44590,17 @@ def _make_derived1():
                     for sub_row, change in self.sub_derived1._changes:
                         self._apply_derived1(sub_row, change)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -44474,7 +45180,7 @@ def _make_derived1():
             )
             QUERY_ID = "29e3d2dc4d9ea5f3"
             LAYOUT_ID = (
-                "eb73b01c80deb043"  # the state's layout: snapshots restore only here
+                "ae5d1041bb02f54c"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -44513,7 +45219,15 @@ def _make_derived1():
                 if self.sub_exists_2._changes:
                     self._on_exists_2(self.sub_exists_2._changes)
                 if self._pending:
+                    first = self._changes  # the row of an empty database, if any
                     self._flush()
+                    if first:  # the inner views' rows changed it: report the net change
+                        net = {}
+                        for row, change in first + self._changes:
+                            net[row] = net.get(row, 0) + change
+                        self._changes = [
+                            (row, change) for row, change in net.items() if change
+                        ]
 
             def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
@@ -45425,7 +46139,7 @@ class View:
         "other_chan_sales_price",
     )
     QUERY_ID = "569c71946075176f"
-    LAYOUT_ID = "65aaa213c98becc7"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "ac07d33c1a319e92"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -45453,7 +46167,13 @@ class View:
         for sub_row, change in self.sub_derived1._changes:
             self._apply_derived1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""

@@ -44,13 +44,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -220,13 +224,17 @@ def _make_derived1():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = (0, 0, 0, 0, 0)  # the payload of an absent tuple
 
@@ -365,7 +373,7 @@ def _make_derived1():
         COLUMNS = ("ss_ticket_number", "ss_customer_sk", "s_city", "amt", "profit")
         QUERY_ID = "42ac32601ef704b6"
         LAYOUT_ID = (
-            "aeeac5cd009d4ede"  # the state's layout: snapshots restore only here
+            "9835ea4f93190928"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -2989,7 +2997,7 @@ class View:
         "profit",
     )
     QUERY_ID = "5a0c672a5e8265b9"
-    LAYOUT_ID = "a62286c0bfba713e"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "71a040f9f6e7ddcb"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -3030,7 +3038,13 @@ class View:
         for sub_row, change in self.sub_derived1._changes:
             self._apply_derived1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -3153,19 +3167,8 @@ class View:
             _p = d
             _grp = ms_by_ss_customer_sk.get(v_ss_customer_sk)
             if _grp is None:
-                ms_by_ss_customer_sk[v_ss_customer_sk] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        ms_by_ss_customer_sk[v_ss_customer_sk] = (_grp[0], _n)
-                    else:
-                        del ms_by_ss_customer_sk[v_ss_customer_sk]
-                else:
-                    ms_by_ss_customer_sk[v_ss_customer_sk] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                ms_by_ss_customer_sk[v_ss_customer_sk] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -3176,9 +3179,26 @@ class View:
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            ms_by_ss_customer_sk[v_ss_customer_sk] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            ms_by_ss_customer_sk[v_ss_customer_sk] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        ms_by_ss_customer_sk[v_ss_customer_sk] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del ms_by_ss_customer_sk[v_ss_customer_sk]
+                else:
+                    ms_by_ss_customer_sk[v_ss_customer_sk] = {_g: _o, _e: _p}
             _o = ms_count_by_ss_customer_sk.get(v_ss_customer_sk)
             if _o is None:
                 ms_count_by_ss_customer_sk[v_ss_customer_sk] = _p
@@ -3202,12 +3222,16 @@ class View:
                         del n0_root[v_ss_customer_sk]
                 if pending is not None:
                     for (v_ss_customer_sk, v_c_first_name, v_c_last_name), _m3 in (
-                        (_g4,)
+                        _g4.items()
                         if type(
                             (_g4 := self.customer_by_ss_customer_sk[v_ss_customer_sk])
                         )
-                        is tuple
-                        else _g4.items()
+                        is dict
+                        else (
+                            (_g4,)
+                            if type(_g4) is tuple and len(_g4) == 2
+                            else ((_g4, 1),)
+                        )
                     ):
                         _k = (
                             v_c_last_name,
@@ -3250,22 +3274,8 @@ class View:
         _t1 = (v_ss_customer_sk, v_c_first_name, v_c_last_name)
         _grp = customer_by_ss_customer_sk.get(v_ss_customer_sk)
         if _grp is None:
-            customer_by_ss_customer_sk[v_ss_customer_sk] = (_t1, _p)
-        elif type(_grp) is tuple:
-            _e = _t1
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    customer_by_ss_customer_sk[v_ss_customer_sk] = (_grp[0], _n)
-                else:
-                    del customer_by_ss_customer_sk[v_ss_customer_sk]
-            else:
-                customer_by_ss_customer_sk[v_ss_customer_sk] = {
-                    _grp[0]: _grp[1],
-                    _e: _p,
-                }
-        else:
+            customer_by_ss_customer_sk[v_ss_customer_sk] = _t1 if _p == 1 else (_t1, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(_t1)
             if _o is None:
                 _grp[_t1] = _p
@@ -3276,9 +3286,26 @@ class View:
                 else:
                     del _grp[_t1]
                     if len(_grp) == 1:
-                        customer_by_ss_customer_sk[v_ss_customer_sk] = next(
-                            iter(_grp.items())
+                        ((_e, _n),) = _grp.items()
+                        customer_by_ss_customer_sk[v_ss_customer_sk] = (
+                            _e if _n == 1 else (_e, _n)
                         )
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = _t1
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    customer_by_ss_customer_sk[v_ss_customer_sk] = (
+                        _g if _n == 1 else (_g, _n)
+                    )
+                else:
+                    del customer_by_ss_customer_sk[v_ss_customer_sk]
+            else:
+                customer_by_ss_customer_sk[v_ss_customer_sk] = {_g: _o, _e: _p}
         _o = customer_count_by_ss_customer_sk.get(v_ss_customer_sk)
         if _o is None:
             customer_count_by_ss_customer_sk[v_ss_customer_sk] = _p
@@ -3308,10 +3335,10 @@ class View:
                     v_amt,
                     v_profit,
                 ), _m4 in (
-                    (_g5,)
+                    _g5.items()
                     if type((_g5 := self.ms_by_ss_customer_sk[v_ss_customer_sk]))
-                    is tuple
-                    else _g5.items()
+                    is dict
+                    else (_g5,) if type(_g5) is tuple and len(_g5) == 2 else ((_g5, 1),)
                 ):
                     _k = (
                         v_c_last_name,
@@ -3463,22 +3490,10 @@ class View:
             _t1 = (v_ss_customer_sk, v_c_first_name, v_c_last_name)
             _grp = customer_by_ss_customer_sk.get(v_ss_customer_sk)
             if _grp is None:
-                customer_by_ss_customer_sk[v_ss_customer_sk] = (_t1, _p)
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        customer_by_ss_customer_sk[v_ss_customer_sk] = (_grp[0], _n)
-                    else:
-                        del customer_by_ss_customer_sk[v_ss_customer_sk]
-                else:
-                    customer_by_ss_customer_sk[v_ss_customer_sk] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                customer_by_ss_customer_sk[v_ss_customer_sk] = (
+                    _t1 if _p == 1 else (_t1, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -3489,9 +3504,26 @@ class View:
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
-                            customer_by_ss_customer_sk[v_ss_customer_sk] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            customer_by_ss_customer_sk[v_ss_customer_sk] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        customer_by_ss_customer_sk[v_ss_customer_sk] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del customer_by_ss_customer_sk[v_ss_customer_sk]
+                else:
+                    customer_by_ss_customer_sk[v_ss_customer_sk] = {_g: _o, _e: _p}
             _o = customer_count_by_ss_customer_sk.get(v_ss_customer_sk)
             if _o is None:
                 customer_count_by_ss_customer_sk[v_ss_customer_sk] = _p
@@ -3521,10 +3553,14 @@ class View:
                         v_amt,
                         v_profit,
                     ), _m4 in (
-                        (_g5,)
+                        _g5.items()
                         if type((_g5 := self.ms_by_ss_customer_sk[v_ss_customer_sk]))
-                        is tuple
-                        else _g5.items()
+                        is dict
+                        else (
+                            (_g5,)
+                            if type(_g5) is tuple and len(_g5) == 2
+                            else ((_g5, 1),)
+                        )
                     ):
                         _k = (
                             v_c_last_name,

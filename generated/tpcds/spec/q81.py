@@ -64,13 +64,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -244,13 +248,17 @@ def _make_derived1():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -370,7 +378,7 @@ def _make_derived1():
         COLUMNS = ("ctr_customer_sk", "ctr_state", "ctr_total_return")
         QUERY_ID = "a06c037b6bd979cf"
         LAYOUT_ID = (
-            "687e22f6220c7e15"  # the state's layout: snapshots restore only here
+            "5d8efc1f9074ed0b"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1830,13 +1838,17 @@ def _make_scalar_2():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -1956,7 +1968,7 @@ def _make_scalar_2():
             COLUMNS = ("ctr_customer_sk", "ctr_state", "ctr_total_return")
             QUERY_ID = "a06c037b6bd979cf"
             LAYOUT_ID = (
-                "687e22f6220c7e15"  # the state's layout: snapshots restore only here
+                "5d8efc1f9074ed0b"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -3527,7 +3539,7 @@ def _make_scalar_2():
         COLUMNS = ("k1", "v")
         QUERY_ID = "b54d66816ab7ec59"
         LAYOUT_ID = (
-            "1a89a446cfbc0d99"  # the state's layout: snapshots restore only here
+            "7a34f55e992ab22d"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3553,7 +3565,15 @@ def _make_scalar_2():
             for sub_row, change in self.sub_derived1._changes:
                 self._apply_derived1(sub_row, change)
             if self._pending:
+                first = self._changes  # the row of an empty database, if any
                 self._flush()
+                if first:  # the inner views' rows changed it: report the net change
+                    net = {}
+                    for row, change in first + self._changes:
+                        net[row] = net.get(row, 0) + change
+                    self._changes = [
+                        (row, change) for row, change in net.items() if change
+                    ]
 
         def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
@@ -4015,7 +4035,7 @@ class View:
         "ctr_total_return",
     )
     QUERY_ID = "f869d0defa3687b0"
-    LAYOUT_ID = "c108ce54141c3a74"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "c75d739ccea7bf49"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -4072,7 +4092,13 @@ class View:
         if self.sub_scalar_2._changes:
             self._on_scalar_2(self.sub_scalar_2._changes)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -4341,7 +4367,7 @@ class View:
                                 v_c_first_name,
                                 v_c_last_name,
                             ), _m8 in (
-                                (_g9,)
+                                _g9.items()
                                 if type(
                                     (
                                         _g9 := self.customer_by_ctr_customer_sk_ca_address_sk[
@@ -4349,8 +4375,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g9.items()
+                                is dict
+                                else (
+                                    (_g9,)
+                                    if type(_g9) is tuple and len(_g9) == 2
+                                    else ((_g9, 1),)
+                                )
                             ):
                                 for (
                                     v_ca_address_sk,
@@ -4366,7 +4396,7 @@ class View:
                                     v_ca_gmt_offset,
                                     v_ca_location_type,
                                 ), _m10 in (
-                                    (_g11,)
+                                    _g11.items()
                                     if type(
                                         (
                                             _g11 := self.customer_address_by_ca_address_sk[
@@ -4374,8 +4404,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g11.items()
+                                    is dict
+                                    else (
+                                        (_g11,)
+                                        if type(_g11) is tuple and len(_g11) == 2
+                                        else ((_g11, 1),)
+                                    )
                                 ):
                                     _k = (
                                         v_c_customer_id,
@@ -4457,25 +4491,10 @@ class View:
             )
             _grp = customer_address_by_ca_address_sk.get(v_ca_address_sk)
             if _grp is None:
-                customer_address_by_ca_address_sk[v_ca_address_sk] = (_t1, _p)
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        customer_address_by_ca_address_sk[v_ca_address_sk] = (
-                            _grp[0],
-                            _n,
-                        )
-                    else:
-                        del customer_address_by_ca_address_sk[v_ca_address_sk]
-                else:
-                    customer_address_by_ca_address_sk[v_ca_address_sk] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                customer_address_by_ca_address_sk[v_ca_address_sk] = (
+                    _t1 if _p == 1 else (_t1, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -4486,9 +4505,29 @@ class View:
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
-                            customer_address_by_ca_address_sk[v_ca_address_sk] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            customer_address_by_ca_address_sk[v_ca_address_sk] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        customer_address_by_ca_address_sk[v_ca_address_sk] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del customer_address_by_ca_address_sk[v_ca_address_sk]
+                else:
+                    customer_address_by_ca_address_sk[v_ca_address_sk] = {
+                        _g: _o,
+                        _e: _p,
+                    }
             _o = customer_address_count_by_ca_address_sk.get(v_ca_address_sk)
             if _o is None:
                 customer_address_count_by_ca_address_sk[v_ca_address_sk] = _p
@@ -4525,7 +4564,7 @@ class View:
                             v_c_first_name,
                             v_c_last_name,
                         ), _m6 in (
-                            (_g7,)
+                            _g7.items()
                             if type(
                                 (
                                     _g7 := self.customer_by_ctr_customer_sk_ca_address_sk[
@@ -4533,8 +4572,12 @@ class View:
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g7.items()
+                            is dict
+                            else (
+                                (_g7,)
+                                if type(_g7) is tuple and len(_g7) == 2
+                                else ((_g7, 1),)
+                            )
                         ):
                             for (v_ctr_customer_sk, v_ctr_total_return), _m8 in (
                                 (_g9,)
@@ -4647,22 +4690,10 @@ class View:
             )
             _grp = customer_by_ctr_customer_sk_ca_address_sk.get(_t1)
             if _grp is None:
-                customer_by_ctr_customer_sk_ca_address_sk[_t1] = (_t2, _p)
-            elif type(_grp) is tuple:
-                _e = _t2
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        customer_by_ctr_customer_sk_ca_address_sk[_t1] = (_grp[0], _n)
-                    else:
-                        del customer_by_ctr_customer_sk_ca_address_sk[_t1]
-                else:
-                    customer_by_ctr_customer_sk_ca_address_sk[_t1] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                customer_by_ctr_customer_sk_ca_address_sk[_t1] = (
+                    _t2 if _p == 1 else (_t2, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(_t2)
                 if _o is None:
                     _grp[_t2] = _p
@@ -4673,9 +4704,26 @@ class View:
                     else:
                         del _grp[_t2]
                         if len(_grp) == 1:
-                            customer_by_ctr_customer_sk_ca_address_sk[_t1] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            customer_by_ctr_customer_sk_ca_address_sk[_t1] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t2
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        customer_by_ctr_customer_sk_ca_address_sk[_t1] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del customer_by_ctr_customer_sk_ca_address_sk[_t1]
+                else:
+                    customer_by_ctr_customer_sk_ca_address_sk[_t1] = {_g: _o, _e: _p}
             _grp = customer_ca_address_sk_by_ctr_customer_sk.get(v_ctr_customer_sk)
             if _grp is None:
                 customer_ca_address_sk_by_ctr_customer_sk[v_ctr_customer_sk] = (
@@ -4791,7 +4839,7 @@ class View:
                                 v_ca_gmt_offset,
                                 v_ca_location_type,
                             ), _m9 in (
-                                (_g10,)
+                                _g10.items()
                                 if type(
                                     (
                                         _g10 := self.customer_address_by_ca_address_sk[
@@ -4799,8 +4847,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g10.items()
+                                is dict
+                                else (
+                                    (_g10,)
+                                    if type(_g10) is tuple and len(_g10) == 2
+                                    else ((_g10, 1),)
+                                )
                             ):
                                 _k = (
                                     v_c_customer_id,
@@ -4993,22 +5045,10 @@ class View:
             )
             _grp = customer_by_ctr_customer_sk_ca_address_sk.get(_t1)
             if _grp is None:
-                customer_by_ctr_customer_sk_ca_address_sk[_t1] = (_t2, _p)
-            elif type(_grp) is tuple:
-                _e = _t2
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        customer_by_ctr_customer_sk_ca_address_sk[_t1] = (_grp[0], _n)
-                    else:
-                        del customer_by_ctr_customer_sk_ca_address_sk[_t1]
-                else:
-                    customer_by_ctr_customer_sk_ca_address_sk[_t1] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                customer_by_ctr_customer_sk_ca_address_sk[_t1] = (
+                    _t2 if _p == 1 else (_t2, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(_t2)
                 if _o is None:
                     _grp[_t2] = _p
@@ -5019,9 +5059,26 @@ class View:
                     else:
                         del _grp[_t2]
                         if len(_grp) == 1:
-                            customer_by_ctr_customer_sk_ca_address_sk[_t1] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            customer_by_ctr_customer_sk_ca_address_sk[_t1] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t2
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        customer_by_ctr_customer_sk_ca_address_sk[_t1] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del customer_by_ctr_customer_sk_ca_address_sk[_t1]
+                else:
+                    customer_by_ctr_customer_sk_ca_address_sk[_t1] = {_g: _o, _e: _p}
             _grp = customer_ca_address_sk_by_ctr_customer_sk.get(v_ctr_customer_sk)
             if _grp is None:
                 customer_ca_address_sk_by_ctr_customer_sk[v_ctr_customer_sk] = (
@@ -5137,7 +5194,7 @@ class View:
                                 v_ca_gmt_offset,
                                 v_ca_location_type,
                             ), _m9 in (
-                                (_g10,)
+                                _g10.items()
                                 if type(
                                     (
                                         _g10 := self.customer_address_by_ca_address_sk[
@@ -5145,8 +5202,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g10.items()
+                                is dict
+                                else (
+                                    (_g10,)
+                                    if type(_g10) is tuple and len(_g10) == 2
+                                    else ((_g10, 1),)
+                                )
                             ):
                                 _k = (
                                     v_c_customer_id,
@@ -5310,7 +5371,7 @@ class View:
                             v_c_first_name,
                             v_c_last_name,
                         ), _m8 in (
-                            (_g9,)
+                            _g9.items()
                             if type(
                                 (
                                     _g9 := self.customer_by_ctr_customer_sk_ca_address_sk[
@@ -5318,8 +5379,12 @@ class View:
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g9.items()
+                            is dict
+                            else (
+                                (_g9,)
+                                if type(_g9) is tuple and len(_g9) == 2
+                                else ((_g9, 1),)
+                            )
                         ):
                             for (
                                 v_ca_address_sk,
@@ -5335,7 +5400,7 @@ class View:
                                 v_ca_gmt_offset,
                                 v_ca_location_type,
                             ), _m10 in (
-                                (_g11,)
+                                _g11.items()
                                 if type(
                                     (
                                         _g11 := self.customer_address_by_ca_address_sk[
@@ -5343,8 +5408,12 @@ class View:
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g11.items()
+                                is dict
+                                else (
+                                    (_g11,)
+                                    if type(_g11) is tuple and len(_g11) == 2
+                                    else ((_g11, 1),)
+                                )
                             ):
                                 _k = (
                                     v_c_customer_id,

@@ -44,19 +44,25 @@ import copy
 
 from sortedcontainers import SortedKeyList
 
+_DATE_0 = datetime.date(2000, 5, 25)
+_DATE_1 = datetime.date(2000, 7, 24)
 _EMPTY = {}  # read-only stand-in for a missing index group
 
 
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -256,7 +262,7 @@ class View:
     }
     COLUMNS = ("i_item_id", "i_item_desc", "i_current_price")
     QUERY_ID = "cfc13acc5e1ff45a"
-    LAYOUT_ID = "b877fa414a9a9cc9"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "fa7f9db3cf44d1e0"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -445,27 +451,9 @@ class View:
             )
             if _grp is None:
                 item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[v_i_item_sk] = (
-                    _t1,
-                    _p,
+                    _t1 if _p == 1 else (_t1, _p)
                 )
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[
-                            v_i_item_sk
-                        ] = (_grp[0], _n)
-                    else:
-                        del item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[
-                            v_i_item_sk
-                        ]
-                else:
-                    item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[
-                        v_i_item_sk
-                    ] = {_grp[0]: _grp[1], _e: _p}
-            else:
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -476,9 +464,30 @@ class View:
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
+                            ((_e, _n),) = _grp.items()
                             item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[
                                 v_i_item_sk
-                            ] = next(iter(_grp.items()))
+                            ] = (_e if _n == 1 else (_e, _n))
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[
+                            v_i_item_sk
+                        ] = (_g if _n == 1 else (_g, _n))
+                    else:
+                        del item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[
+                            v_i_item_sk
+                        ]
+                else:
+                    item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[
+                        v_i_item_sk
+                    ] = {_g: _o, _e: _p}
             _w2 = n3_count_by_i_item_sk.get(v_i_item_sk)
             if _w2 is not None:
                 _d3 = _p * _w2
@@ -536,25 +545,10 @@ class View:
             _p = d
             _grp = inventory_i_item_sk_by_inv_date_sk.get(v_inv_date_sk)
             if _grp is None:
-                inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk] = (v_i_item_sk, _p)
-            elif type(_grp) is tuple:
-                _e = v_i_item_sk
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk] = (
-                            _grp[0],
-                            _n,
-                        )
-                    else:
-                        del inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk]
-                else:
-                    inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk] = (
+                    v_i_item_sk if _p == 1 else (v_i_item_sk, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(v_i_item_sk)
                 if _o is None:
                     _grp[v_i_item_sk] = _p
@@ -565,9 +559,26 @@ class View:
                     else:
                         del _grp[v_i_item_sk]
                         if len(_grp) == 1:
-                            inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = v_i_item_sk
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk]
+                else:
+                    inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk] = {_g: _o, _e: _p}
             _w1 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
             if _w1 is not None:
                 _d2 = _p * _w1
@@ -595,9 +606,15 @@ class View:
                     _g7 = item_i_item_id_i_item_desc_i_current_price_by_i_item_sk.get(
                         v_i_item_sk
                     )
-                    if _g7:
+                    if _g7 is not None:
                         for (v_i_item_id, v_i_item_desc, v_i_current_price), _w5 in (
-                            (_g7,) if type(_g7) is tuple else _g7.items()
+                            _g7.items()
+                            if type(_g7) is dict
+                            else (
+                                (_g7,)
+                                if type(_g7) is tuple and len(_g7) == 2
+                                else ((_g7, 1),)
+                            )
                         ):
                             _d6 = _d4 * _w5
                             _t8 = (v_i_item_id, v_i_item_desc, v_i_current_price)
@@ -628,8 +645,8 @@ class View:
             raise _null_error("date_dim", row, ((0, "d_date_sk"),))
         keep_date_dim = (
             c_date_dim_d_date is not None
-            and (c_date_dim_d_date >= datetime.date(2000, 5, 25))
-            and (c_date_dim_d_date <= datetime.date(2000, 7, 24))
+            and (c_date_dim_d_date >= _DATE_0)
+            and (c_date_dim_d_date <= _DATE_1)
         )
         store = self.date_dim_rows
         count = store.get(row, 0) + d
@@ -662,8 +679,12 @@ class View:
                 else:
                     del date_dim_count_by_inv_date_sk[v_inv_date_sk]
             _g3 = inventory_i_item_sk_by_inv_date_sk.get(v_inv_date_sk)
-            if _g3:
-                for v_i_item_sk, _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+            if _g3 is not None:
+                for v_i_item_sk, _w1 in (
+                    _g3.items()
+                    if type(_g3) is dict
+                    else (_g3,) if type(_g3) is tuple and len(_g3) == 2 else ((_g3, 1),)
+                ):
                     _d2 = _p * _w1
                     _o = n4_count_by_i_item_sk.get(v_i_item_sk)
                     if _o is None:
@@ -691,12 +712,20 @@ class View:
                                 v_i_item_sk
                             )
                         )
-                        if _g8:
+                        if _g8 is not None:
                             for (
                                 v_i_item_id,
                                 v_i_item_desc,
                                 v_i_current_price,
-                            ), _w6 in ((_g8,) if type(_g8) is tuple else _g8.items()):
+                            ), _w6 in (
+                                _g8.items()
+                                if type(_g8) is dict
+                                else (
+                                    (_g8,)
+                                    if type(_g8) is tuple and len(_g8) == 2
+                                    else ((_g8, 1),)
+                                )
+                            ):
                                 _d7 = _d5 * _w6
                                 _t9 = (v_i_item_id, v_i_item_desc, v_i_current_price)
                                 _o = n0_root.get(_t9)
@@ -765,9 +794,11 @@ class View:
             _g5 = item_i_item_id_i_item_desc_i_current_price_by_i_item_sk.get(
                 v_i_item_sk
             )
-            if _g5:
+            if _g5 is not None:
                 for (v_i_item_id, v_i_item_desc, v_i_current_price), _w3 in (
-                    (_g5,) if type(_g5) is tuple else _g5.items()
+                    _g5.items()
+                    if type(_g5) is dict
+                    else (_g5,) if type(_g5) is tuple and len(_g5) == 2 else ((_g5, 1),)
                 ):
                     _d4 = _d2 * _w3
                     _t6 = (v_i_item_id, v_i_item_desc, v_i_current_price)
@@ -860,27 +891,9 @@ class View:
             )
             if _grp is None:
                 item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[v_i_item_sk] = (
-                    _t1,
-                    _p,
+                    _t1 if _p == 1 else (_t1, _p)
                 )
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[
-                            v_i_item_sk
-                        ] = (_grp[0], _n)
-                    else:
-                        del item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[
-                            v_i_item_sk
-                        ]
-                else:
-                    item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[
-                        v_i_item_sk
-                    ] = {_grp[0]: _grp[1], _e: _p}
-            else:
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -891,9 +904,30 @@ class View:
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
+                            ((_e, _n),) = _grp.items()
                             item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[
                                 v_i_item_sk
-                            ] = next(iter(_grp.items()))
+                            ] = (_e if _n == 1 else (_e, _n))
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[
+                            v_i_item_sk
+                        ] = (_g if _n == 1 else (_g, _n))
+                    else:
+                        del item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[
+                            v_i_item_sk
+                        ]
+                else:
+                    item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[
+                        v_i_item_sk
+                    ] = {_g: _o, _e: _p}
             _w2 = n3_count_by_i_item_sk.get(v_i_item_sk)
             if _w2 is not None:
                 _d3 = _p * _w2
@@ -980,25 +1014,10 @@ class View:
                 continue
             _grp = inventory_i_item_sk_by_inv_date_sk.get(v_inv_date_sk)
             if _grp is None:
-                inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk] = (v_i_item_sk, _p)
-            elif type(_grp) is tuple:
-                _e = v_i_item_sk
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk] = (
-                            _grp[0],
-                            _n,
-                        )
-                    else:
-                        del inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk]
-                else:
-                    inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk] = (
+                    v_i_item_sk if _p == 1 else (v_i_item_sk, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(v_i_item_sk)
                 if _o is None:
                     _grp[v_i_item_sk] = _p
@@ -1009,9 +1028,26 @@ class View:
                     else:
                         del _grp[v_i_item_sk]
                         if len(_grp) == 1:
-                            inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = v_i_item_sk
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk]
+                else:
+                    inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk] = {_g: _o, _e: _p}
             _w1 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
             if _w1 is not None:
                 _d2 = _p * _w1
@@ -1039,9 +1075,15 @@ class View:
                     _g7 = item_i_item_id_i_item_desc_i_current_price_by_i_item_sk.get(
                         v_i_item_sk
                     )
-                    if _g7:
+                    if _g7 is not None:
                         for (v_i_item_id, v_i_item_desc, v_i_current_price), _w5 in (
-                            (_g7,) if type(_g7) is tuple else _g7.items()
+                            _g7.items()
+                            if type(_g7) is dict
+                            else (
+                                (_g7,)
+                                if type(_g7) is tuple and len(_g7) == 2
+                                else ((_g7, 1),)
+                            )
                         ):
                             _d6 = _d4 * _w5
                             _t8 = (v_i_item_id, v_i_item_desc, v_i_current_price)
@@ -1083,8 +1125,8 @@ class View:
                 raise _null_error("date_dim", row, ((0, "d_date_sk"),))
             keep_date_dim = (
                 c_date_dim_d_date is not None
-                and (c_date_dim_d_date >= datetime.date(2000, 5, 25))
-                and (c_date_dim_d_date <= datetime.date(2000, 7, 24))
+                and (c_date_dim_d_date >= _DATE_0)
+                and (c_date_dim_d_date <= _DATE_1)
             )
             if keep_date_dim:
                 _p = d
@@ -1131,8 +1173,12 @@ class View:
                 else:
                     del date_dim_count_by_inv_date_sk[v_inv_date_sk]
             _g3 = inventory_i_item_sk_by_inv_date_sk.get(v_inv_date_sk)
-            if _g3:
-                for v_i_item_sk, _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+            if _g3 is not None:
+                for v_i_item_sk, _w1 in (
+                    _g3.items()
+                    if type(_g3) is dict
+                    else (_g3,) if type(_g3) is tuple and len(_g3) == 2 else ((_g3, 1),)
+                ):
                     _d2 = _p * _w1
                     _o = n4_count_by_i_item_sk.get(v_i_item_sk)
                     if _o is None:
@@ -1160,12 +1206,20 @@ class View:
                                 v_i_item_sk
                             )
                         )
-                        if _g8:
+                        if _g8 is not None:
                             for (
                                 v_i_item_id,
                                 v_i_item_desc,
                                 v_i_current_price,
-                            ), _w6 in ((_g8,) if type(_g8) is tuple else _g8.items()):
+                            ), _w6 in (
+                                _g8.items()
+                                if type(_g8) is dict
+                                else (
+                                    (_g8,)
+                                    if type(_g8) is tuple and len(_g8) == 2
+                                    else ((_g8, 1),)
+                                )
+                            ):
                                 _d7 = _d5 * _w6
                                 _t9 = (v_i_item_id, v_i_item_desc, v_i_current_price)
                                 _o = n0_root.get(_t9)
@@ -1259,9 +1313,15 @@ class View:
                 _g5 = item_i_item_id_i_item_desc_i_current_price_by_i_item_sk.get(
                     v_i_item_sk
                 )
-                if _g5:
+                if _g5 is not None:
                     for (v_i_item_id, v_i_item_desc, v_i_current_price), _w3 in (
-                        (_g5,) if type(_g5) is tuple else _g5.items()
+                        _g5.items()
+                        if type(_g5) is dict
+                        else (
+                            (_g5,)
+                            if type(_g5) is tuple and len(_g5) == 2
+                            else ((_g5, 1),)
+                        )
                     ):
                         _d4 = _d2 * _w3
                         _t6 = (v_i_item_id, v_i_item_desc, v_i_current_price)

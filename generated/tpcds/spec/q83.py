@@ -75,13 +75,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -259,13 +263,17 @@ def _make_derived1():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -330,13 +338,17 @@ def _make_derived1():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = 0  # the payload of an absent tuple
 
@@ -368,6 +380,9 @@ def _make_derived1():
             from collections.abc import Callable, Iterable, Iterator, Sequence
             import copy
 
+            _DATE_0 = datetime.date(2000, 6, 30)
+            _DATE_1 = datetime.date(2000, 9, 27)
+            _DATE_2 = datetime.date(2000, 11, 17)
             _EMPTY = {}  # read-only stand-in for a missing index group
             _ZERO = 0  # the payload of an absent tuple
 
@@ -420,7 +435,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "460fdc3c0ce31e99"
-                LAYOUT_ID = "1f703d0b925fa55e"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "f0dd4faea530a09e"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -562,12 +577,7 @@ def _make_derived1():
                     c_date_dim_d_date = row[2]
                     v_d_week_seq = row[4]
                     keep_date_dim = c_date_dim_d_date is not None and (
-                        c_date_dim_d_date
-                        in (
-                            datetime.date(2000, 6, 30),
-                            datetime.date(2000, 9, 27),
-                            datetime.date(2000, 11, 17),
-                        )
+                        c_date_dim_d_date in (_DATE_0, _DATE_1, _DATE_2)
                     )
                     store = self.date_dim_rows
                     count = store.get(row, 0) + d
@@ -760,7 +770,7 @@ def _make_derived1():
             COLUMNS = ("k1",)
             QUERY_ID = "f95907930dd958bb"
             LAYOUT_ID = (
-                "cca6f301d6350bec"  # the state's layout: snapshots restore only here
+                "115fd606b4c763b0"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -788,7 +798,15 @@ def _make_derived1():
                 for sub_row, change in self.sub_in_1._changes:
                     self._apply_in_1(sub_row, change)
                 if self._pending:
+                    first = self._changes  # the row of an empty database, if any
                     self._flush()
+                    if first:  # the inner views' rows changed it: report the net change
+                        net = {}
+                        for row, change in first + self._changes:
+                            net[row] = net.get(row, 0) + change
+                        self._changes = [
+                            (row, change) for row, change in net.items() if change
+                        ]
 
             def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
@@ -1247,7 +1265,7 @@ def _make_derived1():
         COLUMNS = ("item_id", "sr_item_qty")
         QUERY_ID = "8362fd104c17bf8a"
         LAYOUT_ID = (
-            "8c79f125e62c961e"  # the state's layout: snapshots restore only here
+            "5977f16f99ad4bb2"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1291,7 +1309,15 @@ def _make_derived1():
             for sub_row, change in self.sub_in_1._changes:
                 self._apply_in_1(sub_row, change)
             if self._pending:
+                first = self._changes  # the row of an empty database, if any
                 self._flush()
+                if first:  # the inner views' rows changed it: report the net change
+                    net = {}
+                    for row, change in first + self._changes:
+                        net[row] = net.get(row, 0) + change
+                    self._changes = [
+                        (row, change) for row, change in net.items() if change
+                    ]
 
         def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
@@ -2318,13 +2344,17 @@ def _make_derived2():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -2389,13 +2419,17 @@ def _make_derived2():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = 0  # the payload of an absent tuple
 
@@ -2427,6 +2461,9 @@ def _make_derived2():
             from collections.abc import Callable, Iterable, Iterator, Sequence
             import copy
 
+            _DATE_0 = datetime.date(2000, 6, 30)
+            _DATE_1 = datetime.date(2000, 9, 27)
+            _DATE_2 = datetime.date(2000, 11, 17)
             _EMPTY = {}  # read-only stand-in for a missing index group
             _ZERO = 0  # the payload of an absent tuple
 
@@ -2479,7 +2516,7 @@ def _make_derived2():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "460fdc3c0ce31e99"
-                LAYOUT_ID = "1f703d0b925fa55e"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "f0dd4faea530a09e"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -2621,12 +2658,7 @@ def _make_derived2():
                     c_date_dim_d_date = row[2]
                     v_d_week_seq = row[4]
                     keep_date_dim = c_date_dim_d_date is not None and (
-                        c_date_dim_d_date
-                        in (
-                            datetime.date(2000, 6, 30),
-                            datetime.date(2000, 9, 27),
-                            datetime.date(2000, 11, 17),
-                        )
+                        c_date_dim_d_date in (_DATE_0, _DATE_1, _DATE_2)
                     )
                     store = self.date_dim_rows
                     count = store.get(row, 0) + d
@@ -2819,7 +2851,7 @@ def _make_derived2():
             COLUMNS = ("k1",)
             QUERY_ID = "f95907930dd958bb"
             LAYOUT_ID = (
-                "cca6f301d6350bec"  # the state's layout: snapshots restore only here
+                "115fd606b4c763b0"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -2847,7 +2879,15 @@ def _make_derived2():
                 for sub_row, change in self.sub_in_1._changes:
                     self._apply_in_1(sub_row, change)
                 if self._pending:
+                    first = self._changes  # the row of an empty database, if any
                     self._flush()
+                    if first:  # the inner views' rows changed it: report the net change
+                        net = {}
+                        for row, change in first + self._changes:
+                            net[row] = net.get(row, 0) + change
+                        self._changes = [
+                            (row, change) for row, change in net.items() if change
+                        ]
 
             def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
@@ -3313,7 +3353,7 @@ def _make_derived2():
         COLUMNS = ("item_id", "cr_item_qty")
         QUERY_ID = "4f3e789452e40752"
         LAYOUT_ID = (
-            "80dde946c99939f7"  # the state's layout: snapshots restore only here
+            "898f650f88f83d44"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3357,7 +3397,15 @@ def _make_derived2():
             for sub_row, change in self.sub_in_1._changes:
                 self._apply_in_1(sub_row, change)
             if self._pending:
+                first = self._changes  # the row of an empty database, if any
                 self._flush()
+                if first:  # the inner views' rows changed it: report the net change
+                    net = {}
+                    for row, change in first + self._changes:
+                        net[row] = net.get(row, 0) + change
+                    self._changes = [
+                        (row, change) for row, change in net.items() if change
+                    ]
 
         def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
@@ -4384,13 +4432,17 @@ def _make_derived3():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -4455,13 +4507,17 @@ def _make_derived3():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = 0  # the payload of an absent tuple
 
@@ -4493,6 +4549,9 @@ def _make_derived3():
             from collections.abc import Callable, Iterable, Iterator, Sequence
             import copy
 
+            _DATE_0 = datetime.date(2000, 6, 30)
+            _DATE_1 = datetime.date(2000, 9, 27)
+            _DATE_2 = datetime.date(2000, 11, 17)
             _EMPTY = {}  # read-only stand-in for a missing index group
             _ZERO = 0  # the payload of an absent tuple
 
@@ -4545,7 +4604,7 @@ def _make_derived3():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "460fdc3c0ce31e99"
-                LAYOUT_ID = "1f703d0b925fa55e"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "f0dd4faea530a09e"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -4687,12 +4746,7 @@ def _make_derived3():
                     c_date_dim_d_date = row[2]
                     v_d_week_seq = row[4]
                     keep_date_dim = c_date_dim_d_date is not None and (
-                        c_date_dim_d_date
-                        in (
-                            datetime.date(2000, 6, 30),
-                            datetime.date(2000, 9, 27),
-                            datetime.date(2000, 11, 17),
-                        )
+                        c_date_dim_d_date in (_DATE_0, _DATE_1, _DATE_2)
                     )
                     store = self.date_dim_rows
                     count = store.get(row, 0) + d
@@ -4885,7 +4939,7 @@ def _make_derived3():
             COLUMNS = ("k1",)
             QUERY_ID = "f95907930dd958bb"
             LAYOUT_ID = (
-                "cca6f301d6350bec"  # the state's layout: snapshots restore only here
+                "115fd606b4c763b0"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -4913,7 +4967,15 @@ def _make_derived3():
                 for sub_row, change in self.sub_in_1._changes:
                     self._apply_in_1(sub_row, change)
                 if self._pending:
+                    first = self._changes  # the row of an empty database, if any
                     self._flush()
+                    if first:  # the inner views' rows changed it: report the net change
+                        net = {}
+                        for row, change in first + self._changes:
+                            net[row] = net.get(row, 0) + change
+                        self._changes = [
+                            (row, change) for row, change in net.items() if change
+                        ]
 
             def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
@@ -5376,7 +5438,7 @@ def _make_derived3():
         COLUMNS = ("item_id", "wr_item_qty")
         QUERY_ID = "880989f70ea81d71"
         LAYOUT_ID = (
-            "645151af43b4aa72"  # the state's layout: snapshots restore only here
+            "3071ac5143d636ec"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -5420,7 +5482,15 @@ def _make_derived3():
             for sub_row, change in self.sub_in_1._changes:
                 self._apply_in_1(sub_row, change)
             if self._pending:
+                first = self._changes  # the row of an empty database, if any
                 self._flush()
+                if first:  # the inner views' rows changed it: report the net change
+                    net = {}
+                    for row, change in first + self._changes:
+                        net[row] = net.get(row, 0) + change
+                    self._changes = [
+                        (row, change) for row, change in net.items() if change
+                    ]
 
         def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
@@ -6555,7 +6625,7 @@ class View:
         "average",
     )
     QUERY_ID = "720ce879cd0debb2"
-    LAYOUT_ID = "e5934ff2e0c63362"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "d310eb3b13223ea5"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -6603,7 +6673,13 @@ class View:
         for sub_row, change in self.sub_derived3._changes:
             self._apply_derived3(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""

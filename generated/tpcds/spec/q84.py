@@ -46,13 +46,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -281,7 +285,7 @@ class View:
     }
     COLUMNS = ("customer_id", "customername")
     QUERY_ID = "00fe832f23559d8e"
-    LAYOUT_ID = "7736386c3cebf287"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "c0566720ffadceac"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -516,33 +520,9 @@ class View:
                 customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk[
                     v_c_current_hdemo_sk
                 ] = (
-                    _t1,
-                    _p,
+                    _t1 if _p == 1 else (_t1, _p)
                 )
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk[
-                            v_c_current_hdemo_sk
-                        ] = (
-                            _grp[0],
-                            _n,
-                        )
-                    else:
-                        del customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk[
-                            v_c_current_hdemo_sk
-                        ]
-                else:
-                    customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk[
-                        v_c_current_hdemo_sk
-                    ] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -553,11 +533,37 @@ class View:
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
+                            ((_e, _n),) = _grp.items()
                             customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk[
                                 v_c_current_hdemo_sk
-                            ] = next(
-                                iter(_grp.items())
+                            ] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk[
+                            v_c_current_hdemo_sk
+                        ] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk[
+                            v_c_current_hdemo_sk
+                        ]
+                else:
+                    customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk[
+                        v_c_current_hdemo_sk
+                    ] = {
+                        _g: _o,
+                        _e: _p,
+                    }
             _w2 = n5_count_by_c_current_hdemo_sk.get(v_c_current_hdemo_sk)
             if _w2 is not None:
                 _d3 = _p * _w2
@@ -574,33 +580,9 @@ class View:
                     n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
                         v_c_current_cdemo_sk
                     ] = (
-                        _t4,
-                        _d3,
+                        _t4 if _d3 == 1 else (_t4, _d3)
                     )
-                elif type(_grp) is tuple:
-                    _e = _t4
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _d3
-                        if _n:
-                            n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
-                                v_c_current_cdemo_sk
-                            ] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
-                                v_c_current_cdemo_sk
-                            ]
-                    else:
-                        n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
-                            v_c_current_cdemo_sk
-                        ] = {
-                            _grp[0]: _grp[1],
-                            _e: _d3,
-                        }
-                else:
+                elif type(_grp) is dict:
                     _o = _grp.get(_t4)
                     if _o is None:
                         _grp[_t4] = _d3
@@ -611,11 +593,37 @@ class View:
                         else:
                             del _grp[_t4]
                             if len(_grp) == 1:
+                                ((_e, _n),) = _grp.items()
                                 n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
                                     v_c_current_cdemo_sk
-                                ] = next(
-                                    iter(_grp.items())
+                                ] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t4
+                    if _g is _e or _g == _e:
+                        _n = _o + _d3
+                        if _n:
+                            n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                v_c_current_cdemo_sk
+                            ] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                v_c_current_cdemo_sk
+                            ]
+                    else:
+                        n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                            v_c_current_cdemo_sk
+                        ] = {
+                            _g: _o,
+                            _e: _d3,
+                        }
                 _w5 = n8_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
                 if _w5 is not None:
                     _d6 = _d3 * _w5
@@ -626,31 +634,8 @@ class View:
                     if _grp is None:
                         n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                             v_c_current_addr_sk
-                        ] = (_t7, _d6)
-                    elif type(_grp) is tuple:
-                        _e = _t7
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _d6
-                            if _n:
-                                n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
-                                ] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
-                                ]
-                        else:
-                            n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                v_c_current_addr_sk
-                            ] = {
-                                _grp[0]: _grp[1],
-                                _e: _d6,
-                            }
-                    else:
+                        ] = (_t7 if _d6 == 1 else (_t7, _d6))
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t7)
                         if _o is None:
                             _grp[_t7] = _d6
@@ -661,11 +646,37 @@ class View:
                             else:
                                 del _grp[_t7]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                         v_c_current_addr_sk
-                                    ] = next(
-                                        iter(_grp.items())
+                                    ] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t7
+                        if _g is _e or _g == _e:
+                            _n = _o + _d6
+                            if _n:
+                                n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ]
+                        else:
+                            n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ] = {
+                                _g: _o,
+                                _e: _d6,
+                            }
                     _w8 = customer_address_count_by_c_current_addr_sk.get(
                         v_c_current_addr_sk
                     )
@@ -757,9 +768,11 @@ class View:
             _g3 = n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk.get(
                 v_c_current_addr_sk
             )
-            if _g3:
+            if _g3 is not None:
                 for (v_c_customer_id, v_c_first_name, v_c_last_name), _w1 in (
-                    (_g3,) if type(_g3) is tuple else _g3.items()
+                    _g3.items()
+                    if type(_g3) is dict
+                    else (_g3,) if type(_g3) is tuple and len(_g3) == 2 else ((_g3, 1),)
                 ):
                     _d2 = _p * _w1
                     _t4 = (v_c_customer_id, v_c_first_name, v_c_last_name)
@@ -868,13 +881,17 @@ class View:
             _g5 = n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk.get(
                 v_c_current_cdemo_sk
             )
-            if _g5:
+            if _g5 is not None:
                 for (
                     v_c_customer_id,
                     v_c_current_addr_sk,
                     v_c_first_name,
                     v_c_last_name,
-                ), _w3 in ((_g5,) if type(_g5) is tuple else _g5.items()):
+                ), _w3 in (
+                    _g5.items()
+                    if type(_g5) is dict
+                    else (_g5,) if type(_g5) is tuple and len(_g5) == 2 else ((_g5, 1),)
+                ):
                     _d4 = _d2 * _w3
                     _t6 = (v_c_customer_id, v_c_first_name, v_c_last_name)
                     _grp = n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk.get(
@@ -883,31 +900,8 @@ class View:
                     if _grp is None:
                         n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                             v_c_current_addr_sk
-                        ] = (_t6, _d4)
-                    elif type(_grp) is tuple:
-                        _e = _t6
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _d4
-                            if _n:
-                                n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
-                                ] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
-                                ]
-                        else:
-                            n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                v_c_current_addr_sk
-                            ] = {
-                                _grp[0]: _grp[1],
-                                _e: _d4,
-                            }
-                    else:
+                        ] = (_t6 if _d4 == 1 else (_t6, _d4))
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t6)
                         if _o is None:
                             _grp[_t6] = _d4
@@ -918,11 +912,37 @@ class View:
                             else:
                                 del _grp[_t6]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                         v_c_current_addr_sk
-                                    ] = next(
-                                        iter(_grp.items())
+                                    ] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t6
+                        if _g is _e or _g == _e:
+                            _n = _o + _d4
+                            if _n:
+                                n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ]
+                        else:
+                            n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ] = {
+                                _g: _o,
+                                _e: _d4,
+                            }
                     _w7 = customer_address_count_by_c_current_addr_sk.get(
                         v_c_current_addr_sk
                     )
@@ -1067,14 +1087,22 @@ class View:
                 _g5 = customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk.get(
                     v_c_current_hdemo_sk
                 )
-                if _g5:
+                if _g5 is not None:
                     for (
                         v_c_customer_id,
                         v_c_current_cdemo_sk,
                         v_c_current_addr_sk,
                         v_c_first_name,
                         v_c_last_name,
-                    ), _w3 in ((_g5,) if type(_g5) is tuple else _g5.items()):
+                    ), _w3 in (
+                        _g5.items()
+                        if type(_g5) is dict
+                        else (
+                            (_g5,)
+                            if type(_g5) is tuple and len(_g5) == 2
+                            else ((_g5, 1),)
+                        )
+                    ):
                         _d4 = _d2 * _w3
                         _t6 = (
                             v_c_customer_id,
@@ -1089,33 +1117,9 @@ class View:
                             n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
                                 v_c_current_cdemo_sk
                             ] = (
-                                _t6,
-                                _d4,
+                                _t6 if _d4 == 1 else (_t6, _d4)
                             )
-                        elif type(_grp) is tuple:
-                            _e = _t6
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d4
-                                if _n:
-                                    n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
-                                        v_c_current_cdemo_sk
-                                    ] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
-                                        v_c_current_cdemo_sk
-                                    ]
-                            else:
-                                n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
-                                    v_c_current_cdemo_sk
-                                ] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _d4,
-                                }
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t6)
                             if _o is None:
                                 _grp[_t6] = _d4
@@ -1126,11 +1130,37 @@ class View:
                                 else:
                                     del _grp[_t6]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
                                             v_c_current_cdemo_sk
-                                        ] = next(
-                                            iter(_grp.items())
+                                        ] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t6
+                            if _g is _e or _g == _e:
+                                _n = _o + _d4
+                                if _n:
+                                    n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                        v_c_current_cdemo_sk
+                                    ] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                        v_c_current_cdemo_sk
+                                    ]
+                            else:
+                                n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                    v_c_current_cdemo_sk
+                                ] = {
+                                    _g: _o,
+                                    _e: _d4,
+                                }
                         _w7 = n8_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
                         if _w7 is not None:
                             _d8 = _d4 * _w7
@@ -1142,33 +1172,9 @@ class View:
                                 n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                     v_c_current_addr_sk
                                 ] = (
-                                    _t9,
-                                    _d8,
+                                    _t9 if _d8 == 1 else (_t9, _d8)
                                 )
-                            elif type(_grp) is tuple:
-                                _e = _t9
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _d8
-                                    if _n:
-                                        n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                            v_c_current_addr_sk
-                                        ] = (
-                                            _grp[0],
-                                            _n,
-                                        )
-                                    else:
-                                        del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                            v_c_current_addr_sk
-                                        ]
-                                else:
-                                    n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                        v_c_current_addr_sk
-                                    ] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _d8,
-                                    }
-                            else:
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t9)
                                 if _o is None:
                                     _grp[_t9] = _d8
@@ -1179,11 +1185,37 @@ class View:
                                     else:
                                         del _grp[_t9]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                                 v_c_current_addr_sk
-                                            ] = next(
-                                                iter(_grp.items())
+                                            ] = (
+                                                _e if _n == 1 else (_e, _n)
                                             )
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t9
+                                if _g is _e or _g == _e:
+                                    _n = _o + _d8
+                                    if _n:
+                                        n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                            v_c_current_addr_sk
+                                        ] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                            v_c_current_addr_sk
+                                        ]
+                                else:
+                                    n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ] = {
+                                        _g: _o,
+                                        _e: _d8,
+                                    }
                             _w10 = customer_address_count_by_c_current_addr_sk.get(
                                 v_c_current_addr_sk
                             )
@@ -1310,14 +1342,22 @@ class View:
                     _g6 = customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk.get(
                         v_c_current_hdemo_sk
                     )
-                    if _g6:
+                    if _g6 is not None:
                         for (
                             v_c_customer_id,
                             v_c_current_cdemo_sk,
                             v_c_current_addr_sk,
                             v_c_first_name,
                             v_c_last_name,
-                        ), _w4 in ((_g6,) if type(_g6) is tuple else _g6.items()):
+                        ), _w4 in (
+                            _g6.items()
+                            if type(_g6) is dict
+                            else (
+                                (_g6,)
+                                if type(_g6) is tuple and len(_g6) == 2
+                                else ((_g6, 1),)
+                            )
+                        ):
                             _d5 = _d2 * _w4
                             _t7 = (
                                 v_c_customer_id,
@@ -1332,33 +1372,9 @@ class View:
                                 n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
                                     v_c_current_cdemo_sk
                                 ] = (
-                                    _t7,
-                                    _d5,
+                                    _t7 if _d5 == 1 else (_t7, _d5)
                                 )
-                            elif type(_grp) is tuple:
-                                _e = _t7
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _d5
-                                    if _n:
-                                        n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
-                                            v_c_current_cdemo_sk
-                                        ] = (
-                                            _grp[0],
-                                            _n,
-                                        )
-                                    else:
-                                        del n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
-                                            v_c_current_cdemo_sk
-                                        ]
-                                else:
-                                    n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
-                                        v_c_current_cdemo_sk
-                                    ] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _d5,
-                                    }
-                            else:
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t7)
                                 if _o is None:
                                     _grp[_t7] = _d5
@@ -1369,11 +1385,37 @@ class View:
                                     else:
                                         del _grp[_t7]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
                                                 v_c_current_cdemo_sk
-                                            ] = next(
-                                                iter(_grp.items())
+                                            ] = (
+                                                _e if _n == 1 else (_e, _n)
                                             )
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t7
+                                if _g is _e or _g == _e:
+                                    _n = _o + _d5
+                                    if _n:
+                                        n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                            v_c_current_cdemo_sk
+                                        ] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                            v_c_current_cdemo_sk
+                                        ]
+                                else:
+                                    n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                        v_c_current_cdemo_sk
+                                    ] = {
+                                        _g: _o,
+                                        _e: _d5,
+                                    }
                             _w8 = n8_count_by_c_current_cdemo_sk.get(
                                 v_c_current_cdemo_sk
                             )
@@ -1387,33 +1429,9 @@ class View:
                                     n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                         v_c_current_addr_sk
                                     ] = (
-                                        _t10,
-                                        _d9,
+                                        _t10 if _d9 == 1 else (_t10, _d9)
                                     )
-                                elif type(_grp) is tuple:
-                                    _e = _t10
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _d9
-                                        if _n:
-                                            n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                                v_c_current_addr_sk
-                                            ] = (
-                                                _grp[0],
-                                                _n,
-                                            )
-                                        else:
-                                            del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                                v_c_current_addr_sk
-                                            ]
-                                    else:
-                                        n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                            v_c_current_addr_sk
-                                        ] = {
-                                            _grp[0]: _grp[1],
-                                            _e: _d9,
-                                        }
-                                else:
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t10)
                                     if _o is None:
                                         _grp[_t10] = _d9
@@ -1424,11 +1442,37 @@ class View:
                                         else:
                                             del _grp[_t10]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                                     v_c_current_addr_sk
-                                                ] = next(
-                                                    iter(_grp.items())
+                                                ] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t10
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _d9
+                                        if _n:
+                                            n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                                v_c_current_addr_sk
+                                            ] = (
+                                                _g if _n == 1 else (_g, _n)
+                                            )
+                                        else:
+                                            del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                                v_c_current_addr_sk
+                                            ]
+                                    else:
+                                        n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                            v_c_current_addr_sk
+                                        ] = {
+                                            _g: _o,
+                                            _e: _d9,
+                                        }
                                 _w11 = customer_address_count_by_c_current_addr_sk.get(
                                     v_c_current_addr_sk
                                 )
@@ -1538,13 +1582,21 @@ class View:
                 _g5 = n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk.get(
                     v_c_current_cdemo_sk
                 )
-                if _g5:
+                if _g5 is not None:
                     for (
                         v_c_customer_id,
                         v_c_current_addr_sk,
                         v_c_first_name,
                         v_c_last_name,
-                    ), _w3 in ((_g5,) if type(_g5) is tuple else _g5.items()):
+                    ), _w3 in (
+                        _g5.items()
+                        if type(_g5) is dict
+                        else (
+                            (_g5,)
+                            if type(_g5) is tuple and len(_g5) == 2
+                            else ((_g5, 1),)
+                        )
+                    ):
                         _d4 = _d2 * _w3
                         _t6 = (v_c_customer_id, v_c_first_name, v_c_last_name)
                         _grp = n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk.get(
@@ -1554,33 +1606,9 @@ class View:
                             n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                 v_c_current_addr_sk
                             ] = (
-                                _t6,
-                                _d4,
+                                _t6 if _d4 == 1 else (_t6, _d4)
                             )
-                        elif type(_grp) is tuple:
-                            _e = _t6
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d4
-                                if _n:
-                                    n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                        v_c_current_addr_sk
-                                    ] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                        v_c_current_addr_sk
-                                    ]
-                            else:
-                                n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
-                                ] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _d4,
-                                }
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t6)
                             if _o is None:
                                 _grp[_t6] = _d4
@@ -1591,11 +1619,37 @@ class View:
                                 else:
                                     del _grp[_t6]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                             v_c_current_addr_sk
-                                        ] = next(
-                                            iter(_grp.items())
+                                        ] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t6
+                            if _g is _e or _g == _e:
+                                _n = _o + _d4
+                                if _n:
+                                    n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ]
+                            else:
+                                n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = {
+                                    _g: _o,
+                                    _e: _d4,
+                                }
                         _w7 = customer_address_count_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )
@@ -1764,33 +1818,9 @@ class View:
                 customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk[
                     v_c_current_hdemo_sk
                 ] = (
-                    _t1,
-                    _p,
+                    _t1 if _p == 1 else (_t1, _p)
                 )
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk[
-                            v_c_current_hdemo_sk
-                        ] = (
-                            _grp[0],
-                            _n,
-                        )
-                    else:
-                        del customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk[
-                            v_c_current_hdemo_sk
-                        ]
-                else:
-                    customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk[
-                        v_c_current_hdemo_sk
-                    ] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -1801,11 +1831,37 @@ class View:
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
+                            ((_e, _n),) = _grp.items()
                             customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk[
                                 v_c_current_hdemo_sk
-                            ] = next(
-                                iter(_grp.items())
+                            ] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk[
+                            v_c_current_hdemo_sk
+                        ] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk[
+                            v_c_current_hdemo_sk
+                        ]
+                else:
+                    customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk[
+                        v_c_current_hdemo_sk
+                    ] = {
+                        _g: _o,
+                        _e: _p,
+                    }
             _w2 = n5_count_by_c_current_hdemo_sk.get(v_c_current_hdemo_sk)
             if _w2 is not None:
                 _d3 = _p * _w2
@@ -1822,33 +1878,9 @@ class View:
                     n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
                         v_c_current_cdemo_sk
                     ] = (
-                        _t4,
-                        _d3,
+                        _t4 if _d3 == 1 else (_t4, _d3)
                     )
-                elif type(_grp) is tuple:
-                    _e = _t4
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _d3
-                        if _n:
-                            n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
-                                v_c_current_cdemo_sk
-                            ] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
-                                v_c_current_cdemo_sk
-                            ]
-                    else:
-                        n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
-                            v_c_current_cdemo_sk
-                        ] = {
-                            _grp[0]: _grp[1],
-                            _e: _d3,
-                        }
-                else:
+                elif type(_grp) is dict:
                     _o = _grp.get(_t4)
                     if _o is None:
                         _grp[_t4] = _d3
@@ -1859,11 +1891,37 @@ class View:
                         else:
                             del _grp[_t4]
                             if len(_grp) == 1:
+                                ((_e, _n),) = _grp.items()
                                 n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
                                     v_c_current_cdemo_sk
-                                ] = next(
-                                    iter(_grp.items())
+                                ] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t4
+                    if _g is _e or _g == _e:
+                        _n = _o + _d3
+                        if _n:
+                            n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                v_c_current_cdemo_sk
+                            ] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                v_c_current_cdemo_sk
+                            ]
+                    else:
+                        n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                            v_c_current_cdemo_sk
+                        ] = {
+                            _g: _o,
+                            _e: _d3,
+                        }
                 _w5 = n8_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
                 if _w5 is not None:
                     _d6 = _d3 * _w5
@@ -1874,31 +1932,8 @@ class View:
                     if _grp is None:
                         n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                             v_c_current_addr_sk
-                        ] = (_t7, _d6)
-                    elif type(_grp) is tuple:
-                        _e = _t7
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _d6
-                            if _n:
-                                n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
-                                ] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
-                                ]
-                        else:
-                            n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                v_c_current_addr_sk
-                            ] = {
-                                _grp[0]: _grp[1],
-                                _e: _d6,
-                            }
-                    else:
+                        ] = (_t7 if _d6 == 1 else (_t7, _d6))
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t7)
                         if _o is None:
                             _grp[_t7] = _d6
@@ -1909,11 +1944,37 @@ class View:
                             else:
                                 del _grp[_t7]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                         v_c_current_addr_sk
-                                    ] = next(
-                                        iter(_grp.items())
+                                    ] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t7
+                        if _g is _e or _g == _e:
+                            _n = _o + _d6
+                            if _n:
+                                n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ]
+                        else:
+                            n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ] = {
+                                _g: _o,
+                                _e: _d6,
+                            }
                     _w8 = customer_address_count_by_c_current_addr_sk.get(
                         v_c_current_addr_sk
                     )
@@ -2032,9 +2093,11 @@ class View:
             _g3 = n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk.get(
                 v_c_current_addr_sk
             )
-            if _g3:
+            if _g3 is not None:
                 for (v_c_customer_id, v_c_first_name, v_c_last_name), _w1 in (
-                    (_g3,) if type(_g3) is tuple else _g3.items()
+                    _g3.items()
+                    if type(_g3) is dict
+                    else (_g3,) if type(_g3) is tuple and len(_g3) == 2 else ((_g3, 1),)
                 ):
                     _d2 = _p * _w1
                     _t4 = (v_c_customer_id, v_c_first_name, v_c_last_name)
@@ -2174,13 +2237,21 @@ class View:
                 _g5 = n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk.get(
                     v_c_current_cdemo_sk
                 )
-                if _g5:
+                if _g5 is not None:
                     for (
                         v_c_customer_id,
                         v_c_current_addr_sk,
                         v_c_first_name,
                         v_c_last_name,
-                    ), _w3 in ((_g5,) if type(_g5) is tuple else _g5.items()):
+                    ), _w3 in (
+                        _g5.items()
+                        if type(_g5) is dict
+                        else (
+                            (_g5,)
+                            if type(_g5) is tuple and len(_g5) == 2
+                            else ((_g5, 1),)
+                        )
+                    ):
                         _d4 = _d2 * _w3
                         _t6 = (v_c_customer_id, v_c_first_name, v_c_last_name)
                         _grp = n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk.get(
@@ -2190,33 +2261,9 @@ class View:
                             n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                 v_c_current_addr_sk
                             ] = (
-                                _t6,
-                                _d4,
+                                _t6 if _d4 == 1 else (_t6, _d4)
                             )
-                        elif type(_grp) is tuple:
-                            _e = _t6
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d4
-                                if _n:
-                                    n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                        v_c_current_addr_sk
-                                    ] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                        v_c_current_addr_sk
-                                    ]
-                            else:
-                                n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
-                                ] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _d4,
-                                }
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t6)
                             if _o is None:
                                 _grp[_t6] = _d4
@@ -2227,11 +2274,37 @@ class View:
                                 else:
                                     del _grp[_t6]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                             v_c_current_addr_sk
-                                        ] = next(
-                                            iter(_grp.items())
+                                        ] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t6
+                            if _g is _e or _g == _e:
+                                _n = _o + _d4
+                                if _n:
+                                    n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ]
+                            else:
+                                n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = {
+                                    _g: _o,
+                                    _e: _d4,
+                                }
                         _w7 = customer_address_count_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )
@@ -2407,14 +2480,22 @@ class View:
                 _g5 = customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk.get(
                     v_c_current_hdemo_sk
                 )
-                if _g5:
+                if _g5 is not None:
                     for (
                         v_c_customer_id,
                         v_c_current_cdemo_sk,
                         v_c_current_addr_sk,
                         v_c_first_name,
                         v_c_last_name,
-                    ), _w3 in ((_g5,) if type(_g5) is tuple else _g5.items()):
+                    ), _w3 in (
+                        _g5.items()
+                        if type(_g5) is dict
+                        else (
+                            (_g5,)
+                            if type(_g5) is tuple and len(_g5) == 2
+                            else ((_g5, 1),)
+                        )
+                    ):
                         _d4 = _d2 * _w3
                         _t6 = (
                             v_c_customer_id,
@@ -2429,33 +2510,9 @@ class View:
                             n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
                                 v_c_current_cdemo_sk
                             ] = (
-                                _t6,
-                                _d4,
+                                _t6 if _d4 == 1 else (_t6, _d4)
                             )
-                        elif type(_grp) is tuple:
-                            _e = _t6
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d4
-                                if _n:
-                                    n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
-                                        v_c_current_cdemo_sk
-                                    ] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
-                                        v_c_current_cdemo_sk
-                                    ]
-                            else:
-                                n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
-                                    v_c_current_cdemo_sk
-                                ] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _d4,
-                                }
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t6)
                             if _o is None:
                                 _grp[_t6] = _d4
@@ -2466,11 +2523,37 @@ class View:
                                 else:
                                     del _grp[_t6]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
                                             v_c_current_cdemo_sk
-                                        ] = next(
-                                            iter(_grp.items())
+                                        ] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t6
+                            if _g is _e or _g == _e:
+                                _n = _o + _d4
+                                if _n:
+                                    n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                        v_c_current_cdemo_sk
+                                    ] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                        v_c_current_cdemo_sk
+                                    ]
+                            else:
+                                n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                    v_c_current_cdemo_sk
+                                ] = {
+                                    _g: _o,
+                                    _e: _d4,
+                                }
                         _w7 = n8_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
                         if _w7 is not None:
                             _d8 = _d4 * _w7
@@ -2482,33 +2565,9 @@ class View:
                                 n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                     v_c_current_addr_sk
                                 ] = (
-                                    _t9,
-                                    _d8,
+                                    _t9 if _d8 == 1 else (_t9, _d8)
                                 )
-                            elif type(_grp) is tuple:
-                                _e = _t9
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _d8
-                                    if _n:
-                                        n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                            v_c_current_addr_sk
-                                        ] = (
-                                            _grp[0],
-                                            _n,
-                                        )
-                                    else:
-                                        del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                            v_c_current_addr_sk
-                                        ]
-                                else:
-                                    n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                        v_c_current_addr_sk
-                                    ] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _d8,
-                                    }
-                            else:
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t9)
                                 if _o is None:
                                     _grp[_t9] = _d8
@@ -2519,11 +2578,37 @@ class View:
                                     else:
                                         del _grp[_t9]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                                 v_c_current_addr_sk
-                                            ] = next(
-                                                iter(_grp.items())
+                                            ] = (
+                                                _e if _n == 1 else (_e, _n)
                                             )
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t9
+                                if _g is _e or _g == _e:
+                                    _n = _o + _d8
+                                    if _n:
+                                        n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                            v_c_current_addr_sk
+                                        ] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                            v_c_current_addr_sk
+                                        ]
+                                else:
+                                    n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ] = {
+                                        _g: _o,
+                                        _e: _d8,
+                                    }
                             _w10 = customer_address_count_by_c_current_addr_sk.get(
                                 v_c_current_addr_sk
                             )
@@ -2677,14 +2762,22 @@ class View:
                     _g6 = customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk.get(
                         v_c_current_hdemo_sk
                     )
-                    if _g6:
+                    if _g6 is not None:
                         for (
                             v_c_customer_id,
                             v_c_current_cdemo_sk,
                             v_c_current_addr_sk,
                             v_c_first_name,
                             v_c_last_name,
-                        ), _w4 in ((_g6,) if type(_g6) is tuple else _g6.items()):
+                        ), _w4 in (
+                            _g6.items()
+                            if type(_g6) is dict
+                            else (
+                                (_g6,)
+                                if type(_g6) is tuple and len(_g6) == 2
+                                else ((_g6, 1),)
+                            )
+                        ):
                             _d5 = _d2 * _w4
                             _t7 = (
                                 v_c_customer_id,
@@ -2699,33 +2792,9 @@ class View:
                                 n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
                                     v_c_current_cdemo_sk
                                 ] = (
-                                    _t7,
-                                    _d5,
+                                    _t7 if _d5 == 1 else (_t7, _d5)
                                 )
-                            elif type(_grp) is tuple:
-                                _e = _t7
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _d5
-                                    if _n:
-                                        n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
-                                            v_c_current_cdemo_sk
-                                        ] = (
-                                            _grp[0],
-                                            _n,
-                                        )
-                                    else:
-                                        del n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
-                                            v_c_current_cdemo_sk
-                                        ]
-                                else:
-                                    n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
-                                        v_c_current_cdemo_sk
-                                    ] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _d5,
-                                    }
-                            else:
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t7)
                                 if _o is None:
                                     _grp[_t7] = _d5
@@ -2736,11 +2805,37 @@ class View:
                                     else:
                                         del _grp[_t7]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
                                                 v_c_current_cdemo_sk
-                                            ] = next(
-                                                iter(_grp.items())
+                                            ] = (
+                                                _e if _n == 1 else (_e, _n)
                                             )
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t7
+                                if _g is _e or _g == _e:
+                                    _n = _o + _d5
+                                    if _n:
+                                        n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                            v_c_current_cdemo_sk
+                                        ] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                            v_c_current_cdemo_sk
+                                        ]
+                                else:
+                                    n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                        v_c_current_cdemo_sk
+                                    ] = {
+                                        _g: _o,
+                                        _e: _d5,
+                                    }
                             _w8 = n8_count_by_c_current_cdemo_sk.get(
                                 v_c_current_cdemo_sk
                             )
@@ -2754,33 +2849,9 @@ class View:
                                     n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                         v_c_current_addr_sk
                                     ] = (
-                                        _t10,
-                                        _d9,
+                                        _t10 if _d9 == 1 else (_t10, _d9)
                                     )
-                                elif type(_grp) is tuple:
-                                    _e = _t10
-                                    if _grp[0] is _e or _grp[0] == _e:
-                                        _o = _grp[1]
-                                        _n = _o + _d9
-                                        if _n:
-                                            n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                                v_c_current_addr_sk
-                                            ] = (
-                                                _grp[0],
-                                                _n,
-                                            )
-                                        else:
-                                            del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                                v_c_current_addr_sk
-                                            ]
-                                    else:
-                                        n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                            v_c_current_addr_sk
-                                        ] = {
-                                            _grp[0]: _grp[1],
-                                            _e: _d9,
-                                        }
-                                else:
+                                elif type(_grp) is dict:
                                     _o = _grp.get(_t10)
                                     if _o is None:
                                         _grp[_t10] = _d9
@@ -2791,11 +2862,37 @@ class View:
                                         else:
                                             del _grp[_t10]
                                             if len(_grp) == 1:
+                                                ((_e, _n),) = _grp.items()
                                                 n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                                     v_c_current_addr_sk
-                                                ] = next(
-                                                    iter(_grp.items())
+                                                ] = (
+                                                    _e if _n == 1 else (_e, _n)
                                                 )
+                                else:
+                                    if type(_grp) is tuple and len(_grp) == 2:
+                                        _g, _o = _grp
+                                    else:
+                                        _g, _o = _grp, 1
+                                    _e = _t10
+                                    if _g is _e or _g == _e:
+                                        _n = _o + _d9
+                                        if _n:
+                                            n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                                v_c_current_addr_sk
+                                            ] = (
+                                                _g if _n == 1 else (_g, _n)
+                                            )
+                                        else:
+                                            del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                                v_c_current_addr_sk
+                                            ]
+                                    else:
+                                        n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                            v_c_current_addr_sk
+                                        ] = {
+                                            _g: _o,
+                                            _e: _d9,
+                                        }
                                 _w11 = customer_address_count_by_c_current_addr_sk.get(
                                     v_c_current_addr_sk
                                 )
@@ -2932,13 +3029,21 @@ class View:
                 _g5 = n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk.get(
                     v_c_current_cdemo_sk
                 )
-                if _g5:
+                if _g5 is not None:
                     for (
                         v_c_customer_id,
                         v_c_current_addr_sk,
                         v_c_first_name,
                         v_c_last_name,
-                    ), _w3 in ((_g5,) if type(_g5) is tuple else _g5.items()):
+                    ), _w3 in (
+                        _g5.items()
+                        if type(_g5) is dict
+                        else (
+                            (_g5,)
+                            if type(_g5) is tuple and len(_g5) == 2
+                            else ((_g5, 1),)
+                        )
+                    ):
                         _d4 = _d2 * _w3
                         _t6 = (v_c_customer_id, v_c_first_name, v_c_last_name)
                         _grp = n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk.get(
@@ -2948,33 +3053,9 @@ class View:
                             n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                 v_c_current_addr_sk
                             ] = (
-                                _t6,
-                                _d4,
+                                _t6 if _d4 == 1 else (_t6, _d4)
                             )
-                        elif type(_grp) is tuple:
-                            _e = _t6
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d4
-                                if _n:
-                                    n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                        v_c_current_addr_sk
-                                    ] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                        v_c_current_addr_sk
-                                    ]
-                            else:
-                                n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
-                                ] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _d4,
-                                }
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t6)
                             if _o is None:
                                 _grp[_t6] = _d4
@@ -2985,11 +3066,37 @@ class View:
                                 else:
                                     del _grp[_t6]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                             v_c_current_addr_sk
-                                        ] = next(
-                                            iter(_grp.items())
+                                        ] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t6
+                            if _g is _e or _g == _e:
+                                _n = _o + _d4
+                                if _n:
+                                    n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ]
+                            else:
+                                n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = {
+                                    _g: _o,
+                                    _e: _d4,
+                                }
                         _w7 = customer_address_count_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )

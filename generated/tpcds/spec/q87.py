@@ -112,15 +112,19 @@ def _make_derived1():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = 0  # the payload of an absent tuple
 
@@ -228,7 +232,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("c_last_name", "c_first_name", "d_date")
                 QUERY_ID = "8f1fe100e79331d3"
-                LAYOUT_ID = "c3dbeb6a5c8a2470"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "1563dd121bddb705"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -549,7 +553,7 @@ def _make_derived1():
                                             v_c_first_name,
                                             v_c_last_name,
                                         ), _m8 in (
-                                            (_g9,)
+                                            _g9.items()
                                             if type(
                                                 (
                                                     _g9 := self.customer_by_ss_customer_sk[
@@ -557,8 +561,12 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g9.items()
+                                            is dict
+                                            else (
+                                                (_g9,)
+                                                if type(_g9) is tuple and len(_g9) == 2
+                                                else ((_g9, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 v_c_last_name,
@@ -733,7 +741,7 @@ def _make_derived1():
                                             v_c_first_name,
                                             v_c_last_name,
                                         ), _m9 in (
-                                            (_g10,)
+                                            _g10.items()
                                             if type(
                                                 (
                                                     _g10 := self.customer_by_ss_customer_sk[
@@ -741,8 +749,13 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g10.items()
+                                            is dict
+                                            else (
+                                                (_g10,)
+                                                if type(_g10) is tuple
+                                                and len(_g10) == 2
+                                                else ((_g10, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 v_c_last_name,
@@ -784,25 +797,10 @@ def _make_derived1():
                     _t1 = (v_ss_customer_sk, v_c_first_name, v_c_last_name)
                     _grp = customer_by_ss_customer_sk.get(v_ss_customer_sk)
                     if _grp is None:
-                        customer_by_ss_customer_sk[v_ss_customer_sk] = (_t1, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                customer_by_ss_customer_sk[v_ss_customer_sk] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del customer_by_ss_customer_sk[v_ss_customer_sk]
-                        else:
-                            customer_by_ss_customer_sk[v_ss_customer_sk] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                        customer_by_ss_customer_sk[v_ss_customer_sk] = (
+                            _t1 if _p == 1 else (_t1, _p)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -813,9 +811,29 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
-                                    customer_by_ss_customer_sk[v_ss_customer_sk] = next(
-                                        iter(_grp.items())
+                                    ((_e, _n),) = _grp.items()
+                                    customer_by_ss_customer_sk[v_ss_customer_sk] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                customer_by_ss_customer_sk[v_ss_customer_sk] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del customer_by_ss_customer_sk[v_ss_customer_sk]
+                        else:
+                            customer_by_ss_customer_sk[v_ss_customer_sk] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _o = customer_count_by_ss_customer_sk.get(v_ss_customer_sk)
                     if _o is None:
                         customer_count_by_ss_customer_sk[v_ss_customer_sk] = _p
@@ -1054,7 +1072,7 @@ def _make_derived1():
                                             v_c_first_name,
                                             v_c_last_name,
                                         ), _m8 in (
-                                            (_g9,)
+                                            _g9.items()
                                             if type(
                                                 (
                                                     _g9 := self.customer_by_ss_customer_sk[
@@ -1062,8 +1080,12 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g9.items()
+                                            is dict
+                                            else (
+                                                (_g9,)
+                                                if type(_g9) is tuple and len(_g9) == 2
+                                                else ((_g9, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 v_c_last_name,
@@ -1267,7 +1289,7 @@ def _make_derived1():
                                             v_c_first_name,
                                             v_c_last_name,
                                         ), _m9 in (
-                                            (_g10,)
+                                            _g10.items()
                                             if type(
                                                 (
                                                     _g10 := self.customer_by_ss_customer_sk[
@@ -1275,8 +1297,13 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g10.items()
+                                            is dict
+                                            else (
+                                                (_g10,)
+                                                if type(_g10) is tuple
+                                                and len(_g10) == 2
+                                                else ((_g10, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 v_c_last_name,
@@ -1347,25 +1374,10 @@ def _make_derived1():
                         _t1 = (v_ss_customer_sk, v_c_first_name, v_c_last_name)
                         _grp = customer_by_ss_customer_sk.get(v_ss_customer_sk)
                         if _grp is None:
-                            customer_by_ss_customer_sk[v_ss_customer_sk] = (_t1, _p)
-                        elif type(_grp) is tuple:
-                            _e = _t1
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    customer_by_ss_customer_sk[v_ss_customer_sk] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del customer_by_ss_customer_sk[v_ss_customer_sk]
-                            else:
-                                customer_by_ss_customer_sk[v_ss_customer_sk] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _p,
-                                }
-                        else:
+                            customer_by_ss_customer_sk[v_ss_customer_sk] = (
+                                _t1 if _p == 1 else (_t1, _p)
+                            )
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t1)
                             if _o is None:
                                 _grp[_t1] = _p
@@ -1376,9 +1388,29 @@ def _make_derived1():
                                 else:
                                     del _grp[_t1]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         customer_by_ss_customer_sk[v_ss_customer_sk] = (
-                                            next(iter(_grp.items()))
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t1
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    customer_by_ss_customer_sk[v_ss_customer_sk] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del customer_by_ss_customer_sk[v_ss_customer_sk]
+                            else:
+                                customer_by_ss_customer_sk[v_ss_customer_sk] = {
+                                    _g: _o,
+                                    _e: _p,
+                                }
                         _o = customer_count_by_ss_customer_sk.get(v_ss_customer_sk)
                         if _o is None:
                             customer_count_by_ss_customer_sk[v_ss_customer_sk] = _p
@@ -1638,15 +1670,19 @@ def _make_derived1():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = 0  # the payload of an absent tuple
 
@@ -1765,7 +1801,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("c_last_name", "c_first_name", "d_date")
                 QUERY_ID = "eeb077717d5273fe"
-                LAYOUT_ID = "a32a3fab02bb3724"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "25e7f39907c47300"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -2108,7 +2144,7 @@ def _make_derived1():
                                             v_c_first_name,
                                             v_c_last_name,
                                         ), _m8 in (
-                                            (_g9,)
+                                            _g9.items()
                                             if type(
                                                 (
                                                     _g9 := self.customer_by_cs_bill_customer_sk[
@@ -2116,8 +2152,12 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g9.items()
+                                            is dict
+                                            else (
+                                                (_g9,)
+                                                if type(_g9) is tuple and len(_g9) == 2
+                                                else ((_g9, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 v_c_last_name,
@@ -2305,7 +2345,7 @@ def _make_derived1():
                                             v_c_first_name,
                                             v_c_last_name,
                                         ), _m9 in (
-                                            (_g10,)
+                                            _g10.items()
                                             if type(
                                                 (
                                                     _g10 := self.customer_by_cs_bill_customer_sk[
@@ -2313,8 +2353,13 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g10.items()
+                                            is dict
+                                            else (
+                                                (_g10,)
+                                                if type(_g10) is tuple
+                                                and len(_g10) == 2
+                                                else ((_g10, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 v_c_last_name,
@@ -2361,28 +2406,9 @@ def _make_derived1():
                     _grp = customer_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
                     if _grp is None:
                         customer_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (
-                            _t1,
-                            _p,
+                            _t1 if _p == 1 else (_t1, _p)
                         )
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                customer_by_cs_bill_customer_sk[
-                                    v_cs_bill_customer_sk
-                                ] = (_grp[0], _n)
-                            else:
-                                del customer_by_cs_bill_customer_sk[
-                                    v_cs_bill_customer_sk
-                                ]
-                        else:
-                            customer_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -2393,9 +2419,31 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     customer_by_cs_bill_customer_sk[
                                         v_cs_bill_customer_sk
-                                    ] = next(iter(_grp.items()))
+                                    ] = (_e if _n == 1 else (_e, _n))
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                customer_by_cs_bill_customer_sk[
+                                    v_cs_bill_customer_sk
+                                ] = (_g if _n == 1 else (_g, _n))
+                            else:
+                                del customer_by_cs_bill_customer_sk[
+                                    v_cs_bill_customer_sk
+                                ]
+                        else:
+                            customer_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _o = customer_count_by_cs_bill_customer_sk.get(
                         v_cs_bill_customer_sk
                     )
@@ -2667,7 +2715,7 @@ def _make_derived1():
                                             v_c_first_name,
                                             v_c_last_name,
                                         ), _m8 in (
-                                            (_g9,)
+                                            _g9.items()
                                             if type(
                                                 (
                                                     _g9 := self.customer_by_cs_bill_customer_sk[
@@ -2675,8 +2723,12 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g9.items()
+                                            is dict
+                                            else (
+                                                (_g9,)
+                                                if type(_g9) is tuple and len(_g9) == 2
+                                                else ((_g9, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 v_c_last_name,
@@ -2893,7 +2945,7 @@ def _make_derived1():
                                             v_c_first_name,
                                             v_c_last_name,
                                         ), _m9 in (
-                                            (_g10,)
+                                            _g10.items()
                                             if type(
                                                 (
                                                     _g10 := self.customer_by_cs_bill_customer_sk[
@@ -2901,8 +2953,13 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g10.items()
+                                            is dict
+                                            else (
+                                                (_g10,)
+                                                if type(_g10) is tuple
+                                                and len(_g10) == 2
+                                                else ((_g10, 1),)
+                                            )
                                         ):
                                             _k = (
                                                 v_c_last_name,
@@ -2982,27 +3039,9 @@ def _make_derived1():
                         )
                         if _grp is None:
                             customer_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (
-                                _t1,
-                                _p,
+                                _t1 if _p == 1 else (_t1, _p)
                             )
-                        elif type(_grp) is tuple:
-                            _e = _t1
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    customer_by_cs_bill_customer_sk[
-                                        v_cs_bill_customer_sk
-                                    ] = (_grp[0], _n)
-                                else:
-                                    del customer_by_cs_bill_customer_sk[
-                                        v_cs_bill_customer_sk
-                                    ]
-                            else:
-                                customer_by_cs_bill_customer_sk[
-                                    v_cs_bill_customer_sk
-                                ] = {_grp[0]: _grp[1], _e: _p}
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t1)
                             if _o is None:
                                 _grp[_t1] = _p
@@ -3013,9 +3052,30 @@ def _make_derived1():
                                 else:
                                     del _grp[_t1]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         customer_by_cs_bill_customer_sk[
                                             v_cs_bill_customer_sk
-                                        ] = next(iter(_grp.items()))
+                                        ] = (_e if _n == 1 else (_e, _n))
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t1
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    customer_by_cs_bill_customer_sk[
+                                        v_cs_bill_customer_sk
+                                    ] = (_g if _n == 1 else (_g, _n))
+                                else:
+                                    del customer_by_cs_bill_customer_sk[
+                                        v_cs_bill_customer_sk
+                                    ]
+                            else:
+                                customer_by_cs_bill_customer_sk[
+                                    v_cs_bill_customer_sk
+                                ] = {_g: _o, _e: _p}
                         _o = customer_count_by_cs_bill_customer_sk.get(
                             v_cs_bill_customer_sk
                         )
@@ -3375,13 +3435,17 @@ def _make_derived1():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = 0  # the payload of an absent tuple
 
@@ -3501,7 +3565,7 @@ def _make_derived1():
             COLUMNS = ("c_last_name", "c_first_name", "d_date")
             QUERY_ID = "4a53889bf46359b9"
             LAYOUT_ID = (
-                "6a05b9b0ea0bb3ce"  # the state's layout: snapshots restore only here
+                "443c906fd820a75e"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -3828,7 +3892,7 @@ def _make_derived1():
                                         v_c_first_name,
                                         v_c_last_name,
                                     ), _m8 in (
-                                        (_g9,)
+                                        _g9.items()
                                         if type(
                                             (
                                                 _g9 := self.customer_by_ws_bill_customer_sk[
@@ -3836,8 +3900,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g9.items()
+                                        is dict
+                                        else (
+                                            (_g9,)
+                                            if type(_g9) is tuple and len(_g9) == 2
+                                            else ((_g9, 1),)
+                                        )
                                     ):
                                         _k = (v_c_last_name, v_c_first_name, v_d_date)
                                         _v = _p * _m6 * _m8
@@ -4016,7 +4084,7 @@ def _make_derived1():
                                         v_c_first_name,
                                         v_c_last_name,
                                     ), _m9 in (
-                                        (_g10,)
+                                        _g10.items()
                                         if type(
                                             (
                                                 _g10 := self.customer_by_ws_bill_customer_sk[
@@ -4024,8 +4092,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g10.items()
+                                        is dict
+                                        else (
+                                            (_g10,)
+                                            if type(_g10) is tuple and len(_g10) == 2
+                                            else ((_g10, 1),)
+                                        )
                                     ):
                                         _k = (v_c_last_name, v_c_first_name, v_d_date)
                                         _v = _p * _m8 * _m9
@@ -4063,25 +4135,10 @@ def _make_derived1():
                 _t1 = (v_ws_bill_customer_sk, v_c_first_name, v_c_last_name)
                 _grp = customer_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
                 if _grp is None:
-                    customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = (_t1, _p)
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk]
-                    else:
-                        customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                    customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = (
+                        _t1 if _p == 1 else (_t1, _p)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _p
@@ -4092,9 +4149,29 @@ def _make_derived1():
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
+                                ((_e, _n),) = _grp.items()
                                 customer_by_ws_bill_customer_sk[
                                     v_ws_bill_customer_sk
-                                ] = next(iter(_grp.items()))
+                                ] = (_e if _n == 1 else (_e, _n))
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk]
+                    else:
+                        customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = {
+                            _g: _o,
+                            _e: _p,
+                        }
                 _o = customer_count_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
                 if _o is None:
                     customer_count_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = _p
@@ -4348,7 +4425,7 @@ def _make_derived1():
                                         v_c_first_name,
                                         v_c_last_name,
                                     ), _m8 in (
-                                        (_g9,)
+                                        _g9.items()
                                         if type(
                                             (
                                                 _g9 := self.customer_by_ws_bill_customer_sk[
@@ -4356,8 +4433,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g9.items()
+                                        is dict
+                                        else (
+                                            (_g9,)
+                                            if type(_g9) is tuple and len(_g9) == 2
+                                            else ((_g9, 1),)
+                                        )
                                     ):
                                         _k = (v_c_last_name, v_c_first_name, v_d_date)
                                         _v = _p * _m6 * _m8
@@ -4565,7 +4646,7 @@ def _make_derived1():
                                         v_c_first_name,
                                         v_c_last_name,
                                     ), _m9 in (
-                                        (_g10,)
+                                        _g10.items()
                                         if type(
                                             (
                                                 _g10 := self.customer_by_ws_bill_customer_sk[
@@ -4573,8 +4654,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g10.items()
+                                        is dict
+                                        else (
+                                            (_g10,)
+                                            if type(_g10) is tuple and len(_g10) == 2
+                                            else ((_g10, 1),)
+                                        )
                                     ):
                                         _k = (v_c_last_name, v_c_first_name, v_d_date)
                                         _v = _p * _m8 * _m9
@@ -4644,28 +4729,9 @@ def _make_derived1():
                     _grp = customer_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
                     if _grp is None:
                         customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = (
-                            _t1,
-                            _p,
+                            _t1 if _p == 1 else (_t1, _p)
                         )
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                customer_by_ws_bill_customer_sk[
-                                    v_ws_bill_customer_sk
-                                ] = (_grp[0], _n)
-                            else:
-                                del customer_by_ws_bill_customer_sk[
-                                    v_ws_bill_customer_sk
-                                ]
-                        else:
-                            customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _p
@@ -4676,9 +4742,31 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     customer_by_ws_bill_customer_sk[
                                         v_ws_bill_customer_sk
-                                    ] = next(iter(_grp.items()))
+                                    ] = (_e if _n == 1 else (_e, _n))
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                customer_by_ws_bill_customer_sk[
+                                    v_ws_bill_customer_sk
+                                ] = (_g if _n == 1 else (_g, _n))
+                            else:
+                                del customer_by_ws_bill_customer_sk[
+                                    v_ws_bill_customer_sk
+                                ]
+                        else:
+                            customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _o = customer_count_by_ws_bill_customer_sk.get(
                         v_ws_bill_customer_sk
                     )
@@ -5160,7 +5248,7 @@ class View:
     }
     COLUMNS = ("count(*)",)
     QUERY_ID = "676503cbff4c21f6"
-    LAYOUT_ID = "8c21f71d69759fbe"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "46d00e931213e8df"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -5192,7 +5280,13 @@ class View:
         for sub_row, change in self.sub_derived1._changes:
             self._apply_derived1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""

@@ -221,13 +221,17 @@ def _make_derived1():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = 0  # the payload of an absent tuple
 
@@ -305,13 +309,17 @@ def _make_derived1():
         def _entry(group, entry, default=None):
             """The payload of `entry` in an index group (None: no group), `default`
             if absent. A group of one entry is kept inline as the pair (entry,
-            payload): a dict per near-unique key would cost ~200 bytes and a
+            payload), or as the bare entry when its count is 1 and entries are not
+            pairs: a dict per near-unique key would cost ~200 bytes and a
             container the cyclic GC tracks; several entries are a dict."""
             if group is None:
                 return default
-            if type(group) is tuple:
+            if type(group) is dict:
+                return group.get(entry, default)
+            if type(group) is tuple and len(group) == 2:
                 return group[1] if group[0] is entry or group[0] == entry else default
-            return group.get(entry, default)
+            # a bare entry of count 1 (an index whose entries cannot be pairs)
+            return 1 if group is entry or group == entry else default
 
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -467,7 +475,7 @@ def _make_derived1():
             COLUMNS = ("__c1", "__c2", "__c3", "__c4", "__c5", "__c6", "__c7")
             QUERY_ID = "f4f1d4277a112f22"
             LAYOUT_ID = (
-                "43b8dc633e545fea"  # the state's layout: snapshots restore only here
+                "9836ed194705920f"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -3203,15 +3211,19 @@ def _make_derived1():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -3366,7 +3378,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("__c1", "__c2", "__c3", "__c4", "__c5", "__c6", "__c7")
                 QUERY_ID = "f4f1d4277a112f22"
-                LAYOUT_ID = "43b8dc633e545fea"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "9836ed194705920f"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -6314,7 +6326,7 @@ def _make_derived1():
             COLUMNS = ("__c1", "__c3", "__c4", "__c5", "__w1")
             QUERY_ID = "3b50c80f093c1339"
             LAYOUT_ID = (
-                "401228a106870ef4"  # the state's layout: snapshots restore only here
+                "126865c67b075ad2"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -6345,7 +6357,15 @@ def _make_derived1():
                 for sub_row, change in self.sub_derived1._changes:
                     self._apply_derived1(sub_row, change)
                 if self._pending:
+                    first = self._changes  # the row of an empty database, if any
                     self._flush()
+                    if first:  # the inner views' rows changed it: report the net change
+                        net = {}
+                        for row, change in first + self._changes:
+                            net[row] = net.get(row, 0) + change
+                        self._changes = [
+                            (row, change) for row, change in net.items() if change
+                        ]
 
             def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
@@ -6847,7 +6867,7 @@ def _make_derived1():
         )
         QUERY_ID = "7cd2bfa1e3d37340"
         LAYOUT_ID = (
-            "8d97a41f7ffa9465"  # the state's layout: snapshots restore only here
+            "b60008078a0b2f8c"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -6885,7 +6905,15 @@ def _make_derived1():
             for sub_row, change in self.sub_derived2._changes:
                 self._apply_derived2(sub_row, change)
             if self._pending:
+                first = self._changes  # the row of an empty database, if any
                 self._flush()
+                if first:  # the inner views' rows changed it: report the net change
+                    net = {}
+                    for row, change in first + self._changes:
+                        net[row] = net.get(row, 0) + change
+                    self._changes = [
+                        (row, change) for row, change in net.items() if change
+                    ]
 
         def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
@@ -7011,19 +7039,8 @@ def _make_derived1():
             _t1 = (v___c1, v___c3, v___c4, v___c5)
             _grp = windowed_by___c1___c3___c4___c5.get(_t1)
             if _grp is None:
-                windowed_by___c1___c3___c4___c5[_t1] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        windowed_by___c1___c3___c4___c5[_t1] = (_grp[0], _n)
-                    else:
-                        del windowed_by___c1___c3___c4___c5[_t1]
-                else:
-                    windowed_by___c1___c3___c4___c5[_t1] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                windowed_by___c1___c3___c4___c5[_t1] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -7034,9 +7051,26 @@ def _make_derived1():
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            windowed_by___c1___c3___c4___c5[_t1] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            windowed_by___c1___c3___c4___c5[_t1] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        windowed_by___c1___c3___c4___c5[_t1] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del windowed_by___c1___c3___c4___c5[_t1]
+                else:
+                    windowed_by___c1___c3___c4___c5[_t1] = {_g: _o, _e: _p}
             _o = windowed_count_by___c1___c3___c4___c5.get(_t1)
             if _o is None:
                 windowed_count_by___c1___c3___c4___c5[_t1] = _p
@@ -7060,7 +7094,7 @@ def _make_derived1():
                         del n0_root[_t1]
                 if pending is not None:
                     for (v___c1, v___c3, v___c4, v___c5, v___w1), _m4 in (
-                        (_g5,)
+                        _g5.items()
                         if type(
                             (
                                 _g5 := self.partition1_by___c1___c3___c4___c5[
@@ -7068,8 +7102,12 @@ def _make_derived1():
                                 ]
                             )
                         )
-                        is tuple
-                        else _g5.items()
+                        is dict
+                        else (
+                            (_g5,)
+                            if type(_g5) is tuple and len(_g5) == 2
+                            else ((_g5, 1),)
+                        )
                     ):
                         _k = (
                             v___c1,
@@ -7106,19 +7144,8 @@ def _make_derived1():
             _t1 = (v___c1, v___c3, v___c4, v___c5)
             _grp = partition1_by___c1___c3___c4___c5.get(_t1)
             if _grp is None:
-                partition1_by___c1___c3___c4___c5[_t1] = (row, _p)
-            elif type(_grp) is tuple:
-                _e = row
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        partition1_by___c1___c3___c4___c5[_t1] = (_grp[0], _n)
-                    else:
-                        del partition1_by___c1___c3___c4___c5[_t1]
-                else:
-                    partition1_by___c1___c3___c4___c5[_t1] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                partition1_by___c1___c3___c4___c5[_t1] = row if _p == 1 else (row, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(row)
                 if _o is None:
                     _grp[row] = _p
@@ -7129,9 +7156,26 @@ def _make_derived1():
                     else:
                         del _grp[row]
                         if len(_grp) == 1:
-                            partition1_by___c1___c3___c4___c5[_t1] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            partition1_by___c1___c3___c4___c5[_t1] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = row
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        partition1_by___c1___c3___c4___c5[_t1] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del partition1_by___c1___c3___c4___c5[_t1]
+                else:
+                    partition1_by___c1___c3___c4___c5[_t1] = {_g: _o, _e: _p}
             _o = partition1_count_by___c1___c3___c4___c5.get(_t1)
             if _o is None:
                 partition1_count_by___c1___c3___c4___c5[_t1] = _p
@@ -7163,7 +7207,7 @@ def _make_derived1():
                         v___c6,
                         v___c7,
                     ), _m4 in (
-                        (_g5,)
+                        _g5.items()
                         if type(
                             (
                                 _g5 := self.windowed_by___c1___c3___c4___c5[
@@ -7171,8 +7215,12 @@ def _make_derived1():
                                 ]
                             )
                         )
-                        is tuple
-                        else _g5.items()
+                        is dict
+                        else (
+                            (_g5,)
+                            if type(_g5) is tuple and len(_g5) == 2
+                            else ((_g5, 1),)
+                        )
                     ):
                         _k = (
                             v___c1,
@@ -7354,7 +7402,7 @@ def _make_derived1():
             delay: nested loops over N, every loop step produces output."""
             for (v___c1, v___c3, v___c4, v___c5), _m1 in self.n0_root.items():
                 for (v___c1, v___c2, v___c3, v___c4, v___c5, v___c6, v___c7), _m2 in (
-                    (_g3,)
+                    _g3.items()
                     if type(
                         (
                             _g3 := self.windowed_by___c1___c3___c4___c5[
@@ -7362,11 +7410,11 @@ def _make_derived1():
                             ]
                         )
                     )
-                    is tuple
-                    else _g3.items()
+                    is dict
+                    else (_g3,) if type(_g3) is tuple and len(_g3) == 2 else ((_g3, 1),)
                 ):
                     for (v___c1, v___c3, v___c4, v___c5, v___w1), _m4 in (
-                        (_g5,)
+                        _g5.items()
                         if type(
                             (
                                 _g5 := self.partition1_by___c1___c3___c4___c5[
@@ -7374,8 +7422,12 @@ def _make_derived1():
                                 ]
                             )
                         )
-                        is tuple
-                        else _g5.items()
+                        is dict
+                        else (
+                            (_g5,)
+                            if type(_g5) is tuple and len(_g5) == 2
+                            else ((_g5, 1),)
+                        )
                     ):
                         yield (
                             v___c1,
@@ -7634,7 +7686,7 @@ class View:
         "avg_monthly_sales",
     )
     QUERY_ID = "49969a7c62255992"
-    LAYOUT_ID = "929993eea0197c85"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "39cd70c8531044a0"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -7659,7 +7711,13 @@ class View:
         for sub_row, change in self.sub_derived1._changes:
             self._apply_derived1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""

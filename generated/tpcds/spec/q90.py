@@ -49,13 +49,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -225,13 +229,17 @@ def _make_derived1():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = 0  # the payload of an absent tuple
 
@@ -348,7 +356,7 @@ def _make_derived1():
         COLUMNS = ("amc",)
         QUERY_ID = "77091ae036674b0b"
         LAYOUT_ID = (
-            "820a68a76c34cd7c"  # the state's layout: snapshots restore only here
+            "29a942984bc3b39a"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1670,13 +1678,17 @@ def _make_derived2():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = 0  # the payload of an absent tuple
 
@@ -1793,7 +1805,7 @@ def _make_derived2():
         COLUMNS = ("pmc",)
         QUERY_ID = "9dfa56f826608ce8"
         LAYOUT_ID = (
-            "820a68a76c34cd7c"  # the state's layout: snapshots restore only here
+            "29a942984bc3b39a"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3161,7 +3173,7 @@ class View:
     }
     COLUMNS = ("am_pm_ratio",)
     QUERY_ID = "6edc37aa09a897c0"
-    LAYOUT_ID = "0e5d38e9bf311ba7"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "18f5c548b2adb38c"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -3198,7 +3210,13 @@ class View:
         for sub_row, change in self.sub_derived2._changes:
             self._apply_derived2(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""

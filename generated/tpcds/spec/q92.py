@@ -40,6 +40,9 @@ import copy
 
 from sortedcontainers import SortedDict, SortedKeyList
 
+_DATE_0 = datetime.date(2000, 1, 27)
+_DATE_1 = datetime.date(2000, 4, 26)
+
 
 class _Gone:
     """Marks a key whose row an inner view's change removed."""
@@ -52,13 +55,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = (0, 0)  # the payload of an absent tuple
@@ -221,18 +228,24 @@ def _make_scalar_1():
     from collections.abc import Callable, Iterable, Iterator, Sequence
     import copy
 
+    _DATE_0 = datetime.date(2000, 1, 27)
+    _DATE_1 = datetime.date(2000, 4, 26)
     _EMPTY = {}  # read-only stand-in for a missing index group
 
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
@@ -344,7 +357,7 @@ def _make_scalar_1():
         COLUMNS = ("k1", "v")
         QUERY_ID = "3e6c9a6cba06b9b6"
         LAYOUT_ID = (
-            "4954e70ab34361b8"  # the state's layout: snapshots restore only here
+            "9984e6b9a82bccd9"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -600,8 +613,8 @@ def _make_scalar_1():
                 raise _null_error("date_dim", row, ((0, "d_date_sk"),))
             keep_date_dim = (
                 c_date_dim_d_date is not None
-                and (c_date_dim_d_date >= datetime.date(2000, 1, 27))
-                and (c_date_dim_d_date <= datetime.date(2000, 4, 26))
+                and (c_date_dim_d_date >= _DATE_0)
+                and (c_date_dim_d_date <= _DATE_1)
             )
             store = self.date_dim_rows
             count = store.get(row, 0) + d
@@ -678,8 +691,8 @@ def _make_scalar_1():
                     raise _null_error("date_dim", row, ((0, "d_date_sk"),))
                 keep_date_dim = (
                     c_date_dim_d_date is not None
-                    and (c_date_dim_d_date >= datetime.date(2000, 1, 27))
-                    and (c_date_dim_d_date <= datetime.date(2000, 4, 26))
+                    and (c_date_dim_d_date >= _DATE_0)
+                    and (c_date_dim_d_date <= _DATE_1)
                 )
                 if keep_date_dim:
                     _p = (d, d, d)
@@ -1001,7 +1014,7 @@ class View:
     }
     COLUMNS = ("excess discount amount",)
     QUERY_ID = "42ea2c0b6ab8b54b"
-    LAYOUT_ID = "79c84dfb06ee5f2d"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "a600ce8a9edfc2f6"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -1050,7 +1063,13 @@ class View:
         if self.sub_scalar_1._changes:
             self._on_scalar_1(self.sub_scalar_1._changes)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -1360,8 +1379,8 @@ class View:
             raise _null_error("date_dim", row, ((0, "d_date_sk"),))
         keep_date_dim = (
             c_date_dim_d_date is not None
-            and (c_date_dim_d_date >= datetime.date(2000, 1, 27))
-            and (c_date_dim_d_date <= datetime.date(2000, 4, 26))
+            and (c_date_dim_d_date >= _DATE_0)
+            and (c_date_dim_d_date <= _DATE_1)
         )
         store = self.date_dim_rows
         count = store.get(row, 0) + d

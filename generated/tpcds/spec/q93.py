@@ -222,13 +222,17 @@ def _make_derived1():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = 0  # the payload of an absent tuple
 
@@ -290,15 +294,19 @@ def _make_derived1():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = 0  # the payload of an absent tuple
 
@@ -386,7 +394,7 @@ def _make_derived1():
                     "store_returns__sr_return_quantity",
                 )
                 QUERY_ID = "3869e28fb08c29a8"
-                LAYOUT_ID = "a435f4272b47e3fe"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "f9486718d0ed2b15"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -580,25 +588,10 @@ def _make_derived1():
                     )
                     _grp = store_sales_by_ss_item_sk_ss_ticket_number.get(_t1)
                     if _grp is None:
-                        store_sales_by_ss_item_sk_ss_ticket_number[_t1] = (_t2, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t2
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                store_sales_by_ss_item_sk_ss_ticket_number[_t1] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del store_sales_by_ss_item_sk_ss_ticket_number[_t1]
-                        else:
-                            store_sales_by_ss_item_sk_ss_ticket_number[_t1] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                        store_sales_by_ss_item_sk_ss_ticket_number[_t1] = (
+                            _t2 if _p == 1 else (_t2, _p)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t2)
                         if _o is None:
                             _grp[_t2] = _p
@@ -609,9 +602,29 @@ def _make_derived1():
                             else:
                                 del _grp[_t2]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     store_sales_by_ss_item_sk_ss_ticket_number[_t1] = (
-                                        next(iter(_grp.items()))
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t2
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                store_sales_by_ss_item_sk_ss_ticket_number[_t1] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del store_sales_by_ss_item_sk_ss_ticket_number[_t1]
+                        else:
+                            store_sales_by_ss_item_sk_ss_ticket_number[_t1] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _o = store_sales_count_by_ss_item_sk_ss_ticket_number.get(_t1)
                     if _o is None:
                         store_sales_count_by_ss_item_sk_ss_ticket_number[_t1] = _p
@@ -640,7 +653,7 @@ def _make_derived1():
                                 v_ss_ticket_number,
                                 v_sr_return_quantity,
                             ), _m5 in (
-                                (_g6,)
+                                _g6.items()
                                 if type(
                                     (
                                         _g6 := self.store_returns_by_ss_item_sk_ss_ticket_number[
@@ -648,8 +661,12 @@ def _make_derived1():
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g6.items()
+                                is dict
+                                else (
+                                    (_g6,)
+                                    if type(_g6) is tuple and len(_g6) == 2
+                                    else ((_g6, 1),)
+                                )
                             ):
                                 _k = (
                                     v_ss_item_sk,
@@ -710,25 +727,10 @@ def _make_derived1():
                     )
                     _grp = store_returns_by_ss_item_sk_ss_ticket_number.get(_t1)
                     if _grp is None:
-                        store_returns_by_ss_item_sk_ss_ticket_number[_t1] = (_t2, _p)
-                    elif type(_grp) is tuple:
-                        _e = _t2
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _p
-                            if _n:
-                                store_returns_by_ss_item_sk_ss_ticket_number[_t1] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del store_returns_by_ss_item_sk_ss_ticket_number[_t1]
-                        else:
-                            store_returns_by_ss_item_sk_ss_ticket_number[_t1] = {
-                                _grp[0]: _grp[1],
-                                _e: _p,
-                            }
-                    else:
+                        store_returns_by_ss_item_sk_ss_ticket_number[_t1] = (
+                            _t2 if _p == 1 else (_t2, _p)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t2)
                         if _o is None:
                             _grp[_t2] = _p
@@ -739,9 +741,29 @@ def _make_derived1():
                             else:
                                 del _grp[_t2]
                                 if len(_grp) == 1:
+                                    ((_e, _n),) = _grp.items()
                                     store_returns_by_ss_item_sk_ss_ticket_number[
                                         _t1
-                                    ] = next(iter(_grp.items()))
+                                    ] = (_e if _n == 1 else (_e, _n))
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t2
+                        if _g is _e or _g == _e:
+                            _n = _o + _p
+                            if _n:
+                                store_returns_by_ss_item_sk_ss_ticket_number[_t1] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del store_returns_by_ss_item_sk_ss_ticket_number[_t1]
+                        else:
+                            store_returns_by_ss_item_sk_ss_ticket_number[_t1] = {
+                                _g: _o,
+                                _e: _p,
+                            }
                     _o = store_returns_count_by_ss_item_sk_ss_ticket_number.get(_t1)
                     if _o is None:
                         store_returns_count_by_ss_item_sk_ss_ticket_number[_t1] = _p
@@ -771,7 +793,7 @@ def _make_derived1():
                                 v_ss_quantity,
                                 v_ss_sales_price,
                             ), _m5 in (
-                                (_g6,)
+                                _g6.items()
                                 if type(
                                     (
                                         _g6 := self.store_sales_by_ss_item_sk_ss_ticket_number[
@@ -779,8 +801,12 @@ def _make_derived1():
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g6.items()
+                                is dict
+                                else (
+                                    (_g6,)
+                                    if type(_g6) is tuple and len(_g6) == 2
+                                    else ((_g6, 1),)
+                                )
                             ):
                                 _k = (
                                     v_ss_item_sk,
@@ -892,25 +918,10 @@ def _make_derived1():
                         )
                         _grp = store_sales_by_ss_item_sk_ss_ticket_number.get(_t1)
                         if _grp is None:
-                            store_sales_by_ss_item_sk_ss_ticket_number[_t1] = (_t2, _p)
-                        elif type(_grp) is tuple:
-                            _e = _t2
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    store_sales_by_ss_item_sk_ss_ticket_number[_t1] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del store_sales_by_ss_item_sk_ss_ticket_number[_t1]
-                            else:
-                                store_sales_by_ss_item_sk_ss_ticket_number[_t1] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _p,
-                                }
-                        else:
+                            store_sales_by_ss_item_sk_ss_ticket_number[_t1] = (
+                                _t2 if _p == 1 else (_t2, _p)
+                            )
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t2)
                             if _o is None:
                                 _grp[_t2] = _p
@@ -921,9 +932,29 @@ def _make_derived1():
                                 else:
                                     del _grp[_t2]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         store_sales_by_ss_item_sk_ss_ticket_number[
                                             _t1
-                                        ] = next(iter(_grp.items()))
+                                        ] = (_e if _n == 1 else (_e, _n))
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t2
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    store_sales_by_ss_item_sk_ss_ticket_number[_t1] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del store_sales_by_ss_item_sk_ss_ticket_number[_t1]
+                            else:
+                                store_sales_by_ss_item_sk_ss_ticket_number[_t1] = {
+                                    _g: _o,
+                                    _e: _p,
+                                }
                         _o = store_sales_count_by_ss_item_sk_ss_ticket_number.get(_t1)
                         if _o is None:
                             store_sales_count_by_ss_item_sk_ss_ticket_number[_t1] = _p
@@ -958,7 +989,7 @@ def _make_derived1():
                                     v_ss_ticket_number,
                                     v_sr_return_quantity,
                                 ), _m5 in (
-                                    (_g6,)
+                                    _g6.items()
                                     if type(
                                         (
                                             _g6 := self.store_returns_by_ss_item_sk_ss_ticket_number[
@@ -966,8 +997,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g6.items()
+                                    is dict
+                                    else (
+                                        (_g6,)
+                                        if type(_g6) is tuple and len(_g6) == 2
+                                        else ((_g6, 1),)
+                                    )
                                 ):
                                     _k = (
                                         v_ss_item_sk,
@@ -1075,28 +1110,9 @@ def _make_derived1():
                         _grp = store_returns_by_ss_item_sk_ss_ticket_number.get(_t1)
                         if _grp is None:
                             store_returns_by_ss_item_sk_ss_ticket_number[_t1] = (
-                                _t2,
-                                _p,
+                                _t2 if _p == 1 else (_t2, _p)
                             )
-                        elif type(_grp) is tuple:
-                            _e = _t2
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _p
-                                if _n:
-                                    store_returns_by_ss_item_sk_ss_ticket_number[
-                                        _t1
-                                    ] = (_grp[0], _n)
-                                else:
-                                    del store_returns_by_ss_item_sk_ss_ticket_number[
-                                        _t1
-                                    ]
-                            else:
-                                store_returns_by_ss_item_sk_ss_ticket_number[_t1] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _p,
-                                }
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t2)
                             if _o is None:
                                 _grp[_t2] = _p
@@ -1107,9 +1123,31 @@ def _make_derived1():
                                 else:
                                     del _grp[_t2]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         store_returns_by_ss_item_sk_ss_ticket_number[
                                             _t1
-                                        ] = next(iter(_grp.items()))
+                                        ] = (_e if _n == 1 else (_e, _n))
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t2
+                            if _g is _e or _g == _e:
+                                _n = _o + _p
+                                if _n:
+                                    store_returns_by_ss_item_sk_ss_ticket_number[
+                                        _t1
+                                    ] = (_g if _n == 1 else (_g, _n))
+                                else:
+                                    del store_returns_by_ss_item_sk_ss_ticket_number[
+                                        _t1
+                                    ]
+                            else:
+                                store_returns_by_ss_item_sk_ss_ticket_number[_t1] = {
+                                    _g: _o,
+                                    _e: _p,
+                                }
                         _o = store_returns_count_by_ss_item_sk_ss_ticket_number.get(_t1)
                         if _o is None:
                             store_returns_count_by_ss_item_sk_ss_ticket_number[_t1] = _p
@@ -1143,7 +1181,7 @@ def _make_derived1():
                                     v_ss_quantity,
                                     v_ss_sales_price,
                                 ), _m5 in (
-                                    (_g6,)
+                                    _g6.items()
                                     if type(
                                         (
                                             _g6 := self.store_sales_by_ss_item_sk_ss_ticket_number[
@@ -1151,8 +1189,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g6.items()
+                                    is dict
+                                    else (
+                                        (_g6,)
+                                        if type(_g6) is tuple and len(_g6) == 2
+                                        else ((_g6, 1),)
+                                    )
                                 ):
                                     _k = (
                                         v_ss_item_sk,
@@ -1226,7 +1268,7 @@ def _make_derived1():
                             v_ss_ticket_number,
                             v_sr_return_quantity,
                         ), _m2 in (
-                            (_g3,)
+                            _g3.items()
                             if type(
                                 (
                                     _g3 := self.store_returns_by_ss_item_sk_ss_ticket_number[
@@ -1234,8 +1276,12 @@ def _make_derived1():
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g3.items()
+                            is dict
+                            else (
+                                (_g3,)
+                                if type(_g3) is tuple and len(_g3) == 2
+                                else ((_g3, 1),)
+                            )
                         ):
                             for (
                                 v_ss_item_sk,
@@ -1244,7 +1290,7 @@ def _make_derived1():
                                 v_ss_quantity,
                                 v_ss_sales_price,
                             ), _m4 in (
-                                (_g5,)
+                                _g5.items()
                                 if type(
                                     (
                                         _g5 := self.store_sales_by_ss_item_sk_ss_ticket_number[
@@ -1252,8 +1298,12 @@ def _make_derived1():
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g5.items()
+                                is dict
+                                else (
+                                    (_g5,)
+                                    if type(_g5) is tuple and len(_g5) == 2
+                                    else ((_g5, 1),)
+                                )
                             ):
                                 yield (
                                     v_ss_item_sk,
@@ -1522,7 +1572,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("k1", "k2")
                     QUERY_ID = "eafbb51c54739062"
-                    LAYOUT_ID = "7da9405190bf9bad"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "9b44d27c391e57f2"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -1896,7 +1946,7 @@ def _make_derived1():
                     "store_returns__sr_return_quantity",
                 )
                 QUERY_ID = "2fa2d6d7044ba3f9"
-                LAYOUT_ID = "bcab8ad96717677e"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "46e866a6805a141e"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -1929,7 +1979,17 @@ def _make_derived1():
                     if self.sub_exists_1._changes:
                         self._on_exists_1(self.sub_exists_1._changes)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -2500,7 +2560,7 @@ def _make_derived1():
         COLUMNS = ("ss_item_sk", "ss_ticket_number", "ss_customer_sk", "act_sales")
         QUERY_ID = "02ebf92ff30d4ada"
         LAYOUT_ID = (
-            "d837d6569ed4d3a4"  # the state's layout: snapshots restore only here
+            "5cc0b8d7766f2c21"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -2534,7 +2594,15 @@ def _make_derived1():
             for sub_row, change in self.sub_derived1._changes:
                 self._apply_derived1(sub_row, change)
             if self._pending:
+                first = self._changes  # the row of an empty database, if any
                 self._flush()
+                if first:  # the inner views' rows changed it: report the net change
+                    net = {}
+                    for row, change in first + self._changes:
+                        net[row] = net.get(row, 0) + change
+                    self._changes = [
+                        (row, change) for row, change in net.items() if change
+                    ]
 
         def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
@@ -2681,33 +2749,9 @@ def _make_derived1():
                     oj1_store_sales__ss_item_sk_store_sales__ss_ticket_number_store_sales__ss_customer_sk_store_sales__ss_sales_price_store_sales__ss_quantity_store_returns__sr_return_quantity_by_store_returns__sr_reason_sk[
                         v_store_returns__sr_reason_sk
                     ] = (
-                        _t1,
-                        _p,
+                        _t1 if _p == 1 else (_t1, _p)
                     )
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            oj1_store_sales__ss_item_sk_store_sales__ss_ticket_number_store_sales__ss_customer_sk_store_sales__ss_sales_price_store_sales__ss_quantity_store_returns__sr_return_quantity_by_store_returns__sr_reason_sk[
-                                v_store_returns__sr_reason_sk
-                            ] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del oj1_store_sales__ss_item_sk_store_sales__ss_ticket_number_store_sales__ss_customer_sk_store_sales__ss_sales_price_store_sales__ss_quantity_store_returns__sr_return_quantity_by_store_returns__sr_reason_sk[
-                                v_store_returns__sr_reason_sk
-                            ]
-                    else:
-                        oj1_store_sales__ss_item_sk_store_sales__ss_ticket_number_store_sales__ss_customer_sk_store_sales__ss_sales_price_store_sales__ss_quantity_store_returns__sr_return_quantity_by_store_returns__sr_reason_sk[
-                            v_store_returns__sr_reason_sk
-                        ] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _p
@@ -2718,11 +2762,37 @@ def _make_derived1():
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
+                                ((_e, _n),) = _grp.items()
                                 oj1_store_sales__ss_item_sk_store_sales__ss_ticket_number_store_sales__ss_customer_sk_store_sales__ss_sales_price_store_sales__ss_quantity_store_returns__sr_return_quantity_by_store_returns__sr_reason_sk[
                                     v_store_returns__sr_reason_sk
-                                ] = next(
-                                    iter(_grp.items())
+                                ] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            oj1_store_sales__ss_item_sk_store_sales__ss_ticket_number_store_sales__ss_customer_sk_store_sales__ss_sales_price_store_sales__ss_quantity_store_returns__sr_return_quantity_by_store_returns__sr_reason_sk[
+                                v_store_returns__sr_reason_sk
+                            ] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del oj1_store_sales__ss_item_sk_store_sales__ss_ticket_number_store_sales__ss_customer_sk_store_sales__ss_sales_price_store_sales__ss_quantity_store_returns__sr_return_quantity_by_store_returns__sr_reason_sk[
+                                v_store_returns__sr_reason_sk
+                            ]
+                    else:
+                        oj1_store_sales__ss_item_sk_store_sales__ss_ticket_number_store_sales__ss_customer_sk_store_sales__ss_sales_price_store_sales__ss_quantity_store_returns__sr_return_quantity_by_store_returns__sr_reason_sk[
+                            v_store_returns__sr_reason_sk
+                        ] = {
+                            _g: _o,
+                            _e: _p,
+                        }
                 _w2 = reason_count_by_store_returns__sr_reason_sk.get(
                     v_store_returns__sr_reason_sk
                 )
@@ -2837,7 +2907,7 @@ def _make_derived1():
                 _g3 = oj1_store_sales__ss_item_sk_store_sales__ss_ticket_number_store_sales__ss_customer_sk_store_sales__ss_sales_price_store_sales__ss_quantity_store_returns__sr_return_quantity_by_store_returns__sr_reason_sk.get(
                     v_store_returns__sr_reason_sk
                 )
-                if _g3:
+                if _g3 is not None:
                     for (
                         v_store_sales__ss_item_sk,
                         v_store_sales__ss_ticket_number,
@@ -2845,7 +2915,15 @@ def _make_derived1():
                         v_store_sales__ss_sales_price,
                         v_store_sales__ss_quantity,
                         v_store_returns__sr_return_quantity,
-                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                    ), _w1 in (
+                        _g3.items()
+                        if type(_g3) is dict
+                        else (
+                            (_g3,)
+                            if type(_g3) is tuple and len(_g3) == 2
+                            else ((_g3, 1),)
+                        )
+                    ):
                         _d2 = _p * _w1
                         _t4 = (
                             v_store_sales__ss_item_sk,
@@ -3028,7 +3106,7 @@ def _make_derived1():
                 _g3 = oj1_store_sales__ss_item_sk_store_sales__ss_ticket_number_store_sales__ss_customer_sk_store_sales__ss_sales_price_store_sales__ss_quantity_store_returns__sr_return_quantity_by_store_returns__sr_reason_sk.get(
                     v_store_returns__sr_reason_sk
                 )
-                if _g3:
+                if _g3 is not None:
                     for (
                         v_store_sales__ss_item_sk,
                         v_store_sales__ss_ticket_number,
@@ -3036,7 +3114,15 @@ def _make_derived1():
                         v_store_sales__ss_sales_price,
                         v_store_sales__ss_quantity,
                         v_store_returns__sr_return_quantity,
-                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                    ), _w1 in (
+                        _g3.items()
+                        if type(_g3) is dict
+                        else (
+                            (_g3,)
+                            if type(_g3) is tuple and len(_g3) == 2
+                            else ((_g3, 1),)
+                        )
+                    ):
                         _d2 = _p * _w1
                         _t4 = (
                             v_store_sales__ss_item_sk,
@@ -3350,7 +3436,7 @@ class View:
     }
     COLUMNS = ("ss_customer_sk", "sumsales")
     QUERY_ID = "e782212f1e846f3d"
-    LAYOUT_ID = "a481c8002fa2d362"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "ec6aee4654f83c3f"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -3375,7 +3461,13 @@ class View:
         for sub_row, change in self.sub_derived1._changes:
             self._apply_derived1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""

@@ -47,19 +47,25 @@ import copy
 
 from sortedcontainers import SortedKeyList
 
+_DATE_0 = datetime.date(1999, 2, 1)
+_DATE_1 = datetime.date(1999, 4, 2)
 _EMPTY = {}  # read-only stand-in for a missing index group
 
 
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = (0, 0, 0, 0, 0)  # the payload of an absent tuple
@@ -280,7 +286,7 @@ def _make_exists_1():
         COLUMNS = ("k1", "k2")
         QUERY_ID = "ae36065bf87c1479"
         LAYOUT_ID = (
-            "fdcd0f89d29def45"  # the state's layout: snapshots restore only here
+            "b2012a10d2d0a07d"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -632,7 +638,7 @@ def _make_exists_2():
         COLUMNS = ("k1",)
         QUERY_ID = "5b3bbfd96439ec88"
         LAYOUT_ID = (
-            "db4bb6327dc4c0f3"  # the state's layout: snapshots restore only here
+            "eae196ee032c0ce5"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1052,7 +1058,7 @@ class View:
     }
     COLUMNS = ("order count", "total shipping cost", "total net profit")
     QUERY_ID = "6f542645a7582c79"
-    LAYOUT_ID = "7a74804bf91b0a61"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "87643946a6ed08b1"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -1122,7 +1128,13 @@ class View:
         if self.sub_exists_2._changes:
             self._on_exists_2(self.sub_exists_2._changes)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -1575,8 +1587,8 @@ class View:
             raise _null_error("date_dim", row, ((0, "d_date_sk"),))
         keep_date_dim = (
             c_date_dim_d_date is not None
-            and (c_date_dim_d_date >= datetime.date(1999, 2, 1))
-            and (c_date_dim_d_date <= datetime.date(1999, 4, 2))
+            and (c_date_dim_d_date >= _DATE_0)
+            and (c_date_dim_d_date <= _DATE_1)
         )
         store = self.date_dim_rows
         count = store.get(row, 0) + d
@@ -2075,8 +2087,8 @@ class View:
                 raise _null_error("date_dim", row, ((0, "d_date_sk"),))
             keep_date_dim = (
                 c_date_dim_d_date is not None
-                and (c_date_dim_d_date >= datetime.date(1999, 2, 1))
-                and (c_date_dim_d_date <= datetime.date(1999, 4, 2))
+                and (c_date_dim_d_date >= _DATE_0)
+                and (c_date_dim_d_date <= _DATE_1)
             )
             if keep_date_dim:
                 _p = (d, d, d, d, d)

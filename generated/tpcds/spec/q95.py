@@ -51,19 +51,25 @@ import copy
 
 from sortedcontainers import SortedKeyList
 
+_DATE_0 = datetime.date(1999, 2, 1)
+_DATE_1 = datetime.date(1999, 4, 2)
 _EMPTY = {}  # read-only stand-in for a missing index group
 
 
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = (0, 0, 0, 0, 0)  # the payload of an absent tuple
@@ -539,7 +545,7 @@ def _make_in_1():
             COLUMNS = ("ws_order_number", "wh1", "wh2")
             QUERY_ID = "11666152a3ef8610"
             LAYOUT_ID = (
-                "1e00ce921a0d1252"  # the state's layout: snapshots restore only here
+                "39045b93289aec8b"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -1268,7 +1274,7 @@ def _make_in_1():
         COLUMNS = ("k1",)
         QUERY_ID = "f610503f1120adff"
         LAYOUT_ID = (
-            "b23d212a5bb43ca3"  # the state's layout: snapshots restore only here
+            "6d35510463875460"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1299,7 +1305,15 @@ def _make_in_1():
             for sub_row, change in self.sub_derived1._changes:
                 self._apply_derived1(sub_row, change)
             if self._pending:
+                first = self._changes  # the row of an empty database, if any
                 self._flush()
+                if first:  # the inner views' rows changed it: report the net change
+                    net = {}
+                    for row, change in first + self._changes:
+                        net[row] = net.get(row, 0) + change
+                    self._changes = [
+                        (row, change) for row, change in net.items() if change
+                    ]
 
         def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
@@ -2038,7 +2052,7 @@ def _make_in_2():
             COLUMNS = ("ws_order_number", "wh1", "wh2")
             QUERY_ID = "11666152a3ef8610"
             LAYOUT_ID = (
-                "1e00ce921a0d1252"  # the state's layout: snapshots restore only here
+                "39045b93289aec8b"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -2741,7 +2755,7 @@ def _make_in_2():
         COLUMNS = ("k1",)
         QUERY_ID = "2211a0f9dd3e3820"
         LAYOUT_ID = (
-            "0f94957097a726b9"  # the state's layout: snapshots restore only here
+            "57f5ce44db40e1e9"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -2762,7 +2776,15 @@ def _make_in_2():
             for sub_row, change in self.sub_derived1._changes:
                 self._apply_derived1(sub_row, change)
             if self._pending:
+                first = self._changes  # the row of an empty database, if any
                 self._flush()
+                if first:  # the inner views' rows changed it: report the net change
+                    net = {}
+                    for row, change in first + self._changes:
+                        net[row] = net.get(row, 0) + change
+                    self._changes = [
+                        (row, change) for row, change in net.items() if change
+                    ]
 
         def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
@@ -3181,7 +3203,7 @@ class View:
     }
     COLUMNS = ("order count", "total shipping cost", "total net profit")
     QUERY_ID = "aa591f52c4a2a434"
-    LAYOUT_ID = "85d31222b8a206e8"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "41784dfecbe1da41"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -3251,7 +3273,13 @@ class View:
         for sub_row, change in self.sub_in_2._changes:
             self._apply_in_2(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -3904,8 +3932,8 @@ class View:
             raise _null_error("date_dim", row, ((0, "d_date_sk"),))
         keep_date_dim = (
             c_date_dim_d_date is not None
-            and (c_date_dim_d_date >= datetime.date(1999, 2, 1))
-            and (c_date_dim_d_date <= datetime.date(1999, 4, 2))
+            and (c_date_dim_d_date >= _DATE_0)
+            and (c_date_dim_d_date <= _DATE_1)
         )
         store = self.date_dim_rows
         count = store.get(row, 0) + d
@@ -4575,8 +4603,8 @@ class View:
                 raise _null_error("date_dim", row, ((0, "d_date_sk"),))
             keep_date_dim = (
                 c_date_dim_d_date is not None
-                and (c_date_dim_d_date >= datetime.date(1999, 2, 1))
-                and (c_date_dim_d_date <= datetime.date(1999, 4, 2))
+                and (c_date_dim_d_date >= _DATE_0)
+                and (c_date_dim_d_date <= _DATE_1)
             )
             if keep_date_dim:
                 _p = (d, d, d, d, d)

@@ -298,17 +298,21 @@ def _make_derived1():
                 def _entry(group, entry, default=None):
                     """The payload of `entry` in an index group (None: no group), `default`
                     if absent. A group of one entry is kept inline as the pair (entry,
-                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    payload), or as the bare entry when its count is 1 and entries are not
+                    pairs: a dict per near-unique key would cost ~200 bytes and a
                     container the cyclic GC tracks; several entries are a dict."""
                     if group is None:
                         return default
-                    if type(group) is tuple:
+                    if type(group) is dict:
+                        return group.get(entry, default)
+                    if type(group) is tuple and len(group) == 2:
                         return (
                             group[1]
                             if group[0] is entry or group[0] == entry
                             else default
                         )
-                    return group.get(entry, default)
+                    # a bare entry of count 1 (an index whose entries cannot be pairs)
+                    return 1 if group is entry or group == entry else default
 
                 _ZERO = 0  # the payload of an absent tuple
 
@@ -412,7 +416,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("customer_sk", "item_sk")
                     QUERY_ID = "500ceaafc82b6bd5"
-                    LAYOUT_ID = "c0f3c80de604395e"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "98a65091198cacab"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -1047,17 +1051,21 @@ def _make_derived1():
                 def _entry(group, entry, default=None):
                     """The payload of `entry` in an index group (None: no group), `default`
                     if absent. A group of one entry is kept inline as the pair (entry,
-                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    payload), or as the bare entry when its count is 1 and entries are not
+                    pairs: a dict per near-unique key would cost ~200 bytes and a
                     container the cyclic GC tracks; several entries are a dict."""
                     if group is None:
                         return default
-                    if type(group) is tuple:
+                    if type(group) is dict:
+                        return group.get(entry, default)
+                    if type(group) is tuple and len(group) == 2:
                         return (
                             group[1]
                             if group[0] is entry or group[0] == entry
                             else default
                         )
-                    return group.get(entry, default)
+                    # a bare entry of count 1 (an index whose entries cannot be pairs)
+                    return 1 if group is entry or group == entry else default
 
                 _ZERO = 0  # the payload of an absent tuple
 
@@ -1172,7 +1180,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("customer_sk", "item_sk")
                     QUERY_ID = "354f41ccb55a0662"
-                    LAYOUT_ID = "da653a0356952ff5"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "c4040d7ff1235226"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -1887,7 +1895,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("csci__customer_sk", "ssci__customer_sk")
                 QUERY_ID = "79304dfb5d8bd163"
-                LAYOUT_ID = "a3dee5ad008a415d"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "61d3358c2c4cd609"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -1925,7 +1933,17 @@ def _make_derived1():
                     for sub_row, change in self.sub_derived2._changes:
                         self._apply_derived2(sub_row, change)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -2412,17 +2430,21 @@ def _make_derived1():
                 def _entry(group, entry, default=None):
                     """The payload of `entry` in an index group (None: no group), `default`
                     if absent. A group of one entry is kept inline as the pair (entry,
-                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    payload), or as the bare entry when its count is 1 and entries are not
+                    pairs: a dict per near-unique key would cost ~200 bytes and a
                     container the cyclic GC tracks; several entries are a dict."""
                     if group is None:
                         return default
-                    if type(group) is tuple:
+                    if type(group) is dict:
+                        return group.get(entry, default)
+                    if type(group) is tuple and len(group) == 2:
                         return (
                             group[1]
                             if group[0] is entry or group[0] == entry
                             else default
                         )
-                    return group.get(entry, default)
+                    # a bare entry of count 1 (an index whose entries cannot be pairs)
+                    return 1 if group is entry or group == entry else default
 
                 _ZERO = 0  # the payload of an absent tuple
 
@@ -2526,7 +2548,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("customer_sk", "item_sk")
                     QUERY_ID = "500ceaafc82b6bd5"
-                    LAYOUT_ID = "c0f3c80de604395e"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "98a65091198cacab"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -3198,17 +3220,21 @@ def _make_derived1():
                     def _entry(group, entry, default=None):
                         """The payload of `entry` in an index group (None: no group), `default`
                         if absent. A group of one entry is kept inline as the pair (entry,
-                        payload): a dict per near-unique key would cost ~200 bytes and a
+                        payload), or as the bare entry when its count is 1 and entries are not
+                        pairs: a dict per near-unique key would cost ~200 bytes and a
                         container the cyclic GC tracks; several entries are a dict."""
                         if group is None:
                             return default
-                        if type(group) is tuple:
+                        if type(group) is dict:
+                            return group.get(entry, default)
+                        if type(group) is tuple and len(group) == 2:
                             return (
                                 group[1]
                                 if group[0] is entry or group[0] == entry
                                 else default
                             )
-                        return group.get(entry, default)
+                        # a bare entry of count 1 (an index whose entries cannot be pairs)
+                        return 1 if group is entry or group == entry else default
 
                     _ZERO = 0  # the payload of an absent tuple
 
@@ -3321,7 +3347,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("customer_sk", "item_sk")
                         QUERY_ID = "354f41ccb55a0662"
-                        LAYOUT_ID = "da653a0356952ff5"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "c4040d7ff1235226"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -4034,7 +4060,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("k1", "k2")
                     QUERY_ID = "908ea7e9a8b5fa38"
-                    LAYOUT_ID = "a8aa64dbaba6f076"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "1d74342ae14e8245"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -4061,7 +4087,21 @@ def _make_derived1():
                         for sub_row, change in self.sub_derived1._changes:
                             self._apply_derived1(sub_row, change)
                         if self._pending:
+                            first = (
+                                self._changes
+                            )  # the row of an empty database, if any
                             self._flush()
+                            if (
+                                first
+                            ):  # the inner views' rows changed it: report the net change
+                                net = {}
+                                for row, change in first + self._changes:
+                                    net[row] = net.get(row, 0) + change
+                                self._changes = [
+                                    (row, change)
+                                    for row, change in net.items()
+                                    if change
+                                ]
 
                     def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
@@ -4472,7 +4512,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("csci__customer_sk", "ssci__customer_sk")
                 QUERY_ID = "50b3cf19e173eee9"
-                LAYOUT_ID = "6a3df64743d844d2"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "4a896cb16e69b976"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -4512,7 +4552,17 @@ def _make_derived1():
                     if self.sub_exists_2._changes:
                         self._on_exists_2(self.sub_exists_2._changes)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -5091,15 +5141,19 @@ def _make_derived1():
             def _entry(group, entry, default=None):
                 """The payload of `entry` in an index group (None: no group), `default`
                 if absent. A group of one entry is kept inline as the pair (entry,
-                payload): a dict per near-unique key would cost ~200 bytes and a
+                payload), or as the bare entry when its count is 1 and entries are not
+                pairs: a dict per near-unique key would cost ~200 bytes and a
                 container the cyclic GC tracks; several entries are a dict."""
                 if group is None:
                     return default
-                if type(group) is tuple:
+                if type(group) is dict:
+                    return group.get(entry, default)
+                if type(group) is tuple and len(group) == 2:
                     return (
                         group[1] if group[0] is entry or group[0] == entry else default
                     )
-                return group.get(entry, default)
+                # a bare entry of count 1 (an index whose entries cannot be pairs)
+                return 1 if group is entry or group == entry else default
 
             _ZERO = 0  # the payload of an absent tuple
 
@@ -5210,7 +5264,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("customer_sk", "item_sk")
                 QUERY_ID = "354f41ccb55a0662"
-                LAYOUT_ID = "da653a0356952ff5"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "c4040d7ff1235226"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -5855,17 +5909,21 @@ def _make_derived1():
                 def _entry(group, entry, default=None):
                     """The payload of `entry` in an index group (None: no group), `default`
                     if absent. A group of one entry is kept inline as the pair (entry,
-                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    payload), or as the bare entry when its count is 1 and entries are not
+                    pairs: a dict per near-unique key would cost ~200 bytes and a
                     container the cyclic GC tracks; several entries are a dict."""
                     if group is None:
                         return default
-                    if type(group) is tuple:
+                    if type(group) is dict:
+                        return group.get(entry, default)
+                    if type(group) is tuple and len(group) == 2:
                         return (
                             group[1]
                             if group[0] is entry or group[0] == entry
                             else default
                         )
-                    return group.get(entry, default)
+                    # a bare entry of count 1 (an index whose entries cannot be pairs)
+                    return 1 if group is entry or group == entry else default
 
                 _ZERO = 0  # the payload of an absent tuple
 
@@ -5969,7 +6027,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("customer_sk", "item_sk")
                     QUERY_ID = "500ceaafc82b6bd5"
-                    LAYOUT_ID = "c0f3c80de604395e"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "98a65091198cacab"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -6638,7 +6696,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1", "k2")
                 QUERY_ID = "9e3d13018801e3ef"
-                LAYOUT_ID = "e88adb0c13e36261"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "47f4550c29259ad5"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -6665,7 +6723,17 @@ def _make_derived1():
                     for sub_row, change in self.sub_derived1._changes:
                         self._apply_derived1(sub_row, change)
                     if self._pending:
+                        first = self._changes  # the row of an empty database, if any
                         self._flush()
+                        if (
+                            first
+                        ):  # the inner views' rows changed it: report the net change
+                            net = {}
+                            for row, change in first + self._changes:
+                                net[row] = net.get(row, 0) + change
+                            self._changes = [
+                                (row, change) for row, change in net.items() if change
+                            ]
 
                 def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
@@ -7072,7 +7140,7 @@ def _make_derived1():
             COLUMNS = ("csci__customer_sk", "ssci__customer_sk")
             QUERY_ID = "dd888dcbd1a46f16"
             LAYOUT_ID = (
-                "d8f69cd27407e0d4"  # the state's layout: snapshots restore only here
+                "3e1626adbd4e7c15"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -7107,7 +7175,15 @@ def _make_derived1():
                 if self.sub_exists_2._changes:
                     self._on_exists_2(self.sub_exists_2._changes)
                 if self._pending:
+                    first = self._changes  # the row of an empty database, if any
                     self._flush()
+                    if first:  # the inner views' rows changed it: report the net change
+                        net = {}
+                        for row, change in first + self._changes:
+                            net[row] = net.get(row, 0) + change
+                        self._changes = [
+                            (row, change) for row, change in net.items() if change
+                        ]
 
             def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
@@ -7694,7 +7770,7 @@ class View:
     }
     COLUMNS = ("store_only", "catalog_only", "store_and_catalog")
     QUERY_ID = "5cf1dbeb79326000"
-    LAYOUT_ID = "4fa70b62725643d4"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "7fb5f9e90c73ee71"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -7726,7 +7802,13 @@ class View:
         for sub_row, change in self.sub_derived1._changes:
             self._apply_derived1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""

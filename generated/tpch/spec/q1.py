@@ -42,6 +42,7 @@ import copy
 
 from sortedcontainers import SortedKeyList
 
+_DATE_0 = datetime.date(1998, 9, 2)
 _EMPTY = {}  # read-only stand-in for a missing index group
 _ZERO = (0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
 
@@ -169,7 +170,7 @@ class View:
         "count_order",
     )
     QUERY_ID = "2c24985da60116ff"
-    LAYOUT_ID = "2ab71c55f4fc359f"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "ea653c62bba83d69"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -327,7 +328,7 @@ class View:
                     (10, "l_shipdate"),
                 ),
             )
-        keep_lineitem = c_lineitem_l_shipdate <= datetime.date(1998, 9, 2)
+        keep_lineitem = c_lineitem_l_shipdate <= _DATE_0
         store = self.lineitem_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -443,7 +444,7 @@ class View:
                         (10, "l_shipdate"),
                     ),
                 )
-            keep_lineitem = c_lineitem_l_shipdate <= datetime.date(1998, 9, 2)
+            keep_lineitem = c_lineitem_l_shipdate <= _DATE_0
             if keep_lineitem:
                 _p = (
                     d,
@@ -545,13 +546,13 @@ class View:
 
     def _group_row(self, v_l_returnflag, v_l_linestatus, p, e=None):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[0] == 0 else (p[1] / 100)
-        _a1 = None if p[0] == 0 else (p[2] / 100)
-        _a2 = None if p[0] == 0 else (p[3] / 10000)
-        _a3 = None if p[0] == 0 else (p[4] / 1000000)
-        _a4 = None if p[0] == 0 else (p[1] / 100) / p[0]
-        _a5 = None if p[0] == 0 else (p[2] / 100) / p[0]
-        _a6 = None if p[0] == 0 else (p[5] / 100) / p[0]
+        _a0 = p[1] / 100
+        _a1 = p[2] / 100
+        _a2 = p[3] / 10000
+        _a3 = p[4] / 1000000
+        _a4 = (p[1] / 100) / p[0]
+        _a5 = (p[2] / 100) / p[0]
+        _a6 = (p[5] / 100) / p[0]
         _a7 = p[0]
         return (v_l_returnflag, v_l_linestatus, _a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7)
 
@@ -625,13 +626,13 @@ class View:
             _m1 = self.lineitem_root.get((v_l_returnflag, v_l_linestatus))
             if _m1 is not None:
                 p = _m1
-                _a0 = None if p[0] == 0 else (p[1] / 100)
-                _a1 = None if p[0] == 0 else (p[2] / 100)
-                _a2 = None if p[0] == 0 else (p[3] / 10000)
-                _a3 = None if p[0] == 0 else (p[4] / 1000000)
-                _a4 = None if p[0] == 0 else (p[1] / 100) / p[0]
-                _a5 = None if p[0] == 0 else (p[2] / 100) / p[0]
-                _a6 = None if p[0] == 0 else (p[5] / 100) / p[0]
+                _a0 = p[1] / 100
+                _a1 = p[2] / 100
+                _a2 = p[3] / 10000
+                _a3 = p[4] / 1000000
+                _a4 = (p[1] / 100) / p[0]
+                _a5 = (p[2] / 100) / p[0]
+                _a6 = (p[5] / 100) / p[0]
                 _a7 = p[0]
                 new = (
                     v_l_returnflag,

@@ -50,19 +50,25 @@ import copy
 
 from sortedcontainers import SortedKeyList
 
+_DATE_0 = datetime.date(1993, 10, 1)
+_DATE_1 = datetime.date(1994, 1, 1)
 _EMPTY = {}  # read-only stand-in for a missing index group
 
 
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = (0, 0)  # the payload of an absent tuple
@@ -276,7 +282,7 @@ class View:
         "c_comment",
     )
     QUERY_ID = "1a99b1d6a6166f8f"
-    LAYOUT_ID = "e9a0802cc834d703"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "fa1759c2abc52ec5"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -640,8 +646,8 @@ class View:
             raise _null_error(
                 "orders", row, ((0, "o_orderkey"), (1, "o_custkey"), (4, "o_orderdate"))
             )
-        keep_orders = (c_orders_o_orderdate >= datetime.date(1993, 10, 1)) and (
-            c_orders_o_orderdate < datetime.date(1994, 1, 1)
+        keep_orders = (c_orders_o_orderdate >= _DATE_0) and (
+            c_orders_o_orderdate < _DATE_1
         )
         store = self.orders_rows
         count = store.get(row, 0) + d
@@ -1380,8 +1386,8 @@ class View:
                     row,
                     ((0, "o_orderkey"), (1, "o_custkey"), (4, "o_orderdate")),
                 )
-            keep_orders = (c_orders_o_orderdate >= datetime.date(1993, 10, 1)) and (
-                c_orders_o_orderdate < datetime.date(1994, 1, 1)
+            keep_orders = (c_orders_o_orderdate >= _DATE_0) and (
+                c_orders_o_orderdate < _DATE_1
             )
             if keep_orders:
                 _p = (d, d)
@@ -1963,7 +1969,7 @@ class View:
         e=None,
     ):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[0] == 0 else (p[1] / 10000)
+        _a0 = p[1] / 10000
         return (
             v_c_custkey,
             v_c_name,
@@ -2046,7 +2052,7 @@ class View:
                         v_c_comment,
                     ) = group
                     p, e = entry[0], entry
-                    _a0 = None if p[0] == 0 else (p[1] / 10000)
+                    _a0 = p[1] / 10000
                     new = (
                         v_c_custkey,
                         v_c_name,

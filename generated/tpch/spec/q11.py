@@ -173,13 +173,17 @@ def _make_derived1():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = (0, 0)  # the payload of an absent tuple
 
@@ -242,7 +246,7 @@ def _make_derived1():
         COLUMNS = ("ps_partkey", "value", "__h1")
         QUERY_ID = "9680768681784e95"
         LAYOUT_ID = (
-            "5ef53c03c75c5399"  # the state's layout: snapshots restore only here
+            "3a44d1d3a9839cbf"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -477,7 +481,7 @@ def _make_derived1():
                 _m1 = self.n0_root.get(v_ps_partkey)
                 if _m1 is not None:
                     p = _m1
-                    _a0 = None if p[0] == 0 else (p[1] / 100)
+                    _a0 = p[1] / 100
                     new = (v_ps_partkey, _a0, _a0)
                 old = reported.get(key)
                 if old != new:  # no output can be NaN: equal rows are the same
@@ -907,7 +911,7 @@ def _make_derived1():
 
         def _group_row(self, v_ps_partkey, p, e=None):
             """The output row of one group from its payload; None if HAVING fails."""
-            _a0 = None if p[0] == 0 else (p[1] / 100)
+            _a0 = p[1] / 100
             return (v_ps_partkey, _a0, _a0)
 
         def enumerate(self) -> Iterator[tuple[tuple, int]]:
@@ -968,7 +972,7 @@ def _make_derived1():
                 _m1 = self.n0_root.get(v_ps_partkey)
                 if _m1 is not None:
                     p = _m1
-                    _a0 = None if p[0] == 0 else (p[1] / 100)
+                    _a0 = p[1] / 100
                     new = (v_ps_partkey, _a0, _a0)
                 old = reported.get(key)
                 if old != new:  # no output can be NaN: equal rows are the same
@@ -1083,13 +1087,17 @@ def _make_scalar_2():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = (0, 0)  # the payload of an absent tuple
 
@@ -1152,7 +1160,7 @@ def _make_scalar_2():
         COLUMNS = ("v",)
         QUERY_ID = "7befd17cbb20783a"
         LAYOUT_ID = (
-            "a58d1a9e81325393"  # the state's layout: snapshots restore only here
+            "276728c6db07c8c7"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -2019,7 +2027,7 @@ class View:
     }
     COLUMNS = ("ps_partkey", "value")
     QUERY_ID = "0630751cbf38370f"
-    LAYOUT_ID = "68c4c661dc883250"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "39af351b79a7e69c"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -2051,7 +2059,13 @@ class View:
         if self.sub_scalar_2._changes:
             self._on_scalar_2(self.sub_scalar_2._changes)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""

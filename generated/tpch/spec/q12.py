@@ -47,19 +47,25 @@ import copy
 
 from sortedcontainers import SortedKeyList
 
+_DATE_0 = datetime.date(1994, 1, 1)
+_DATE_1 = datetime.date(1995, 1, 1)
 _EMPTY = {}  # read-only stand-in for a missing index group
 
 
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = (0, 0, 0)  # the payload of an absent tuple
@@ -188,7 +194,7 @@ class View:
     }
     COLUMNS = ("l_shipmode", "high_line_count", "low_line_count")
     QUERY_ID = "c3a041272f06256e"
-    LAYOUT_ID = "812877a312e1f90c"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "e7d70eea8aed0529"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -435,8 +441,8 @@ class View:
             (v_l_shipmode in ("MAIL", "SHIP"))
             and (c_lineitem_l_commitdate < c_lineitem_l_receiptdate)
             and (c_lineitem_l_shipdate < c_lineitem_l_commitdate)
-            and (c_lineitem_l_receiptdate >= datetime.date(1994, 1, 1))
-            and (c_lineitem_l_receiptdate < datetime.date(1995, 1, 1))
+            and (c_lineitem_l_receiptdate >= _DATE_0)
+            and (c_lineitem_l_receiptdate < _DATE_1)
         )
         store = self.lineitem_rows
         count = store.get(row, 0) + d
@@ -662,8 +668,8 @@ class View:
                 (v_l_shipmode in ("MAIL", "SHIP"))
                 and (c_lineitem_l_commitdate < c_lineitem_l_receiptdate)
                 and (c_lineitem_l_shipdate < c_lineitem_l_commitdate)
-                and (c_lineitem_l_receiptdate >= datetime.date(1994, 1, 1))
-                and (c_lineitem_l_receiptdate < datetime.date(1995, 1, 1))
+                and (c_lineitem_l_receiptdate >= _DATE_0)
+                and (c_lineitem_l_receiptdate < _DATE_1)
             )
             if keep_lineitem:
                 _p = (d, d, d)
@@ -762,8 +768,8 @@ class View:
 
     def _group_row(self, v_l_shipmode, p, e=None):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[0] == 0 else (p[1])
-        _a1 = None if p[0] == 0 else (p[2])
+        _a0 = p[1]
+        _a1 = p[2]
         return (v_l_shipmode, _a0, _a1)
 
     def enumerate(self) -> Iterator[tuple[tuple, int]]:
@@ -836,8 +842,8 @@ class View:
             _m1 = self.n0_root.get(v_l_shipmode)
             if _m1 is not None:
                 p = _m1
-                _a0 = None if p[0] == 0 else (p[1])
-                _a1 = None if p[0] == 0 else (p[2])
+                _a0 = p[1]
+                _a1 = p[2]
                 new = (v_l_shipmode, _a0, _a1)
             old = reported.get(key)
             if old != new:  # no output can be NaN: equal rows are the same

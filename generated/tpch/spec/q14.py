@@ -35,19 +35,25 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 import math
 
+_DATE_0 = datetime.date(1995, 9, 1)
+_DATE_1 = datetime.date(1995, 10, 1)
 _EMPTY = {}  # read-only stand-in for a missing index group
 
 
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = (0, 0)  # the payload of an absent tuple
@@ -147,7 +153,7 @@ class View:
     }
     COLUMNS = ("promo_revenue",)
     QUERY_ID = "1f02714890afbf9a"
-    LAYOUT_ID = "967c446e99c696fa"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "9b3877df18bee9a9"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -315,8 +321,8 @@ class View:
                     (10, "l_shipdate"),
                 ),
             )
-        keep_lineitem = (c_lineitem_l_shipdate >= datetime.date(1995, 9, 1)) and (
-            c_lineitem_l_shipdate < datetime.date(1995, 10, 1)
+        keep_lineitem = (c_lineitem_l_shipdate >= _DATE_0) and (
+            c_lineitem_l_shipdate < _DATE_1
         )
         store = self.lineitem_rows
         count = store.get(row, 0) + d
@@ -523,8 +529,8 @@ class View:
                         (10, "l_shipdate"),
                     ),
                 )
-            keep_lineitem = (c_lineitem_l_shipdate >= datetime.date(1995, 9, 1)) and (
-                c_lineitem_l_shipdate < datetime.date(1995, 10, 1)
+            keep_lineitem = (c_lineitem_l_shipdate >= _DATE_0) and (
+                c_lineitem_l_shipdate < _DATE_1
             )
             if keep_lineitem:
                 _p = (d, d * round((v_l_extendedprice * (1 - v_l_discount)) * 10000))

@@ -43,13 +43,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -146,6 +150,8 @@ def _make_derived1():
     from collections.abc import Callable, Iterable, Iterator, Sequence
     import copy
 
+    _DATE_0 = datetime.date(1996, 1, 1)
+    _DATE_1 = datetime.date(1996, 4, 1)
     _EMPTY = {}  # read-only stand-in for a missing index group
     _ZERO = (0, 0)  # the payload of an absent tuple
 
@@ -209,7 +215,7 @@ def _make_derived1():
         COLUMNS = ("supplier_no", "total_revenue")
         QUERY_ID = "4bd11a2960ead1a6"
         LAYOUT_ID = (
-            "f737f7e474e860d8"  # the state's layout: snapshots restore only here
+            "39bc6bcacd6d98b9"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -357,8 +363,8 @@ def _make_derived1():
                         (10, "l_shipdate"),
                     ),
                 )
-            keep_lineitem = (c_lineitem_l_shipdate >= datetime.date(1996, 1, 1)) and (
-                c_lineitem_l_shipdate < datetime.date(1996, 4, 1)
+            keep_lineitem = (c_lineitem_l_shipdate >= _DATE_0) and (
+                c_lineitem_l_shipdate < _DATE_1
             )
             store = self.lineitem_rows
             count = store.get(row, 0) + d
@@ -401,7 +407,7 @@ def _make_derived1():
                 _m1 = self.lineitem_root.get(v_l_suppkey)
                 if _m1 is not None:
                     p = _m1
-                    _a0 = None if p[0] == 0 else (p[1] / 10000)
+                    _a0 = p[1] / 10000
                     new = (v_l_suppkey, _a0)
                 old = reported.get(key)
                 if old != new:  # no output can be NaN: equal rows are the same
@@ -423,7 +429,7 @@ def _make_derived1():
 
         def _group_row(self, v_l_suppkey, p, e=None):
             """The output row of one group from its payload; None if HAVING fails."""
-            _a0 = None if p[0] == 0 else (p[1] / 10000)
+            _a0 = p[1] / 10000
             return (v_l_suppkey, _a0)
 
         def enumerate(self) -> Iterator[tuple[tuple, int]]:
@@ -484,7 +490,7 @@ def _make_derived1():
                 _m1 = self.lineitem_root.get(v_l_suppkey)
                 if _m1 is not None:
                     p = _m1
-                    _a0 = None if p[0] == 0 else (p[1] / 10000)
+                    _a0 = p[1] / 10000
                     new = (v_l_suppkey, _a0)
                 old = reported.get(key)
                 if old != new:  # no output can be NaN: equal rows are the same
@@ -623,6 +629,8 @@ def _make_scalar_2():
         from collections.abc import Callable, Iterable, Iterator, Sequence
         import copy
 
+        _DATE_0 = datetime.date(1996, 1, 1)
+        _DATE_1 = datetime.date(1996, 4, 1)
         _EMPTY = {}  # read-only stand-in for a missing index group
         _ZERO = (0, 0)  # the payload of an absent tuple
 
@@ -686,7 +694,7 @@ def _make_scalar_2():
             COLUMNS = ("supplier_no", "total_revenue")
             QUERY_ID = "4bd11a2960ead1a6"
             LAYOUT_ID = (
-                "f737f7e474e860d8"  # the state's layout: snapshots restore only here
+                "39bc6bcacd6d98b9"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -841,9 +849,9 @@ def _make_scalar_2():
                             (10, "l_shipdate"),
                         ),
                     )
-                keep_lineitem = (
-                    c_lineitem_l_shipdate >= datetime.date(1996, 1, 1)
-                ) and (c_lineitem_l_shipdate < datetime.date(1996, 4, 1))
+                keep_lineitem = (c_lineitem_l_shipdate >= _DATE_0) and (
+                    c_lineitem_l_shipdate < _DATE_1
+                )
                 store = self.lineitem_rows
                 count = store.get(row, 0) + d
                 if count < 0:
@@ -885,7 +893,7 @@ def _make_scalar_2():
                     _m1 = self.lineitem_root.get(v_l_suppkey)
                     if _m1 is not None:
                         p = _m1
-                        _a0 = None if p[0] == 0 else (p[1] / 10000)
+                        _a0 = p[1] / 10000
                         new = (v_l_suppkey, _a0)
                     old = reported.get(key)
                     if old != new:  # no output can be NaN: equal rows are the same
@@ -907,7 +915,7 @@ def _make_scalar_2():
 
             def _group_row(self, v_l_suppkey, p, e=None):
                 """The output row of one group from its payload; None if HAVING fails."""
-                _a0 = None if p[0] == 0 else (p[1] / 10000)
+                _a0 = p[1] / 10000
                 return (v_l_suppkey, _a0)
 
             def enumerate(self) -> Iterator[tuple[tuple, int]]:
@@ -968,7 +976,7 @@ def _make_scalar_2():
                     _m1 = self.lineitem_root.get(v_l_suppkey)
                     if _m1 is not None:
                         p = _m1
-                        _a0 = None if p[0] == 0 else (p[1] / 10000)
+                        _a0 = p[1] / 10000
                         new = (v_l_suppkey, _a0)
                     old = reported.get(key)
                     if old != new:  # no output can be NaN: equal rows are the same
@@ -1069,7 +1077,7 @@ def _make_scalar_2():
         COLUMNS = ("v",)
         QUERY_ID = "6c8a11c82c8f0b93"
         LAYOUT_ID = (
-            "231f620560c55ad3"  # the state's layout: snapshots restore only here
+            "876b839689c2803d"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1102,7 +1110,15 @@ def _make_scalar_2():
             for sub_row, change in self.sub_derived1._changes:
                 self._apply_derived1(sub_row, change)
             if self._pending:
+                first = self._changes  # the row of an empty database, if any
                 self._flush()
+                if first:  # the inner views' rows changed it: report the net change
+                    net = {}
+                    for row, change in first + self._changes:
+                        net[row] = net.get(row, 0) + change
+                    self._changes = [
+                        (row, change) for row, change in net.items() if change
+                    ]
 
         def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
@@ -1451,7 +1467,7 @@ class View:
     }
     COLUMNS = ("s_suppkey", "s_name", "s_address", "s_phone", "total_revenue")
     QUERY_ID = "586e81b2d8db2586"
-    LAYOUT_ID = "f03562284f2933b7"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "bfe2e70e9368cb4e"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -1493,7 +1509,13 @@ class View:
         if self.sub_scalar_2._changes:
             self._on_scalar_2(self.sub_scalar_2._changes)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -1692,10 +1714,14 @@ class View:
                         self._ordered.order.remove((v_s_suppkey,))
                 if pending is not None:
                     for (v_s_suppkey, v_s_name, v_s_address, v_s_phone), _m3 in (
-                        (_g4,)
+                        _g4.items()
                         if type((_g4 := self.supplier_by_s_suppkey[v_s_suppkey]))
-                        is tuple
-                        else _g4.items()
+                        is dict
+                        else (
+                            (_g4,)
+                            if type(_g4) is tuple and len(_g4) == 2
+                            else ((_g4, 1),)
+                        )
                     ):
                         _k = (
                             v_s_suppkey,
@@ -1744,19 +1770,8 @@ class View:
         _t1 = (v_s_suppkey, v_s_name, v_s_address, v_s_phone)
         _grp = supplier_by_s_suppkey.get(v_s_suppkey)
         if _grp is None:
-            supplier_by_s_suppkey[v_s_suppkey] = (_t1, _p)
-        elif type(_grp) is tuple:
-            _e = _t1
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    supplier_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
-                else:
-                    del supplier_by_s_suppkey[v_s_suppkey]
-            else:
-                supplier_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            supplier_by_s_suppkey[v_s_suppkey] = _t1 if _p == 1 else (_t1, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(_t1)
             if _o is None:
                 _grp[_t1] = _p
@@ -1767,7 +1782,22 @@ class View:
                 else:
                     del _grp[_t1]
                     if len(_grp) == 1:
-                        supplier_by_s_suppkey[v_s_suppkey] = next(iter(_grp.items()))
+                        ((_e, _n),) = _grp.items()
+                        supplier_by_s_suppkey[v_s_suppkey] = _e if _n == 1 else (_e, _n)
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = _t1
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    supplier_by_s_suppkey[v_s_suppkey] = _g if _n == 1 else (_g, _n)
+                else:
+                    del supplier_by_s_suppkey[v_s_suppkey]
+            else:
+                supplier_by_s_suppkey[v_s_suppkey] = {_g: _o, _e: _p}
         _o = supplier_count_by_s_suppkey.get(v_s_suppkey)
         if _o is None:
             supplier_count_by_s_suppkey[v_s_suppkey] = _p
@@ -1911,19 +1941,8 @@ class View:
             _t1 = (v_s_suppkey, v_s_name, v_s_address, v_s_phone)
             _grp = supplier_by_s_suppkey.get(v_s_suppkey)
             if _grp is None:
-                supplier_by_s_suppkey[v_s_suppkey] = (_t1, _p)
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        supplier_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
-                    else:
-                        del supplier_by_s_suppkey[v_s_suppkey]
-                else:
-                    supplier_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                supplier_by_s_suppkey[v_s_suppkey] = _t1 if _p == 1 else (_t1, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -1934,9 +1953,24 @@ class View:
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
-                            supplier_by_s_suppkey[v_s_suppkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            supplier_by_s_suppkey[v_s_suppkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        supplier_by_s_suppkey[v_s_suppkey] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del supplier_by_s_suppkey[v_s_suppkey]
+                else:
+                    supplier_by_s_suppkey[v_s_suppkey] = {_g: _o, _e: _p}
             _o = supplier_count_by_s_suppkey.get(v_s_suppkey)
             if _o is None:
                 supplier_count_by_s_suppkey[v_s_suppkey] = _p
@@ -2051,9 +2085,9 @@ class View:
                     self._ordered.order.remove((v_s_suppkey,))
             if pending is not None:
                 for (v_s_suppkey, v_s_name, v_s_address, v_s_phone), _m3 in (
-                    (_g4,)
-                    if type((_g4 := self.supplier_by_s_suppkey[v_s_suppkey])) is tuple
-                    else _g4.items()
+                    _g4.items()
+                    if type((_g4 := self.supplier_by_s_suppkey[v_s_suppkey])) is dict
+                    else (_g4,) if type(_g4) is tuple and len(_g4) == 2 else ((_g4, 1),)
                 ):
                     _k = (
                         v_s_suppkey,
@@ -2133,9 +2167,9 @@ class View:
                 else _g3.items()
             ):
                 for (v_s_suppkey, v_s_name, v_s_address, v_s_phone), _m4 in (
-                    (_g5,)
-                    if type((_g5 := self.supplier_by_s_suppkey[v_s_suppkey])) is tuple
-                    else _g5.items()
+                    _g5.items()
+                    if type((_g5 := self.supplier_by_s_suppkey[v_s_suppkey])) is dict
+                    else (_g5,) if type(_g5) is tuple and len(_g5) == 2 else ((_g5, 1),)
                 ):
                     yield (
                         v_s_suppkey,

@@ -67,13 +67,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -278,13 +282,17 @@ def _make_scalar_1():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = 0  # the payload of an absent tuple
 
@@ -365,7 +373,7 @@ def _make_scalar_1():
         COLUMNS = ("k1", "v")
         QUERY_ID = "db8a1638c877ef43"
         LAYOUT_ID = (
-            "d73cb672f9388f7b"  # the state's layout: snapshots restore only here
+            "71b7041e7f5abf22"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -640,25 +648,10 @@ def _make_scalar_1():
             _p = d
             _grp = supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
             if _grp is None:
-                supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = (v_ps_suppkey, _p)
-            elif type(_grp) is tuple:
-                _e = v_ps_suppkey
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = (
-                            _grp[0],
-                            _n,
-                        )
-                    else:
-                        del supplier_ps_suppkey_by_s_nationkey[v_s_nationkey]
-                else:
-                    supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = (
+                    v_ps_suppkey if _p == 1 else (v_ps_suppkey, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(v_ps_suppkey)
                 if _o is None:
                     _grp[v_ps_suppkey] = _p
@@ -669,9 +662,26 @@ def _make_scalar_1():
                     else:
                         del _grp[v_ps_suppkey]
                         if len(_grp) == 1:
-                            supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = v_ps_suppkey
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del supplier_ps_suppkey_by_s_nationkey[v_s_nationkey]
+                else:
+                    supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = {_g: _o, _e: _p}
             _w1 = n5_count_by_s_nationkey.get(v_s_nationkey)
             if _w1 is not None:
                 _d2 = _p * _w1
@@ -740,22 +750,10 @@ def _make_scalar_1():
             _p = d
             _grp = nation_s_nationkey_by_n_regionkey.get(v_n_regionkey)
             if _grp is None:
-                nation_s_nationkey_by_n_regionkey[v_n_regionkey] = (v_s_nationkey, _p)
-            elif type(_grp) is tuple:
-                _e = v_s_nationkey
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        nation_s_nationkey_by_n_regionkey[v_n_regionkey] = (_grp[0], _n)
-                    else:
-                        del nation_s_nationkey_by_n_regionkey[v_n_regionkey]
-                else:
-                    nation_s_nationkey_by_n_regionkey[v_n_regionkey] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                nation_s_nationkey_by_n_regionkey[v_n_regionkey] = (
+                    v_s_nationkey if _p == 1 else (v_s_nationkey, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(v_s_nationkey)
                 if _o is None:
                     _grp[v_s_nationkey] = _p
@@ -766,9 +764,26 @@ def _make_scalar_1():
                     else:
                         del _grp[v_s_nationkey]
                         if len(_grp) == 1:
-                            nation_s_nationkey_by_n_regionkey[v_n_regionkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            nation_s_nationkey_by_n_regionkey[v_n_regionkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = v_s_nationkey
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        nation_s_nationkey_by_n_regionkey[v_n_regionkey] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del nation_s_nationkey_by_n_regionkey[v_n_regionkey]
+                else:
+                    nation_s_nationkey_by_n_regionkey[v_n_regionkey] = {_g: _o, _e: _p}
             _w1 = region_count_by_n_regionkey.get(v_n_regionkey)
             if _w1 is not None:
                 _d2 = _p * _w1
@@ -782,9 +797,15 @@ def _make_scalar_1():
                     else:
                         del n5_count_by_s_nationkey[v_s_nationkey]
                 _g5 = supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
-                if _g5:
+                if _g5 is not None:
                     for v_ps_suppkey, _w3 in (
-                        (_g5,) if type(_g5) is tuple else _g5.items()
+                        _g5.items()
+                        if type(_g5) is dict
+                        else (
+                            (_g5,)
+                            if type(_g5) is tuple and len(_g5) == 2
+                            else ((_g5, 1),)
+                        )
                     ):
                         _d4 = _d2 * _w3
                         _o = n3_count_by_ps_suppkey.get(v_ps_suppkey)
@@ -861,9 +882,15 @@ def _make_scalar_1():
                     else:
                         del region_count_by_n_regionkey[v_n_regionkey]
                 _g3 = nation_s_nationkey_by_n_regionkey.get(v_n_regionkey)
-                if _g3:
+                if _g3 is not None:
                     for v_s_nationkey, _w1 in (
-                        (_g3,) if type(_g3) is tuple else _g3.items()
+                        _g3.items()
+                        if type(_g3) is dict
+                        else (
+                            (_g3,)
+                            if type(_g3) is tuple and len(_g3) == 2
+                            else ((_g3, 1),)
+                        )
                     ):
                         _d2 = _p * _w1
                         _o = n5_count_by_s_nationkey.get(v_s_nationkey)
@@ -876,9 +903,15 @@ def _make_scalar_1():
                             else:
                                 del n5_count_by_s_nationkey[v_s_nationkey]
                         _g6 = supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
-                        if _g6:
+                        if _g6 is not None:
                             for v_ps_suppkey, _w4 in (
-                                (_g6,) if type(_g6) is tuple else _g6.items()
+                                _g6.items()
+                                if type(_g6) is dict
+                                else (
+                                    (_g6,)
+                                    if type(_g6) is tuple and len(_g6) == 2
+                                    else ((_g6, 1),)
+                                )
                             ):
                                 _d5 = _d2 * _w4
                                 _o = n3_count_by_ps_suppkey.get(v_ps_suppkey)
@@ -1104,27 +1137,9 @@ def _make_scalar_1():
                 _grp = supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
                 if _grp is None:
                     supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = (
-                        v_ps_suppkey,
-                        _p,
+                        v_ps_suppkey if _p == 1 else (v_ps_suppkey, _p)
                     )
-                elif type(_grp) is tuple:
-                    _e = v_ps_suppkey
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del supplier_ps_suppkey_by_s_nationkey[v_s_nationkey]
-                    else:
-                        supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                elif type(_grp) is dict:
                     _o = _grp.get(v_ps_suppkey)
                     if _o is None:
                         _grp[v_ps_suppkey] = _p
@@ -1135,9 +1150,29 @@ def _make_scalar_1():
                         else:
                             del _grp[v_ps_suppkey]
                             if len(_grp) == 1:
+                                ((_e, _n),) = _grp.items()
                                 supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = (
-                                    next(iter(_grp.items()))
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = v_ps_suppkey
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del supplier_ps_suppkey_by_s_nationkey[v_s_nationkey]
+                    else:
+                        supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = {
+                            _g: _o,
+                            _e: _p,
+                        }
                 _w1 = n5_count_by_s_nationkey.get(v_s_nationkey)
                 if _w1 is not None:
                     _d2 = _p * _w1
@@ -1238,27 +1273,9 @@ def _make_scalar_1():
                 _grp = nation_s_nationkey_by_n_regionkey.get(v_n_regionkey)
                 if _grp is None:
                     nation_s_nationkey_by_n_regionkey[v_n_regionkey] = (
-                        v_s_nationkey,
-                        _p,
+                        v_s_nationkey if _p == 1 else (v_s_nationkey, _p)
                     )
-                elif type(_grp) is tuple:
-                    _e = v_s_nationkey
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            nation_s_nationkey_by_n_regionkey[v_n_regionkey] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del nation_s_nationkey_by_n_regionkey[v_n_regionkey]
-                    else:
-                        nation_s_nationkey_by_n_regionkey[v_n_regionkey] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                elif type(_grp) is dict:
                     _o = _grp.get(v_s_nationkey)
                     if _o is None:
                         _grp[v_s_nationkey] = _p
@@ -1269,9 +1286,29 @@ def _make_scalar_1():
                         else:
                             del _grp[v_s_nationkey]
                             if len(_grp) == 1:
-                                nation_s_nationkey_by_n_regionkey[v_n_regionkey] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                nation_s_nationkey_by_n_regionkey[v_n_regionkey] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = v_s_nationkey
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            nation_s_nationkey_by_n_regionkey[v_n_regionkey] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del nation_s_nationkey_by_n_regionkey[v_n_regionkey]
+                    else:
+                        nation_s_nationkey_by_n_regionkey[v_n_regionkey] = {
+                            _g: _o,
+                            _e: _p,
+                        }
                 _w1 = region_count_by_n_regionkey.get(v_n_regionkey)
                 if _w1 is not None:
                     _d2 = _p * _w1
@@ -1285,9 +1322,15 @@ def _make_scalar_1():
                         else:
                             del n5_count_by_s_nationkey[v_s_nationkey]
                     _g5 = supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
-                    if _g5:
+                    if _g5 is not None:
                         for v_ps_suppkey, _w3 in (
-                            (_g5,) if type(_g5) is tuple else _g5.items()
+                            _g5.items()
+                            if type(_g5) is dict
+                            else (
+                                (_g5,)
+                                if type(_g5) is tuple and len(_g5) == 2
+                                else ((_g5, 1),)
+                            )
                         ):
                             _d4 = _d2 * _w3
                             _o = n3_count_by_ps_suppkey.get(v_ps_suppkey)
@@ -1391,9 +1434,15 @@ def _make_scalar_1():
                     else:
                         del region_count_by_n_regionkey[v_n_regionkey]
                 _g3 = nation_s_nationkey_by_n_regionkey.get(v_n_regionkey)
-                if _g3:
+                if _g3 is not None:
                     for v_s_nationkey, _w1 in (
-                        (_g3,) if type(_g3) is tuple else _g3.items()
+                        _g3.items()
+                        if type(_g3) is dict
+                        else (
+                            (_g3,)
+                            if type(_g3) is tuple and len(_g3) == 2
+                            else ((_g3, 1),)
+                        )
                     ):
                         _d2 = _p * _w1
                         _o = n5_count_by_s_nationkey.get(v_s_nationkey)
@@ -1406,9 +1455,15 @@ def _make_scalar_1():
                             else:
                                 del n5_count_by_s_nationkey[v_s_nationkey]
                         _g6 = supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
-                        if _g6:
+                        if _g6 is not None:
                             for v_ps_suppkey, _w4 in (
-                                (_g6,) if type(_g6) is tuple else _g6.items()
+                                _g6.items()
+                                if type(_g6) is dict
+                                else (
+                                    (_g6,)
+                                    if type(_g6) is tuple and len(_g6) == 2
+                                    else ((_g6, 1),)
+                                )
                             ):
                                 _d5 = _d2 * _w4
                                 _o = n3_count_by_ps_suppkey.get(v_ps_suppkey)
@@ -1678,7 +1733,7 @@ class View:
         "s_comment",
     )
     QUERY_ID = "5b91f6d52e5d8693"
-    LAYOUT_ID = "7a54f59c7f4f74e0"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "00defd32a58f23a2"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -1746,7 +1801,13 @@ class View:
         if self.sub_scalar_1._changes:
             self._on_scalar_1(self.sub_scalar_1._changes)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -1932,8 +1993,12 @@ class View:
                 else:
                     del part_count_by_p_partkey[v_p_partkey]
             _g4 = n8_s_suppkey_by_p_partkey.get(v_p_partkey)
-            if _g4:
-                for v_s_suppkey, _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+            if _g4 is not None:
+                for v_s_suppkey, _w2 in (
+                    _g4.items()
+                    if type(_g4) is dict
+                    else (_g4,) if type(_g4) is tuple and len(_g4) == 2 else ((_g4, 1),)
+                ):
                     _d3 = _p * _w2
                     _t5 = (v_p_partkey, v_s_suppkey)
                     _grp = n7_by_s_suppkey.get(v_s_suppkey)
@@ -1974,9 +2039,15 @@ class View:
                         else:
                             del n7_count_by_s_suppkey[v_s_suppkey]
                     _g8 = supplier_s_nationkey_by_s_suppkey.get(v_s_suppkey)
-                    if _g8:
+                    if _g8 is not None:
                         for v_s_nationkey, _w6 in (
-                            (_g8,) if type(_g8) is tuple else _g8.items()
+                            _g8.items()
+                            if type(_g8) is dict
+                            else (
+                                (_g8,)
+                                if type(_g8) is tuple and len(_g8) == 2
+                                else ((_g8, 1),)
+                            )
                         ):
                             _d7 = _d3 * _w6
                             _t9 = (v_s_suppkey, v_s_nationkey)
@@ -2054,7 +2125,7 @@ class View:
                                             v_s_acctbal,
                                             v_s_comment,
                                         ), _m14 in (
-                                            (_g15,)
+                                            _g15.items()
                                             if type(
                                                 (
                                                     _g15 := self.supplier_by_s_suppkey_s_nationkey[
@@ -2062,8 +2133,13 @@ class View:
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g15.items()
+                                            is dict
+                                            else (
+                                                (_g15,)
+                                                if type(_g15) is tuple
+                                                and len(_g15) == 2
+                                                else ((_g15, 1),)
+                                            )
                                         ):
                                             _m16 = self.n8[(v_p_partkey, v_s_suppkey)]
                                             _k = (
@@ -2143,19 +2219,8 @@ class View:
         _t1 = (v_s_suppkey, v_s_nationkey)
         _grp = supplier_by_s_suppkey_s_nationkey.get(_t1)
         if _grp is None:
-            supplier_by_s_suppkey_s_nationkey[_t1] = (row, _p)
-        elif type(_grp) is tuple:
-            _e = row
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    supplier_by_s_suppkey_s_nationkey[_t1] = (_grp[0], _n)
-                else:
-                    del supplier_by_s_suppkey_s_nationkey[_t1]
-            else:
-                supplier_by_s_suppkey_s_nationkey[_t1] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            supplier_by_s_suppkey_s_nationkey[_t1] = row if _p == 1 else (row, _p)
+        elif type(_grp) is dict:
             _o = _grp.get(row)
             if _o is None:
                 _grp[row] = _p
@@ -2166,27 +2231,30 @@ class View:
                 else:
                     del _grp[row]
                     if len(_grp) == 1:
-                        supplier_by_s_suppkey_s_nationkey[_t1] = next(
-                            iter(_grp.items())
+                        ((_e, _n),) = _grp.items()
+                        supplier_by_s_suppkey_s_nationkey[_t1] = (
+                            _e if _n == 1 else (_e, _n)
                         )
-        _grp = supplier_s_nationkey_by_s_suppkey.get(v_s_suppkey)
-        if _grp is None:
-            supplier_s_nationkey_by_s_suppkey[v_s_suppkey] = (v_s_nationkey, _p)
-        elif type(_grp) is tuple:
-            _e = v_s_nationkey
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = row
+            if _g is _e or _g == _e:
                 _n = _o + _p
                 if _n:
-                    supplier_s_nationkey_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
+                    supplier_by_s_suppkey_s_nationkey[_t1] = _g if _n == 1 else (_g, _n)
                 else:
-                    del supplier_s_nationkey_by_s_suppkey[v_s_suppkey]
+                    del supplier_by_s_suppkey_s_nationkey[_t1]
             else:
-                supplier_s_nationkey_by_s_suppkey[v_s_suppkey] = {
-                    _grp[0]: _grp[1],
-                    _e: _p,
-                }
-        else:
+                supplier_by_s_suppkey_s_nationkey[_t1] = {_g: _o, _e: _p}
+        _grp = supplier_s_nationkey_by_s_suppkey.get(v_s_suppkey)
+        if _grp is None:
+            supplier_s_nationkey_by_s_suppkey[v_s_suppkey] = (
+                v_s_nationkey if _p == 1 else (v_s_nationkey, _p)
+            )
+        elif type(_grp) is dict:
             _o = _grp.get(v_s_nationkey)
             if _o is None:
                 _grp[v_s_nationkey] = _p
@@ -2197,9 +2265,26 @@ class View:
                 else:
                     del _grp[v_s_nationkey]
                     if len(_grp) == 1:
-                        supplier_s_nationkey_by_s_suppkey[v_s_suppkey] = next(
-                            iter(_grp.items())
+                        ((_e, _n),) = _grp.items()
+                        supplier_s_nationkey_by_s_suppkey[v_s_suppkey] = (
+                            _e if _n == 1 else (_e, _n)
                         )
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = v_s_nationkey
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    supplier_s_nationkey_by_s_suppkey[v_s_suppkey] = (
+                        _g if _n == 1 else (_g, _n)
+                    )
+                else:
+                    del supplier_s_nationkey_by_s_suppkey[v_s_suppkey]
+            else:
+                supplier_s_nationkey_by_s_suppkey[v_s_suppkey] = {_g: _o, _e: _p}
         _w2 = n7_count_by_s_suppkey.get(v_s_suppkey)
         if _w2 is not None:
             _d3 = _p * _w2
@@ -2378,19 +2463,10 @@ class View:
                     del n8[_t1]
             _grp = n8_s_suppkey_by_p_partkey.get(v_p_partkey)
             if _grp is None:
-                n8_s_suppkey_by_p_partkey[v_p_partkey] = (v_s_suppkey, _p)
-            elif type(_grp) is tuple:
-                _e = v_s_suppkey
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        n8_s_suppkey_by_p_partkey[v_p_partkey] = (_grp[0], _n)
-                    else:
-                        del n8_s_suppkey_by_p_partkey[v_p_partkey]
-                else:
-                    n8_s_suppkey_by_p_partkey[v_p_partkey] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                n8_s_suppkey_by_p_partkey[v_p_partkey] = (
+                    v_s_suppkey if _p == 1 else (v_s_suppkey, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(v_s_suppkey)
                 if _o is None:
                     _grp[v_s_suppkey] = _p
@@ -2401,9 +2477,26 @@ class View:
                     else:
                         del _grp[v_s_suppkey]
                         if len(_grp) == 1:
-                            n8_s_suppkey_by_p_partkey[v_p_partkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            n8_s_suppkey_by_p_partkey[v_p_partkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = v_s_suppkey
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        n8_s_suppkey_by_p_partkey[v_p_partkey] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del n8_s_suppkey_by_p_partkey[v_p_partkey]
+                else:
+                    n8_s_suppkey_by_p_partkey[v_p_partkey] = {_g: _o, _e: _p}
             _w2 = part_count_by_p_partkey.get(v_p_partkey)
             if _w2 is not None:
                 _d3 = _p * _w2
@@ -2443,9 +2536,15 @@ class View:
                     else:
                         del n7_count_by_s_suppkey[v_s_suppkey]
                 _g6 = supplier_s_nationkey_by_s_suppkey.get(v_s_suppkey)
-                if _g6:
+                if _g6 is not None:
                     for v_s_nationkey, _w4 in (
-                        (_g6,) if type(_g6) is tuple else _g6.items()
+                        _g6.items()
+                        if type(_g6) is dict
+                        else (
+                            (_g6,)
+                            if type(_g6) is tuple and len(_g6) == 2
+                            else ((_g6, 1),)
+                        )
                     ):
                         _d5 = _d3 * _w4
                         _t7 = (v_s_suppkey, v_s_nationkey)
@@ -2519,7 +2618,7 @@ class View:
                                         v_s_acctbal,
                                         v_s_comment,
                                     ), _m12 in (
-                                        (_g13,)
+                                        _g13.items()
                                         if type(
                                             (
                                                 _g13 := self.supplier_by_s_suppkey_s_nationkey[
@@ -2527,8 +2626,12 @@ class View:
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g13.items()
+                                        is dict
+                                        else (
+                                            (_g13,)
+                                            if type(_g13) is tuple and len(_g13) == 2
+                                            else ((_g13, 1),)
+                                        )
                                     ):
                                         for (v_p_partkey, v_p_mfgr), _m14 in (
                                             (_g15,)
@@ -2698,7 +2801,7 @@ class View:
                             v_s_acctbal,
                             v_s_comment,
                         ), _m8 in (
-                            (_g9,)
+                            _g9.items()
                             if type(
                                 (
                                     _g9 := self.supplier_by_s_suppkey_s_nationkey[
@@ -2706,8 +2809,12 @@ class View:
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g9.items()
+                            is dict
+                            else (
+                                (_g9,)
+                                if type(_g9) is tuple and len(_g9) == 2
+                                else ((_g9, 1),)
+                            )
                         ):
                             for (v_p_partkey, v_s_suppkey), _m10 in (
                                 (_g11,)
@@ -2864,7 +2971,7 @@ class View:
                                     v_s_acctbal,
                                     v_s_comment,
                                 ), _m9 in (
-                                    (_g10,)
+                                    _g10.items()
                                     if type(
                                         (
                                             _g10 := self.supplier_by_s_suppkey_s_nationkey[
@@ -2872,8 +2979,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g10.items()
+                                    is dict
+                                    else (
+                                        (_g10,)
+                                        if type(_g10) is tuple and len(_g10) == 2
+                                        else ((_g10, 1),)
+                                    )
                                 ):
                                     for (v_p_partkey, v_s_suppkey), _m11 in (
                                         (_g12,)
@@ -3032,8 +3143,12 @@ class View:
                 else:
                     del part_count_by_p_partkey[v_p_partkey]
             _g4 = n8_s_suppkey_by_p_partkey.get(v_p_partkey)
-            if _g4:
-                for v_s_suppkey, _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+            if _g4 is not None:
+                for v_s_suppkey, _w2 in (
+                    _g4.items()
+                    if type(_g4) is dict
+                    else (_g4,) if type(_g4) is tuple and len(_g4) == 2 else ((_g4, 1),)
+                ):
                     _d3 = _p * _w2
                     _t5 = (v_p_partkey, v_s_suppkey)
                     _grp = n7_by_s_suppkey.get(v_s_suppkey)
@@ -3074,9 +3189,15 @@ class View:
                         else:
                             del n7_count_by_s_suppkey[v_s_suppkey]
                     _g8 = supplier_s_nationkey_by_s_suppkey.get(v_s_suppkey)
-                    if _g8:
+                    if _g8 is not None:
                         for v_s_nationkey, _w6 in (
-                            (_g8,) if type(_g8) is tuple else _g8.items()
+                            _g8.items()
+                            if type(_g8) is dict
+                            else (
+                                (_g8,)
+                                if type(_g8) is tuple and len(_g8) == 2
+                                else ((_g8, 1),)
+                            )
                         ):
                             _d7 = _d3 * _w6
                             _t9 = (v_s_suppkey, v_s_nationkey)
@@ -3154,7 +3275,7 @@ class View:
                                             v_s_acctbal,
                                             v_s_comment,
                                         ), _m14 in (
-                                            (_g15,)
+                                            _g15.items()
                                             if type(
                                                 (
                                                     _g15 := self.supplier_by_s_suppkey_s_nationkey[
@@ -3162,8 +3283,13 @@ class View:
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g15.items()
+                                            is dict
+                                            else (
+                                                (_g15,)
+                                                if type(_g15) is tuple
+                                                and len(_g15) == 2
+                                                else ((_g15, 1),)
+                                            )
                                         ):
                                             _m16 = self.n8[(v_p_partkey, v_s_suppkey)]
                                             _k = (
@@ -3226,19 +3352,10 @@ class View:
                 del n8[_t1]
         _grp = n8_s_suppkey_by_p_partkey.get(v_p_partkey)
         if _grp is None:
-            n8_s_suppkey_by_p_partkey[v_p_partkey] = (v_s_suppkey, _p)
-        elif type(_grp) is tuple:
-            _e = v_s_suppkey
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    n8_s_suppkey_by_p_partkey[v_p_partkey] = (_grp[0], _n)
-                else:
-                    del n8_s_suppkey_by_p_partkey[v_p_partkey]
-            else:
-                n8_s_suppkey_by_p_partkey[v_p_partkey] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            n8_s_suppkey_by_p_partkey[v_p_partkey] = (
+                v_s_suppkey if _p == 1 else (v_s_suppkey, _p)
+            )
+        elif type(_grp) is dict:
             _o = _grp.get(v_s_suppkey)
             if _o is None:
                 _grp[v_s_suppkey] = _p
@@ -3249,9 +3366,24 @@ class View:
                 else:
                     del _grp[v_s_suppkey]
                     if len(_grp) == 1:
-                        n8_s_suppkey_by_p_partkey[v_p_partkey] = next(
-                            iter(_grp.items())
+                        ((_e, _n),) = _grp.items()
+                        n8_s_suppkey_by_p_partkey[v_p_partkey] = (
+                            _e if _n == 1 else (_e, _n)
                         )
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = v_s_suppkey
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    n8_s_suppkey_by_p_partkey[v_p_partkey] = _g if _n == 1 else (_g, _n)
+                else:
+                    del n8_s_suppkey_by_p_partkey[v_p_partkey]
+            else:
+                n8_s_suppkey_by_p_partkey[v_p_partkey] = {_g: _o, _e: _p}
         _w2 = part_count_by_p_partkey.get(v_p_partkey)
         if _w2 is not None:
             _d3 = _p * _w2
@@ -3291,9 +3423,11 @@ class View:
                 else:
                     del n7_count_by_s_suppkey[v_s_suppkey]
             _g6 = supplier_s_nationkey_by_s_suppkey.get(v_s_suppkey)
-            if _g6:
+            if _g6 is not None:
                 for v_s_nationkey, _w4 in (
-                    (_g6,) if type(_g6) is tuple else _g6.items()
+                    _g6.items()
+                    if type(_g6) is dict
+                    else (_g6,) if type(_g6) is tuple and len(_g6) == 2 else ((_g6, 1),)
                 ):
                     _d5 = _d3 * _w4
                     _t7 = (v_s_suppkey, v_s_nationkey)
@@ -3365,7 +3499,7 @@ class View:
                                     v_s_acctbal,
                                     v_s_comment,
                                 ), _m12 in (
-                                    (_g13,)
+                                    _g13.items()
                                     if type(
                                         (
                                             _g13 := self.supplier_by_s_suppkey_s_nationkey[
@@ -3373,8 +3507,12 @@ class View:
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g13.items()
+                                    is dict
+                                    else (
+                                        (_g13,)
+                                        if type(_g13) is tuple and len(_g13) == 2
+                                        else ((_g13, 1),)
+                                    )
                                 ):
                                     for (v_p_partkey, v_p_mfgr), _m14 in (
                                         (_g15,)

@@ -43,13 +43,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -160,13 +164,17 @@ def _make_in_1():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = 0  # the payload of an absent tuple
 
@@ -251,7 +259,7 @@ def _make_in_1():
             COLUMNS = ("k1",)
             QUERY_ID = "ac24883e5be4a64f"
             LAYOUT_ID = (
-                "f8711f6a13faed41"  # the state's layout: snapshots restore only here
+                "1aa66859bee59697"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -564,6 +572,8 @@ def _make_in_1():
         from collections.abc import Callable, Iterable, Iterator, Sequence
         import copy
 
+        _DATE_0 = datetime.date(1994, 1, 1)
+        _DATE_1 = datetime.date(1995, 1, 1)
         _EMPTY = {}  # read-only stand-in for a missing index group
         _ZERO = (0, 0)  # the payload of an absent tuple
 
@@ -627,7 +637,7 @@ def _make_in_1():
             COLUMNS = ("k1", "k2", "v")
             QUERY_ID = "c9874f1347756cf2"
             LAYOUT_ID = (
-                "03264df971058ab9"  # the state's layout: snapshots restore only here
+                "599c1e3eb7501a26"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -782,9 +792,9 @@ def _make_in_1():
                             (10, "l_shipdate"),
                         ),
                     )
-                keep_lineitem = (
-                    c_lineitem_l_shipdate >= datetime.date(1994, 1, 1)
-                ) and (c_lineitem_l_shipdate < datetime.date(1995, 1, 1))
+                keep_lineitem = (c_lineitem_l_shipdate >= _DATE_0) and (
+                    c_lineitem_l_shipdate < _DATE_1
+                )
                 store = self.lineitem_rows
                 count = store.get(row, 0) + d
                 if count < 0:
@@ -820,7 +830,7 @@ def _make_in_1():
                     _m1 = self.lineitem_root.get((v_l_partkey, v_l_suppkey))
                     if _m1 is not None:
                         p = _m1
-                        _a0 = None if p[0] == 0 else (p[1] / 100)
+                        _a0 = p[1] / 100
                         new = (
                             v_l_partkey,
                             v_l_suppkey,
@@ -846,7 +856,7 @@ def _make_in_1():
 
             def _group_row(self, v_l_partkey, v_l_suppkey, p, e=None):
                 """The output row of one group from its payload; None if HAVING fails."""
-                _a0 = None if p[0] == 0 else (p[1] / 100)
+                _a0 = p[1] / 100
                 return (
                     v_l_partkey,
                     v_l_suppkey,
@@ -911,7 +921,7 @@ def _make_in_1():
                     _m1 = self.lineitem_root.get((v_l_partkey, v_l_suppkey))
                     if _m1 is not None:
                         p = _m1
-                        _a0 = None if p[0] == 0 else (p[1] / 100)
+                        _a0 = p[1] / 100
                         new = (
                             v_l_partkey,
                             v_l_suppkey,
@@ -1034,7 +1044,7 @@ def _make_in_1():
         COLUMNS = ("k1",)
         QUERY_ID = "0f9c41013ccfca1b"
         LAYOUT_ID = (
-            "447d29d6a2496af7"  # the state's layout: snapshots restore only here
+            "2fe8b7ffd40f9dc9"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1072,7 +1082,15 @@ def _make_in_1():
             if self.sub_scalar_2._changes:
                 self._on_scalar_2(self.sub_scalar_2._changes)
             if self._pending:
+                first = self._changes  # the row of an empty database, if any
                 self._flush()
+                if first:  # the inner views' rows changed it: report the net change
+                    net = {}
+                    for row, change in first + self._changes:
+                        net[row] = net.get(row, 0) + change
+                    self._changes = [
+                        (row, change) for row, change in net.items() if change
+                    ]
 
         def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
@@ -1202,9 +1220,15 @@ def _make_in_1():
                     else:
                         del in1_count_by_ps_partkey[v_ps_partkey]
                 _g3 = partsupp_ps_suppkey_by_ps_partkey.get(v_ps_partkey)
-                if _g3:
+                if _g3 is not None:
                     for v_ps_suppkey, _w1 in (
-                        (_g3,) if type(_g3) is tuple else _g3.items()
+                        _g3.items()
+                        if type(_g3) is dict
+                        else (
+                            (_g3,)
+                            if type(_g3) is tuple and len(_g3) == 2
+                            else ((_g3, 1),)
+                        )
                     ):
                         _d2 = _p * _w1
                         _o = n0_root.get(v_ps_suppkey)
@@ -1289,25 +1313,10 @@ def _make_in_1():
                 _p = d
                 _grp = partsupp_ps_suppkey_by_ps_partkey.get(v_ps_partkey)
                 if _grp is None:
-                    partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey] = (v_ps_suppkey, _p)
-                elif type(_grp) is tuple:
-                    _e = v_ps_suppkey
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey]
-                    else:
-                        partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                    partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey] = (
+                        v_ps_suppkey if _p == 1 else (v_ps_suppkey, _p)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(v_ps_suppkey)
                     if _o is None:
                         _grp[v_ps_suppkey] = _p
@@ -1318,9 +1327,29 @@ def _make_in_1():
                         else:
                             del _grp[v_ps_suppkey]
                             if len(_grp) == 1:
-                                partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = v_ps_suppkey
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey]
+                    else:
+                        partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey] = {
+                            _g: _o,
+                            _e: _p,
+                        }
                 _w1 = in1_count_by_ps_partkey.get(v_ps_partkey)
                 if _w1 is not None:
                     _d2 = _p * _w1
@@ -1396,22 +1425,10 @@ def _make_in_1():
             partsupp_ps_suppkey_by_ps_partkey = self.partsupp_ps_suppkey_by_ps_partkey
             _grp = partsupp_ps_suppkey_by_ps_partkey.get(v_ps_partkey)
             if _grp is None:
-                partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey] = (v_ps_suppkey, _p)
-            elif type(_grp) is tuple:
-                _e = v_ps_suppkey
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey] = (_grp[0], _n)
-                    else:
-                        del partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey]
-                else:
-                    partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey] = (
+                    v_ps_suppkey if _p == 1 else (v_ps_suppkey, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(v_ps_suppkey)
                 if _o is None:
                     _grp[v_ps_suppkey] = _p
@@ -1422,9 +1439,26 @@ def _make_in_1():
                     else:
                         del _grp[v_ps_suppkey]
                         if len(_grp) == 1:
-                            partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = v_ps_suppkey
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey]
+                else:
+                    partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey] = {_g: _o, _e: _p}
             _w1 = in1_count_by_ps_partkey.get(v_ps_partkey)
             if _w1 is not None:
                 _d2 = _p * _w1
@@ -1678,7 +1712,7 @@ class View:
     }
     COLUMNS = ("s_name", "s_address")
     QUERY_ID = "1026f8e26e582ed6"
-    LAYOUT_ID = "1ac69ec763447b59"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "c7cc9142b7ce92db"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -1717,7 +1751,13 @@ class View:
         for sub_row, change in self.sub_in_1._changes:
             self._apply_in_1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -1851,9 +1891,11 @@ class View:
                 else:
                     del in1_count_by_s_suppkey[v_s_suppkey]
             _g3 = supplier_s_name_s_address_s_nationkey_by_s_suppkey.get(v_s_suppkey)
-            if _g3:
+            if _g3 is not None:
                 for (v_s_name, v_s_address, v_s_nationkey), _w1 in (
-                    (_g3,) if type(_g3) is tuple else _g3.items()
+                    _g3.items()
+                    if type(_g3) is dict
+                    else (_g3,) if type(_g3) is tuple and len(_g3) == 2 else ((_g3, 1),)
                 ):
                     _d2 = _p * _w1
                     _t4 = (v_s_name, v_s_address)
@@ -1950,25 +1992,10 @@ class View:
         _t1 = (v_s_name, v_s_address, v_s_nationkey)
         _grp = supplier_s_name_s_address_s_nationkey_by_s_suppkey.get(v_s_suppkey)
         if _grp is None:
-            supplier_s_name_s_address_s_nationkey_by_s_suppkey[v_s_suppkey] = (_t1, _p)
-        elif type(_grp) is tuple:
-            _e = _t1
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    supplier_s_name_s_address_s_nationkey_by_s_suppkey[v_s_suppkey] = (
-                        _grp[0],
-                        _n,
-                    )
-                else:
-                    del supplier_s_name_s_address_s_nationkey_by_s_suppkey[v_s_suppkey]
-            else:
-                supplier_s_name_s_address_s_nationkey_by_s_suppkey[v_s_suppkey] = {
-                    _grp[0]: _grp[1],
-                    _e: _p,
-                }
-        else:
+            supplier_s_name_s_address_s_nationkey_by_s_suppkey[v_s_suppkey] = (
+                _t1 if _p == 1 else (_t1, _p)
+            )
+        elif type(_grp) is dict:
             _o = _grp.get(_t1)
             if _o is None:
                 _grp[_t1] = _p
@@ -1979,9 +2006,29 @@ class View:
                 else:
                     del _grp[_t1]
                     if len(_grp) == 1:
+                        ((_e, _n),) = _grp.items()
                         supplier_s_name_s_address_s_nationkey_by_s_suppkey[
                             v_s_suppkey
-                        ] = next(iter(_grp.items()))
+                        ] = (_e if _n == 1 else (_e, _n))
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = _t1
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    supplier_s_name_s_address_s_nationkey_by_s_suppkey[v_s_suppkey] = (
+                        _g if _n == 1 else (_g, _n)
+                    )
+                else:
+                    del supplier_s_name_s_address_s_nationkey_by_s_suppkey[v_s_suppkey]
+            else:
+                supplier_s_name_s_address_s_nationkey_by_s_suppkey[v_s_suppkey] = {
+                    _g: _o,
+                    _e: _p,
+                }
         _w2 = in1_count_by_s_suppkey.get(v_s_suppkey)
         if _w2 is not None:
             _d3 = _p * _w2
@@ -2235,28 +2282,9 @@ class View:
             _grp = supplier_s_name_s_address_s_nationkey_by_s_suppkey.get(v_s_suppkey)
             if _grp is None:
                 supplier_s_name_s_address_s_nationkey_by_s_suppkey[v_s_suppkey] = (
-                    _t1,
-                    _p,
+                    _t1 if _p == 1 else (_t1, _p)
                 )
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        supplier_s_name_s_address_s_nationkey_by_s_suppkey[
-                            v_s_suppkey
-                        ] = (_grp[0], _n)
-                    else:
-                        del supplier_s_name_s_address_s_nationkey_by_s_suppkey[
-                            v_s_suppkey
-                        ]
-                else:
-                    supplier_s_name_s_address_s_nationkey_by_s_suppkey[v_s_suppkey] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -2267,9 +2295,31 @@ class View:
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
+                            ((_e, _n),) = _grp.items()
                             supplier_s_name_s_address_s_nationkey_by_s_suppkey[
                                 v_s_suppkey
-                            ] = next(iter(_grp.items()))
+                            ] = (_e if _n == 1 else (_e, _n))
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        supplier_s_name_s_address_s_nationkey_by_s_suppkey[
+                            v_s_suppkey
+                        ] = (_g if _n == 1 else (_g, _n))
+                    else:
+                        del supplier_s_name_s_address_s_nationkey_by_s_suppkey[
+                            v_s_suppkey
+                        ]
+                else:
+                    supplier_s_name_s_address_s_nationkey_by_s_suppkey[v_s_suppkey] = {
+                        _g: _o,
+                        _e: _p,
+                    }
             _w2 = in1_count_by_s_suppkey.get(v_s_suppkey)
             if _w2 is not None:
                 _d3 = _p * _w2

@@ -50,13 +50,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -284,7 +288,7 @@ def _make_exists_1():
         COLUMNS = ("k1", "k2")
         QUERY_ID = "de06dabeceb32738"
         LAYOUT_ID = (
-            "9e753f02b838588f"  # the state's layout: snapshots restore only here
+            "86f3c94b32ed400b"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -633,7 +637,7 @@ def _make_exists_2():
         COLUMNS = ("k1", "k2")
         QUERY_ID = "637548e1aa88ca7e"
         LAYOUT_ID = (
-            "a12e18517cb374a5"  # the state's layout: snapshots restore only here
+            "b9fb39f0bc689c18"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -977,7 +981,7 @@ class View:
     }
     COLUMNS = ("s_name", "numwait")
     QUERY_ID = "0be2b7d7f369938c"
-    LAYOUT_ID = "ad4b30e40841cda3"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "e35a708ef805e621"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -1035,7 +1039,13 @@ class View:
         if self.sub_exists_2._changes:
             self._on_exists_2(self.sub_exists_2._changes)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -1211,22 +1221,10 @@ class View:
             _d3 = _p * _w2
             _grp = n2_s_name_by_s_nationkey.get(v_s_nationkey)
             if _grp is None:
-                n2_s_name_by_s_nationkey[v_s_nationkey] = (v_s_name, _d3)
-            elif type(_grp) is tuple:
-                _e = v_s_name
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _d3
-                    if _n:
-                        n2_s_name_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
-                    else:
-                        del n2_s_name_by_s_nationkey[v_s_nationkey]
-                else:
-                    n2_s_name_by_s_nationkey[v_s_nationkey] = {
-                        _grp[0]: _grp[1],
-                        _e: _d3,
-                    }
-            else:
+                n2_s_name_by_s_nationkey[v_s_nationkey] = (
+                    v_s_name if _d3 == 1 else (v_s_name, _d3)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(v_s_name)
                 if _o is None:
                     _grp[v_s_name] = _d3
@@ -1237,9 +1235,26 @@ class View:
                     else:
                         del _grp[v_s_name]
                         if len(_grp) == 1:
-                            n2_s_name_by_s_nationkey[v_s_nationkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            n2_s_name_by_s_nationkey[v_s_nationkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = v_s_name
+                if _g is _e or _g == _e:
+                    _n = _o + _d3
+                    if _n:
+                        n2_s_name_by_s_nationkey[v_s_nationkey] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del n2_s_name_by_s_nationkey[v_s_nationkey]
+                else:
+                    n2_s_name_by_s_nationkey[v_s_nationkey] = {_g: _o, _e: _d3}
             _w4 = nation_count_by_s_nationkey.get(v_s_nationkey)
             if _w4 is not None:
                 _d5 = _d3 * _w4
@@ -1350,22 +1365,10 @@ class View:
             _p = d
             _grp = l1_s_suppkey_by_l_orderkey.get(v_l_orderkey)
             if _grp is None:
-                l1_s_suppkey_by_l_orderkey[v_l_orderkey] = (v_s_suppkey, _p)
-            elif type(_grp) is tuple:
-                _e = v_s_suppkey
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        l1_s_suppkey_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
-                    else:
-                        del l1_s_suppkey_by_l_orderkey[v_l_orderkey]
-                else:
-                    l1_s_suppkey_by_l_orderkey[v_l_orderkey] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                l1_s_suppkey_by_l_orderkey[v_l_orderkey] = (
+                    v_s_suppkey if _p == 1 else (v_s_suppkey, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(v_s_suppkey)
                 if _o is None:
                     _grp[v_s_suppkey] = _p
@@ -1376,9 +1379,26 @@ class View:
                     else:
                         del _grp[v_s_suppkey]
                         if len(_grp) == 1:
-                            l1_s_suppkey_by_l_orderkey[v_l_orderkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            l1_s_suppkey_by_l_orderkey[v_l_orderkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = v_s_suppkey
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        l1_s_suppkey_by_l_orderkey[v_l_orderkey] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del l1_s_suppkey_by_l_orderkey[v_l_orderkey]
+                else:
+                    l1_s_suppkey_by_l_orderkey[v_l_orderkey] = {_g: _o, _e: _p}
             _w1 = orders_count_by_l_orderkey.get(v_l_orderkey)
             if _w1 is not None:
                 _d2 = _p * _w1
@@ -1399,25 +1419,10 @@ class View:
                         _d4 = _d2 * _w3
                         _grp = n2_s_name_by_s_nationkey.get(v_s_nationkey)
                         if _grp is None:
-                            n2_s_name_by_s_nationkey[v_s_nationkey] = (v_s_name, _d4)
-                        elif type(_grp) is tuple:
-                            _e = v_s_name
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d4
-                                if _n:
-                                    n2_s_name_by_s_nationkey[v_s_nationkey] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del n2_s_name_by_s_nationkey[v_s_nationkey]
-                            else:
-                                n2_s_name_by_s_nationkey[v_s_nationkey] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _d4,
-                                }
-                        else:
+                            n2_s_name_by_s_nationkey[v_s_nationkey] = (
+                                v_s_name if _d4 == 1 else (v_s_name, _d4)
+                            )
+                        elif type(_grp) is dict:
                             _o = _grp.get(v_s_name)
                             if _o is None:
                                 _grp[v_s_name] = _d4
@@ -1428,9 +1433,29 @@ class View:
                                 else:
                                     del _grp[v_s_name]
                                     if len(_grp) == 1:
-                                        n2_s_name_by_s_nationkey[v_s_nationkey] = next(
-                                            iter(_grp.items())
+                                        ((_e, _n),) = _grp.items()
+                                        n2_s_name_by_s_nationkey[v_s_nationkey] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = v_s_name
+                            if _g is _e or _g == _e:
+                                _n = _o + _d4
+                                if _n:
+                                    n2_s_name_by_s_nationkey[v_s_nationkey] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del n2_s_name_by_s_nationkey[v_s_nationkey]
+                            else:
+                                n2_s_name_by_s_nationkey[v_s_nationkey] = {
+                                    _g: _o,
+                                    _e: _d4,
+                                }
                         _w6 = nation_count_by_s_nationkey.get(v_s_nationkey)
                         if _w6 is not None:
                             _d7 = _d4 * _w6
@@ -1502,8 +1527,12 @@ class View:
                 else:
                     del orders_count_by_l_orderkey[v_l_orderkey]
             _g3 = l1_s_suppkey_by_l_orderkey.get(v_l_orderkey)
-            if _g3:
-                for v_s_suppkey, _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+            if _g3 is not None:
+                for v_s_suppkey, _w1 in (
+                    _g3.items()
+                    if type(_g3) is dict
+                    else (_g3,) if type(_g3) is tuple and len(_g3) == 2 else ((_g3, 1),)
+                ):
                     _d2 = _p * _w1
                     _o = n4_count_by_s_suppkey.get(v_s_suppkey)
                     if _o is None:
@@ -1523,27 +1552,9 @@ class View:
                             _grp = n2_s_name_by_s_nationkey.get(v_s_nationkey)
                             if _grp is None:
                                 n2_s_name_by_s_nationkey[v_s_nationkey] = (
-                                    v_s_name,
-                                    _d5,
+                                    v_s_name if _d5 == 1 else (v_s_name, _d5)
                                 )
-                            elif type(_grp) is tuple:
-                                _e = v_s_name
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _d5
-                                    if _n:
-                                        n2_s_name_by_s_nationkey[v_s_nationkey] = (
-                                            _grp[0],
-                                            _n,
-                                        )
-                                    else:
-                                        del n2_s_name_by_s_nationkey[v_s_nationkey]
-                                else:
-                                    n2_s_name_by_s_nationkey[v_s_nationkey] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _d5,
-                                    }
-                            else:
+                            elif type(_grp) is dict:
                                 _o = _grp.get(v_s_name)
                                 if _o is None:
                                     _grp[v_s_name] = _d5
@@ -1554,9 +1565,29 @@ class View:
                                     else:
                                         del _grp[v_s_name]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             n2_s_name_by_s_nationkey[v_s_nationkey] = (
-                                                next(iter(_grp.items()))
+                                                _e if _n == 1 else (_e, _n)
                                             )
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = v_s_name
+                                if _g is _e or _g == _e:
+                                    _n = _o + _d5
+                                    if _n:
+                                        n2_s_name_by_s_nationkey[v_s_nationkey] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del n2_s_name_by_s_nationkey[v_s_nationkey]
+                                else:
+                                    n2_s_name_by_s_nationkey[v_s_nationkey] = {
+                                        _g: _o,
+                                        _e: _d5,
+                                    }
                             _w7 = nation_count_by_s_nationkey.get(v_s_nationkey)
                             if _w7 is not None:
                                 _d8 = _d5 * _w7
@@ -1611,8 +1642,12 @@ class View:
                 else:
                     del nation_count_by_s_nationkey[v_s_nationkey]
             _g3 = n2_s_name_by_s_nationkey.get(v_s_nationkey)
-            if _g3:
-                for v_s_name, _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+            if _g3 is not None:
+                for v_s_name, _w1 in (
+                    _g3.items()
+                    if type(_g3) is dict
+                    else (_g3,) if type(_g3) is tuple and len(_g3) == 2 else ((_g3, 1),)
+                ):
                     _d2 = _p * _w1
                     _o = n0_root.get(v_s_name)
                     if _o is None:
@@ -1731,22 +1766,10 @@ class View:
                 _d3 = _p * _w2
                 _grp = n2_s_name_by_s_nationkey.get(v_s_nationkey)
                 if _grp is None:
-                    n2_s_name_by_s_nationkey[v_s_nationkey] = (v_s_name, _d3)
-                elif type(_grp) is tuple:
-                    _e = v_s_name
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _d3
-                        if _n:
-                            n2_s_name_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
-                        else:
-                            del n2_s_name_by_s_nationkey[v_s_nationkey]
-                    else:
-                        n2_s_name_by_s_nationkey[v_s_nationkey] = {
-                            _grp[0]: _grp[1],
-                            _e: _d3,
-                        }
-                else:
+                    n2_s_name_by_s_nationkey[v_s_nationkey] = (
+                        v_s_name if _d3 == 1 else (v_s_name, _d3)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(v_s_name)
                     if _o is None:
                         _grp[v_s_name] = _d3
@@ -1757,9 +1780,26 @@ class View:
                         else:
                             del _grp[v_s_name]
                             if len(_grp) == 1:
-                                n2_s_name_by_s_nationkey[v_s_nationkey] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                n2_s_name_by_s_nationkey[v_s_nationkey] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = v_s_name
+                    if _g is _e or _g == _e:
+                        _n = _o + _d3
+                        if _n:
+                            n2_s_name_by_s_nationkey[v_s_nationkey] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del n2_s_name_by_s_nationkey[v_s_nationkey]
+                    else:
+                        n2_s_name_by_s_nationkey[v_s_nationkey] = {_g: _o, _e: _d3}
                 _w4 = nation_count_by_s_nationkey.get(v_s_nationkey)
                 if _w4 is not None:
                     _d5 = _d3 * _w4
@@ -1847,8 +1887,12 @@ class View:
                 else:
                     del orders_count_by_l_orderkey[v_l_orderkey]
             _g3 = l1_s_suppkey_by_l_orderkey.get(v_l_orderkey)
-            if _g3:
-                for v_s_suppkey, _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+            if _g3 is not None:
+                for v_s_suppkey, _w1 in (
+                    _g3.items()
+                    if type(_g3) is dict
+                    else (_g3,) if type(_g3) is tuple and len(_g3) == 2 else ((_g3, 1),)
+                ):
                     _d2 = _p * _w1
                     _o = n4_count_by_s_suppkey.get(v_s_suppkey)
                     if _o is None:
@@ -1868,27 +1912,9 @@ class View:
                             _grp = n2_s_name_by_s_nationkey.get(v_s_nationkey)
                             if _grp is None:
                                 n2_s_name_by_s_nationkey[v_s_nationkey] = (
-                                    v_s_name,
-                                    _d5,
+                                    v_s_name if _d5 == 1 else (v_s_name, _d5)
                                 )
-                            elif type(_grp) is tuple:
-                                _e = v_s_name
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _d5
-                                    if _n:
-                                        n2_s_name_by_s_nationkey[v_s_nationkey] = (
-                                            _grp[0],
-                                            _n,
-                                        )
-                                    else:
-                                        del n2_s_name_by_s_nationkey[v_s_nationkey]
-                                else:
-                                    n2_s_name_by_s_nationkey[v_s_nationkey] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _d5,
-                                    }
-                            else:
+                            elif type(_grp) is dict:
                                 _o = _grp.get(v_s_name)
                                 if _o is None:
                                     _grp[v_s_name] = _d5
@@ -1899,9 +1925,29 @@ class View:
                                     else:
                                         del _grp[v_s_name]
                                         if len(_grp) == 1:
+                                            ((_e, _n),) = _grp.items()
                                             n2_s_name_by_s_nationkey[v_s_nationkey] = (
-                                                next(iter(_grp.items()))
+                                                _e if _n == 1 else (_e, _n)
                                             )
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = v_s_name
+                                if _g is _e or _g == _e:
+                                    _n = _o + _d5
+                                    if _n:
+                                        n2_s_name_by_s_nationkey[v_s_nationkey] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del n2_s_name_by_s_nationkey[v_s_nationkey]
+                                else:
+                                    n2_s_name_by_s_nationkey[v_s_nationkey] = {
+                                        _g: _o,
+                                        _e: _d5,
+                                    }
                             _w7 = nation_count_by_s_nationkey.get(v_s_nationkey)
                             if _w7 is not None:
                                 _d8 = _d5 * _w7
@@ -1981,8 +2027,12 @@ class View:
                 else:
                     del nation_count_by_s_nationkey[v_s_nationkey]
             _g3 = n2_s_name_by_s_nationkey.get(v_s_nationkey)
-            if _g3:
-                for v_s_name, _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+            if _g3 is not None:
+                for v_s_name, _w1 in (
+                    _g3.items()
+                    if type(_g3) is dict
+                    else (_g3,) if type(_g3) is tuple and len(_g3) == 2 else ((_g3, 1),)
+                ):
                     _d2 = _p * _w1
                     _o = n0_root.get(v_s_name)
                     if _o is None:
@@ -2042,19 +2092,10 @@ class View:
         )
         _grp = l1_s_suppkey_by_l_orderkey.get(v_l_orderkey)
         if _grp is None:
-            l1_s_suppkey_by_l_orderkey[v_l_orderkey] = (v_s_suppkey, _p)
-        elif type(_grp) is tuple:
-            _e = v_s_suppkey
-            if _grp[0] is _e or _grp[0] == _e:
-                _o = _grp[1]
-                _n = _o + _p
-                if _n:
-                    l1_s_suppkey_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
-                else:
-                    del l1_s_suppkey_by_l_orderkey[v_l_orderkey]
-            else:
-                l1_s_suppkey_by_l_orderkey[v_l_orderkey] = {_grp[0]: _grp[1], _e: _p}
-        else:
+            l1_s_suppkey_by_l_orderkey[v_l_orderkey] = (
+                v_s_suppkey if _p == 1 else (v_s_suppkey, _p)
+            )
+        elif type(_grp) is dict:
             _o = _grp.get(v_s_suppkey)
             if _o is None:
                 _grp[v_s_suppkey] = _p
@@ -2065,9 +2106,26 @@ class View:
                 else:
                     del _grp[v_s_suppkey]
                     if len(_grp) == 1:
-                        l1_s_suppkey_by_l_orderkey[v_l_orderkey] = next(
-                            iter(_grp.items())
+                        ((_e, _n),) = _grp.items()
+                        l1_s_suppkey_by_l_orderkey[v_l_orderkey] = (
+                            _e if _n == 1 else (_e, _n)
                         )
+        else:
+            if type(_grp) is tuple and len(_grp) == 2:
+                _g, _o = _grp
+            else:
+                _g, _o = _grp, 1
+            _e = v_s_suppkey
+            if _g is _e or _g == _e:
+                _n = _o + _p
+                if _n:
+                    l1_s_suppkey_by_l_orderkey[v_l_orderkey] = (
+                        _g if _n == 1 else (_g, _n)
+                    )
+                else:
+                    del l1_s_suppkey_by_l_orderkey[v_l_orderkey]
+            else:
+                l1_s_suppkey_by_l_orderkey[v_l_orderkey] = {_g: _o, _e: _p}
         _w1 = orders_count_by_l_orderkey.get(v_l_orderkey)
         if _w1 is not None:
             _d2 = _p * _w1
@@ -2088,22 +2146,10 @@ class View:
                     _d4 = _d2 * _w3
                     _grp = n2_s_name_by_s_nationkey.get(v_s_nationkey)
                     if _grp is None:
-                        n2_s_name_by_s_nationkey[v_s_nationkey] = (v_s_name, _d4)
-                    elif type(_grp) is tuple:
-                        _e = v_s_name
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _d4
-                            if _n:
-                                n2_s_name_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
-                            else:
-                                del n2_s_name_by_s_nationkey[v_s_nationkey]
-                        else:
-                            n2_s_name_by_s_nationkey[v_s_nationkey] = {
-                                _grp[0]: _grp[1],
-                                _e: _d4,
-                            }
-                    else:
+                        n2_s_name_by_s_nationkey[v_s_nationkey] = (
+                            v_s_name if _d4 == 1 else (v_s_name, _d4)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(v_s_name)
                         if _o is None:
                             _grp[v_s_name] = _d4
@@ -2114,9 +2160,26 @@ class View:
                             else:
                                 del _grp[v_s_name]
                                 if len(_grp) == 1:
-                                    n2_s_name_by_s_nationkey[v_s_nationkey] = next(
-                                        iter(_grp.items())
+                                    ((_e, _n),) = _grp.items()
+                                    n2_s_name_by_s_nationkey[v_s_nationkey] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = v_s_name
+                        if _g is _e or _g == _e:
+                            _n = _o + _d4
+                            if _n:
+                                n2_s_name_by_s_nationkey[v_s_nationkey] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del n2_s_name_by_s_nationkey[v_s_nationkey]
+                        else:
+                            n2_s_name_by_s_nationkey[v_s_nationkey] = {_g: _o, _e: _d4}
                     _w6 = nation_count_by_s_nationkey.get(v_s_nationkey)
                     if _w6 is not None:
                         _d7 = _d4 * _w6

@@ -235,7 +235,7 @@ def _make_derived1():
             COLUMNS = ("k1",)
             QUERY_ID = "fd8f535ab1b743b0"
             LAYOUT_ID = (
-                "8c585df8e0a1f0ab"  # the state's layout: snapshots restore only here
+                "99b83d54ae692bf8"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -594,7 +594,7 @@ def _make_derived1():
             COLUMNS = ("v",)
             QUERY_ID = "1836ad8bccdf4bda"
             LAYOUT_ID = (
-                "b22da5322a73170d"  # the state's layout: snapshots restore only here
+                "b15b83f89fe96dae"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -1020,7 +1020,7 @@ def _make_derived1():
         COLUMNS = ("cntrycode", "c_acctbal")
         QUERY_ID = "f2b7c4cd775f6b41"
         LAYOUT_ID = (
-            "8a78c6b8ce755411"  # the state's layout: snapshots restore only here
+            "d2918f17768aae14"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1057,7 +1057,15 @@ def _make_derived1():
             if self.sub_scalar_2._changes:
                 self._on_scalar_2(self.sub_scalar_2._changes)
             if self._pending:
+                first = self._changes  # the row of an empty database, if any
                 self._flush()
+                if first:  # the inner views' rows changed it: report the net change
+                    net = {}
+                    for row, change in first + self._changes:
+                        net[row] = net.get(row, 0) + change
+                    self._changes = [
+                        (row, change) for row, change in net.items() if change
+                    ]
 
         def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
@@ -1537,7 +1545,7 @@ class View:
     }
     COLUMNS = ("cntrycode", "numcust", "totacctbal")
     QUERY_ID = "200dab479e5090de"
-    LAYOUT_ID = "83be4bad04345e64"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "fe080c7e60121374"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -1561,7 +1569,13 @@ class View:
         for sub_row, change in self.sub_derived1._changes:
             self._apply_derived1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""

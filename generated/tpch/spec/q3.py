@@ -39,19 +39,24 @@ import copy
 
 from sortedcontainers import SortedKeyList
 
+_DATE_0 = datetime.date(1995, 3, 15)
 _EMPTY = {}  # read-only stand-in for a missing index group
 
 
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = (0, 0)  # the payload of an absent tuple
@@ -260,7 +265,7 @@ class View:
     }
     COLUMNS = ("l_orderkey", "revenue", "o_orderdate", "o_shippriority")
     QUERY_ID = "7aca5a601d83dd71"
-    LAYOUT_ID = "9dd5ef858cfc6c3f"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "93c7d5ba33564cec"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -534,7 +539,7 @@ class View:
                     (7, "o_shippriority"),
                 ),
             )
-        keep_orders = v_o_orderdate < datetime.date(1995, 3, 15)
+        keep_orders = v_o_orderdate < _DATE_0
         store = self.orders_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -684,7 +689,7 @@ class View:
                     (10, "l_shipdate"),
                 ),
             )
-        keep_lineitem = c_lineitem_l_shipdate > datetime.date(1995, 3, 15)
+        keep_lineitem = c_lineitem_l_shipdate > _DATE_0
         store = self.lineitem_rows
         count = store.get(row, 0) + d
         if count < 0:
@@ -918,7 +923,7 @@ class View:
                         (7, "o_shippriority"),
                     ),
                 )
-            keep_orders = v_o_orderdate < datetime.date(1995, 3, 15)
+            keep_orders = v_o_orderdate < _DATE_0
             if keep_orders:
                 _p = (d, d)
                 _k = (v_o_orderkey, v_c_custkey, v_o_orderdate, v_o_shippriority)
@@ -1098,7 +1103,7 @@ class View:
                         (10, "l_shipdate"),
                     ),
                 )
-            keep_lineitem = c_lineitem_l_shipdate > datetime.date(1995, 3, 15)
+            keep_lineitem = c_lineitem_l_shipdate > _DATE_0
             if keep_lineitem:
                 _p = (
                     d,
@@ -1179,7 +1184,7 @@ class View:
 
     def _group_row(self, v_o_orderkey, v_o_orderdate, v_o_shippriority, p, e=None):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[0] == 0 else (p[1] / 10000)
+        _a0 = p[1] / 10000
         return (v_o_orderkey, _a0, v_o_orderdate, v_o_shippriority)
 
     def enumerate(self) -> Iterator[tuple[tuple, int]]:
@@ -1232,7 +1237,7 @@ class View:
             _m1 = self.n0_root.get((v_o_orderkey, v_o_orderdate, v_o_shippriority))
             if _m1 is not None:
                 p = _m1
-                _a0 = None if p[0] == 0 else (p[1] / 10000)
+                _a0 = p[1] / 10000
                 new = (v_o_orderkey, _a0, v_o_orderdate, v_o_shippriority)
             old = reported.get(key)
             if old != new:  # no output can be NaN: equal rows are the same

@@ -34,19 +34,25 @@ import copy
 
 from sortedcontainers import SortedKeyList
 
+_DATE_0 = datetime.date(1993, 7, 1)
+_DATE_1 = datetime.date(1993, 10, 1)
 _EMPTY = {}  # read-only stand-in for a missing index group
 
 
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = 0  # the payload of an absent tuple
@@ -205,7 +211,7 @@ def _make_exists_1():
         COLUMNS = ("k1",)
         QUERY_ID = "fa37f6246ce8eb25"
         LAYOUT_ID = (
-            "9402b3b9087f43bf"  # the state's layout: snapshots restore only here
+            "bec01a932fc4e766"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -531,7 +537,7 @@ class View:
     }
     COLUMNS = ("o_orderpriority", "order_count")
     QUERY_ID = "703450f01b52a867"
-    LAYOUT_ID = "027a31117ad66ca8"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "cfb7664be6966af9"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -562,7 +568,13 @@ class View:
         for sub_row, change in self.sub_exists_1._changes:
             self._apply_exists_1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
@@ -692,9 +704,11 @@ class View:
                 else:
                     del exists1_count_by_o_orderkey[v_o_orderkey]
             _g3 = orders_o_orderpriority_by_o_orderkey.get(v_o_orderkey)
-            if _g3:
+            if _g3 is not None:
                 for v_o_orderpriority, _w1 in (
-                    (_g3,) if type(_g3) is tuple else _g3.items()
+                    _g3.items()
+                    if type(_g3) is dict
+                    else (_g3,) if type(_g3) is tuple and len(_g3) == 2 else ((_g3, 1),)
                 ):
                     _d2 = _p * _w1
                     _o = n0_root.get(v_o_orderpriority)
@@ -731,8 +745,8 @@ class View:
                 row,
                 ((0, "o_orderkey"), (4, "o_orderdate"), (5, "o_orderpriority")),
             )
-        keep_orders = (c_orders_o_orderdate >= datetime.date(1993, 7, 1)) and (
-            c_orders_o_orderdate < datetime.date(1993, 10, 1)
+        keep_orders = (c_orders_o_orderdate >= _DATE_0) and (
+            c_orders_o_orderdate < _DATE_1
         )
         store = self.orders_rows
         count = store.get(row, 0) + d
@@ -752,27 +766,9 @@ class View:
             _grp = orders_o_orderpriority_by_o_orderkey.get(v_o_orderkey)
             if _grp is None:
                 orders_o_orderpriority_by_o_orderkey[v_o_orderkey] = (
-                    v_o_orderpriority,
-                    _p,
+                    v_o_orderpriority if _p == 1 else (v_o_orderpriority, _p)
                 )
-            elif type(_grp) is tuple:
-                _e = v_o_orderpriority
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        orders_o_orderpriority_by_o_orderkey[v_o_orderkey] = (
-                            _grp[0],
-                            _n,
-                        )
-                    else:
-                        del orders_o_orderpriority_by_o_orderkey[v_o_orderkey]
-                else:
-                    orders_o_orderpriority_by_o_orderkey[v_o_orderkey] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+            elif type(_grp) is dict:
                 _o = _grp.get(v_o_orderpriority)
                 if _o is None:
                     _grp[v_o_orderpriority] = _p
@@ -783,9 +779,29 @@ class View:
                     else:
                         del _grp[v_o_orderpriority]
                         if len(_grp) == 1:
-                            orders_o_orderpriority_by_o_orderkey[v_o_orderkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            orders_o_orderpriority_by_o_orderkey[v_o_orderkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = v_o_orderpriority
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        orders_o_orderpriority_by_o_orderkey[v_o_orderkey] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del orders_o_orderpriority_by_o_orderkey[v_o_orderkey]
+                else:
+                    orders_o_orderpriority_by_o_orderkey[v_o_orderkey] = {
+                        _g: _o,
+                        _e: _p,
+                    }
             _w1 = exists1_count_by_o_orderkey.get(v_o_orderkey)
             if _w1 is not None:
                 _d2 = _p * _w1
@@ -847,8 +863,8 @@ class View:
                     row,
                     ((0, "o_orderkey"), (4, "o_orderdate"), (5, "o_orderpriority")),
                 )
-            keep_orders = (c_orders_o_orderdate >= datetime.date(1993, 7, 1)) and (
-                c_orders_o_orderdate < datetime.date(1993, 10, 1)
+            keep_orders = (c_orders_o_orderdate >= _DATE_0) and (
+                c_orders_o_orderdate < _DATE_1
             )
             if keep_orders:
                 _p = d
@@ -886,27 +902,9 @@ class View:
             _grp = orders_o_orderpriority_by_o_orderkey.get(v_o_orderkey)
             if _grp is None:
                 orders_o_orderpriority_by_o_orderkey[v_o_orderkey] = (
-                    v_o_orderpriority,
-                    _p,
+                    v_o_orderpriority if _p == 1 else (v_o_orderpriority, _p)
                 )
-            elif type(_grp) is tuple:
-                _e = v_o_orderpriority
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        orders_o_orderpriority_by_o_orderkey[v_o_orderkey] = (
-                            _grp[0],
-                            _n,
-                        )
-                    else:
-                        del orders_o_orderpriority_by_o_orderkey[v_o_orderkey]
-                else:
-                    orders_o_orderpriority_by_o_orderkey[v_o_orderkey] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+            elif type(_grp) is dict:
                 _o = _grp.get(v_o_orderpriority)
                 if _o is None:
                     _grp[v_o_orderpriority] = _p
@@ -917,9 +915,29 @@ class View:
                     else:
                         del _grp[v_o_orderpriority]
                         if len(_grp) == 1:
-                            orders_o_orderpriority_by_o_orderkey[v_o_orderkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            orders_o_orderpriority_by_o_orderkey[v_o_orderkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = v_o_orderpriority
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        orders_o_orderpriority_by_o_orderkey[v_o_orderkey] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del orders_o_orderpriority_by_o_orderkey[v_o_orderkey]
+                else:
+                    orders_o_orderpriority_by_o_orderkey[v_o_orderkey] = {
+                        _g: _o,
+                        _e: _p,
+                    }
             _w1 = exists1_count_by_o_orderkey.get(v_o_orderkey)
             if _w1 is not None:
                 _d2 = _p * _w1

@@ -53,13 +53,17 @@ _EMPTY = {}  # read-only stand-in for a missing index group
 def _entry(group, entry, default=None):
     """The payload of `entry` in an index group (None: no group), `default`
     if absent. A group of one entry is kept inline as the pair (entry,
-    payload): a dict per near-unique key would cost ~200 bytes and a
+    payload), or as the bare entry when its count is 1 and entries are not
+    pairs: a dict per near-unique key would cost ~200 bytes and a
     container the cyclic GC tracks; several entries are a dict."""
     if group is None:
         return default
-    if type(group) is tuple:
+    if type(group) is dict:
+        return group.get(entry, default)
+    if type(group) is tuple and len(group) == 2:
         return group[1] if group[0] is entry or group[0] == entry else default
-    return group.get(entry, default)
+    # a bare entry of count 1 (an index whose entries cannot be pairs)
+    return 1 if group is entry or group == entry else default
 
 
 _ZERO = (0, 0, 0)  # the payload of an absent tuple
@@ -208,18 +212,24 @@ def _make_derived1():
     from collections.abc import Callable, Iterable, Iterator, Sequence
     import copy
 
+    _DATE_0 = datetime.date(1994, 1, 1)
+    _DATE_1 = datetime.date(1995, 1, 1)
     _EMPTY = {}  # read-only stand-in for a missing index group
 
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = 0  # the payload of an absent tuple
 
@@ -274,7 +284,7 @@ def _make_derived1():
         COLUMNS = ("orders__o_orderkey", "customer__c_nationkey")
         QUERY_ID = "09b9a2c2beff9477"
         LAYOUT_ID = (
-            "e810fd24e5a4aa53"  # the state's layout: snapshots restore only here
+            "6569abc55f47c494"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -521,8 +531,8 @@ def _make_derived1():
                     row,
                     ((0, "o_orderkey"), (1, "o_custkey"), (4, "o_orderdate")),
                 )
-            keep_orders = (c_orders_o_orderdate >= datetime.date(1994, 1, 1)) and (
-                c_orders_o_orderdate < datetime.date(1995, 1, 1)
+            keep_orders = (c_orders_o_orderdate >= _DATE_0) and (
+                c_orders_o_orderdate < _DATE_1
             )
             store = self.orders_rows
             count = store.get(row, 0) + d
@@ -750,8 +760,8 @@ def _make_derived1():
                         row,
                         ((0, "o_orderkey"), (1, "o_custkey"), (4, "o_orderdate")),
                     )
-                keep_orders = (c_orders_o_orderdate >= datetime.date(1994, 1, 1)) and (
-                    c_orders_o_orderdate < datetime.date(1995, 1, 1)
+                keep_orders = (c_orders_o_orderdate >= _DATE_0) and (
+                    c_orders_o_orderdate < _DATE_1
                 )
                 if keep_orders:
                     _p = d
@@ -1019,13 +1029,17 @@ def _make_derived2():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = 0  # the payload of an absent tuple
 
@@ -1091,7 +1105,7 @@ def _make_derived2():
         )
         QUERY_ID = "52a6400124ef61e2"
         LAYOUT_ID = (
-            "7b059045a9c9f0bc"  # the state's layout: snapshots restore only here
+            "e5f50154d35b105f"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1275,19 +1289,8 @@ def _make_derived2():
             _t1 = (v_l_orderkey, v_l_suppkey, v_l_extendedprice, v_l_discount)
             _grp = lineitem_by_l_suppkey.get(v_l_suppkey)
             if _grp is None:
-                lineitem_by_l_suppkey[v_l_suppkey] = (_t1, _p)
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        lineitem_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
-                    else:
-                        del lineitem_by_l_suppkey[v_l_suppkey]
-                else:
-                    lineitem_by_l_suppkey[v_l_suppkey] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                lineitem_by_l_suppkey[v_l_suppkey] = _t1 if _p == 1 else (_t1, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -1298,9 +1301,24 @@ def _make_derived2():
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
-                            lineitem_by_l_suppkey[v_l_suppkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            lineitem_by_l_suppkey[v_l_suppkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        lineitem_by_l_suppkey[v_l_suppkey] = _g if _n == 1 else (_g, _n)
+                    else:
+                        del lineitem_by_l_suppkey[v_l_suppkey]
+                else:
+                    lineitem_by_l_suppkey[v_l_suppkey] = {_g: _o, _e: _p}
             _o = lineitem_count_by_l_suppkey.get(v_l_suppkey)
             if _o is None:
                 lineitem_count_by_l_suppkey[v_l_suppkey] = _p
@@ -1423,10 +1441,14 @@ def _make_derived2():
                         v_l_extendedprice,
                         v_l_discount,
                     ), _m4 in (
-                        (_g5,)
+                        _g5.items()
                         if type((_g5 := self.lineitem_by_l_suppkey[v_l_suppkey]))
-                        is tuple
-                        else _g5.items()
+                        is dict
+                        else (
+                            (_g5,)
+                            if type(_g5) is tuple and len(_g5) == 2
+                            else ((_g5, 1),)
+                        )
                     ):
                         _k = (
                             v_l_orderkey,
@@ -1511,19 +1533,8 @@ def _make_derived2():
                 _t1 = (v_l_orderkey, v_l_suppkey, v_l_extendedprice, v_l_discount)
                 _grp = lineitem_by_l_suppkey.get(v_l_suppkey)
                 if _grp is None:
-                    lineitem_by_l_suppkey[v_l_suppkey] = (_t1, _p)
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            lineitem_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
-                        else:
-                            del lineitem_by_l_suppkey[v_l_suppkey]
-                    else:
-                        lineitem_by_l_suppkey[v_l_suppkey] = {_grp[0]: _grp[1], _e: _p}
-                else:
+                    lineitem_by_l_suppkey[v_l_suppkey] = _t1 if _p == 1 else (_t1, _p)
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _p
@@ -1534,9 +1545,26 @@ def _make_derived2():
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
-                                lineitem_by_l_suppkey[v_l_suppkey] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                lineitem_by_l_suppkey[v_l_suppkey] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            lineitem_by_l_suppkey[v_l_suppkey] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del lineitem_by_l_suppkey[v_l_suppkey]
+                    else:
+                        lineitem_by_l_suppkey[v_l_suppkey] = {_g: _o, _e: _p}
                 _o = lineitem_count_by_l_suppkey.get(v_l_suppkey)
                 if _o is None:
                     lineitem_count_by_l_suppkey[v_l_suppkey] = _p
@@ -1688,10 +1716,14 @@ def _make_derived2():
                             v_l_extendedprice,
                             v_l_discount,
                         ), _m4 in (
-                            (_g5,)
+                            _g5.items()
                             if type((_g5 := self.lineitem_by_l_suppkey[v_l_suppkey]))
-                            is tuple
-                            else _g5.items()
+                            is dict
+                            else (
+                                (_g5,)
+                                if type(_g5) is tuple and len(_g5) == 2
+                                else ((_g5, 1),)
+                            )
                         ):
                             _k = (
                                 v_l_orderkey,
@@ -1914,7 +1946,7 @@ class View:
     }
     COLUMNS = ("n_name", "revenue")
     QUERY_ID = "b7dba0e45adfad3f"
-    LAYOUT_ID = "08f5865e2412f347"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "a2ab1d7953f1196a"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -1963,7 +1995,13 @@ class View:
         for sub_row, change in self.sub_derived2._changes:
             self._apply_derived2(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""

@@ -163,18 +163,24 @@ def _make_derived1():
     from collections.abc import Callable, Iterable, Iterator, Sequence
     import copy
 
+    _DATE_0 = datetime.date(1995, 1, 1)
+    _DATE_1 = datetime.date(1996, 12, 31)
     _EMPTY = {}  # read-only stand-in for a missing index group
 
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = 0  # the payload of an absent tuple
 
@@ -277,7 +283,7 @@ def _make_derived1():
         COLUMNS = ("supp_nation", "cust_nation", "l_year", "volume")
         QUERY_ID = "7f098601d9626401"
         LAYOUT_ID = (
-            "c200cf61896360b1"  # the state's layout: snapshots restore only here
+            "d2f3892eda411b0c"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -503,22 +509,10 @@ def _make_derived1():
                     del supplier[_t1]
             _grp = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
             if _grp is None:
-                supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (v_s_suppkey, _p)
-            elif type(_grp) is tuple:
-                _e = v_s_suppkey
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
-                    else:
-                        del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
-                else:
-                    supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (
+                    v_s_suppkey if _p == 1 else (v_s_suppkey, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(v_s_suppkey)
                 if _o is None:
                     _grp[v_s_suppkey] = _p
@@ -529,9 +523,26 @@ def _make_derived1():
                     else:
                         del _grp[v_s_suppkey]
                         if len(_grp) == 1:
-                            supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = v_s_suppkey
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
+                else:
+                    supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {_g: _o, _e: _p}
             _w2 = n1_2_count_by_s_nationkey.get(v_s_nationkey)
             if _w2 is not None:
                 _d3 = _p * _w2
@@ -571,9 +582,15 @@ def _make_derived1():
                     else:
                         del n8_count_by_s_suppkey[v_s_suppkey]
                 _g6 = lineitem_l_orderkey_by_s_suppkey.get(v_s_suppkey)
-                if _g6:
+                if _g6 is not None:
                     for v_l_orderkey, _w4 in (
-                        (_g6,) if type(_g6) is tuple else _g6.items()
+                        _g6.items()
+                        if type(_g6) is dict
+                        else (
+                            (_g6,)
+                            if type(_g6) is tuple and len(_g6) == 2
+                            else ((_g6, 1),)
+                        )
                     ):
                         _d5 = _d3 * _w4
                         _t7 = (v_s_suppkey, v_l_orderkey)
@@ -669,7 +686,7 @@ def _make_derived1():
                                                 v_l_discount,
                                                 v_l_shipdate,
                                             ), _m18 in (
-                                                (_g19,)
+                                                _g19.items()
                                                 if type(
                                                     (
                                                         _g19 := self.lineitem_by_s_suppkey_l_orderkey[
@@ -677,8 +694,13 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g19.items()
+                                                is dict
+                                                else (
+                                                    (_g19,)
+                                                    if type(_g19) is tuple
+                                                    and len(_g19) == 2
+                                                    else ((_g19, 1),)
+                                                )
                                             ):
                                                 for (v_s_nationkey, v_n_name), _m20 in (
                                                     (_g21,)
@@ -756,9 +778,7 @@ def _make_derived1():
                         (10, "l_shipdate"),
                     ),
                 )
-            keep_lineitem = (v_l_shipdate >= datetime.date(1995, 1, 1)) and (
-                v_l_shipdate <= datetime.date(1996, 12, 31)
-            )
+            keep_lineitem = (v_l_shipdate >= _DATE_0) and (v_l_shipdate <= _DATE_1)
             if keep_lineitem and not (
                 v_l_extendedprice.__class__ in _NUM_OR_NULL
                 and v_l_discount.__class__ in _NUM_OR_NULL
@@ -802,22 +822,10 @@ def _make_derived1():
                 )
                 _grp = lineitem_by_s_suppkey_l_orderkey.get(_t1)
                 if _grp is None:
-                    lineitem_by_s_suppkey_l_orderkey[_t1] = (_t2, _p)
-                elif type(_grp) is tuple:
-                    _e = _t2
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            lineitem_by_s_suppkey_l_orderkey[_t1] = (_grp[0], _n)
-                        else:
-                            del lineitem_by_s_suppkey_l_orderkey[_t1]
-                    else:
-                        lineitem_by_s_suppkey_l_orderkey[_t1] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                    lineitem_by_s_suppkey_l_orderkey[_t1] = (
+                        _t2 if _p == 1 else (_t2, _p)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(_t2)
                     if _o is None:
                         _grp[_t2] = _p
@@ -828,30 +836,32 @@ def _make_derived1():
                         else:
                             del _grp[_t2]
                             if len(_grp) == 1:
-                                lineitem_by_s_suppkey_l_orderkey[_t1] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                lineitem_by_s_suppkey_l_orderkey[_t1] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
-                _grp = lineitem_l_orderkey_by_s_suppkey.get(v_s_suppkey)
-                if _grp is None:
-                    lineitem_l_orderkey_by_s_suppkey[v_s_suppkey] = (v_l_orderkey, _p)
-                elif type(_grp) is tuple:
-                    _e = v_l_orderkey
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t2
+                    if _g is _e or _g == _e:
                         _n = _o + _p
                         if _n:
-                            lineitem_l_orderkey_by_s_suppkey[v_s_suppkey] = (
-                                _grp[0],
-                                _n,
+                            lineitem_by_s_suppkey_l_orderkey[_t1] = (
+                                _g if _n == 1 else (_g, _n)
                             )
                         else:
-                            del lineitem_l_orderkey_by_s_suppkey[v_s_suppkey]
+                            del lineitem_by_s_suppkey_l_orderkey[_t1]
                     else:
-                        lineitem_l_orderkey_by_s_suppkey[v_s_suppkey] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                        lineitem_by_s_suppkey_l_orderkey[_t1] = {_g: _o, _e: _p}
+                _grp = lineitem_l_orderkey_by_s_suppkey.get(v_s_suppkey)
+                if _grp is None:
+                    lineitem_l_orderkey_by_s_suppkey[v_s_suppkey] = (
+                        v_l_orderkey if _p == 1 else (v_l_orderkey, _p)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(v_l_orderkey)
                     if _o is None:
                         _grp[v_l_orderkey] = _p
@@ -862,9 +872,26 @@ def _make_derived1():
                         else:
                             del _grp[v_l_orderkey]
                             if len(_grp) == 1:
-                                lineitem_l_orderkey_by_s_suppkey[v_s_suppkey] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                lineitem_l_orderkey_by_s_suppkey[v_s_suppkey] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = v_l_orderkey
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            lineitem_l_orderkey_by_s_suppkey[v_s_suppkey] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del lineitem_l_orderkey_by_s_suppkey[v_s_suppkey]
+                    else:
+                        lineitem_l_orderkey_by_s_suppkey[v_s_suppkey] = {_g: _o, _e: _p}
                 _w3 = n8_count_by_s_suppkey.get(v_s_suppkey)
                 if _w3 is not None:
                     _d4 = _p * _w3
@@ -1044,22 +1071,10 @@ def _make_derived1():
                     del orders[_t1]
             _grp = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
             if _grp is None:
-                orders_l_orderkey_by_o_custkey[v_o_custkey] = (v_l_orderkey, _p)
-            elif type(_grp) is tuple:
-                _e = v_l_orderkey
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        orders_l_orderkey_by_o_custkey[v_o_custkey] = (_grp[0], _n)
-                    else:
-                        del orders_l_orderkey_by_o_custkey[v_o_custkey]
-                else:
-                    orders_l_orderkey_by_o_custkey[v_o_custkey] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                orders_l_orderkey_by_o_custkey[v_o_custkey] = (
+                    v_l_orderkey if _p == 1 else (v_l_orderkey, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(v_l_orderkey)
                 if _o is None:
                     _grp[v_l_orderkey] = _p
@@ -1070,9 +1085,26 @@ def _make_derived1():
                     else:
                         del _grp[v_l_orderkey]
                         if len(_grp) == 1:
-                            orders_l_orderkey_by_o_custkey[v_o_custkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            orders_l_orderkey_by_o_custkey[v_o_custkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = v_l_orderkey
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        orders_l_orderkey_by_o_custkey[v_o_custkey] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del orders_l_orderkey_by_o_custkey[v_o_custkey]
+                else:
+                    orders_l_orderkey_by_o_custkey[v_o_custkey] = {_g: _o, _e: _p}
             _w2 = n3_count_by_o_custkey.get(v_o_custkey)
             if _w2 is not None:
                 _d3 = _p * _w2
@@ -1153,7 +1185,7 @@ def _make_derived1():
                                         v_l_discount,
                                         v_l_shipdate,
                                     ), _m13 in (
-                                        (_g14,)
+                                        _g14.items()
                                         if type(
                                             (
                                                 _g14 := self.lineitem_by_s_suppkey_l_orderkey[
@@ -1161,8 +1193,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g14.items()
+                                        is dict
+                                        else (
+                                            (_g14,)
+                                            if type(_g14) is tuple and len(_g14) == 2
+                                            else ((_g14, 1),)
+                                        )
                                     ):
                                         for (v_s_suppkey, v_s_nationkey), _m15 in (
                                             (_g16,)
@@ -1269,22 +1305,10 @@ def _make_derived1():
                     del customer[_t1]
             _grp = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
             if _grp is None:
-                customer_o_custkey_by_c_nationkey[v_c_nationkey] = (v_o_custkey, _p)
-            elif type(_grp) is tuple:
-                _e = v_o_custkey
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        customer_o_custkey_by_c_nationkey[v_c_nationkey] = (_grp[0], _n)
-                    else:
-                        del customer_o_custkey_by_c_nationkey[v_c_nationkey]
-                else:
-                    customer_o_custkey_by_c_nationkey[v_c_nationkey] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                customer_o_custkey_by_c_nationkey[v_c_nationkey] = (
+                    v_o_custkey if _p == 1 else (v_o_custkey, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(v_o_custkey)
                 if _o is None:
                     _grp[v_o_custkey] = _p
@@ -1295,9 +1319,26 @@ def _make_derived1():
                     else:
                         del _grp[v_o_custkey]
                         if len(_grp) == 1:
-                            customer_o_custkey_by_c_nationkey[v_c_nationkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            customer_o_custkey_by_c_nationkey[v_c_nationkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = v_o_custkey
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        customer_o_custkey_by_c_nationkey[v_c_nationkey] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del customer_o_custkey_by_c_nationkey[v_c_nationkey]
+                else:
+                    customer_o_custkey_by_c_nationkey[v_c_nationkey] = {_g: _o, _e: _p}
             _w2 = n2_count_by_c_nationkey.get(v_c_nationkey)
             if _w2 is not None:
                 _d3 = _p * _w2
@@ -1337,9 +1378,15 @@ def _make_derived1():
                     else:
                         del n3_count_by_o_custkey[v_o_custkey]
                 _g6 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
-                if _g6:
+                if _g6 is not None:
                     for v_l_orderkey, _w4 in (
-                        (_g6,) if type(_g6) is tuple else _g6.items()
+                        _g6.items()
+                        if type(_g6) is dict
+                        else (
+                            (_g6,)
+                            if type(_g6) is tuple and len(_g6) == 2
+                            else ((_g6, 1),)
+                        )
                     ):
                         _d5 = _d3 * _w4
                         _t7 = (v_l_orderkey, v_o_custkey)
@@ -1424,7 +1471,7 @@ def _make_derived1():
                                             v_l_discount,
                                             v_l_shipdate,
                                         ), _m15 in (
-                                            (_g16,)
+                                            _g16.items()
                                             if type(
                                                 (
                                                     _g16 := self.lineitem_by_s_suppkey_l_orderkey[
@@ -1432,8 +1479,13 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g16.items()
+                                            is dict
+                                            else (
+                                                (_g16,)
+                                                if type(_g16) is tuple
+                                                and len(_g16) == 2
+                                                else ((_g16, 1),)
+                                            )
                                         ):
                                             for (v_s_suppkey, v_s_nationkey), _m17 in (
                                                 (_g18,)
@@ -1586,8 +1638,12 @@ def _make_derived1():
                 else:
                     del n2_count_by_c_nationkey[v_c_nationkey]
             _g4 = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
-            if _g4:
-                for v_o_custkey, _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+            if _g4 is not None:
+                for v_o_custkey, _w2 in (
+                    _g4.items()
+                    if type(_g4) is dict
+                    else (_g4,) if type(_g4) is tuple and len(_g4) == 2 else ((_g4, 1),)
+                ):
                     _d3 = _p * _w2
                     _t5 = (v_o_custkey, v_c_nationkey)
                     _grp = n3_by_o_custkey.get(v_o_custkey)
@@ -1628,9 +1684,15 @@ def _make_derived1():
                         else:
                             del n3_count_by_o_custkey[v_o_custkey]
                     _g8 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
-                    if _g8:
+                    if _g8 is not None:
                         for v_l_orderkey, _w6 in (
-                            (_g8,) if type(_g8) is tuple else _g8.items()
+                            _g8.items()
+                            if type(_g8) is dict
+                            else (
+                                (_g8,)
+                                if type(_g8) is tuple and len(_g8) == 2
+                                else ((_g8, 1),)
+                            )
                         ):
                             _d7 = _d3 * _w6
                             _t9 = (v_l_orderkey, v_o_custkey)
@@ -1708,7 +1770,7 @@ def _make_derived1():
                                             v_l_discount,
                                             v_l_shipdate,
                                         ), _m16 in (
-                                            (_g17,)
+                                            _g17.items()
                                             if type(
                                                 (
                                                     _g17 := self.lineitem_by_s_suppkey_l_orderkey[
@@ -1716,8 +1778,13 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g17.items()
+                                            is dict
+                                            else (
+                                                (_g17,)
+                                                if type(_g17) is tuple
+                                                and len(_g17) == 2
+                                                else ((_g17, 1),)
+                                            )
                                         ):
                                             for (v_s_suppkey, v_s_nationkey), _m18 in (
                                                 (_g19,)
@@ -1824,8 +1891,12 @@ def _make_derived1():
                 else:
                     del n1_2_count_by_s_nationkey[v_s_nationkey]
             _g4 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
-            if _g4:
-                for v_s_suppkey, _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+            if _g4 is not None:
+                for v_s_suppkey, _w2 in (
+                    _g4.items()
+                    if type(_g4) is dict
+                    else (_g4,) if type(_g4) is tuple and len(_g4) == 2 else ((_g4, 1),)
+                ):
                     _d3 = _p * _w2
                     _t5 = (v_s_suppkey, v_s_nationkey)
                     _grp = n8_by_s_suppkey.get(v_s_suppkey)
@@ -1866,9 +1937,15 @@ def _make_derived1():
                         else:
                             del n8_count_by_s_suppkey[v_s_suppkey]
                     _g8 = lineitem_l_orderkey_by_s_suppkey.get(v_s_suppkey)
-                    if _g8:
+                    if _g8 is not None:
                         for v_l_orderkey, _w6 in (
-                            (_g8,) if type(_g8) is tuple else _g8.items()
+                            _g8.items()
+                            if type(_g8) is dict
+                            else (
+                                (_g8,)
+                                if type(_g8) is tuple and len(_g8) == 2
+                                else ((_g8, 1),)
+                            )
                         ):
                             _d7 = _d3 * _w6
                             _t9 = (v_s_suppkey, v_l_orderkey)
@@ -1972,7 +2049,7 @@ def _make_derived1():
                                                     v_l_discount,
                                                     v_l_shipdate,
                                                 ), _m20 in (
-                                                    (_g21,)
+                                                    _g21.items()
                                                     if type(
                                                         (
                                                             _g21 := self.lineitem_by_s_suppkey_l_orderkey[
@@ -1983,8 +2060,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g21.items()
+                                                    is dict
+                                                    else (
+                                                        (_g21,)
+                                                        if type(_g21) is tuple
+                                                        and len(_g21) == 2
+                                                        else ((_g21, 1),)
+                                                    )
                                                 ):
                                                     _m22 = self.supplier[
                                                         (v_s_suppkey, v_s_nationkey)
@@ -2094,25 +2176,10 @@ def _make_derived1():
                         del supplier[_t1]
                 _grp = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
                 if _grp is None:
-                    supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (v_s_suppkey, _p)
-                elif type(_grp) is tuple:
-                    _e = v_s_suppkey
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
-                    else:
-                        supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                    supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (
+                        v_s_suppkey if _p == 1 else (v_s_suppkey, _p)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(v_s_suppkey)
                     if _o is None:
                         _grp[v_s_suppkey] = _p
@@ -2123,9 +2190,29 @@ def _make_derived1():
                         else:
                             del _grp[v_s_suppkey]
                             if len(_grp) == 1:
-                                supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = v_s_suppkey
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
+                    else:
+                        supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {
+                            _g: _o,
+                            _e: _p,
+                        }
                 _w2 = n1_2_count_by_s_nationkey.get(v_s_nationkey)
                 if _w2 is not None:
                     _d3 = _p * _w2
@@ -2167,9 +2254,15 @@ def _make_derived1():
                         else:
                             del n8_count_by_s_suppkey[v_s_suppkey]
                     _g6 = lineitem_l_orderkey_by_s_suppkey.get(v_s_suppkey)
-                    if _g6:
+                    if _g6 is not None:
                         for v_l_orderkey, _w4 in (
-                            (_g6,) if type(_g6) is tuple else _g6.items()
+                            _g6.items()
+                            if type(_g6) is dict
+                            else (
+                                (_g6,)
+                                if type(_g6) is tuple and len(_g6) == 2
+                                else ((_g6, 1),)
+                            )
                         ):
                             _d5 = _d3 * _w4
                             _t7 = (v_s_suppkey, v_l_orderkey)
@@ -2273,7 +2366,7 @@ def _make_derived1():
                                                     v_l_discount,
                                                     v_l_shipdate,
                                                 ), _m18 in (
-                                                    (_g19,)
+                                                    _g19.items()
                                                     if type(
                                                         (
                                                             _g19 := self.lineitem_by_s_suppkey_l_orderkey[
@@ -2284,8 +2377,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g19.items()
+                                                    is dict
+                                                    else (
+                                                        (_g19,)
+                                                        if type(_g19) is tuple
+                                                        and len(_g19) == 2
+                                                        else ((_g19, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_s_nationkey,
@@ -2381,9 +2479,7 @@ def _make_derived1():
                             (10, "l_shipdate"),
                         ),
                     )
-                keep_lineitem = (v_l_shipdate >= datetime.date(1995, 1, 1)) and (
-                    v_l_shipdate <= datetime.date(1996, 12, 31)
-                )
+                keep_lineitem = (v_l_shipdate >= _DATE_0) and (v_l_shipdate <= _DATE_1)
                 if keep_lineitem and not (
                     v_l_extendedprice.__class__ in _NUM_OR_NULL
                     and v_l_discount.__class__ in _NUM_OR_NULL
@@ -2470,22 +2566,10 @@ def _make_derived1():
                 )
                 _grp = lineitem_by_s_suppkey_l_orderkey.get(_t1)
                 if _grp is None:
-                    lineitem_by_s_suppkey_l_orderkey[_t1] = (_t2, _p)
-                elif type(_grp) is tuple:
-                    _e = _t2
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            lineitem_by_s_suppkey_l_orderkey[_t1] = (_grp[0], _n)
-                        else:
-                            del lineitem_by_s_suppkey_l_orderkey[_t1]
-                    else:
-                        lineitem_by_s_suppkey_l_orderkey[_t1] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                    lineitem_by_s_suppkey_l_orderkey[_t1] = (
+                        _t2 if _p == 1 else (_t2, _p)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(_t2)
                     if _o is None:
                         _grp[_t2] = _p
@@ -2496,30 +2580,32 @@ def _make_derived1():
                         else:
                             del _grp[_t2]
                             if len(_grp) == 1:
-                                lineitem_by_s_suppkey_l_orderkey[_t1] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                lineitem_by_s_suppkey_l_orderkey[_t1] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
-                _grp = lineitem_l_orderkey_by_s_suppkey.get(v_s_suppkey)
-                if _grp is None:
-                    lineitem_l_orderkey_by_s_suppkey[v_s_suppkey] = (v_l_orderkey, _p)
-                elif type(_grp) is tuple:
-                    _e = v_l_orderkey
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t2
+                    if _g is _e or _g == _e:
                         _n = _o + _p
                         if _n:
-                            lineitem_l_orderkey_by_s_suppkey[v_s_suppkey] = (
-                                _grp[0],
-                                _n,
+                            lineitem_by_s_suppkey_l_orderkey[_t1] = (
+                                _g if _n == 1 else (_g, _n)
                             )
                         else:
-                            del lineitem_l_orderkey_by_s_suppkey[v_s_suppkey]
+                            del lineitem_by_s_suppkey_l_orderkey[_t1]
                     else:
-                        lineitem_l_orderkey_by_s_suppkey[v_s_suppkey] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                        lineitem_by_s_suppkey_l_orderkey[_t1] = {_g: _o, _e: _p}
+                _grp = lineitem_l_orderkey_by_s_suppkey.get(v_s_suppkey)
+                if _grp is None:
+                    lineitem_l_orderkey_by_s_suppkey[v_s_suppkey] = (
+                        v_l_orderkey if _p == 1 else (v_l_orderkey, _p)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(v_l_orderkey)
                     if _o is None:
                         _grp[v_l_orderkey] = _p
@@ -2530,9 +2616,26 @@ def _make_derived1():
                         else:
                             del _grp[v_l_orderkey]
                             if len(_grp) == 1:
-                                lineitem_l_orderkey_by_s_suppkey[v_s_suppkey] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                lineitem_l_orderkey_by_s_suppkey[v_s_suppkey] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = v_l_orderkey
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            lineitem_l_orderkey_by_s_suppkey[v_s_suppkey] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del lineitem_l_orderkey_by_s_suppkey[v_s_suppkey]
+                    else:
+                        lineitem_l_orderkey_by_s_suppkey[v_s_suppkey] = {_g: _o, _e: _p}
                 _w3 = n8_count_by_s_suppkey.get(v_s_suppkey)
                 if _w3 is not None:
                     _d4 = _p * _w3
@@ -2739,22 +2842,10 @@ def _make_derived1():
                         del orders[_t1]
                 _grp = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
                 if _grp is None:
-                    orders_l_orderkey_by_o_custkey[v_o_custkey] = (v_l_orderkey, _p)
-                elif type(_grp) is tuple:
-                    _e = v_l_orderkey
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            orders_l_orderkey_by_o_custkey[v_o_custkey] = (_grp[0], _n)
-                        else:
-                            del orders_l_orderkey_by_o_custkey[v_o_custkey]
-                    else:
-                        orders_l_orderkey_by_o_custkey[v_o_custkey] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                    orders_l_orderkey_by_o_custkey[v_o_custkey] = (
+                        v_l_orderkey if _p == 1 else (v_l_orderkey, _p)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(v_l_orderkey)
                     if _o is None:
                         _grp[v_l_orderkey] = _p
@@ -2765,9 +2856,26 @@ def _make_derived1():
                         else:
                             del _grp[v_l_orderkey]
                             if len(_grp) == 1:
-                                orders_l_orderkey_by_o_custkey[v_o_custkey] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                orders_l_orderkey_by_o_custkey[v_o_custkey] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = v_l_orderkey
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            orders_l_orderkey_by_o_custkey[v_o_custkey] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del orders_l_orderkey_by_o_custkey[v_o_custkey]
+                    else:
+                        orders_l_orderkey_by_o_custkey[v_o_custkey] = {_g: _o, _e: _p}
                 _w2 = n3_count_by_o_custkey.get(v_o_custkey)
                 if _w2 is not None:
                     _d3 = _p * _w2
@@ -2855,7 +2963,7 @@ def _make_derived1():
                                             v_l_discount,
                                             v_l_shipdate,
                                         ), _m13 in (
-                                            (_g14,)
+                                            _g14.items()
                                             if type(
                                                 (
                                                     _g14 := self.lineitem_by_s_suppkey_l_orderkey[
@@ -2863,8 +2971,13 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g14.items()
+                                            is dict
+                                            else (
+                                                (_g14,)
+                                                if type(_g14) is tuple
+                                                and len(_g14) == 2
+                                                else ((_g14, 1),)
+                                            )
                                         ):
                                             for (v_s_suppkey, v_s_nationkey), _m15 in (
                                                 (_g16,)
@@ -2998,25 +3111,10 @@ def _make_derived1():
                         del customer[_t1]
                 _grp = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
                 if _grp is None:
-                    customer_o_custkey_by_c_nationkey[v_c_nationkey] = (v_o_custkey, _p)
-                elif type(_grp) is tuple:
-                    _e = v_o_custkey
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            customer_o_custkey_by_c_nationkey[v_c_nationkey] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del customer_o_custkey_by_c_nationkey[v_c_nationkey]
-                    else:
-                        customer_o_custkey_by_c_nationkey[v_c_nationkey] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                    customer_o_custkey_by_c_nationkey[v_c_nationkey] = (
+                        v_o_custkey if _p == 1 else (v_o_custkey, _p)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(v_o_custkey)
                     if _o is None:
                         _grp[v_o_custkey] = _p
@@ -3027,9 +3125,29 @@ def _make_derived1():
                         else:
                             del _grp[v_o_custkey]
                             if len(_grp) == 1:
-                                customer_o_custkey_by_c_nationkey[v_c_nationkey] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                customer_o_custkey_by_c_nationkey[v_c_nationkey] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = v_o_custkey
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            customer_o_custkey_by_c_nationkey[v_c_nationkey] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del customer_o_custkey_by_c_nationkey[v_c_nationkey]
+                    else:
+                        customer_o_custkey_by_c_nationkey[v_c_nationkey] = {
+                            _g: _o,
+                            _e: _p,
+                        }
                 _w2 = n2_count_by_c_nationkey.get(v_c_nationkey)
                 if _w2 is not None:
                     _d3 = _p * _w2
@@ -3071,9 +3189,15 @@ def _make_derived1():
                         else:
                             del n3_count_by_o_custkey[v_o_custkey]
                     _g6 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
-                    if _g6:
+                    if _g6 is not None:
                         for v_l_orderkey, _w4 in (
-                            (_g6,) if type(_g6) is tuple else _g6.items()
+                            _g6.items()
+                            if type(_g6) is dict
+                            else (
+                                (_g6,)
+                                if type(_g6) is tuple and len(_g6) == 2
+                                else ((_g6, 1),)
+                            )
                         ):
                             _d5 = _d3 * _w4
                             _t7 = (v_l_orderkey, v_o_custkey)
@@ -3162,7 +3286,7 @@ def _make_derived1():
                                                 v_l_discount,
                                                 v_l_shipdate,
                                             ), _m15 in (
-                                                (_g16,)
+                                                _g16.items()
                                                 if type(
                                                     (
                                                         _g16 := self.lineitem_by_s_suppkey_l_orderkey[
@@ -3170,8 +3294,13 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g16.items()
+                                                is dict
+                                                else (
+                                                    (_g16,)
+                                                    if type(_g16) is tuple
+                                                    and len(_g16) == 2
+                                                    else ((_g16, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_s_suppkey,
@@ -3372,9 +3501,15 @@ def _make_derived1():
                     else:
                         del n2_count_by_c_nationkey[v_c_nationkey]
                 _g4 = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
-                if _g4:
+                if _g4 is not None:
                     for v_o_custkey, _w2 in (
-                        (_g4,) if type(_g4) is tuple else _g4.items()
+                        _g4.items()
+                        if type(_g4) is dict
+                        else (
+                            (_g4,)
+                            if type(_g4) is tuple and len(_g4) == 2
+                            else ((_g4, 1),)
+                        )
                     ):
                         _d3 = _p * _w2
                         _t5 = (v_o_custkey, v_c_nationkey)
@@ -3419,9 +3554,15 @@ def _make_derived1():
                             else:
                                 del n3_count_by_o_custkey[v_o_custkey]
                         _g8 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
-                        if _g8:
+                        if _g8 is not None:
                             for v_l_orderkey, _w6 in (
-                                (_g8,) if type(_g8) is tuple else _g8.items()
+                                _g8.items()
+                                if type(_g8) is dict
+                                else (
+                                    (_g8,)
+                                    if type(_g8) is tuple and len(_g8) == 2
+                                    else ((_g8, 1),)
+                                )
                             ):
                                 _d7 = _d3 * _w6
                                 _t9 = (v_l_orderkey, v_o_custkey)
@@ -3504,7 +3645,7 @@ def _make_derived1():
                                                 v_l_discount,
                                                 v_l_shipdate,
                                             ), _m16 in (
-                                                (_g17,)
+                                                _g17.items()
                                                 if type(
                                                     (
                                                         _g17 := self.lineitem_by_s_suppkey_l_orderkey[
@@ -3512,8 +3653,13 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g17.items()
+                                                is dict
+                                                else (
+                                                    (_g17,)
+                                                    if type(_g17) is tuple
+                                                    and len(_g17) == 2
+                                                    else ((_g17, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_s_suppkey,
@@ -3640,9 +3786,15 @@ def _make_derived1():
                     else:
                         del n1_2_count_by_s_nationkey[v_s_nationkey]
                 _g4 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
-                if _g4:
+                if _g4 is not None:
                     for v_s_suppkey, _w2 in (
-                        (_g4,) if type(_g4) is tuple else _g4.items()
+                        _g4.items()
+                        if type(_g4) is dict
+                        else (
+                            (_g4,)
+                            if type(_g4) is tuple and len(_g4) == 2
+                            else ((_g4, 1),)
+                        )
                     ):
                         _d3 = _p * _w2
                         _t5 = (v_s_suppkey, v_s_nationkey)
@@ -3687,9 +3839,15 @@ def _make_derived1():
                             else:
                                 del n8_count_by_s_suppkey[v_s_suppkey]
                         _g8 = lineitem_l_orderkey_by_s_suppkey.get(v_s_suppkey)
-                        if _g8:
+                        if _g8 is not None:
                             for v_l_orderkey, _w6 in (
-                                (_g8,) if type(_g8) is tuple else _g8.items()
+                                _g8.items()
+                                if type(_g8) is dict
+                                else (
+                                    (_g8,)
+                                    if type(_g8) is tuple and len(_g8) == 2
+                                    else ((_g8, 1),)
+                                )
                             ):
                                 _d7 = _d3 * _w6
                                 _t9 = (v_s_suppkey, v_l_orderkey)
@@ -3801,7 +3959,7 @@ def _make_derived1():
                                                         v_l_discount,
                                                         v_l_shipdate,
                                                     ), _m20 in (
-                                                        (_g21,)
+                                                        _g21.items()
                                                         if type(
                                                             (
                                                                 _g21 := self.lineitem_by_s_suppkey_l_orderkey[
@@ -3812,8 +3970,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g21.items()
+                                                        is dict
+                                                        else (
+                                                            (_g21,)
+                                                            if type(_g21) is tuple
+                                                            and len(_g21) == 2
+                                                            else ((_g21, 1),)
+                                                        )
                                                     ):
                                                         _m22 = self.supplier[
                                                             (v_s_suppkey, v_s_nationkey)
@@ -4158,7 +4321,7 @@ class View:
     }
     COLUMNS = ("supp_nation", "cust_nation", "l_year", "revenue")
     QUERY_ID = "d1843fb42bad08e6"
-    LAYOUT_ID = "26fab5fbd82760d5"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "fe09dd49cf404f2d"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -4185,7 +4348,13 @@ class View:
         for sub_row, change in self.sub_derived1._changes:
             self._apply_derived1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""

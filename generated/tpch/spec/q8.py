@@ -181,18 +181,24 @@ def _make_derived1():
     from collections.abc import Callable, Iterable, Iterator, Sequence
     import copy
 
+    _DATE_0 = datetime.date(1995, 1, 1)
+    _DATE_1 = datetime.date(1996, 12, 31)
     _EMPTY = {}  # read-only stand-in for a missing index group
 
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = 0  # the payload of an absent tuple
 
@@ -306,7 +312,7 @@ def _make_derived1():
         COLUMNS = ("o_year", "volume", "nation")
         QUERY_ID = "562a60f2931965e9"
         LAYOUT_ID = (
-            "b45cb8a84c649f11"  # the state's layout: snapshots restore only here
+            "3f62d23a4372b20c"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -541,13 +547,21 @@ def _make_derived1():
                 _g3 = lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey.get(
                     v_p_partkey
                 )
-                if _g3:
+                if _g3 is not None:
                     for (
                         v_s_suppkey,
                         v_l_orderkey,
                         v_l_extendedprice,
                         v_l_discount,
-                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                    ), _w1 in (
+                        _g3.items()
+                        if type(_g3) is dict
+                        else (
+                            (_g3,)
+                            if type(_g3) is tuple and len(_g3) == 2
+                            else ((_g3, 1),)
+                        )
+                    ):
                         _d2 = _p * _w1
                         _t4 = (v_s_suppkey, v_l_orderkey)
                         _t5 = (
@@ -558,22 +572,10 @@ def _make_derived1():
                         )
                         _grp = n10_by_s_suppkey_l_orderkey.get(_t4)
                         if _grp is None:
-                            n10_by_s_suppkey_l_orderkey[_t4] = (_t5, _d2)
-                        elif type(_grp) is tuple:
-                            _e = _t5
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d2
-                                if _n:
-                                    n10_by_s_suppkey_l_orderkey[_t4] = (_grp[0], _n)
-                                else:
-                                    del n10_by_s_suppkey_l_orderkey[_t4]
-                            else:
-                                n10_by_s_suppkey_l_orderkey[_t4] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _d2,
-                                }
-                        else:
+                            n10_by_s_suppkey_l_orderkey[_t4] = (
+                                _t5 if _d2 == 1 else (_t5, _d2)
+                            )
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t5)
                             if _o is None:
                                 _grp[_t5] = _d2
@@ -584,33 +586,32 @@ def _make_derived1():
                                 else:
                                     del _grp[_t5]
                                     if len(_grp) == 1:
-                                        n10_by_s_suppkey_l_orderkey[_t4] = next(
-                                            iter(_grp.items())
+                                        ((_e, _n),) = _grp.items()
+                                        n10_by_s_suppkey_l_orderkey[_t4] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t5
+                            if _g is _e or _g == _e:
+                                _n = _o + _d2
+                                if _n:
+                                    n10_by_s_suppkey_l_orderkey[_t4] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del n10_by_s_suppkey_l_orderkey[_t4]
+                            else:
+                                n10_by_s_suppkey_l_orderkey[_t4] = {_g: _o, _e: _d2}
                         _grp = n10_l_orderkey_by_s_suppkey.get(v_s_suppkey)
                         if _grp is None:
                             n10_l_orderkey_by_s_suppkey[v_s_suppkey] = (
-                                v_l_orderkey,
-                                _d2,
+                                v_l_orderkey if _d2 == 1 else (v_l_orderkey, _d2)
                             )
-                        elif type(_grp) is tuple:
-                            _e = v_l_orderkey
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d2
-                                if _n:
-                                    n10_l_orderkey_by_s_suppkey[v_s_suppkey] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del n10_l_orderkey_by_s_suppkey[v_s_suppkey]
-                            else:
-                                n10_l_orderkey_by_s_suppkey[v_s_suppkey] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _d2,
-                                }
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(v_l_orderkey)
                             if _o is None:
                                 _grp[v_l_orderkey] = _d2
@@ -621,9 +622,29 @@ def _make_derived1():
                                 else:
                                     del _grp[v_l_orderkey]
                                     if len(_grp) == 1:
-                                        n10_l_orderkey_by_s_suppkey[v_s_suppkey] = next(
-                                            iter(_grp.items())
+                                        ((_e, _n),) = _grp.items()
+                                        n10_l_orderkey_by_s_suppkey[v_s_suppkey] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = v_l_orderkey
+                            if _g is _e or _g == _e:
+                                _n = _o + _d2
+                                if _n:
+                                    n10_l_orderkey_by_s_suppkey[v_s_suppkey] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del n10_l_orderkey_by_s_suppkey[v_s_suppkey]
+                            else:
+                                n10_l_orderkey_by_s_suppkey[v_s_suppkey] = {
+                                    _g: _o,
+                                    _e: _d2,
+                                }
                         _w6 = n14_count_by_s_suppkey.get(v_s_suppkey)
                         if _w6 is not None:
                             _d7 = _d2 * _w6
@@ -778,22 +799,10 @@ def _make_derived1():
                     del supplier[_t1]
             _grp = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
             if _grp is None:
-                supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (v_s_suppkey, _p)
-            elif type(_grp) is tuple:
-                _e = v_s_suppkey
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
-                    else:
-                        del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
-                else:
-                    supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (
+                    v_s_suppkey if _p == 1 else (v_s_suppkey, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(v_s_suppkey)
                 if _o is None:
                     _grp[v_s_suppkey] = _p
@@ -804,9 +813,26 @@ def _make_derived1():
                     else:
                         del _grp[v_s_suppkey]
                         if len(_grp) == 1:
-                            supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = v_s_suppkey
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
+                else:
+                    supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {_g: _o, _e: _p}
             _w2 = n2_2_count_by_s_nationkey.get(v_s_nationkey)
             if _w2 is not None:
                 _d3 = _p * _w2
@@ -846,9 +872,15 @@ def _make_derived1():
                     else:
                         del n14_count_by_s_suppkey[v_s_suppkey]
                 _g6 = n10_l_orderkey_by_s_suppkey.get(v_s_suppkey)
-                if _g6:
+                if _g6 is not None:
                     for v_l_orderkey, _w4 in (
-                        (_g6,) if type(_g6) is tuple else _g6.items()
+                        _g6.items()
+                        if type(_g6) is dict
+                        else (
+                            (_g6,)
+                            if type(_g6) is tuple and len(_g6) == 2
+                            else ((_g6, 1),)
+                        )
                     ):
                         _d5 = _d3 * _w4
                         _t7 = (v_s_suppkey, v_l_orderkey)
@@ -919,7 +951,7 @@ def _make_derived1():
                                         v_l_extendedprice,
                                         v_l_discount,
                                     ), _m12 in (
-                                        (_g13,)
+                                        _g13.items()
                                         if type(
                                             (
                                                 _g13 := self.n10_by_s_suppkey_l_orderkey[
@@ -927,8 +959,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g13.items()
+                                        is dict
+                                        else (
+                                            (_g13,)
+                                            if type(_g13) is tuple and len(_g13) == 2
+                                            else ((_g13, 1),)
+                                        )
                                     ):
                                         for (v_s_nationkey, v_n_name), _m14 in (
                                             (_g15,)
@@ -1024,31 +1060,8 @@ def _make_derived1():
             if _grp is None:
                 lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
                     v_p_partkey
-                ] = (_t1, _p)
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
-                            v_p_partkey
-                        ] = (
-                            _grp[0],
-                            _n,
-                        )
-                    else:
-                        del lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
-                            v_p_partkey
-                        ]
-                else:
-                    lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
-                        v_p_partkey
-                    ] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                ] = (_t1 if _p == 1 else (_t1, _p))
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -1059,30 +1072,45 @@ def _make_derived1():
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
+                            ((_e, _n),) = _grp.items()
                             lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
                                 v_p_partkey
-                            ] = next(
-                                iter(_grp.items())
+                            ] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
+                            v_p_partkey
+                        ] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
+                            v_p_partkey
+                        ]
+                else:
+                    lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
+                        v_p_partkey
+                    ] = {
+                        _g: _o,
+                        _e: _p,
+                    }
             _w2 = part_count_by_p_partkey.get(v_p_partkey)
             if _w2 is not None:
                 _d3 = _p * _w2
                 _t4 = (v_s_suppkey, v_l_orderkey)
                 _grp = n10_by_s_suppkey_l_orderkey.get(_t4)
                 if _grp is None:
-                    n10_by_s_suppkey_l_orderkey[_t4] = (_t1, _d3)
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _d3
-                        if _n:
-                            n10_by_s_suppkey_l_orderkey[_t4] = (_grp[0], _n)
-                        else:
-                            del n10_by_s_suppkey_l_orderkey[_t4]
-                    else:
-                        n10_by_s_suppkey_l_orderkey[_t4] = {_grp[0]: _grp[1], _e: _d3}
-                else:
+                    n10_by_s_suppkey_l_orderkey[_t4] = _t1 if _d3 == 1 else (_t1, _d3)
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _d3
@@ -1093,27 +1121,32 @@ def _make_derived1():
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
-                                n10_by_s_suppkey_l_orderkey[_t4] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                n10_by_s_suppkey_l_orderkey[_t4] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
-                _grp = n10_l_orderkey_by_s_suppkey.get(v_s_suppkey)
-                if _grp is None:
-                    n10_l_orderkey_by_s_suppkey[v_s_suppkey] = (v_l_orderkey, _d3)
-                elif type(_grp) is tuple:
-                    _e = v_l_orderkey
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
                         _n = _o + _d3
                         if _n:
-                            n10_l_orderkey_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
+                            n10_by_s_suppkey_l_orderkey[_t4] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
                         else:
-                            del n10_l_orderkey_by_s_suppkey[v_s_suppkey]
+                            del n10_by_s_suppkey_l_orderkey[_t4]
                     else:
-                        n10_l_orderkey_by_s_suppkey[v_s_suppkey] = {
-                            _grp[0]: _grp[1],
-                            _e: _d3,
-                        }
-                else:
+                        n10_by_s_suppkey_l_orderkey[_t4] = {_g: _o, _e: _d3}
+                _grp = n10_l_orderkey_by_s_suppkey.get(v_s_suppkey)
+                if _grp is None:
+                    n10_l_orderkey_by_s_suppkey[v_s_suppkey] = (
+                        v_l_orderkey if _d3 == 1 else (v_l_orderkey, _d3)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(v_l_orderkey)
                     if _o is None:
                         _grp[v_l_orderkey] = _d3
@@ -1124,9 +1157,26 @@ def _make_derived1():
                         else:
                             del _grp[v_l_orderkey]
                             if len(_grp) == 1:
-                                n10_l_orderkey_by_s_suppkey[v_s_suppkey] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                n10_l_orderkey_by_s_suppkey[v_s_suppkey] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = v_l_orderkey
+                    if _g is _e or _g == _e:
+                        _n = _o + _d3
+                        if _n:
+                            n10_l_orderkey_by_s_suppkey[v_s_suppkey] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del n10_l_orderkey_by_s_suppkey[v_s_suppkey]
+                    else:
+                        n10_l_orderkey_by_s_suppkey[v_s_suppkey] = {_g: _o, _e: _d3}
                 _w5 = n14_count_by_s_suppkey.get(v_s_suppkey)
                 if _w5 is not None:
                     _d6 = _d3 * _w5
@@ -1231,9 +1281,7 @@ def _make_derived1():
                     row,
                     ((0, "o_orderkey"), (1, "o_custkey"), (4, "o_orderdate")),
                 )
-            keep_orders = (v_o_orderdate >= datetime.date(1995, 1, 1)) and (
-                v_o_orderdate <= datetime.date(1996, 12, 31)
-            )
+            keep_orders = (v_o_orderdate >= _DATE_0) and (v_o_orderdate <= _DATE_1)
             if keep_orders and not (v_o_orderdate.__class__ in _DATE_OR_NULL):
                 raise _type_error(
                     "orders",
@@ -1360,7 +1408,7 @@ def _make_derived1():
                                     v_l_extendedprice,
                                     v_l_discount,
                                 ), _m8 in (
-                                    (_g9,)
+                                    _g9.items()
                                     if type(
                                         (
                                             _g9 := self.n10_by_s_suppkey_l_orderkey[
@@ -1368,8 +1416,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g9.items()
+                                    is dict
+                                    else (
+                                        (_g9,)
+                                        if type(_g9) is tuple and len(_g9) == 2
+                                        else ((_g9, 1),)
+                                    )
                                 ):
                                     for (v_s_suppkey, v_s_nationkey), _m10 in (
                                         (_g11,)
@@ -1441,22 +1493,10 @@ def _make_derived1():
             _p = d
             _grp = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
             if _grp is None:
-                customer_o_custkey_by_c_nationkey[v_c_nationkey] = (v_o_custkey, _p)
-            elif type(_grp) is tuple:
-                _e = v_o_custkey
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        customer_o_custkey_by_c_nationkey[v_c_nationkey] = (_grp[0], _n)
-                    else:
-                        del customer_o_custkey_by_c_nationkey[v_c_nationkey]
-                else:
-                    customer_o_custkey_by_c_nationkey[v_c_nationkey] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                customer_o_custkey_by_c_nationkey[v_c_nationkey] = (
+                    v_o_custkey if _p == 1 else (v_o_custkey, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(v_o_custkey)
                 if _o is None:
                     _grp[v_o_custkey] = _p
@@ -1467,9 +1507,26 @@ def _make_derived1():
                     else:
                         del _grp[v_o_custkey]
                         if len(_grp) == 1:
-                            customer_o_custkey_by_c_nationkey[v_c_nationkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            customer_o_custkey_by_c_nationkey[v_c_nationkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = v_o_custkey
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        customer_o_custkey_by_c_nationkey[v_c_nationkey] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del customer_o_custkey_by_c_nationkey[v_c_nationkey]
+                else:
+                    customer_o_custkey_by_c_nationkey[v_c_nationkey] = {_g: _o, _e: _p}
             _w1 = n6_count_by_c_nationkey.get(v_c_nationkey)
             if _w1 is not None:
                 _d2 = _p * _w1
@@ -1556,7 +1613,7 @@ def _make_derived1():
                                         v_l_extendedprice,
                                         v_l_discount,
                                     ), _m11 in (
-                                        (_g12,)
+                                        _g12.items()
                                         if type(
                                             (
                                                 _g12 := self.n10_by_s_suppkey_l_orderkey[
@@ -1564,8 +1621,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g12.items()
+                                        is dict
+                                        else (
+                                            (_g12,)
+                                            if type(_g12) is tuple and len(_g12) == 2
+                                            else ((_g12, 1),)
+                                        )
                                     ):
                                         for (v_s_suppkey, v_s_nationkey), _m13 in (
                                             (_g14,)
@@ -1658,22 +1719,10 @@ def _make_derived1():
             _p = d
             _grp = n1_2_c_nationkey_by_n_regionkey.get(v_n_regionkey)
             if _grp is None:
-                n1_2_c_nationkey_by_n_regionkey[v_n_regionkey] = (v_c_nationkey, _p)
-            elif type(_grp) is tuple:
-                _e = v_c_nationkey
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        n1_2_c_nationkey_by_n_regionkey[v_n_regionkey] = (_grp[0], _n)
-                    else:
-                        del n1_2_c_nationkey_by_n_regionkey[v_n_regionkey]
-                else:
-                    n1_2_c_nationkey_by_n_regionkey[v_n_regionkey] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                n1_2_c_nationkey_by_n_regionkey[v_n_regionkey] = (
+                    v_c_nationkey if _p == 1 else (v_c_nationkey, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(v_c_nationkey)
                 if _o is None:
                     _grp[v_c_nationkey] = _p
@@ -1684,9 +1733,26 @@ def _make_derived1():
                     else:
                         del _grp[v_c_nationkey]
                         if len(_grp) == 1:
-                            n1_2_c_nationkey_by_n_regionkey[v_n_regionkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            n1_2_c_nationkey_by_n_regionkey[v_n_regionkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = v_c_nationkey
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        n1_2_c_nationkey_by_n_regionkey[v_n_regionkey] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del n1_2_c_nationkey_by_n_regionkey[v_n_regionkey]
+                else:
+                    n1_2_c_nationkey_by_n_regionkey[v_n_regionkey] = {_g: _o, _e: _p}
             _w1 = region_count_by_n_regionkey.get(v_n_regionkey)
             if _w1 is not None:
                 _d2 = _p * _w1
@@ -1700,9 +1766,15 @@ def _make_derived1():
                     else:
                         del n6_count_by_c_nationkey[v_c_nationkey]
                 _g5 = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
-                if _g5:
+                if _g5 is not None:
                     for v_o_custkey, _w3 in (
-                        (_g5,) if type(_g5) is tuple else _g5.items()
+                        _g5.items()
+                        if type(_g5) is dict
+                        else (
+                            (_g5,)
+                            if type(_g5) is tuple and len(_g5) == 2
+                            else ((_g5, 1),)
+                        )
                     ):
                         _d4 = _d2 * _w3
                         _o = n4_count_by_o_custkey.get(v_o_custkey)
@@ -1797,7 +1869,7 @@ def _make_derived1():
                                                 v_l_extendedprice,
                                                 v_l_discount,
                                             ), _m14 in (
-                                                (_g15,)
+                                                _g15.items()
                                                 if type(
                                                     (
                                                         _g15 := self.n10_by_s_suppkey_l_orderkey[
@@ -1805,8 +1877,13 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g15.items()
+                                                is dict
+                                                else (
+                                                    (_g15,)
+                                                    if type(_g15) is tuple
+                                                    and len(_g15) == 2
+                                                    else ((_g15, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_s_suppkey,
@@ -1900,8 +1977,12 @@ def _make_derived1():
                 else:
                     del n2_2_count_by_s_nationkey[v_s_nationkey]
             _g4 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
-            if _g4:
-                for v_s_suppkey, _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+            if _g4 is not None:
+                for v_s_suppkey, _w2 in (
+                    _g4.items()
+                    if type(_g4) is dict
+                    else (_g4,) if type(_g4) is tuple and len(_g4) == 2 else ((_g4, 1),)
+                ):
                     _d3 = _p * _w2
                     _t5 = (v_s_suppkey, v_s_nationkey)
                     _grp = n14_by_s_suppkey.get(v_s_suppkey)
@@ -1942,9 +2023,15 @@ def _make_derived1():
                         else:
                             del n14_count_by_s_suppkey[v_s_suppkey]
                     _g8 = n10_l_orderkey_by_s_suppkey.get(v_s_suppkey)
-                    if _g8:
+                    if _g8 is not None:
                         for v_l_orderkey, _w6 in (
-                            (_g8,) if type(_g8) is tuple else _g8.items()
+                            _g8.items()
+                            if type(_g8) is dict
+                            else (
+                                (_g8,)
+                                if type(_g8) is tuple and len(_g8) == 2
+                                else ((_g8, 1),)
+                            )
                         ):
                             _d7 = _d3 * _w6
                             _t9 = (v_s_suppkey, v_l_orderkey)
@@ -2019,7 +2106,7 @@ def _make_derived1():
                                             v_l_extendedprice,
                                             v_l_discount,
                                         ), _m14 in (
-                                            (_g15,)
+                                            _g15.items()
                                             if type(
                                                 (
                                                     _g15 := self.n10_by_s_suppkey_l_orderkey[
@@ -2027,8 +2114,13 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g15.items()
+                                            is dict
+                                            else (
+                                                (_g15,)
+                                                if type(_g15) is tuple
+                                                and len(_g15) == 2
+                                                else ((_g15, 1),)
+                                            )
                                         ):
                                             _m16 = self.supplier[
                                                 (v_s_suppkey, v_s_nationkey)
@@ -2089,9 +2181,15 @@ def _make_derived1():
                     else:
                         del region_count_by_n_regionkey[v_n_regionkey]
                 _g3 = n1_2_c_nationkey_by_n_regionkey.get(v_n_regionkey)
-                if _g3:
+                if _g3 is not None:
                     for v_c_nationkey, _w1 in (
-                        (_g3,) if type(_g3) is tuple else _g3.items()
+                        _g3.items()
+                        if type(_g3) is dict
+                        else (
+                            (_g3,)
+                            if type(_g3) is tuple and len(_g3) == 2
+                            else ((_g3, 1),)
+                        )
                     ):
                         _d2 = _p * _w1
                         _o = n6_count_by_c_nationkey.get(v_c_nationkey)
@@ -2104,9 +2202,15 @@ def _make_derived1():
                             else:
                                 del n6_count_by_c_nationkey[v_c_nationkey]
                         _g6 = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
-                        if _g6:
+                        if _g6 is not None:
                             for v_o_custkey, _w4 in (
-                                (_g6,) if type(_g6) is tuple else _g6.items()
+                                _g6.items()
+                                if type(_g6) is dict
+                                else (
+                                    (_g6,)
+                                    if type(_g6) is tuple and len(_g6) == 2
+                                    else ((_g6, 1),)
+                                )
                             ):
                                 _d5 = _d2 * _w4
                                 _o = n4_count_by_o_custkey.get(v_o_custkey)
@@ -2206,7 +2310,7 @@ def _make_derived1():
                                                         v_l_extendedprice,
                                                         v_l_discount,
                                                     ), _m15 in (
-                                                        (_g16,)
+                                                        _g16.items()
                                                         if type(
                                                             (
                                                                 _g16 := self.n10_by_s_suppkey_l_orderkey[
@@ -2217,8 +2321,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g16.items()
+                                                        is dict
+                                                        else (
+                                                            (_g16,)
+                                                            if type(_g16) is tuple
+                                                            and len(_g16) == 2
+                                                            else ((_g16, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_s_suppkey,
@@ -2351,13 +2460,21 @@ def _make_derived1():
                 _g3 = lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey.get(
                     v_p_partkey
                 )
-                if _g3:
+                if _g3 is not None:
                     for (
                         v_s_suppkey,
                         v_l_orderkey,
                         v_l_extendedprice,
                         v_l_discount,
-                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                    ), _w1 in (
+                        _g3.items()
+                        if type(_g3) is dict
+                        else (
+                            (_g3,)
+                            if type(_g3) is tuple and len(_g3) == 2
+                            else ((_g3, 1),)
+                        )
+                    ):
                         _d2 = _p * _w1
                         _t4 = (v_s_suppkey, v_l_orderkey)
                         _t5 = (
@@ -2368,22 +2485,10 @@ def _make_derived1():
                         )
                         _grp = n10_by_s_suppkey_l_orderkey.get(_t4)
                         if _grp is None:
-                            n10_by_s_suppkey_l_orderkey[_t4] = (_t5, _d2)
-                        elif type(_grp) is tuple:
-                            _e = _t5
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d2
-                                if _n:
-                                    n10_by_s_suppkey_l_orderkey[_t4] = (_grp[0], _n)
-                                else:
-                                    del n10_by_s_suppkey_l_orderkey[_t4]
-                            else:
-                                n10_by_s_suppkey_l_orderkey[_t4] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _d2,
-                                }
-                        else:
+                            n10_by_s_suppkey_l_orderkey[_t4] = (
+                                _t5 if _d2 == 1 else (_t5, _d2)
+                            )
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t5)
                             if _o is None:
                                 _grp[_t5] = _d2
@@ -2394,33 +2499,32 @@ def _make_derived1():
                                 else:
                                     del _grp[_t5]
                                     if len(_grp) == 1:
-                                        n10_by_s_suppkey_l_orderkey[_t4] = next(
-                                            iter(_grp.items())
+                                        ((_e, _n),) = _grp.items()
+                                        n10_by_s_suppkey_l_orderkey[_t4] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t5
+                            if _g is _e or _g == _e:
+                                _n = _o + _d2
+                                if _n:
+                                    n10_by_s_suppkey_l_orderkey[_t4] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del n10_by_s_suppkey_l_orderkey[_t4]
+                            else:
+                                n10_by_s_suppkey_l_orderkey[_t4] = {_g: _o, _e: _d2}
                         _grp = n10_l_orderkey_by_s_suppkey.get(v_s_suppkey)
                         if _grp is None:
                             n10_l_orderkey_by_s_suppkey[v_s_suppkey] = (
-                                v_l_orderkey,
-                                _d2,
+                                v_l_orderkey if _d2 == 1 else (v_l_orderkey, _d2)
                             )
-                        elif type(_grp) is tuple:
-                            _e = v_l_orderkey
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d2
-                                if _n:
-                                    n10_l_orderkey_by_s_suppkey[v_s_suppkey] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del n10_l_orderkey_by_s_suppkey[v_s_suppkey]
-                            else:
-                                n10_l_orderkey_by_s_suppkey[v_s_suppkey] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _d2,
-                                }
-                        else:
+                        elif type(_grp) is dict:
                             _o = _grp.get(v_l_orderkey)
                             if _o is None:
                                 _grp[v_l_orderkey] = _d2
@@ -2431,9 +2535,29 @@ def _make_derived1():
                                 else:
                                     del _grp[v_l_orderkey]
                                     if len(_grp) == 1:
-                                        n10_l_orderkey_by_s_suppkey[v_s_suppkey] = next(
-                                            iter(_grp.items())
+                                        ((_e, _n),) = _grp.items()
+                                        n10_l_orderkey_by_s_suppkey[v_s_suppkey] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = v_l_orderkey
+                            if _g is _e or _g == _e:
+                                _n = _o + _d2
+                                if _n:
+                                    n10_l_orderkey_by_s_suppkey[v_s_suppkey] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del n10_l_orderkey_by_s_suppkey[v_s_suppkey]
+                            else:
+                                n10_l_orderkey_by_s_suppkey[v_s_suppkey] = {
+                                    _g: _o,
+                                    _e: _d2,
+                                }
                         _w6 = n14_count_by_s_suppkey.get(v_s_suppkey)
                         if _w6 is not None:
                             _d7 = _d2 * _w6
@@ -2613,25 +2737,10 @@ def _make_derived1():
                         del supplier[_t1]
                 _grp = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
                 if _grp is None:
-                    supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (v_s_suppkey, _p)
-                elif type(_grp) is tuple:
-                    _e = v_s_suppkey
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
-                    else:
-                        supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                    supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (
+                        v_s_suppkey if _p == 1 else (v_s_suppkey, _p)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(v_s_suppkey)
                     if _o is None:
                         _grp[v_s_suppkey] = _p
@@ -2642,9 +2751,29 @@ def _make_derived1():
                         else:
                             del _grp[v_s_suppkey]
                             if len(_grp) == 1:
-                                supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = v_s_suppkey
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
+                    else:
+                        supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {
+                            _g: _o,
+                            _e: _p,
+                        }
                 _w2 = n2_2_count_by_s_nationkey.get(v_s_nationkey)
                 if _w2 is not None:
                     _d3 = _p * _w2
@@ -2686,9 +2815,15 @@ def _make_derived1():
                         else:
                             del n14_count_by_s_suppkey[v_s_suppkey]
                     _g6 = n10_l_orderkey_by_s_suppkey.get(v_s_suppkey)
-                    if _g6:
+                    if _g6 is not None:
                         for v_l_orderkey, _w4 in (
-                            (_g6,) if type(_g6) is tuple else _g6.items()
+                            _g6.items()
+                            if type(_g6) is dict
+                            else (
+                                (_g6,)
+                                if type(_g6) is tuple and len(_g6) == 2
+                                else ((_g6, 1),)
+                            )
                         ):
                             _d5 = _d3 * _w4
                             _t7 = (v_s_suppkey, v_l_orderkey)
@@ -2763,7 +2898,7 @@ def _make_derived1():
                                             v_l_extendedprice,
                                             v_l_discount,
                                         ), _m12 in (
-                                            (_g13,)
+                                            _g13.items()
                                             if type(
                                                 (
                                                     _g13 := self.n10_by_s_suppkey_l_orderkey[
@@ -2771,8 +2906,13 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g13.items()
+                                            is dict
+                                            else (
+                                                (_g13,)
+                                                if type(_g13) is tuple
+                                                and len(_g13) == 2
+                                                else ((_g13, 1),)
+                                            )
                                         ):
                                             for (v_s_nationkey, v_n_name), _m14 in (
                                                 (_g15,)
@@ -2914,33 +3054,9 @@ def _make_derived1():
                     lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
                         v_p_partkey
                     ] = (
-                        _t1,
-                        _p,
+                        _t1 if _p == 1 else (_t1, _p)
                     )
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
-                                v_p_partkey
-                            ] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
-                                v_p_partkey
-                            ]
-                    else:
-                        lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
-                            v_p_partkey
-                        ] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _p
@@ -2951,33 +3067,47 @@ def _make_derived1():
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
+                                ((_e, _n),) = _grp.items()
                                 lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
                                     v_p_partkey
-                                ] = next(
-                                    iter(_grp.items())
+                                ] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
+                                v_p_partkey
+                            ] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
+                                v_p_partkey
+                            ]
+                    else:
+                        lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
+                            v_p_partkey
+                        ] = {
+                            _g: _o,
+                            _e: _p,
+                        }
                 _w2 = part_count_by_p_partkey.get(v_p_partkey)
                 if _w2 is not None:
                     _d3 = _p * _w2
                     _t4 = (v_s_suppkey, v_l_orderkey)
                     _grp = n10_by_s_suppkey_l_orderkey.get(_t4)
                     if _grp is None:
-                        n10_by_s_suppkey_l_orderkey[_t4] = (_t1, _d3)
-                    elif type(_grp) is tuple:
-                        _e = _t1
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _d3
-                            if _n:
-                                n10_by_s_suppkey_l_orderkey[_t4] = (_grp[0], _n)
-                            else:
-                                del n10_by_s_suppkey_l_orderkey[_t4]
-                        else:
-                            n10_by_s_suppkey_l_orderkey[_t4] = {
-                                _grp[0]: _grp[1],
-                                _e: _d3,
-                            }
-                    else:
+                        n10_by_s_suppkey_l_orderkey[_t4] = (
+                            _t1 if _d3 == 1 else (_t1, _d3)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t1)
                         if _o is None:
                             _grp[_t1] = _d3
@@ -2988,27 +3118,32 @@ def _make_derived1():
                             else:
                                 del _grp[_t1]
                                 if len(_grp) == 1:
-                                    n10_by_s_suppkey_l_orderkey[_t4] = next(
-                                        iter(_grp.items())
+                                    ((_e, _n),) = _grp.items()
+                                    n10_by_s_suppkey_l_orderkey[_t4] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
-                    _grp = n10_l_orderkey_by_s_suppkey.get(v_s_suppkey)
-                    if _grp is None:
-                        n10_l_orderkey_by_s_suppkey[v_s_suppkey] = (v_l_orderkey, _d3)
-                    elif type(_grp) is tuple:
-                        _e = v_l_orderkey
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t1
+                        if _g is _e or _g == _e:
                             _n = _o + _d3
                             if _n:
-                                n10_l_orderkey_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
+                                n10_by_s_suppkey_l_orderkey[_t4] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
                             else:
-                                del n10_l_orderkey_by_s_suppkey[v_s_suppkey]
+                                del n10_by_s_suppkey_l_orderkey[_t4]
                         else:
-                            n10_l_orderkey_by_s_suppkey[v_s_suppkey] = {
-                                _grp[0]: _grp[1],
-                                _e: _d3,
-                            }
-                    else:
+                            n10_by_s_suppkey_l_orderkey[_t4] = {_g: _o, _e: _d3}
+                    _grp = n10_l_orderkey_by_s_suppkey.get(v_s_suppkey)
+                    if _grp is None:
+                        n10_l_orderkey_by_s_suppkey[v_s_suppkey] = (
+                            v_l_orderkey if _d3 == 1 else (v_l_orderkey, _d3)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(v_l_orderkey)
                         if _o is None:
                             _grp[v_l_orderkey] = _d3
@@ -3019,9 +3154,26 @@ def _make_derived1():
                             else:
                                 del _grp[v_l_orderkey]
                                 if len(_grp) == 1:
-                                    n10_l_orderkey_by_s_suppkey[v_s_suppkey] = next(
-                                        iter(_grp.items())
+                                    ((_e, _n),) = _grp.items()
+                                    n10_l_orderkey_by_s_suppkey[v_s_suppkey] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = v_l_orderkey
+                        if _g is _e or _g == _e:
+                            _n = _o + _d3
+                            if _n:
+                                n10_l_orderkey_by_s_suppkey[v_s_suppkey] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del n10_l_orderkey_by_s_suppkey[v_s_suppkey]
+                        else:
+                            n10_l_orderkey_by_s_suppkey[v_s_suppkey] = {_g: _o, _e: _d3}
                     _w5 = n14_count_by_s_suppkey.get(v_s_suppkey)
                     if _w5 is not None:
                         _d6 = _d3 * _w5
@@ -3147,9 +3299,7 @@ def _make_derived1():
                         row,
                         ((0, "o_orderkey"), (1, "o_custkey"), (4, "o_orderdate")),
                     )
-                keep_orders = (v_o_orderdate >= datetime.date(1995, 1, 1)) and (
-                    v_o_orderdate <= datetime.date(1996, 12, 31)
-                )
+                keep_orders = (v_o_orderdate >= _DATE_0) and (v_o_orderdate <= _DATE_1)
                 if keep_orders and not (v_o_orderdate.__class__ in _DATE_OR_NULL):
                     raise _type_error(
                         "orders",
@@ -3296,7 +3446,7 @@ def _make_derived1():
                                     v_l_extendedprice,
                                     v_l_discount,
                                 ), _m8 in (
-                                    (_g9,)
+                                    _g9.items()
                                     if type(
                                         (
                                             _g9 := self.n10_by_s_suppkey_l_orderkey[
@@ -3304,8 +3454,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g9.items()
+                                    is dict
+                                    else (
+                                        (_g9,)
+                                        if type(_g9) is tuple and len(_g9) == 2
+                                        else ((_g9, 1),)
+                                    )
                                 ):
                                     for (v_s_suppkey, v_s_nationkey), _m10 in (
                                         (_g11,)
@@ -3406,25 +3560,10 @@ def _make_derived1():
                     continue
                 _grp = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
                 if _grp is None:
-                    customer_o_custkey_by_c_nationkey[v_c_nationkey] = (v_o_custkey, _p)
-                elif type(_grp) is tuple:
-                    _e = v_o_custkey
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            customer_o_custkey_by_c_nationkey[v_c_nationkey] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del customer_o_custkey_by_c_nationkey[v_c_nationkey]
-                    else:
-                        customer_o_custkey_by_c_nationkey[v_c_nationkey] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                    customer_o_custkey_by_c_nationkey[v_c_nationkey] = (
+                        v_o_custkey if _p == 1 else (v_o_custkey, _p)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(v_o_custkey)
                     if _o is None:
                         _grp[v_o_custkey] = _p
@@ -3435,9 +3574,29 @@ def _make_derived1():
                         else:
                             del _grp[v_o_custkey]
                             if len(_grp) == 1:
-                                customer_o_custkey_by_c_nationkey[v_c_nationkey] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                customer_o_custkey_by_c_nationkey[v_c_nationkey] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = v_o_custkey
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            customer_o_custkey_by_c_nationkey[v_c_nationkey] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del customer_o_custkey_by_c_nationkey[v_c_nationkey]
+                    else:
+                        customer_o_custkey_by_c_nationkey[v_c_nationkey] = {
+                            _g: _o,
+                            _e: _p,
+                        }
                 _w1 = n6_count_by_c_nationkey.get(v_c_nationkey)
                 if _w1 is not None:
                     _d2 = _p * _w1
@@ -3528,7 +3687,7 @@ def _make_derived1():
                                             v_l_extendedprice,
                                             v_l_discount,
                                         ), _m11 in (
-                                            (_g12,)
+                                            _g12.items()
                                             if type(
                                                 (
                                                     _g12 := self.n10_by_s_suppkey_l_orderkey[
@@ -3536,8 +3695,13 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g12.items()
+                                            is dict
+                                            else (
+                                                (_g12,)
+                                                if type(_g12) is tuple
+                                                and len(_g12) == 2
+                                                else ((_g12, 1),)
+                                            )
                                         ):
                                             for (v_s_suppkey, v_s_nationkey), _m13 in (
                                                 (_g14,)
@@ -3664,25 +3828,10 @@ def _make_derived1():
                     continue
                 _grp = n1_2_c_nationkey_by_n_regionkey.get(v_n_regionkey)
                 if _grp is None:
-                    n1_2_c_nationkey_by_n_regionkey[v_n_regionkey] = (v_c_nationkey, _p)
-                elif type(_grp) is tuple:
-                    _e = v_c_nationkey
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            n1_2_c_nationkey_by_n_regionkey[v_n_regionkey] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del n1_2_c_nationkey_by_n_regionkey[v_n_regionkey]
-                    else:
-                        n1_2_c_nationkey_by_n_regionkey[v_n_regionkey] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                    n1_2_c_nationkey_by_n_regionkey[v_n_regionkey] = (
+                        v_c_nationkey if _p == 1 else (v_c_nationkey, _p)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(v_c_nationkey)
                     if _o is None:
                         _grp[v_c_nationkey] = _p
@@ -3693,9 +3842,29 @@ def _make_derived1():
                         else:
                             del _grp[v_c_nationkey]
                             if len(_grp) == 1:
-                                n1_2_c_nationkey_by_n_regionkey[v_n_regionkey] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                n1_2_c_nationkey_by_n_regionkey[v_n_regionkey] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = v_c_nationkey
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            n1_2_c_nationkey_by_n_regionkey[v_n_regionkey] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del n1_2_c_nationkey_by_n_regionkey[v_n_regionkey]
+                    else:
+                        n1_2_c_nationkey_by_n_regionkey[v_n_regionkey] = {
+                            _g: _o,
+                            _e: _p,
+                        }
                 _w1 = region_count_by_n_regionkey.get(v_n_regionkey)
                 if _w1 is not None:
                     _d2 = _p * _w1
@@ -3709,9 +3878,15 @@ def _make_derived1():
                         else:
                             del n6_count_by_c_nationkey[v_c_nationkey]
                     _g5 = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
-                    if _g5:
+                    if _g5 is not None:
                         for v_o_custkey, _w3 in (
-                            (_g5,) if type(_g5) is tuple else _g5.items()
+                            _g5.items()
+                            if type(_g5) is dict
+                            else (
+                                (_g5,)
+                                if type(_g5) is tuple and len(_g5) == 2
+                                else ((_g5, 1),)
+                            )
                         ):
                             _d4 = _d2 * _w3
                             _o = n4_count_by_o_custkey.get(v_o_custkey)
@@ -3806,7 +3981,7 @@ def _make_derived1():
                                                     v_l_extendedprice,
                                                     v_l_discount,
                                                 ), _m14 in (
-                                                    (_g15,)
+                                                    _g15.items()
                                                     if type(
                                                         (
                                                             _g15 := self.n10_by_s_suppkey_l_orderkey[
@@ -3817,8 +3992,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g15.items()
+                                                    is dict
+                                                    else (
+                                                        (_g15,)
+                                                        if type(_g15) is tuple
+                                                        and len(_g15) == 2
+                                                        else ((_g15, 1),)
+                                                    )
                                                 ):
                                                     for (
                                                         v_s_suppkey,
@@ -3924,9 +4104,15 @@ def _make_derived1():
                     else:
                         del n2_2_count_by_s_nationkey[v_s_nationkey]
                 _g4 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
-                if _g4:
+                if _g4 is not None:
                     for v_s_suppkey, _w2 in (
-                        (_g4,) if type(_g4) is tuple else _g4.items()
+                        _g4.items()
+                        if type(_g4) is dict
+                        else (
+                            (_g4,)
+                            if type(_g4) is tuple and len(_g4) == 2
+                            else ((_g4, 1),)
+                        )
                     ):
                         _d3 = _p * _w2
                         _t5 = (v_s_suppkey, v_s_nationkey)
@@ -3971,9 +4157,15 @@ def _make_derived1():
                             else:
                                 del n14_count_by_s_suppkey[v_s_suppkey]
                         _g8 = n10_l_orderkey_by_s_suppkey.get(v_s_suppkey)
-                        if _g8:
+                        if _g8 is not None:
                             for v_l_orderkey, _w6 in (
-                                (_g8,) if type(_g8) is tuple else _g8.items()
+                                _g8.items()
+                                if type(_g8) is dict
+                                else (
+                                    (_g8,)
+                                    if type(_g8) is tuple and len(_g8) == 2
+                                    else ((_g8, 1),)
+                                )
                             ):
                                 _d7 = _d3 * _w6
                                 _t9 = (v_s_suppkey, v_l_orderkey)
@@ -4051,7 +4243,7 @@ def _make_derived1():
                                                 v_l_extendedprice,
                                                 v_l_discount,
                                             ), _m14 in (
-                                                (_g15,)
+                                                _g15.items()
                                                 if type(
                                                     (
                                                         _g15 := self.n10_by_s_suppkey_l_orderkey[
@@ -4059,8 +4251,13 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g15.items()
+                                                is dict
+                                                else (
+                                                    (_g15,)
+                                                    if type(_g15) is tuple
+                                                    and len(_g15) == 2
+                                                    else ((_g15, 1),)
+                                                )
                                             ):
                                                 _m16 = self.supplier[
                                                     (v_s_suppkey, v_s_nationkey)
@@ -4150,9 +4347,15 @@ def _make_derived1():
                     else:
                         del region_count_by_n_regionkey[v_n_regionkey]
                 _g3 = n1_2_c_nationkey_by_n_regionkey.get(v_n_regionkey)
-                if _g3:
+                if _g3 is not None:
                     for v_c_nationkey, _w1 in (
-                        (_g3,) if type(_g3) is tuple else _g3.items()
+                        _g3.items()
+                        if type(_g3) is dict
+                        else (
+                            (_g3,)
+                            if type(_g3) is tuple and len(_g3) == 2
+                            else ((_g3, 1),)
+                        )
                     ):
                         _d2 = _p * _w1
                         _o = n6_count_by_c_nationkey.get(v_c_nationkey)
@@ -4165,9 +4368,15 @@ def _make_derived1():
                             else:
                                 del n6_count_by_c_nationkey[v_c_nationkey]
                         _g6 = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
-                        if _g6:
+                        if _g6 is not None:
                             for v_o_custkey, _w4 in (
-                                (_g6,) if type(_g6) is tuple else _g6.items()
+                                _g6.items()
+                                if type(_g6) is dict
+                                else (
+                                    (_g6,)
+                                    if type(_g6) is tuple and len(_g6) == 2
+                                    else ((_g6, 1),)
+                                )
                             ):
                                 _d5 = _d2 * _w4
                                 _o = n4_count_by_o_custkey.get(v_o_custkey)
@@ -4267,7 +4476,7 @@ def _make_derived1():
                                                         v_l_extendedprice,
                                                         v_l_discount,
                                                     ), _m15 in (
-                                                        (_g16,)
+                                                        _g16.items()
                                                         if type(
                                                             (
                                                                 _g16 := self.n10_by_s_suppkey_l_orderkey[
@@ -4278,8 +4487,13 @@ def _make_derived1():
                                                                 ]
                                                             )
                                                         )
-                                                        is tuple
-                                                        else _g16.items()
+                                                        is dict
+                                                        else (
+                                                            (_g16,)
+                                                            if type(_g16) is tuple
+                                                            and len(_g16) == 2
+                                                            else ((_g16, 1),)
+                                                        )
                                                     ):
                                                         for (
                                                             v_s_suppkey,
@@ -4628,7 +4842,7 @@ class View:
     }
     COLUMNS = ("o_year", "mkt_share")
     QUERY_ID = "5f49be01ff8f795b"
-    LAYOUT_ID = "c6db84972631d621"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "3c622a56c5b640d9"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -4657,7 +4871,13 @@ class View:
         for sub_row, change in self.sub_derived1._changes:
             self._apply_derived1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""

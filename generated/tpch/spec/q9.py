@@ -183,13 +183,17 @@ def _make_derived1():
     def _entry(group, entry, default=None):
         """The payload of `entry` in an index group (None: no group), `default`
         if absent. A group of one entry is kept inline as the pair (entry,
-        payload): a dict per near-unique key would cost ~200 bytes and a
+        payload), or as the bare entry when its count is 1 and entries are not
+        pairs: a dict per near-unique key would cost ~200 bytes and a
         container the cyclic GC tracks; several entries are a dict."""
         if group is None:
             return default
-        if type(group) is tuple:
+        if type(group) is dict:
+            return group.get(entry, default)
+        if type(group) is tuple and len(group) == 2:
             return group[1] if group[0] is entry or group[0] == entry else default
-        return group.get(entry, default)
+        # a bare entry of count 1 (an index whose entries cannot be pairs)
+        return 1 if group is entry or group == entry else default
 
     _ZERO = 0  # the payload of an absent tuple
 
@@ -299,7 +303,7 @@ def _make_derived1():
         COLUMNS = ("nation", "o_year", "amount")
         QUERY_ID = "ede1a686fc310851"
         LAYOUT_ID = (
-            "6915af015c88d8f1"  # the state's layout: snapshots restore only here
+            "4bfd44dd5902af42"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -536,14 +540,22 @@ def _make_derived1():
                 _g3 = lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey.get(
                     v_p_partkey
                 )
-                if _g3:
+                if _g3 is not None:
                     for (
                         v_s_suppkey,
                         v_l_orderkey,
                         v_l_quantity,
                         v_l_extendedprice,
                         v_l_discount,
-                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                    ), _w1 in (
+                        _g3.items()
+                        if type(_g3) is dict
+                        else (
+                            (_g3,)
+                            if type(_g3) is tuple and len(_g3) == 2
+                            else ((_g3, 1),)
+                        )
+                    ):
                         _d2 = _p * _w1
                         _t4 = (v_p_partkey, v_s_suppkey, v_l_orderkey)
                         _t5 = (
@@ -556,25 +568,10 @@ def _make_derived1():
                         )
                         _grp = n3_by_p_partkey_s_suppkey_l_orderkey.get(_t4)
                         if _grp is None:
-                            n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (_t5, _d2)
-                        elif type(_grp) is tuple:
-                            _e = _t5
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d2
-                                if _n:
-                                    n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del n3_by_p_partkey_s_suppkey_l_orderkey[_t4]
-                            else:
-                                n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _d2,
-                                }
-                        else:
+                            n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (
+                                _t5 if _d2 == 1 else (_t5, _d2)
+                            )
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t5)
                             if _o is None:
                                 _grp[_t5] = _d2
@@ -585,9 +582,29 @@ def _make_derived1():
                                 else:
                                     del _grp[_t5]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (
-                                            next(iter(_grp.items()))
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t5
+                            if _g is _e or _g == _e:
+                                _n = _o + _d2
+                                if _n:
+                                    n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del n3_by_p_partkey_s_suppkey_l_orderkey[_t4]
+                            else:
+                                n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = {
+                                    _g: _o,
+                                    _e: _d2,
+                                }
                         _t6 = (v_p_partkey, v_s_suppkey)
                         _grp = n3_p_partkey_s_suppkey_by_l_orderkey.get(v_l_orderkey)
                         if _grp is None:
@@ -632,22 +649,10 @@ def _make_derived1():
                             _d8 = _d2 * _w7
                             _grp = n2_by_p_partkey_s_suppkey.get(_t6)
                             if _grp is None:
-                                n2_by_p_partkey_s_suppkey[_t6] = (_t4, _d8)
-                            elif type(_grp) is tuple:
-                                _e = _t4
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _d8
-                                    if _n:
-                                        n2_by_p_partkey_s_suppkey[_t6] = (_grp[0], _n)
-                                    else:
-                                        del n2_by_p_partkey_s_suppkey[_t6]
-                                else:
-                                    n2_by_p_partkey_s_suppkey[_t6] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _d8,
-                                    }
-                            else:
+                                n2_by_p_partkey_s_suppkey[_t6] = (
+                                    _t4 if _d8 == 1 else (_t4, _d8)
+                                )
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t4)
                                 if _o is None:
                                     _grp[_t4] = _d8
@@ -658,9 +663,26 @@ def _make_derived1():
                                     else:
                                         del _grp[_t4]
                                         if len(_grp) == 1:
-                                            n2_by_p_partkey_s_suppkey[_t6] = next(
-                                                iter(_grp.items())
+                                            ((_e, _n),) = _grp.items()
+                                            n2_by_p_partkey_s_suppkey[_t6] = (
+                                                _e if _n == 1 else (_e, _n)
                                             )
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t4
+                                if _g is _e or _g == _e:
+                                    _n = _o + _d8
+                                    if _n:
+                                        n2_by_p_partkey_s_suppkey[_t6] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del n2_by_p_partkey_s_suppkey[_t6]
+                                else:
+                                    n2_by_p_partkey_s_suppkey[_t6] = {_g: _o, _e: _d8}
                             _o = n2_count_by_p_partkey_s_suppkey.get(_t6)
                             if _o is None:
                                 n2_count_by_p_partkey_s_suppkey[_t6] = _d8
@@ -743,7 +765,7 @@ def _make_derived1():
                                                 v_s_suppkey,
                                                 v_ps_supplycost,
                                             ), _m15 in (
-                                                (_g16,)
+                                                _g16.items()
                                                 if type(
                                                     (
                                                         _g16 := self.partsupp_by_p_partkey_s_suppkey[
@@ -751,8 +773,13 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g16.items()
+                                                is dict
+                                                else (
+                                                    (_g16,)
+                                                    if type(_g16) is tuple
+                                                    and len(_g16) == 2
+                                                    else ((_g16, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_s_suppkey,
@@ -857,22 +884,10 @@ def _make_derived1():
                     del supplier[_t1]
             _grp = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
             if _grp is None:
-                supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (v_s_suppkey, _p)
-            elif type(_grp) is tuple:
-                _e = v_s_suppkey
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
-                    else:
-                        del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
-                else:
-                    supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+                supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (
+                    v_s_suppkey if _p == 1 else (v_s_suppkey, _p)
+                )
+            elif type(_grp) is dict:
                 _o = _grp.get(v_s_suppkey)
                 if _o is None:
                     _grp[v_s_suppkey] = _p
@@ -883,9 +898,26 @@ def _make_derived1():
                     else:
                         del _grp[v_s_suppkey]
                         if len(_grp) == 1:
-                            supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = v_s_suppkey
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
+                else:
+                    supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {_g: _o, _e: _p}
             _w2 = nation_count_by_s_nationkey.get(v_s_nationkey)
             if _w2 is not None:
                 _d3 = _p * _w2
@@ -943,7 +975,7 @@ def _make_derived1():
                             else _g7.items()
                         ):
                             for (v_p_partkey, v_s_suppkey, v_l_orderkey), _m8 in (
-                                (_g9,)
+                                _g9.items()
                                 if type(
                                     (
                                         _g9 := self.n2_by_p_partkey_s_suppkey[
@@ -951,8 +983,12 @@ def _make_derived1():
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g9.items()
+                                is dict
+                                else (
+                                    (_g9,)
+                                    if type(_g9) is tuple and len(_g9) == 2
+                                    else ((_g9, 1),)
+                                )
                             ):
                                 for (
                                     v_p_partkey,
@@ -962,7 +998,7 @@ def _make_derived1():
                                     v_l_extendedprice,
                                     v_l_discount,
                                 ), _m10 in (
-                                    (_g11,)
+                                    _g11.items()
                                     if type(
                                         (
                                             _g11 := self.n3_by_p_partkey_s_suppkey_l_orderkey[
@@ -970,8 +1006,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g11.items()
+                                    is dict
+                                    else (
+                                        (_g11,)
+                                        if type(_g11) is tuple and len(_g11) == 2
+                                        else ((_g11, 1),)
+                                    )
                                 ):
                                     for (v_l_orderkey, v_o_orderdate), _m12 in (
                                         (_g13,)
@@ -990,7 +1030,7 @@ def _make_derived1():
                                             v_s_suppkey,
                                             v_ps_supplycost,
                                         ), _m14 in (
-                                            (_g15,)
+                                            _g15.items()
                                             if type(
                                                 (
                                                     _g15 := self.partsupp_by_p_partkey_s_suppkey[
@@ -998,8 +1038,13 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g15.items()
+                                            is dict
+                                            else (
+                                                (_g15,)
+                                                if type(_g15) is tuple
+                                                and len(_g15) == 2
+                                                else ((_g15, 1),)
+                                            )
                                         ):
                                             for (v_s_nationkey, v_n_name), _m16 in (
                                                 (_g17,)
@@ -1124,33 +1169,9 @@ def _make_derived1():
                 lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
                     v_p_partkey
                 ] = (
-                    _t1,
-                    _p,
+                    _t1 if _p == 1 else (_t1, _p)
                 )
-            elif type(_grp) is tuple:
-                _e = _t1
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
-                            v_p_partkey
-                        ] = (
-                            _grp[0],
-                            _n,
-                        )
-                    else:
-                        del lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
-                            v_p_partkey
-                        ]
-                else:
-                    lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
-                        v_p_partkey
-                    ] = {
-                        _grp[0]: _grp[1],
-                        _e: _p,
-                    }
-            else:
+            elif type(_grp) is dict:
                 _o = _grp.get(_t1)
                 if _o is None:
                     _grp[_t1] = _p
@@ -1161,11 +1182,37 @@ def _make_derived1():
                     else:
                         del _grp[_t1]
                         if len(_grp) == 1:
+                            ((_e, _n),) = _grp.items()
                             lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
                                 v_p_partkey
-                            ] = next(
-                                iter(_grp.items())
+                            ] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t1
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
+                            v_p_partkey
+                        ] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
+                            v_p_partkey
+                        ]
+                else:
+                    lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
+                        v_p_partkey
+                    ] = {
+                        _g: _o,
+                        _e: _p,
+                    }
             _w2 = part_count_by_p_partkey.get(v_p_partkey)
             if _w2 is not None:
                 _d3 = _p * _w2
@@ -1180,22 +1227,10 @@ def _make_derived1():
                 )
                 _grp = n3_by_p_partkey_s_suppkey_l_orderkey.get(_t4)
                 if _grp is None:
-                    n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (_t5, _d3)
-                elif type(_grp) is tuple:
-                    _e = _t5
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _d3
-                        if _n:
-                            n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (_grp[0], _n)
-                        else:
-                            del n3_by_p_partkey_s_suppkey_l_orderkey[_t4]
-                    else:
-                        n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = {
-                            _grp[0]: _grp[1],
-                            _e: _d3,
-                        }
-                else:
+                    n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (
+                        _t5 if _d3 == 1 else (_t5, _d3)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(_t5)
                     if _o is None:
                         _grp[_t5] = _d3
@@ -1206,9 +1241,26 @@ def _make_derived1():
                         else:
                             del _grp[_t5]
                             if len(_grp) == 1:
-                                n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t5
+                    if _g is _e or _g == _e:
+                        _n = _o + _d3
+                        if _n:
+                            n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del n3_by_p_partkey_s_suppkey_l_orderkey[_t4]
+                    else:
+                        n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = {_g: _o, _e: _d3}
                 _t6 = (v_p_partkey, v_s_suppkey)
                 _grp = n3_p_partkey_s_suppkey_by_l_orderkey.get(v_l_orderkey)
                 if _grp is None:
@@ -1249,19 +1301,8 @@ def _make_derived1():
                     _d8 = _d3 * _w7
                     _grp = n2_by_p_partkey_s_suppkey.get(_t6)
                     if _grp is None:
-                        n2_by_p_partkey_s_suppkey[_t6] = (_t4, _d8)
-                    elif type(_grp) is tuple:
-                        _e = _t4
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _d8
-                            if _n:
-                                n2_by_p_partkey_s_suppkey[_t6] = (_grp[0], _n)
-                            else:
-                                del n2_by_p_partkey_s_suppkey[_t6]
-                        else:
-                            n2_by_p_partkey_s_suppkey[_t6] = {_grp[0]: _grp[1], _e: _d8}
-                    else:
+                        n2_by_p_partkey_s_suppkey[_t6] = _t4 if _d8 == 1 else (_t4, _d8)
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t4)
                         if _o is None:
                             _grp[_t4] = _d8
@@ -1272,9 +1313,26 @@ def _make_derived1():
                             else:
                                 del _grp[_t4]
                                 if len(_grp) == 1:
-                                    n2_by_p_partkey_s_suppkey[_t6] = next(
-                                        iter(_grp.items())
+                                    ((_e, _n),) = _grp.items()
+                                    n2_by_p_partkey_s_suppkey[_t6] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t4
+                        if _g is _e or _g == _e:
+                            _n = _o + _d8
+                            if _n:
+                                n2_by_p_partkey_s_suppkey[_t6] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del n2_by_p_partkey_s_suppkey[_t6]
+                        else:
+                            n2_by_p_partkey_s_suppkey[_t6] = {_g: _o, _e: _d8}
                     _o = n2_count_by_p_partkey_s_suppkey.get(_t6)
                     if _o is None:
                         n2_count_by_p_partkey_s_suppkey[_t6] = _d8
@@ -1357,7 +1415,7 @@ def _make_derived1():
                                         v_s_suppkey,
                                         v_ps_supplycost,
                                     ), _m15 in (
-                                        (_g16,)
+                                        _g16.items()
                                         if type(
                                             (
                                                 _g16 := self.partsupp_by_p_partkey_s_suppkey[
@@ -1365,8 +1423,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g16.items()
+                                        is dict
+                                        else (
+                                            (_g16,)
+                                            if type(_g16) is tuple and len(_g16) == 2
+                                            else ((_g16, 1),)
+                                        )
                                     ):
                                         for (v_s_suppkey, v_s_nationkey), _m17 in (
                                             (_g18,)
@@ -1458,19 +1520,8 @@ def _make_derived1():
             _t2 = (v_p_partkey, v_s_suppkey, v_ps_supplycost)
             _grp = partsupp_by_p_partkey_s_suppkey.get(_t1)
             if _grp is None:
-                partsupp_by_p_partkey_s_suppkey[_t1] = (_t2, _p)
-            elif type(_grp) is tuple:
-                _e = _t2
-                if _grp[0] is _e or _grp[0] == _e:
-                    _o = _grp[1]
-                    _n = _o + _p
-                    if _n:
-                        partsupp_by_p_partkey_s_suppkey[_t1] = (_grp[0], _n)
-                    else:
-                        del partsupp_by_p_partkey_s_suppkey[_t1]
-                else:
-                    partsupp_by_p_partkey_s_suppkey[_t1] = {_grp[0]: _grp[1], _e: _p}
-            else:
+                partsupp_by_p_partkey_s_suppkey[_t1] = _t2 if _p == 1 else (_t2, _p)
+            elif type(_grp) is dict:
                 _o = _grp.get(_t2)
                 if _o is None:
                     _grp[_t2] = _p
@@ -1481,9 +1532,26 @@ def _make_derived1():
                     else:
                         del _grp[_t2]
                         if len(_grp) == 1:
-                            partsupp_by_p_partkey_s_suppkey[_t1] = next(
-                                iter(_grp.items())
+                            ((_e, _n),) = _grp.items()
+                            partsupp_by_p_partkey_s_suppkey[_t1] = (
+                                _e if _n == 1 else (_e, _n)
                             )
+            else:
+                if type(_grp) is tuple and len(_grp) == 2:
+                    _g, _o = _grp
+                else:
+                    _g, _o = _grp, 1
+                _e = _t2
+                if _g is _e or _g == _e:
+                    _n = _o + _p
+                    if _n:
+                        partsupp_by_p_partkey_s_suppkey[_t1] = (
+                            _g if _n == 1 else (_g, _n)
+                        )
+                    else:
+                        del partsupp_by_p_partkey_s_suppkey[_t1]
+                else:
+                    partsupp_by_p_partkey_s_suppkey[_t1] = {_g: _o, _e: _p}
             _o = partsupp_count_by_p_partkey_s_suppkey.get(_t1)
             if _o is None:
                 partsupp_count_by_p_partkey_s_suppkey[_t1] = _p
@@ -1545,7 +1613,7 @@ def _make_derived1():
                             del n0_root[v_s_suppkey]
                     if pending is not None:
                         for (v_p_partkey, v_s_suppkey, v_l_orderkey), _m7 in (
-                            (_g8,)
+                            _g8.items()
                             if type(
                                 (
                                     _g8 := self.n2_by_p_partkey_s_suppkey[
@@ -1553,8 +1621,12 @@ def _make_derived1():
                                     ]
                                 )
                             )
-                            is tuple
-                            else _g8.items()
+                            is dict
+                            else (
+                                (_g8,)
+                                if type(_g8) is tuple and len(_g8) == 2
+                                else ((_g8, 1),)
+                            )
                         ):
                             for (
                                 v_p_partkey,
@@ -1564,7 +1636,7 @@ def _make_derived1():
                                 v_l_extendedprice,
                                 v_l_discount,
                             ), _m9 in (
-                                (_g10,)
+                                _g10.items()
                                 if type(
                                     (
                                         _g10 := self.n3_by_p_partkey_s_suppkey_l_orderkey[
@@ -1572,8 +1644,12 @@ def _make_derived1():
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g10.items()
+                                is dict
+                                else (
+                                    (_g10,)
+                                    if type(_g10) is tuple and len(_g10) == 2
+                                    else ((_g10, 1),)
+                                )
                             ):
                                 for (v_l_orderkey, v_o_orderdate), _m11 in (
                                     (_g12,)
@@ -1716,19 +1792,8 @@ def _make_derived1():
                     _t6 = (v_p_partkey, v_s_suppkey, v_l_orderkey)
                     _grp = n2_by_p_partkey_s_suppkey.get(_t5)
                     if _grp is None:
-                        n2_by_p_partkey_s_suppkey[_t5] = (_t6, _d3)
-                    elif type(_grp) is tuple:
-                        _e = _t6
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _d3
-                            if _n:
-                                n2_by_p_partkey_s_suppkey[_t5] = (_grp[0], _n)
-                            else:
-                                del n2_by_p_partkey_s_suppkey[_t5]
-                        else:
-                            n2_by_p_partkey_s_suppkey[_t5] = {_grp[0]: _grp[1], _e: _d3}
-                    else:
+                        n2_by_p_partkey_s_suppkey[_t5] = _t6 if _d3 == 1 else (_t6, _d3)
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t6)
                         if _o is None:
                             _grp[_t6] = _d3
@@ -1739,9 +1804,26 @@ def _make_derived1():
                             else:
                                 del _grp[_t6]
                                 if len(_grp) == 1:
-                                    n2_by_p_partkey_s_suppkey[_t5] = next(
-                                        iter(_grp.items())
+                                    ((_e, _n),) = _grp.items()
+                                    n2_by_p_partkey_s_suppkey[_t5] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t6
+                        if _g is _e or _g == _e:
+                            _n = _o + _d3
+                            if _n:
+                                n2_by_p_partkey_s_suppkey[_t5] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del n2_by_p_partkey_s_suppkey[_t5]
+                        else:
+                            n2_by_p_partkey_s_suppkey[_t5] = {_g: _o, _e: _d3}
                     _o = n2_count_by_p_partkey_s_suppkey.get(_t5)
                     if _o is None:
                         n2_count_by_p_partkey_s_suppkey[_t5] = _d3
@@ -1815,7 +1897,7 @@ def _make_derived1():
                                     v_l_extendedprice,
                                     v_l_discount,
                                 ), _m11 in (
-                                    (_g12,)
+                                    _g12.items()
                                     if type(
                                         (
                                             _g12 := self.n3_by_p_partkey_s_suppkey_l_orderkey[
@@ -1823,15 +1905,19 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g12.items()
+                                    is dict
+                                    else (
+                                        (_g12,)
+                                        if type(_g12) is tuple and len(_g12) == 2
+                                        else ((_g12, 1),)
+                                    )
                                 ):
                                     for (
                                         v_p_partkey,
                                         v_s_suppkey,
                                         v_ps_supplycost,
                                     ), _m13 in (
-                                        (_g14,)
+                                        _g14.items()
                                         if type(
                                             (
                                                 _g14 := self.partsupp_by_p_partkey_s_suppkey[
@@ -1839,8 +1925,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g14.items()
+                                        is dict
+                                        else (
+                                            (_g14,)
+                                            if type(_g14) is tuple and len(_g14) == 2
+                                            else ((_g14, 1),)
+                                        )
                                     ):
                                         for (v_s_suppkey, v_s_nationkey), _m15 in (
                                             (_g16,)
@@ -1956,8 +2046,12 @@ def _make_derived1():
                 else:
                     del nation_count_by_s_nationkey[v_s_nationkey]
             _g4 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
-            if _g4:
-                for v_s_suppkey, _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+            if _g4 is not None:
+                for v_s_suppkey, _w2 in (
+                    _g4.items()
+                    if type(_g4) is dict
+                    else (_g4,) if type(_g4) is tuple and len(_g4) == 2 else ((_g4, 1),)
+                ):
                     _d3 = _p * _w2
                     _t5 = (v_s_suppkey, v_s_nationkey)
                     _grp = n8_by_s_suppkey.get(v_s_suppkey)
@@ -2017,7 +2111,7 @@ def _make_derived1():
                                 else _g9.items()
                             ):
                                 for (v_p_partkey, v_s_suppkey, v_l_orderkey), _m10 in (
-                                    (_g11,)
+                                    _g11.items()
                                     if type(
                                         (
                                             _g11 := self.n2_by_p_partkey_s_suppkey[
@@ -2025,8 +2119,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g11.items()
+                                    is dict
+                                    else (
+                                        (_g11,)
+                                        if type(_g11) is tuple and len(_g11) == 2
+                                        else ((_g11, 1),)
+                                    )
                                 ):
                                     for (
                                         v_p_partkey,
@@ -2036,7 +2134,7 @@ def _make_derived1():
                                         v_l_extendedprice,
                                         v_l_discount,
                                     ), _m12 in (
-                                        (_g13,)
+                                        _g13.items()
                                         if type(
                                             (
                                                 _g13 := self.n3_by_p_partkey_s_suppkey_l_orderkey[
@@ -2048,8 +2146,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g13.items()
+                                        is dict
+                                        else (
+                                            (_g13,)
+                                            if type(_g13) is tuple and len(_g13) == 2
+                                            else ((_g13, 1),)
+                                        )
                                     ):
                                         for (v_l_orderkey, v_o_orderdate), _m14 in (
                                             (_g15,)
@@ -2068,7 +2170,7 @@ def _make_derived1():
                                                 v_s_suppkey,
                                                 v_ps_supplycost,
                                             ), _m16 in (
-                                                (_g17,)
+                                                _g17.items()
                                                 if type(
                                                     (
                                                         _g17 := self.partsupp_by_p_partkey_s_suppkey[
@@ -2076,8 +2178,13 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g17.items()
+                                                is dict
+                                                else (
+                                                    (_g17,)
+                                                    if type(_g17) is tuple
+                                                    and len(_g17) == 2
+                                                    else ((_g17, 1),)
+                                                )
                                             ):
                                                 _m18 = self.supplier[
                                                     (v_s_suppkey, v_s_nationkey)
@@ -2182,14 +2289,22 @@ def _make_derived1():
                 _g3 = lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey.get(
                     v_p_partkey
                 )
-                if _g3:
+                if _g3 is not None:
                     for (
                         v_s_suppkey,
                         v_l_orderkey,
                         v_l_quantity,
                         v_l_extendedprice,
                         v_l_discount,
-                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
+                    ), _w1 in (
+                        _g3.items()
+                        if type(_g3) is dict
+                        else (
+                            (_g3,)
+                            if type(_g3) is tuple and len(_g3) == 2
+                            else ((_g3, 1),)
+                        )
+                    ):
                         _d2 = _p * _w1
                         _t4 = (v_p_partkey, v_s_suppkey, v_l_orderkey)
                         _t5 = (
@@ -2202,25 +2317,10 @@ def _make_derived1():
                         )
                         _grp = n3_by_p_partkey_s_suppkey_l_orderkey.get(_t4)
                         if _grp is None:
-                            n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (_t5, _d2)
-                        elif type(_grp) is tuple:
-                            _e = _t5
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d2
-                                if _n:
-                                    n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (
-                                        _grp[0],
-                                        _n,
-                                    )
-                                else:
-                                    del n3_by_p_partkey_s_suppkey_l_orderkey[_t4]
-                            else:
-                                n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _d2,
-                                }
-                        else:
+                            n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (
+                                _t5 if _d2 == 1 else (_t5, _d2)
+                            )
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t5)
                             if _o is None:
                                 _grp[_t5] = _d2
@@ -2231,9 +2331,29 @@ def _make_derived1():
                                 else:
                                     del _grp[_t5]
                                     if len(_grp) == 1:
+                                        ((_e, _n),) = _grp.items()
                                         n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (
-                                            next(iter(_grp.items()))
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t5
+                            if _g is _e or _g == _e:
+                                _n = _o + _d2
+                                if _n:
+                                    n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del n3_by_p_partkey_s_suppkey_l_orderkey[_t4]
+                            else:
+                                n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = {
+                                    _g: _o,
+                                    _e: _d2,
+                                }
                         _t6 = (v_p_partkey, v_s_suppkey)
                         _grp = n3_p_partkey_s_suppkey_by_l_orderkey.get(v_l_orderkey)
                         if _grp is None:
@@ -2278,22 +2398,10 @@ def _make_derived1():
                             _d8 = _d2 * _w7
                             _grp = n2_by_p_partkey_s_suppkey.get(_t6)
                             if _grp is None:
-                                n2_by_p_partkey_s_suppkey[_t6] = (_t4, _d8)
-                            elif type(_grp) is tuple:
-                                _e = _t4
-                                if _grp[0] is _e or _grp[0] == _e:
-                                    _o = _grp[1]
-                                    _n = _o + _d8
-                                    if _n:
-                                        n2_by_p_partkey_s_suppkey[_t6] = (_grp[0], _n)
-                                    else:
-                                        del n2_by_p_partkey_s_suppkey[_t6]
-                                else:
-                                    n2_by_p_partkey_s_suppkey[_t6] = {
-                                        _grp[0]: _grp[1],
-                                        _e: _d8,
-                                    }
-                            else:
+                                n2_by_p_partkey_s_suppkey[_t6] = (
+                                    _t4 if _d8 == 1 else (_t4, _d8)
+                                )
+                            elif type(_grp) is dict:
                                 _o = _grp.get(_t4)
                                 if _o is None:
                                     _grp[_t4] = _d8
@@ -2304,9 +2412,26 @@ def _make_derived1():
                                     else:
                                         del _grp[_t4]
                                         if len(_grp) == 1:
-                                            n2_by_p_partkey_s_suppkey[_t6] = next(
-                                                iter(_grp.items())
+                                            ((_e, _n),) = _grp.items()
+                                            n2_by_p_partkey_s_suppkey[_t6] = (
+                                                _e if _n == 1 else (_e, _n)
                                             )
+                            else:
+                                if type(_grp) is tuple and len(_grp) == 2:
+                                    _g, _o = _grp
+                                else:
+                                    _g, _o = _grp, 1
+                                _e = _t4
+                                if _g is _e or _g == _e:
+                                    _n = _o + _d8
+                                    if _n:
+                                        n2_by_p_partkey_s_suppkey[_t6] = (
+                                            _g if _n == 1 else (_g, _n)
+                                        )
+                                    else:
+                                        del n2_by_p_partkey_s_suppkey[_t6]
+                                else:
+                                    n2_by_p_partkey_s_suppkey[_t6] = {_g: _o, _e: _d8}
                             _o = n2_count_by_p_partkey_s_suppkey.get(_t6)
                             if _o is None:
                                 n2_count_by_p_partkey_s_suppkey[_t6] = _d8
@@ -2389,7 +2514,7 @@ def _make_derived1():
                                                 v_s_suppkey,
                                                 v_ps_supplycost,
                                             ), _m15 in (
-                                                (_g16,)
+                                                _g16.items()
                                                 if type(
                                                     (
                                                         _g16 := self.partsupp_by_p_partkey_s_suppkey[
@@ -2397,8 +2522,13 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g16.items()
+                                                is dict
+                                                else (
+                                                    (_g16,)
+                                                    if type(_g16) is tuple
+                                                    and len(_g16) == 2
+                                                    else ((_g16, 1),)
+                                                )
                                             ):
                                                 for (
                                                     v_s_suppkey,
@@ -2528,25 +2658,10 @@ def _make_derived1():
                         del supplier[_t1]
                 _grp = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
                 if _grp is None:
-                    supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (v_s_suppkey, _p)
-                elif type(_grp) is tuple:
-                    _e = v_s_suppkey
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
-                    else:
-                        supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                    supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (
+                        v_s_suppkey if _p == 1 else (v_s_suppkey, _p)
+                    )
+                elif type(_grp) is dict:
                     _o = _grp.get(v_s_suppkey)
                     if _o is None:
                         _grp[v_s_suppkey] = _p
@@ -2557,9 +2672,29 @@ def _make_derived1():
                         else:
                             del _grp[v_s_suppkey]
                             if len(_grp) == 1:
-                                supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = v_s_suppkey
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
+                    else:
+                        supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {
+                            _g: _o,
+                            _e: _p,
+                        }
                 _w2 = nation_count_by_s_nationkey.get(v_s_nationkey)
                 if _w2 is not None:
                     _d3 = _p * _w2
@@ -2620,7 +2755,7 @@ def _make_derived1():
                                 else _g7.items()
                             ):
                                 for (v_p_partkey, v_s_suppkey, v_l_orderkey), _m8 in (
-                                    (_g9,)
+                                    _g9.items()
                                     if type(
                                         (
                                             _g9 := self.n2_by_p_partkey_s_suppkey[
@@ -2628,8 +2763,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g9.items()
+                                    is dict
+                                    else (
+                                        (_g9,)
+                                        if type(_g9) is tuple and len(_g9) == 2
+                                        else ((_g9, 1),)
+                                    )
                                 ):
                                     for (
                                         v_p_partkey,
@@ -2639,7 +2778,7 @@ def _make_derived1():
                                         v_l_extendedprice,
                                         v_l_discount,
                                     ), _m10 in (
-                                        (_g11,)
+                                        _g11.items()
                                         if type(
                                             (
                                                 _g11 := self.n3_by_p_partkey_s_suppkey_l_orderkey[
@@ -2651,8 +2790,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g11.items()
+                                        is dict
+                                        else (
+                                            (_g11,)
+                                            if type(_g11) is tuple and len(_g11) == 2
+                                            else ((_g11, 1),)
+                                        )
                                     ):
                                         for (v_l_orderkey, v_o_orderdate), _m12 in (
                                             (_g13,)
@@ -2671,7 +2814,7 @@ def _make_derived1():
                                                 v_s_suppkey,
                                                 v_ps_supplycost,
                                             ), _m14 in (
-                                                (_g15,)
+                                                _g15.items()
                                                 if type(
                                                     (
                                                         _g15 := self.partsupp_by_p_partkey_s_suppkey[
@@ -2679,8 +2822,13 @@ def _make_derived1():
                                                         ]
                                                     )
                                                 )
-                                                is tuple
-                                                else _g15.items()
+                                                is dict
+                                                else (
+                                                    (_g15,)
+                                                    if type(_g15) is tuple
+                                                    and len(_g15) == 2
+                                                    else ((_g15, 1),)
+                                                )
                                             ):
                                                 for (v_s_nationkey, v_n_name), _m16 in (
                                                     (_g17,)
@@ -2856,33 +3004,9 @@ def _make_derived1():
                     lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
                         v_p_partkey
                     ] = (
-                        _t1,
-                        _p,
+                        _t1 if _p == 1 else (_t1, _p)
                     )
-                elif type(_grp) is tuple:
-                    _e = _t1
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
-                                v_p_partkey
-                            ] = (
-                                _grp[0],
-                                _n,
-                            )
-                        else:
-                            del lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
-                                v_p_partkey
-                            ]
-                    else:
-                        lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
-                            v_p_partkey
-                        ] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                elif type(_grp) is dict:
                     _o = _grp.get(_t1)
                     if _o is None:
                         _grp[_t1] = _p
@@ -2893,11 +3017,37 @@ def _make_derived1():
                         else:
                             del _grp[_t1]
                             if len(_grp) == 1:
+                                ((_e, _n),) = _grp.items()
                                 lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
                                     v_p_partkey
-                                ] = next(
-                                    iter(_grp.items())
+                                ] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t1
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
+                                v_p_partkey
+                            ] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
+                                v_p_partkey
+                            ]
+                    else:
+                        lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
+                            v_p_partkey
+                        ] = {
+                            _g: _o,
+                            _e: _p,
+                        }
                 _w2 = part_count_by_p_partkey.get(v_p_partkey)
                 if _w2 is not None:
                     _d3 = _p * _w2
@@ -2912,25 +3062,10 @@ def _make_derived1():
                     )
                     _grp = n3_by_p_partkey_s_suppkey_l_orderkey.get(_t4)
                     if _grp is None:
-                        n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (_t5, _d3)
-                    elif type(_grp) is tuple:
-                        _e = _t5
-                        if _grp[0] is _e or _grp[0] == _e:
-                            _o = _grp[1]
-                            _n = _o + _d3
-                            if _n:
-                                n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (
-                                    _grp[0],
-                                    _n,
-                                )
-                            else:
-                                del n3_by_p_partkey_s_suppkey_l_orderkey[_t4]
-                        else:
-                            n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = {
-                                _grp[0]: _grp[1],
-                                _e: _d3,
-                            }
-                    else:
+                        n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (
+                            _t5 if _d3 == 1 else (_t5, _d3)
+                        )
+                    elif type(_grp) is dict:
                         _o = _grp.get(_t5)
                         if _o is None:
                             _grp[_t5] = _d3
@@ -2941,9 +3076,29 @@ def _make_derived1():
                             else:
                                 del _grp[_t5]
                                 if len(_grp) == 1:
-                                    n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = next(
-                                        iter(_grp.items())
+                                    ((_e, _n),) = _grp.items()
+                                    n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (
+                                        _e if _n == 1 else (_e, _n)
                                     )
+                    else:
+                        if type(_grp) is tuple and len(_grp) == 2:
+                            _g, _o = _grp
+                        else:
+                            _g, _o = _grp, 1
+                        _e = _t5
+                        if _g is _e or _g == _e:
+                            _n = _o + _d3
+                            if _n:
+                                n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (
+                                    _g if _n == 1 else (_g, _n)
+                                )
+                            else:
+                                del n3_by_p_partkey_s_suppkey_l_orderkey[_t4]
+                        else:
+                            n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = {
+                                _g: _o,
+                                _e: _d3,
+                            }
                     _t6 = (v_p_partkey, v_s_suppkey)
                     _grp = n3_p_partkey_s_suppkey_by_l_orderkey.get(v_l_orderkey)
                     if _grp is None:
@@ -2984,22 +3139,10 @@ def _make_derived1():
                         _d8 = _d3 * _w7
                         _grp = n2_by_p_partkey_s_suppkey.get(_t6)
                         if _grp is None:
-                            n2_by_p_partkey_s_suppkey[_t6] = (_t4, _d8)
-                        elif type(_grp) is tuple:
-                            _e = _t4
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d8
-                                if _n:
-                                    n2_by_p_partkey_s_suppkey[_t6] = (_grp[0], _n)
-                                else:
-                                    del n2_by_p_partkey_s_suppkey[_t6]
-                            else:
-                                n2_by_p_partkey_s_suppkey[_t6] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _d8,
-                                }
-                        else:
+                            n2_by_p_partkey_s_suppkey[_t6] = (
+                                _t4 if _d8 == 1 else (_t4, _d8)
+                            )
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t4)
                             if _o is None:
                                 _grp[_t4] = _d8
@@ -3010,9 +3153,26 @@ def _make_derived1():
                                 else:
                                     del _grp[_t4]
                                     if len(_grp) == 1:
-                                        n2_by_p_partkey_s_suppkey[_t6] = next(
-                                            iter(_grp.items())
+                                        ((_e, _n),) = _grp.items()
+                                        n2_by_p_partkey_s_suppkey[_t6] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t4
+                            if _g is _e or _g == _e:
+                                _n = _o + _d8
+                                if _n:
+                                    n2_by_p_partkey_s_suppkey[_t6] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del n2_by_p_partkey_s_suppkey[_t6]
+                            else:
+                                n2_by_p_partkey_s_suppkey[_t6] = {_g: _o, _e: _d8}
                         _o = n2_count_by_p_partkey_s_suppkey.get(_t6)
                         if _o is None:
                             n2_count_by_p_partkey_s_suppkey[_t6] = _d8
@@ -3095,7 +3255,7 @@ def _make_derived1():
                                             v_s_suppkey,
                                             v_ps_supplycost,
                                         ), _m15 in (
-                                            (_g16,)
+                                            _g16.items()
                                             if type(
                                                 (
                                                     _g16 := self.partsupp_by_p_partkey_s_suppkey[
@@ -3103,8 +3263,13 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g16.items()
+                                            is dict
+                                            else (
+                                                (_g16,)
+                                                if type(_g16) is tuple
+                                                and len(_g16) == 2
+                                                else ((_g16, 1),)
+                                            )
                                         ):
                                             for (v_s_suppkey, v_s_nationkey), _m17 in (
                                                 (_g18,)
@@ -3231,22 +3396,8 @@ def _make_derived1():
                 _t2 = (v_p_partkey, v_s_suppkey, v_ps_supplycost)
                 _grp = partsupp_by_p_partkey_s_suppkey.get(_t1)
                 if _grp is None:
-                    partsupp_by_p_partkey_s_suppkey[_t1] = (_t2, _p)
-                elif type(_grp) is tuple:
-                    _e = _t2
-                    if _grp[0] is _e or _grp[0] == _e:
-                        _o = _grp[1]
-                        _n = _o + _p
-                        if _n:
-                            partsupp_by_p_partkey_s_suppkey[_t1] = (_grp[0], _n)
-                        else:
-                            del partsupp_by_p_partkey_s_suppkey[_t1]
-                    else:
-                        partsupp_by_p_partkey_s_suppkey[_t1] = {
-                            _grp[0]: _grp[1],
-                            _e: _p,
-                        }
-                else:
+                    partsupp_by_p_partkey_s_suppkey[_t1] = _t2 if _p == 1 else (_t2, _p)
+                elif type(_grp) is dict:
                     _o = _grp.get(_t2)
                     if _o is None:
                         _grp[_t2] = _p
@@ -3257,9 +3408,26 @@ def _make_derived1():
                         else:
                             del _grp[_t2]
                             if len(_grp) == 1:
-                                partsupp_by_p_partkey_s_suppkey[_t1] = next(
-                                    iter(_grp.items())
+                                ((_e, _n),) = _grp.items()
+                                partsupp_by_p_partkey_s_suppkey[_t1] = (
+                                    _e if _n == 1 else (_e, _n)
                                 )
+                else:
+                    if type(_grp) is tuple and len(_grp) == 2:
+                        _g, _o = _grp
+                    else:
+                        _g, _o = _grp, 1
+                    _e = _t2
+                    if _g is _e or _g == _e:
+                        _n = _o + _p
+                        if _n:
+                            partsupp_by_p_partkey_s_suppkey[_t1] = (
+                                _g if _n == 1 else (_g, _n)
+                            )
+                        else:
+                            del partsupp_by_p_partkey_s_suppkey[_t1]
+                    else:
+                        partsupp_by_p_partkey_s_suppkey[_t1] = {_g: _o, _e: _p}
                 _o = partsupp_count_by_p_partkey_s_suppkey.get(_t1)
                 if _o is None:
                     partsupp_count_by_p_partkey_s_suppkey[_t1] = _p
@@ -3323,7 +3491,7 @@ def _make_derived1():
                                 del n0_root[v_s_suppkey]
                         if pending is not None:
                             for (v_p_partkey, v_s_suppkey, v_l_orderkey), _m7 in (
-                                (_g8,)
+                                _g8.items()
                                 if type(
                                     (
                                         _g8 := self.n2_by_p_partkey_s_suppkey[
@@ -3331,8 +3499,12 @@ def _make_derived1():
                                         ]
                                     )
                                 )
-                                is tuple
-                                else _g8.items()
+                                is dict
+                                else (
+                                    (_g8,)
+                                    if type(_g8) is tuple and len(_g8) == 2
+                                    else ((_g8, 1),)
+                                )
                             ):
                                 for (
                                     v_p_partkey,
@@ -3342,7 +3514,7 @@ def _make_derived1():
                                     v_l_extendedprice,
                                     v_l_discount,
                                 ), _m9 in (
-                                    (_g10,)
+                                    _g10.items()
                                     if type(
                                         (
                                             _g10 := self.n3_by_p_partkey_s_suppkey_l_orderkey[
@@ -3350,8 +3522,12 @@ def _make_derived1():
                                             ]
                                         )
                                     )
-                                    is tuple
-                                    else _g10.items()
+                                    is dict
+                                    else (
+                                        (_g10,)
+                                        if type(_g10) is tuple and len(_g10) == 2
+                                        else ((_g10, 1),)
+                                    )
                                 ):
                                     for (v_l_orderkey, v_o_orderdate), _m11 in (
                                         (_g12,)
@@ -3532,22 +3708,10 @@ def _make_derived1():
                         _t6 = (v_p_partkey, v_s_suppkey, v_l_orderkey)
                         _grp = n2_by_p_partkey_s_suppkey.get(_t5)
                         if _grp is None:
-                            n2_by_p_partkey_s_suppkey[_t5] = (_t6, _d3)
-                        elif type(_grp) is tuple:
-                            _e = _t6
-                            if _grp[0] is _e or _grp[0] == _e:
-                                _o = _grp[1]
-                                _n = _o + _d3
-                                if _n:
-                                    n2_by_p_partkey_s_suppkey[_t5] = (_grp[0], _n)
-                                else:
-                                    del n2_by_p_partkey_s_suppkey[_t5]
-                            else:
-                                n2_by_p_partkey_s_suppkey[_t5] = {
-                                    _grp[0]: _grp[1],
-                                    _e: _d3,
-                                }
-                        else:
+                            n2_by_p_partkey_s_suppkey[_t5] = (
+                                _t6 if _d3 == 1 else (_t6, _d3)
+                            )
+                        elif type(_grp) is dict:
                             _o = _grp.get(_t6)
                             if _o is None:
                                 _grp[_t6] = _d3
@@ -3558,9 +3722,26 @@ def _make_derived1():
                                 else:
                                     del _grp[_t6]
                                     if len(_grp) == 1:
-                                        n2_by_p_partkey_s_suppkey[_t5] = next(
-                                            iter(_grp.items())
+                                        ((_e, _n),) = _grp.items()
+                                        n2_by_p_partkey_s_suppkey[_t5] = (
+                                            _e if _n == 1 else (_e, _n)
                                         )
+                        else:
+                            if type(_grp) is tuple and len(_grp) == 2:
+                                _g, _o = _grp
+                            else:
+                                _g, _o = _grp, 1
+                            _e = _t6
+                            if _g is _e or _g == _e:
+                                _n = _o + _d3
+                                if _n:
+                                    n2_by_p_partkey_s_suppkey[_t5] = (
+                                        _g if _n == 1 else (_g, _n)
+                                    )
+                                else:
+                                    del n2_by_p_partkey_s_suppkey[_t5]
+                            else:
+                                n2_by_p_partkey_s_suppkey[_t5] = {_g: _o, _e: _d3}
                         _o = n2_count_by_p_partkey_s_suppkey.get(_t5)
                         if _o is None:
                             n2_count_by_p_partkey_s_suppkey[_t5] = _d3
@@ -3634,7 +3815,7 @@ def _make_derived1():
                                         v_l_extendedprice,
                                         v_l_discount,
                                     ), _m11 in (
-                                        (_g12,)
+                                        _g12.items()
                                         if type(
                                             (
                                                 _g12 := self.n3_by_p_partkey_s_suppkey_l_orderkey[
@@ -3646,15 +3827,19 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g12.items()
+                                        is dict
+                                        else (
+                                            (_g12,)
+                                            if type(_g12) is tuple and len(_g12) == 2
+                                            else ((_g12, 1),)
+                                        )
                                     ):
                                         for (
                                             v_p_partkey,
                                             v_s_suppkey,
                                             v_ps_supplycost,
                                         ), _m13 in (
-                                            (_g14,)
+                                            _g14.items()
                                             if type(
                                                 (
                                                     _g14 := self.partsupp_by_p_partkey_s_suppkey[
@@ -3662,8 +3847,13 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g14.items()
+                                            is dict
+                                            else (
+                                                (_g14,)
+                                                if type(_g14) is tuple
+                                                and len(_g14) == 2
+                                                else ((_g14, 1),)
+                                            )
                                         ):
                                             for (v_s_suppkey, v_s_nationkey), _m15 in (
                                                 (_g16,)
@@ -3813,9 +4003,15 @@ def _make_derived1():
                     else:
                         del nation_count_by_s_nationkey[v_s_nationkey]
                 _g4 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
-                if _g4:
+                if _g4 is not None:
                     for v_s_suppkey, _w2 in (
-                        (_g4,) if type(_g4) is tuple else _g4.items()
+                        _g4.items()
+                        if type(_g4) is dict
+                        else (
+                            (_g4,)
+                            if type(_g4) is tuple and len(_g4) == 2
+                            else ((_g4, 1),)
+                        )
                     ):
                         _d3 = _p * _w2
                         _t5 = (v_s_suppkey, v_s_nationkey)
@@ -3883,7 +4079,7 @@ def _make_derived1():
                                         v_s_suppkey,
                                         v_l_orderkey,
                                     ), _m10 in (
-                                        (_g11,)
+                                        _g11.items()
                                         if type(
                                             (
                                                 _g11 := self.n2_by_p_partkey_s_suppkey[
@@ -3891,8 +4087,12 @@ def _make_derived1():
                                                 ]
                                             )
                                         )
-                                        is tuple
-                                        else _g11.items()
+                                        is dict
+                                        else (
+                                            (_g11,)
+                                            if type(_g11) is tuple and len(_g11) == 2
+                                            else ((_g11, 1),)
+                                        )
                                     ):
                                         for (
                                             v_p_partkey,
@@ -3902,7 +4102,7 @@ def _make_derived1():
                                             v_l_extendedprice,
                                             v_l_discount,
                                         ), _m12 in (
-                                            (_g13,)
+                                            _g13.items()
                                             if type(
                                                 (
                                                     _g13 := self.n3_by_p_partkey_s_suppkey_l_orderkey[
@@ -3914,8 +4114,13 @@ def _make_derived1():
                                                     ]
                                                 )
                                             )
-                                            is tuple
-                                            else _g13.items()
+                                            is dict
+                                            else (
+                                                (_g13,)
+                                                if type(_g13) is tuple
+                                                and len(_g13) == 2
+                                                else ((_g13, 1),)
+                                            )
                                         ):
                                             for (v_l_orderkey, v_o_orderdate), _m14 in (
                                                 (_g15,)
@@ -3934,7 +4139,7 @@ def _make_derived1():
                                                     v_s_suppkey,
                                                     v_ps_supplycost,
                                                 ), _m16 in (
-                                                    (_g17,)
+                                                    _g17.items()
                                                     if type(
                                                         (
                                                             _g17 := self.partsupp_by_p_partkey_s_suppkey[
@@ -3945,8 +4150,13 @@ def _make_derived1():
                                                             ]
                                                         )
                                                     )
-                                                    is tuple
-                                                    else _g17.items()
+                                                    is dict
+                                                    else (
+                                                        (_g17,)
+                                                        if type(_g17) is tuple
+                                                        and len(_g17) == 2
+                                                        else ((_g17, 1),)
+                                                    )
                                                 ):
                                                     _m18 = self.supplier[
                                                         (v_s_suppkey, v_s_nationkey)
@@ -4273,7 +4483,7 @@ class View:
     }
     COLUMNS = ("nation", "o_year", "sum_profit")
     QUERY_ID = "7e6816668a2ed97d"
-    LAYOUT_ID = "162b124866f5c27b"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "b3662cccc880f503"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -4301,7 +4511,13 @@ class View:
         for sub_row, change in self.sub_derived1._changes:
             self._apply_derived1(sub_row, change)
         if self._pending:
+            first = self._changes  # the row of an empty database, if any
             self._flush()
+            if first:  # the inner views' rows changed it: report the net change
+                net = {}
+                for row, change in first + self._changes:
+                    net[row] = net.get(row, 0) + change
+                self._changes = [(row, change) for row, change in net.items() if change]
 
     def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
