@@ -1814,6 +1814,9 @@ def render_module(
         "complexity": complexity(plan),
         "relations": relations,
         "reporting": reporting,
+        # a one-group trigger returns this when its group's row is unchanged
+        "unchanged": bool(reporting)
+        or any(r.get("returns") == "list" for r in relations),
         "columns": tuple_literal([py(o.name) for o in query.visible_outputs]),
         "ordering": _ordering(layout),
         # push mode reports each group's old row as it was reported
@@ -1943,10 +1946,14 @@ def render_module(
     )
     context["state_entries"] = _state_entries(context)
     context["layout_id"] = _LAYOUT_PLACEHOLDER
+    context["digest"] = _DIGEST_PLACEHOLDER
     text = _environment().get_template("module.py.jinja").render(**context)
     text = text.replace(_LAYOUT_PLACEHOLDER, py(_layout_id(text, context, query)), 1)
     if inner:
         return text
+    text = text.replace(
+        _DIGEST_PLACEHOLDER, f"render {_digest(text)}, module {_MODULE_PLACEHOLDER}", 1
+    )
     try:
         module = black.format_str(text, mode=BLACK_MODE) if formatted else text
         compile(module, source, "exec")
@@ -1955,7 +1962,36 @@ def render_module(
         raise RenderError(
             f"generated code is invalid ({err}); this is a dynyan bug"
         ) from err
+    if formatted:
+        module = module.replace(_MODULE_PLACEHOLDER, _digest(module), 1)
     return module
+
+
+# A module's header carries two digests: of the text the templates rendered
+# (before black) and of the module itself (with its own digest blanked).
+# They let a check that the committed modules are fresh render without black,
+# which takes nine tenths of the time of compiling a large query.
+_DIGEST_PLACEHOLDER = "<dynyan digest>"
+_MODULE_PLACEHOLDER = "<unformatted>"
+_DIGEST_LINE = re.compile(r"^# Digest: render (\w+), module (\S+)$", re.M)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def render_digest(module: str) -> str | None:
+    """The digest of the render a module came from (`render_module` with
+    `formatted=False` gives the same), or None if the module's text is not
+    what black made of that render (edited since, or no digest)."""
+    found = _DIGEST_LINE.search(module)
+    if found is None:
+        return None
+    if found[2] != _MODULE_PLACEHOLDER:
+        blanked = module.replace(found[2], _MODULE_PLACEHOLDER, 1)
+        if found[2] != _digest(blanked):
+            return None
+    return found[1]
 
 
 def _runtime_source(layout, ring, expressions, relations) -> str:
