@@ -1988,7 +1988,9 @@ def render_digest(module: str) -> str | None:
     if found is None:
         return None
     if found[2] != _MODULE_PLACEHOLDER:
-        blanked = module.replace(found[2], _MODULE_PLACEHOLDER, 1)
+        blanked = (
+            module[: found.start(2)] + _MODULE_PLACEHOLDER + module[found.end(2) :]
+        )
         if found[2] != _digest(blanked):
             return None
     return found[1]
