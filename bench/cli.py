@@ -65,6 +65,7 @@ def cmd_bench(args) -> int:
         recompute_batch=args.recompute_batch,
         chunk=args.chunk,
         gc_freeze_every=args.gc_freeze_every,
+        huge_pages=args.huge_pages,
         peer_batch=args.peer_batch,
         pathway_max_events=(
             bench.PATHWAY_MAX_EVENTS
@@ -412,6 +413,12 @@ def add_commands(subparsers) -> None:
         help="GC policy for every Python system: gc.freeze() the surviving heap "
         "every N events of a timing run, so full collections skip the state "
         "(default %(default)s; 0: CPython's default collector)",
+    )
+    p.add_argument(
+        "--huge-pages",
+        action="store_true",
+        help="heap policy for every worker: glibc malloc on transparent huge "
+        "pages (dynyan.pipeline.hugepages; Linux, glibc >= 2.35)",
     )
     p.add_argument(
         "--pathway-max-events",

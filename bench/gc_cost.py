@@ -2,9 +2,10 @@
 
     .venv/bin/python bench/gc_cost.py tpch/fq1 --events 3000000 --freeze 0
     .venv/bin/python bench/gc_cost.py tpch/fq1 --events 3000000
+    .venv/bin/python bench/gc_cost.py tpch/fq1 --events 3000000 --system ivm
 
 Replays the first `--events` events of the TPC-H SF 1 insert stream into the
-query's module and prints events/s (overall and per million events), the
+query's module (`--system ivm`: the first-order IVM) and prints events/s (overall and per million events), the
 collections per generation and the time spent in full (generation 2)
 collections. `--freeze N`: the GC policy of `dynyan replay` and the harness
 (dynyan.pipeline.gcpolicy, gc.freeze() every N events; default 100,000);
@@ -46,6 +47,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="compile the view to trust its input (no copy of whole rows)",
     )
+    p.add_argument(
+        "--system",
+        choices=("dynyan", "ivm"),
+        default="dynyan",
+        help="the view replayed: dynyan's module or the first-order IVM",
+    )
     args = p.parse_args(argv)
 
     (query,) = bench.discover_queries(ROOT / "queries", [args.query])
@@ -54,7 +61,13 @@ def main(argv: list[str] | None = None) -> int:
     gc.enable()
     gc.collect()
     gc.freeze()  # the stream is the harness's data, not the view's
-    view = load(query.sql, query.schema, trust_input=args.trust_input).View()
+    if args.system == "ivm":
+        from bench.peers.ivm import make_ivm
+        from dynyan.compiler.frontend import parse_query
+
+        view = make_ivm(parse_query(query.sql, query.schema))
+    else:
+        view = load(query.sql, query.schema, trust_input=args.trust_input).View()
 
     full = {"s": 0.0, "t0": 0.0}
 

@@ -924,6 +924,17 @@ def _worker(spec_path: str) -> int:
                 text="planned with table statistics: join tree rooted at "
                 f"[{', '.join(plan.nodes[plan.root].vars)}]",
             )
+    if spec.get("huge_pages"):
+        from dynyan.pipeline.hugepages import active
+
+        say(
+            phase="note",
+            text=(
+                "heap: glibc malloc on transparent huge pages"
+                if active()
+                else "heap: --huge-pages asked for, but this worker runs without"
+            ),
+        )
     gc.collect()
     gc.freeze()  # the stream is the harness's data, not the system's
     # The memory budget counts the system's growth, not the decoded stream
@@ -1212,6 +1223,10 @@ def _run_worker(spec: dict, workdir: Path, python: str) -> list[dict]:
     base_file.unlink(missing_ok=True)
     spec_path.write_text(json.dumps(spec | {"base_file": str(base_file)}))
     env = dict(os.environ, PYTHONHASHSEED=HASH_SEED)
+    if spec.get("huge_pages"):
+        from dynyan.pipeline.hugepages import environment
+
+        env = environment(env)
     env.setdefault("PATHWAY_MONITORING_SERVER", "")
     root = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
@@ -1395,6 +1410,9 @@ class BenchConfig:
     # the GC policy of every Python system (dynyan.pipeline.gcpolicy): freeze
     # the surviving heap every N events of a timing run (0: CPython's default)
     gc_freeze_every: int = FREEZE_EVERY
+    # the heap policy of every worker (dynyan.pipeline.hugepages): glibc
+    # malloc on transparent huge pages
+    huge_pages: bool = False
     duckdb_threads: int = 1
     latency: bool = True
     tracemalloc: bool = True
@@ -1420,6 +1438,12 @@ def run_bench(
         raise BenchError(
             f"unknown system(s) {', '.join(sorted(unknown))}; choose from {', '.join(SYSTEMS)}"
         )
+    if config.huge_pages:
+        from dynyan.pipeline.hugepages import unsupported
+
+        reason = unsupported()
+        if reason is not None:
+            raise BenchError(f"--huge-pages: {reason}")
     avail = peer_availability(config.python, config.systems, log)
     dbsp_python = None
     if "pydbsp" in config.systems and avail.get("pydbsp") is None:
@@ -1506,6 +1530,7 @@ def run_bench(
                             "mem_budget_mb": config.mem_budget_mb,
                             "chunk": config.chunk,
                             "gc_freeze_every": config.gc_freeze_every,
+                            "huge_pages": config.huge_pages,
                             "duckdb_threads": config.duckdb_threads,
                             "check_every": check_every(config),
                             "latency": config.latency,

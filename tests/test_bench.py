@@ -550,6 +550,31 @@ def test_planner_statistics_reach_the_dynyan_worker(tmp_path):
     assert result(doc, "ivm", "pull", "tpch/fq3")["check"] == "ok"
 
 
+def test_huge_pages_reach_every_worker():
+    """`--huge-pages`: each worker runs under the heap policy and says so;
+    the results still agree."""
+    from dynyan.pipeline import hugepages
+
+    if hugepages.unsupported():
+        pytest.skip(hugepages.unsupported())
+    (q,) = bench.discover_queries(ROOT / "queries", ["fq3"])
+    config = bench.BenchConfig(
+        systems=("dynyan", "ivm"),
+        modes=("pull",),
+        runs=1,
+        latency=False,
+        tracemalloc=False,
+        huge_pages=True,
+    )
+    info = bench.StreamInfo("tiny", "random", "random-delete")
+    doc = bench.run_bench([q], [(info, tiny)], config)
+    assert doc["config"]["huge_pages"] is True
+    for system in ("dynyan", "ivm"):
+        r = result(doc, system, "pull", "tpch/fq3")
+        assert "heap: glibc malloc on transparent huge pages" in r["notes"]
+        assert r["check"] == ("reference" if system == "dynyan" else "ok")
+
+
 def test_speed_ratios_need_a_passed_check():
     """A peer's time counts as a speed only when its result passed the check
     against dynyan's; a peer stopped at its budget is a lower bound."""

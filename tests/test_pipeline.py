@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dynyan.pipeline import checkpoint, data, replay, streams
+from dynyan.pipeline import checkpoint, data, hugepages, replay, streams
 from dynyan.cli import main as cli_main
 from dynyan.errors import DynyanError, PipelineError
 
@@ -561,6 +561,44 @@ def test_cli_validate_replay_and_errors(window_stream, tmp_path, capsys):
         == 2
     )
     assert "build it with that relation" in capsys.readouterr().err
+
+
+@pytest.mark.spark
+def test_replay_on_huge_pages_restarts_under_the_policy_with_the_same_result(
+    window_stream, tmp_path
+):
+    """`--huge-pages` re-executes the replay with glibc malloc on huge pages
+    (or says why not); the view's result is DuckDB's either way."""
+    rows_file = tmp_path / "rows.pkl"
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONMALLOC", "GLIBC_TUNABLES")
+    }
+    done = subprocess.run(
+        _replay_cmd(
+            QUERIES / "fq4.sql",
+            window_stream,
+            "--huge-pages",
+            "--no-progress",
+            "--save-rows",
+            rows_file,
+        ),
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    reason = hugepages.unsupported()
+    if reason is None:
+        assert "heap: glibc malloc on transparent huge pages" in done.stderr
+    else:
+        assert f"--huge-pages ignored: {reason}" in done.stderr
+    assert "events/s" in done.stdout
+    assert pickle.loads(rows_file.read_bytes()) == duckdb_rows(
+        window_stream, QUERIES / "fq4.sql"
+    )
 
 
 @pytest.mark.spark
