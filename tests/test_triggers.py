@@ -67,6 +67,25 @@ def test_an_inequality_edge_is_weighed_by_a_range_sum_or_a_sorted_loop():
     assert str(t_weighs[0].theta) == "g > e"
 
 
+@pytest.mark.parametrize(
+    "name, kept", [("gcq/gcq7", True), ("tpch/q16", True), ("tpch/q3", False)]
+)
+def test_emit_runs_on_every_update_exactly_when_the_result_is_kept(name, kept):
+    """Not free-connex (GCQ7), COUNT(DISTINCT) (Q16): the module keeps the
+    result and follows N's deltas in pull mode too, and explain says so in
+    the emit step and the cost; otherwise only push mode emits."""
+    sql, schema = read_query(str(ROOT / "queries" / f"{name}.sql"), None)
+    plan = compile_query(sql, schema)
+    assert plan.materialised is kept
+    for trigger in trigger_program(plan).triggers:
+        (emit,) = [s for s in trigger.steps if isinstance(s, Emit)]
+        assert emit.always is kept
+        assert ("pull mode too" in trigger.cost()) is kept
+        assert ("(push mode)" in str(emit)) is not kept
+    pull_view = load(sql, schema).View()
+    assert (pull_view._pending is not None) is kept
+
+
 @pytest.mark.parametrize("query", QUERIES, ids=lambda q: q.stem)
 def test_a_loop_step_is_exactly_a_non_guard_hop(query):
     """The cost model multiplies by a fan-out at each loop step: those must

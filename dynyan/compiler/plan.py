@@ -46,6 +46,21 @@ class Plan:
         """The variables N outputs: the query's output plus `widened`."""
         return tuple(self.query.plan_vars) + self.widened
 
+    @property
+    def materialised(self) -> bool:
+        """Whether the module keeps the result itself, maintained from the
+        deltas of the query N outputs in pull mode too: N's output is wider
+        than the result (`widened`, or variables an aggregate or a residual
+        condition reads), or an aggregate's argument is computed (its
+        channels then need the rows)."""
+        query = self.query
+        return bool(
+            self.widened
+            or query.extra_vars
+            or query.residual
+            or any(a.computed is not None for a in query.aggregates)
+        )
+
     def node(self, i: int) -> Node:
         return self.nodes[i]
 

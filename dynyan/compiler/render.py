@@ -1655,12 +1655,7 @@ def render_module(
     ring = Ring(1 + len(query.channels))
     # groups keep entries (their slots) when an aggregate's argument is
     # computed, even from group variables alone (SUM(k / k): a NaN channel)
-    materialized = bool(
-        plan.widened
-        or query.extra_vars
-        or query.residual
-        or any(a.computed is not None for a in query.aggregates)
-    )
+    materialized = plan.materialised
     key_vars = list(plan.n_vars)
     key_locals = layout.local(key_vars)
     group_locals = layout.local(query.output_vars)

@@ -349,13 +349,20 @@ class Emit:
 
     anchor: str
     others: tuple[str, ...]
+    # the module keeps the result (Plan.materialised): every update emits
+    always: bool = False
 
     def __str__(self) -> str:
+        when = (
+            "(every update: the kept result follows these deltas)"
+            if self.always
+            else "(push mode)"
+        )
         if not self.others:
-            return f"emit     Δ at {self.anchor} (push mode)"
+            return f"emit     Δ at {self.anchor} {when}"
         return (
             f"emit     Δ at {self.anchor} × each tuple of "
-            f"{', '.join(self.others)} (push mode)"
+            f"{', '.join(self.others)} {when}"
         )
 
 
@@ -401,7 +408,13 @@ class Trigger:
                 + " × ".join(visits)
                 + " (as many as match: not bounded by the update)"
             )
-        if any(isinstance(s, Emit) for s in self.steps):
+        emit = next((s for s in self.steps if isinstance(s, Emit)), None)
+        if emit is not None and emit.always:
+            text += (
+                "; then one step per row of N's output it changes, pull mode "
+                "too (the kept result follows them; not bounded by the update)"
+            )
+        elif emit is not None:
             text += "; push mode: one step more per result row it changes"
         return text
 
@@ -512,7 +525,7 @@ def trigger_program(plan: Plan) -> TriggerProgram:
                 for n in plan.preorder()
                 if n in plan.in_n and n not in on_path
             ]
-            steps.append(Emit(nodes[anchor].name, tuple(others)))
+            steps.append(Emit(nodes[anchor].name, tuple(others), plan.materialised))
         triggers.append(Trigger(atom.relation, atom.alias, node.id, tuple(steps)))
     return TriggerProgram(plan, nodes, ranked_root(plan), tuple(triggers))
 
