@@ -533,6 +533,16 @@ def test_planner_statistics_reach_the_dynyan_worker(tmp_path):
     for table, (rows, keys) in sizes.items():
         cols = {c: [i % d for i in range(rows)] for c, d in keys.items()}
         pq.write_table(pa.table(cols), tmp_path / f"{table}.parquet")
+    doc = _fq3_dynyan_and_ivm(stats_dir=str(tmp_path))
+    assert doc["streams"][0]["stats_dir"] == str(tmp_path)
+    dyn = result(doc, "dynyan", "pull", "tpch/fq3")
+    assert dyn["check"] == "reference"
+    assert "join tree rooted at [l_suppkey]" in " ".join(dyn["notes"])
+    assert result(doc, "ivm", "pull", "tpch/fq3")["check"] == "ok"
+
+
+def _fq3_dynyan_and_ivm(stats_dir: str | None = None, **options) -> dict:
+    """One pull run of FQ3 by dynyan and the IVM on the tiny stream."""
     (q,) = bench.discover_queries(ROOT / "queries", ["fq3"])
     config = bench.BenchConfig(
         systems=("dynyan", "ivm"),
@@ -540,14 +550,10 @@ def test_planner_statistics_reach_the_dynyan_worker(tmp_path):
         runs=1,
         latency=False,
         tracemalloc=False,
+        **options,
     )
-    info = bench.StreamInfo("tiny", "random", "random-delete", stats_dir=str(tmp_path))
-    doc = bench.run_bench([q], [(info, tiny)], config)
-    assert doc["streams"][0]["stats_dir"] == str(tmp_path)
-    dyn = result(doc, "dynyan", "pull", "tpch/fq3")
-    assert dyn["check"] == "reference"
-    assert "join tree rooted at [l_suppkey]" in " ".join(dyn["notes"])
-    assert result(doc, "ivm", "pull", "tpch/fq3")["check"] == "ok"
+    info = bench.StreamInfo("tiny", "random", "random-delete", stats_dir=stats_dir)
+    return bench.run_bench([q], [(info, tiny)], config)
 
 
 def test_huge_pages_reach_every_worker():
@@ -557,17 +563,7 @@ def test_huge_pages_reach_every_worker():
 
     if hugepages.unsupported():
         pytest.skip(hugepages.unsupported())
-    (q,) = bench.discover_queries(ROOT / "queries", ["fq3"])
-    config = bench.BenchConfig(
-        systems=("dynyan", "ivm"),
-        modes=("pull",),
-        runs=1,
-        latency=False,
-        tracemalloc=False,
-        huge_pages=True,
-    )
-    info = bench.StreamInfo("tiny", "random", "random-delete")
-    doc = bench.run_bench([q], [(info, tiny)], config)
+    doc = _fq3_dynyan_and_ivm(huge_pages=True)
     assert doc["config"]["huge_pages"] is True
     for system in ("dynyan", "ivm"):
         r = result(doc, system, "pull", "tpch/fq3")
