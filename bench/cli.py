@@ -271,7 +271,7 @@ def cmd_report(args) -> int:
 
 
 def add_commands(subparsers) -> None:
-    from .harness import MODES, SYSTEMS, VARIANTS
+    from .harness import DEFAULT_SYSTEMS, MODES, SYSTEMS, VARIANTS
 
     p = subparsers.add_parser(
         "run",
@@ -372,11 +372,13 @@ def add_commands(subparsers) -> None:
     p.add_argument(
         "--systems",
         type=_csv(SYSTEMS),
-        default=SYSTEMS,
+        default=DEFAULT_SYSTEMS,
         metavar="LIST",
         help="comma-separated systems among " + ",".join(SYSTEMS) + " (store: "
-        "the store-only floor; ivm: first-order IVM; recompute: DuckDB "
-        "recomputing every --recompute-batch events); default all",
+        "the store-only floor; dynyan-batch: trusting dynyan fed update() "
+        "per --recompute-batch events, pull mode; ivm: first-order IVM; "
+        "recompute: DuckDB recomputing every --recompute-batch events); "
+        "default all but dynyan-batch",
     )
     p.add_argument(
         "--modes",

@@ -58,6 +58,7 @@ SYSTEMS = (
     "store",
     "dynyan",
     "dynyan-trust",
+    "dynyan-batch",
     "ivm",
     "recompute",
     "pathway",
@@ -83,11 +84,13 @@ _MOD = 1 << 64
 # budget, so longer streams are not given to it (--pathway-max-events).
 PATHWAY_MAX_EVENTS = 300_000
 NATIVE = ("recompute", "pathway")  # state in native memory: RSS, not tracemalloc
+DYNYAN = ("dynyan", "dynyan-trust", "dynyan-batch")  # compiled modules
 
 SYSTEM_TITLES = {
     "store": "store only (floor)",
     "dynyan": "dynyan",
     "dynyan-trust": "dynyan --trust-input",
+    "dynyan-batch": "dynyan --trust-input, update() per batch",
     "ivm": "first-order IVM",
     "recompute": "DuckDB recompute",
     "pathway": "Pathway",
@@ -748,6 +751,45 @@ class _Dynyan(_Engine):
         self.target = module.View() if sink is None else module.View(on_delta=sink)
 
 
+class _DynyanBatch(_Dynyan):
+    """dynyan trusting, fed the way DuckDB is: each `recompute_batch` events
+    as `update(relation, rows, mults)` calls, one per run of consecutive
+    events of one relation (the runs cut once per worker, untimed and
+    before tracemalloc starts, as DuckDB's batches are built untimed). Pull
+    mode only: push mode reports per update call."""
+
+    per_event = False
+
+    def build(self, sink):
+        if sink is not None:
+            raise NotImplementedError(
+                "batches are a pull-mode system (push reports per update call)"
+            )
+        super().build(sink)
+        if not hasattr(self.query, "batch_runs"):
+            b = self.spec["recompute_batch"]
+            self.query.batch_runs = []
+            for lo in range(0, len(self.events), b):
+                runs = []
+                for rel, op, row in self.events[lo : lo + b]:
+                    if not runs or runs[-1][0] != rel:
+                        runs.append((rel, [], []))
+                    runs[-1][1].append(row)
+                    runs[-1][2].append(op)
+                self.query.batch_runs.append(runs)
+        self.runs = self.query.batch_runs
+
+    def chunks(self):
+        b = self.spec["recompute_batch"]
+        n = len(self.events)
+        return [(lo, min(lo + b, n)) for lo in range(0, n, b)]
+
+    def apply(self, lo, hi):
+        update = self.target.update
+        for rel, rows, mults in self.runs[lo // self.spec["recompute_batch"]]:
+            update(rel, rows, mults)
+
+
 class _IVM(_Engine):
     def build(self, sink):
         from .peers.ivm import make_ivm
@@ -843,6 +885,7 @@ _ENGINES = {
     "store": _Store,
     "dynyan": _Dynyan,
     "dynyan-trust": _Dynyan,  # compiled with trust_input (see _worker)
+    "dynyan-batch": _DynyanBatch,  # the same, update() per batch
     "ivm": _IVM,
     "recompute": _Recompute,
     "pathway": _Pathway,
@@ -908,7 +951,7 @@ def _worker(spec_path: str) -> int:
 
     query.relations_names = [r.name for r in base_relations(ir)]
     system, mode = spec["system"], spec["mode"]
-    if system in ("dynyan", "dynyan-trust"):  # compile before anything is measured
+    if system in DYNYAN:  # compile before anything is measured
         from dynyan.compiler.render import render_module
         from dynyan.compiler import compile_query, import_source
         from dynyan.compiler.stats import Stats
@@ -916,7 +959,7 @@ def _worker(spec_path: str) -> int:
         stats = Stats.from_dict(spec["stats"]) if spec.get("stats") else None
         plan = compile_query(spec["sql"], spec["schema"], stats)
         query.module = import_source(
-            render_module(plan, trust_input=system == "dynyan-trust")
+            render_module(plan, trust_input=system != "dynyan")
         )
         if stats is not None:
             say(
@@ -949,9 +992,7 @@ def _worker(spec_path: str) -> int:
     # batches, Pathway's DataFrames) is untimed and must not eat into it.
     # dynyan and the store floor are what every peer is compared with, so they
     # get four times the peers' budget before they are cut short.
-    budget = spec["budget_s"] * (
-        4 if system in ("dynyan", "dynyan-trust", "store") else 1
-    )
+    budget = spec["budget_s"] * (4 if system in DYNYAN + ("store",) else 1)
     spent = 0.0  # apply seconds of the finished timing runs
     first_s = 0.0  # apply seconds of the first
     mem_budget = spec["mem_budget_mb"] * 2**20

@@ -52,9 +52,7 @@ def _engines(query, events, systems, batch):
         q.ir = ir
         q.relations_names = [r.name for r in base_relations(ir)]
         if system.startswith("dynyan"):
-            q.module = load(
-                query.sql, query.schema, trust_input=system == "dynyan-trust"
-            )
+            q.module = load(query.sql, query.schema, trust_input=system != "dynyan")
         made[system] = (harness._ENGINES[system], q)
 
     def build(system, sink):

@@ -541,12 +541,17 @@ def test_planner_statistics_reach_the_dynyan_worker(tmp_path):
     assert result(doc, "ivm", "pull", "tpch/fq3")["check"] == "ok"
 
 
-def _fq3_dynyan_and_ivm(stats_dir: str | None = None, **options) -> dict:
-    """One pull run of FQ3 by dynyan and the IVM on the tiny stream."""
+def _fq3_dynyan_and_ivm(
+    stats_dir: str | None = None,
+    systems: tuple[str, ...] = ("dynyan", "ivm"),
+    modes: tuple[str, ...] = ("pull",),
+    **options,
+) -> dict:
+    """One run of FQ3 by dynyan and the IVM (or `systems`) on the tiny stream."""
     (q,) = bench.discover_queries(ROOT / "queries", ["fq3"])
     config = bench.BenchConfig(
-        systems=("dynyan", "ivm"),
-        modes=("pull",),
+        systems=systems,
+        modes=modes,
         runs=1,
         latency=False,
         tracemalloc=False,
@@ -709,3 +714,14 @@ def test_dataflow_peers_say_why_they_cannot_run(query, reason):
         DBSPEngine(ir)
     with pytest.raises(NotImplementedError, match="Pathway adapter"):
         require_plain_query(ir, "Pathway adapter")
+
+
+def test_batched_dynyan_agrees_in_pull_mode_and_says_push_is_not_its_mode():
+    doc = _fq3_dynyan_and_ivm(
+        systems=("dynyan", "dynyan-batch"), modes=("pull", "push"), recompute_batch=7
+    )
+    pull = result(doc, "dynyan-batch", "pull", "tpch/fq3")
+    assert pull["status"] == "ok" and pull["check"] == "ok"
+    assert pull["latency"]["unit"] == "batch" and pull["latency"]["batch"] == 7
+    push = result(doc, "dynyan-batch", "push", "tpch/fq3")
+    assert push["status"] == "unavailable" and "pull-mode" in push["reason"]
