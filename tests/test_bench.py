@@ -561,21 +561,6 @@ def _fq3_dynyan_and_ivm(
     return bench.run_bench([q], [(info, tiny)], config)
 
 
-def test_huge_pages_reach_every_worker():
-    """`--huge-pages`: each worker runs under the heap policy and says so;
-    the results still agree."""
-    from dynyan.pipeline import hugepages
-
-    if hugepages.unsupported():
-        pytest.skip(hugepages.unsupported())
-    doc = _fq3_dynyan_and_ivm(huge_pages=True)
-    assert doc["config"]["huge_pages"] is True
-    for system in ("dynyan", "ivm"):
-        r = result(doc, system, "pull", "tpch/fq3")
-        assert "heap: glibc malloc on transparent huge pages" in r["notes"]
-        assert r["check"] == ("reference" if system == "dynyan" else "ok")
-
-
 def test_speed_ratios_need_a_passed_check():
     """A peer's time counts as a speed only when its result passed the check
     against dynyan's; a peer stopped at its budget is a lower bound."""
@@ -716,12 +701,26 @@ def test_dataflow_peers_say_why_they_cannot_run(query, reason):
         require_plain_query(ir, "Pathway adapter")
 
 
-def test_batched_dynyan_agrees_in_pull_mode_and_says_push_is_not_its_mode():
+def test_huge_pages_and_batches_reach_their_workers():
+    """`--huge-pages`: each worker runs under the heap policy and says so
+    (where the machine has huge pages). `dynyan-batch`, fed update() per
+    batch, agrees with dynyan in pull mode and refuses push mode."""
+    from dynyan.pipeline import hugepages
+
+    huge = hugepages.unsupported() is None
     doc = _fq3_dynyan_and_ivm(
-        systems=("dynyan", "dynyan-batch"), modes=("pull", "push"), recompute_batch=7
+        systems=("dynyan", "dynyan-batch", "ivm"),
+        recompute_batch=7,
+        huge_pages=huge,
     )
-    pull = result(doc, "dynyan-batch", "pull", "tpch/fq3")
-    assert pull["status"] == "ok" and pull["check"] == "ok"
-    assert pull["latency"]["unit"] == "batch" and pull["latency"]["batch"] == 7
-    push = result(doc, "dynyan-batch", "push", "tpch/fq3")
-    assert push["status"] == "unavailable" and "pull-mode" in push["reason"]
+    assert doc["config"]["huge_pages"] is huge
+    for system in ("dynyan", "dynyan-batch", "ivm"):
+        r = result(doc, system, "pull", "tpch/fq3")
+        assert r["status"] == "ok"
+        assert r["check"] == ("reference" if system == "dynyan" else "ok")
+        noted = "heap: glibc malloc on transparent huge pages" in r.get("notes", [])
+        assert noted is huge
+    batch = result(doc, "dynyan-batch", "pull", "tpch/fq3")
+    assert batch["latency"]["unit"] == "batch" and batch["latency"]["batch"] == 7
+    with pytest.raises(NotImplementedError, match="pull-mode"):
+        bench._DynyanBatch({}, None, []).build(sink=bench.CountingSink())
