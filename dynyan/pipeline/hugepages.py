@@ -2,10 +2,10 @@
 the benchmark harness's `--huge-pages` for every Python system alike).
 
 A view of millions of rows spreads its dicts, tuples and ints over
-gigabytes and touches them at random: with 4 KiB pages nearly every dict
-lookup misses the TLB as well as the cache, and each miss costs a page walk
-(two nested ones inside a virtual machine). Transparent huge pages (2 MiB)
-make those walks rare (BENCHMARKS.md, "Huge pages").
+gigabytes and touches them at random: far more 4 KiB pages than the TLB
+maps, so a dict lookup that misses the cache also pays a page walk (two
+nested ones inside a virtual machine). Transparent huge pages (2 MiB) map
+512 times as much per TLB entry (BENCHMARKS.md, "Huge pages").
 
 CPython's small-object allocator maps arenas of 1 MiB, which the kernel
 backs with huge pages only in its "always" mode. The policy therefore sends
