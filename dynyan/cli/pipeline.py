@@ -596,7 +596,7 @@ def _add_replay(subparsers) -> None:
         help="back the heap with transparent huge pages (Linux, glibc >= 2.35): "
         "the replay restarts itself with PYTHONMALLOC=malloc and "
         "GLIBC_TUNABLES=glibc.malloc.hugetlb=1; faster on views of millions "
-        "of rows, where dict lookups miss the TLB",
+        "of rows, whose dicts span more pages than the TLB maps",
     )
     r.set_defaults(func=cmd_replay)
 
