@@ -697,7 +697,10 @@ class _Engine:
         raise NotImplementedError
 
     def chunks(self) -> list[tuple[int, int]]:
-        step = self.spec.get("chunk", 5000)
+        return self._spans(self.spec.get("chunk", 5000))
+
+    def _spans(self, step: int) -> list[tuple[int, int]]:
+        """The events cut into [lo, hi) spans of `step`."""
         n = len(self.events)
         return [(lo, min(lo + step, n)) for lo in range(0, n, step)]
 
@@ -767,26 +770,23 @@ class _DynyanBatch(_Dynyan):
             )
         super().build(sink)
         if not hasattr(self.query, "batch_runs"):
-            b = self.spec["recompute_batch"]
-            self.query.batch_runs = []
-            for lo in range(0, len(self.events), b):
+            self.query.batch_runs = {}
+            for lo, hi in self.chunks():
                 runs = []
-                for rel, op, row in self.events[lo : lo + b]:
+                for rel, op, row in self.events[lo:hi]:
                     if not runs or runs[-1][0] != rel:
                         runs.append((rel, [], []))
                     runs[-1][1].append(row)
                     runs[-1][2].append(op)
-                self.query.batch_runs.append(runs)
+                self.query.batch_runs[lo] = runs
         self.runs = self.query.batch_runs
 
     def chunks(self):
-        b = self.spec["recompute_batch"]
-        n = len(self.events)
-        return [(lo, min(lo + b, n)) for lo in range(0, n, b)]
+        return self._spans(self.spec["recompute_batch"])
 
     def apply(self, lo, hi):
         update = self.target.update
-        for rel, rows, mults in self.runs[lo // self.spec["recompute_batch"]]:
+        for rel, rows, mults in self.runs[lo]:
             update(rel, rows, mults)
 
 
@@ -815,9 +815,7 @@ class _Recompute(_Engine):
         self.target.prepare(self.events, self.query.ids, self.spec["recompute_batch"])
 
     def chunks(self):
-        b = self.spec["recompute_batch"]
-        n = len(self.events)
-        return [(lo, min(lo + b, n)) for lo in range(0, n, b)]
+        return self._spans(self.spec["recompute_batch"])
 
     def apply(self, lo, hi):
         self.target.apply_batch(lo // self.spec["recompute_batch"])
