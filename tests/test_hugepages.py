@@ -51,7 +51,22 @@ def test_unsupported_says_why(monkeypatch, tmp_path):
     assert hugepages.unsupported() is None
     monkeypatch.setattr(platform, "libc_ver", lambda: ("glibc", "2.31"))
     assert "2.35 or later" in hugepages.unsupported()
+    monkeypatch.setattr(platform, "libc_ver", lambda: ("glibc", ""))
+    assert "cannot tell" in hugepages.unsupported()
     monkeypatch.setattr(platform, "libc_ver", lambda: ("", ""))
     assert "glibc's malloc" in hugepages.unsupported()
     monkeypatch.setattr(sys, "platform", "darwin")
     assert "Linux feature" in hugepages.unsupported()
+
+
+def test_a_replay_that_cannot_restart_says_so_and_goes_on(monkeypatch, capsys):
+    from dynyan.cli import pipeline
+
+    def fail():
+        raise PermissionError("denied")
+
+    monkeypatch.setattr(hugepages, "active", lambda: False)
+    monkeypatch.setattr(hugepages, "unsupported", lambda: None)
+    monkeypatch.setattr(hugepages, "reexec", fail)
+    pipeline._on_huge_pages()
+    assert "--huge-pages ignored: cannot restart" in capsys.readouterr().err

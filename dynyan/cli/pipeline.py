@@ -260,7 +260,10 @@ def _on_huge_pages() -> None:
     if reason is not None:
         _say(f"--huge-pages ignored: {reason}")
         return
-    hugepages.reexec()
+    try:
+        hugepages.reexec()
+    except OSError as err:  # nothing was replayed yet: go on as asked without
+        _say(f"--huge-pages ignored: cannot restart {sys.executable}: {err}")
 
 
 def _replay_partitioned(args) -> int:

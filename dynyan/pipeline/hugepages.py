@@ -36,7 +36,11 @@ def unsupported() -> str | None:
     libc, version = platform.libc_ver()
     if libc != "glibc":
         return f"needs glibc's malloc (this Python runs on {libc or 'another libc'})"
-    if tuple(int(x) for x in version.split(".")[:2]) < (2, 35):
+    try:
+        too_old = tuple(int(x) for x in version.split(".")[:2]) < (2, 35)
+    except ValueError:
+        return f"cannot tell this glibc's version ({version!r}); {TUNABLE} needs 2.35"
+    if too_old:
         return f"needs glibc 2.35 or later for {TUNABLE} (this is {version})"
     try:
         setting = THP_SETTING.read_text()
