@@ -11,4 +11,4 @@ fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 export PYSPARK_PYTHON="$PWD/.venv/bin/python"
 # -rs: the reason of every skip; --durations: the slowest tests, to keep CI time in view
-exec .venv/bin/python -m pytest -n 2 --dist loadgroup -q -rs --durations=15 "$@"
+exec .venv/bin/python -m pytest -n 2 --dist worksteal -q -rs --durations=15 "$@"

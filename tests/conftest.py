@@ -4,7 +4,6 @@ xdist worker), lazily: only tests that ask for ``spark`` pay its start-up."""
 from __future__ import annotations
 
 import shutil
-import zlib
 
 import pytest
 
@@ -44,27 +43,9 @@ def _black_formats_each_text_once():
     black.format_str = original
 
 
-# Files whose tests are many and independent, spread over this many groups
-# (the others stay whole: their module fixtures, e.g. Spark streams, are built
-# once). A test's group follows its parameter, so the tests of one query
-# share a group, and the caches of that query's compile.
-SPREAD = {"test_queries.py": 4, "test_generated.py": 3, "test_runtime.py": 2}
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config, items):
-    """Each test file is one xdist group (`--dist loadgroup`), but for the
-    files of SPREAD; offline tests (``@pytest.mark.long``, minutes each) run
-    only when asked for: ``-m long``. (``slow`` tests, tens of seconds, run
-    in CI.)"""
-    for item in items:
-        name = item.path.name
-        group = name
-        parts = SPREAD.get(name)
-        callspec = getattr(item, "callspec", None)
-        if parts and callspec is not None:
-            group += f"#{zlib.crc32(callspec.id.encode()) % parts}"
-        item.add_marker(pytest.mark.xdist_group(group))
+    """Offline tests (``@pytest.mark.long``, minutes each) run only when asked
+    for: ``-m long``. (``slow`` tests, tens of seconds, run in CI.)"""
     if "long" in (config.getoption("markexpr") or ""):
         return
     skip = pytest.mark.skip(reason="long: run with -m long")

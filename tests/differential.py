@@ -95,6 +95,17 @@ class ColumnInfo:
     notnull: bool = False  # declared NOT NULL or PRIMARY KEY: never gets a NULL
 
 
+@functools.cache
+def _without_window(select_sql: str) -> str:
+    """`select_sql` without LIMIT/OFFSET; parsed once per text (an ordered
+    query is checked after every batch, and parsing costs more than DuckDB
+    running it)."""
+    tree = sqlglot.parse_one(select_sql, read="duckdb")
+    tree.set("limit", None)
+    tree.set("offset", None)
+    return tree.sql(dialect="duckdb")
+
+
 @dataclass
 class QuerySpec:
     """A parsed query file."""
@@ -126,10 +137,7 @@ class QuerySpec:
     @property
     def unlimited_sql(self) -> str:
         """The query without LIMIT/OFFSET (the rows a window may pick)."""
-        tree = sqlglot.parse_one(self.select_sql, read="duckdb")
-        tree.set("limit", None)
-        tree.set("offset", None)
-        return tree.sql(dialect="duckdb")
+        return _without_window(self.select_sql)
 
     # -- construction -----------------------------------------------------
     @classmethod
@@ -213,9 +221,12 @@ class QuerySpec:
         keys = [k.sql() for k in group.expressions] if group else []
         selected = {(e.this if isinstance(e, exp.Alias) else e).sql() for e in items}
         # a grouped query that selects every GROUP BY key
-        # (an aggregate of a scalar subquery in the SELECT list does not count)
+        # (an aggregate of a scalar subquery in the SELECT list does not
+        # count, nor a window's: SUM(x) OVER (…) keeps the rows)
         grouped = bool(keys) or any(
-            a.parent_select is select for e in items for a in e.find_all(exp.AggFunc)
+            a.parent_select is select and not isinstance(a.parent, exp.Window)
+            for e in items
+            for a in e.find_all(exp.AggFunc)
         )
         keyed = grouped and all(k in selected for k in keys)
         domains = _domains(whole, tables, relations)
@@ -740,10 +751,10 @@ class DuckMirror:
             rows = [row for row, m in db.rels[rel].items() for _ in range(m)]
             self._register(rel, rows)
 
-    def query(self, sql: str | None = None) -> list[tuple]:
+    def query(self, sql: str | None = None, describe: bool = False) -> list[tuple]:
         cur = self.con.execute(sql or self.spec.select_sql)
         rows = cur.fetchall()
-        if sql is None:
+        if sql is None or describe:
             # (name, type name): no DuckDB object outlives the check (nanobind
             # reports objects still alive at exit as leaks)
             self.description = [(d[0], str(d[1])) for d in cur.description]
@@ -924,14 +935,22 @@ class ViewChecker:
         self.seen_rows: list[tuple] = []
         self.checked_header = False
         self.last_expected: Counter = Counter()
+        self.full: list = []  # a window's whole ordered result, last check
 
     def expected(self, ctx: _Context, changed: Iterable[str] | None = None) -> list:
         """DuckDB's result on the database of `ctx` (raw rows)."""
         self.mirror.load(ctx.db, changed)
+        spec = self.spec
         try:
-            return self.mirror.query()
+            if spec.limit is None and not spec.offset:
+                return self.mirror.query()
+            # a window: the whole ordered result once, the window cut from
+            # it (the rows tied at its ends are checked against the whole)
+            self.full = self.mirror.query(spec.unlimited_sql, describe=True)
         except duckdb.Error as e:
             ctx.fail(f"DuckDB refused the query: {e}")
+        end = None if spec.limit is None else spec.offset + spec.limit
+        return self.full[spec.offset : end]
 
     def check(self, ctx: _Context, changed: Iterable[str] | None = None) -> Counter:
         expected_raw = self.expected(ctx, changed)
@@ -988,7 +1007,7 @@ class ViewChecker:
         tied with the window's first or last row."""
         spec = self.spec
         window = spec.limit is not None or spec.offset > 0
-        full = self.mirror.query(spec.unlimited_sql) if window else expected_raw
+        full = self.full if window else expected_raw
         if spec.order is None:  # a sort key outside the SELECT list: bag only
             allowed = norm_bag(full)
             if len(got_raw) != len(expected_raw) or norm_bag(got_raw) - allowed:

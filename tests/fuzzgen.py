@@ -749,7 +749,16 @@ def _expression(g: Gen) -> Part | None:
     if form == "upper":
         ref, _, a = g.choice(strs)
         used = [(ref, a)]
-        sql = g.choice([f"UPPER({ref})", f"SUBSTRING({ref}, 1, 1)", f"{ref} || '!'"])
+        sql = g.choice(
+            [
+                f"UPPER({ref})",
+                f"SUBSTRING({ref}, 1, 1)",
+                f"{ref} || '!'",
+                f"REPLACE({ref}, 'a', 'xy')",
+                f"LEFT({ref}, 1) || RIGHT({ref}, -1)",
+                f"CAST(STRPOS({ref}, 'b') AS VARCHAR)",
+            ]
+        )
     elif form == "case":
         (x, _, a), (y, _, b) = g.choice(nums), g.choice(nums)
         used = [(x, a), (y, b)]

@@ -231,6 +231,42 @@ def test_harness_detects_a_wrong_view():
         run_differential(spec, FakeModule, seed=0, n_events=N_EVENTS)
 
 
+@pytest.mark.parametrize(
+    "wrong",
+    [
+        pytest.param(lambda rows: rows[1:], id="a row lost"),
+        pytest.param(lambda rows: rows[::-1], id="out of order"),
+    ],
+)
+def test_harness_detects_a_wrong_ordered_window(wrong):
+    """The same guard for ORDER BY … LIMIT … OFFSET, whose window the harness
+    cuts from DuckDB's whole ordered result."""
+    path = Path(__file__).parent / "fixtures" / "sql" / "04_order_limit_offset.sql"
+    spec = QuerySpec.from_file(path)
+    assert spec.limit == 4 and spec.offset == 2
+    module = module_of(path)
+
+    class Wrong:
+        RELATIONS = module.View.RELATIONS
+        COLUMNS = module.View.COLUMNS
+
+        def __init__(self, on_delta=None):
+            self._inner = module.View()
+
+        def __getattr__(self, name):
+            return getattr(self._inner, name)
+
+        def rows(self):
+            return wrong(list(self._inner.rows()))
+
+    class FakeModule:
+        View = Wrong
+
+    run_differential(spec, module, seed=0, n_events=N_EVENTS)  # the real one passes
+    with pytest.raises(DifferentialFailure):
+        run_differential(spec, FakeModule, seed=0, n_events=N_EVENTS)
+
+
 def test_make_view_push_mode_accumulates():
     path = _by_stem("21_projection_one_atom")
     pushed: Counter = Counter()

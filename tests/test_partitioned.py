@@ -415,8 +415,10 @@ def test_partitions_match_duckdb_and_one_view(spark, cases, query, partitions, v
     assert not summary.result.work.exists()  # the temporary work directory is gone
 
 
+# Every query × 1, 2 and 4 partitions × both streams: offline (-m long, about
+# 4 minutes); CI runs DEFAULT, each query once with each split and stream in turn.
 @pytest.mark.spark
-@pytest.mark.slow
+@pytest.mark.long
 @pytest.mark.parametrize("query,partitions,variant", FULL)
 def test_partitions_match_duckdb_and_one_view_everywhere(
     spark, cases, query, partitions, variant

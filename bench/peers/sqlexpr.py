@@ -158,6 +158,49 @@ def sql_date_part(part: str, d):
     }[part]
 
 
+def sql_date_trunc(unit: str, d):
+    """DATE_TRUNC of a DATE: the first day of the unit that holds it."""
+    if d is None:
+        return None
+    if unit == "week":
+        return datetime.date.fromordinal(d.toordinal() - d.isocalendar().weekday + 1)
+    first_month = {"year": 1, "quarter": (d.month + 2) // 3 * 3 - 2}.get(unit, d.month)
+    day = d.day if unit == "day" else 1
+    return datetime.date(d.year, first_month, day)
+
+
+def sql_replace(s, old, new):
+    if s is None or old is None or new is None:
+        return None
+    return new.join(s.split(old)) if old != "" else s
+
+
+def sql_cut(left: bool, s, n):
+    """LEFT/RIGHT(s, n): n characters from that end; n < 0: all but -n
+    from the other."""
+    if s is None or n is None:
+        return None
+    keep = n if n >= 0 else max(len(s) + n, 0)
+    keep = min(keep, len(s))
+    return s[:keep] if left else s[len(s) - keep :]
+
+
+def sql_strpos(s, part):
+    if s is None or part is None:
+        return None
+    return s.index(part) + 1 if part in s else 0
+
+
+def sql_to_str(v):
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, datetime.date):
+        return f"{v.year:04d}-{v.month:02d}-{v.day:02d}"
+    return str(v)
+
+
 def sql_nan_rank(v):
     return (1, 0) if isinstance(v, float) and math.isnan(v) else (0, v)
 
@@ -172,6 +215,11 @@ HELPERS = {
     "_sql_extreme": sql_extreme,
     "_sql_coalesce": sql_coalesce,
     "_sql_date_part": sql_date_part,
+    "_sql_date_trunc": sql_date_trunc,
+    "_sql_replace": sql_replace,
+    "_sql_cut": sql_cut,
+    "_sql_strpos": sql_strpos,
+    "_sql_to_str": sql_to_str,
     "_sql_div": sql_div,
     "_sql_mod": sql_mod,
     "_sql_add_months": sql_add_months,
@@ -283,6 +331,8 @@ class SQLPython:
                 f"_sql_add_months({self.value(args[0], env)}, "
                 f"{literal(args[1].value)})"
             )
+        if op == "date_trunc":
+            return f"_sql_date_trunc({args[0].value!r}, {self.value(args[1], env)})"
         if op in ("year", "month", "day", "quarter", "dayofweek", "dayofyear", "week"):
             return f"_sql_date_part({op!r}, {self.value(args[0], env)})"
         if op in ("greatest", "least"):
@@ -315,6 +365,17 @@ class SQLPython:
         if op == "substr":
             rest = ", ".join(literal(a.value) for a in args[1:])
             return f"_sql_substr({self.value(args[0], env)}, {rest})"
+        if op == "replace":
+            s, old, new = (self.value(a, env) for a in args)
+            return f"_sql_replace({s}, {old}, {new})"
+        if op in ("left", "right"):
+            s, n = (self.value(a, env) for a in args)
+            return f"_sql_cut({op == 'left'}, {s}, {n})"
+        if op == "strpos":
+            s, part = (self.value(a, env) for a in args)
+            return f"_sql_strpos({s}, {part})"
+        if op == "to_str":
+            return f"_sql_to_str({self.value(args[0], env)})"
         if op in ("upper", "lower"):
             return self._strict([self.value(args[0], env)], lambda t: f"{t[0]}.{op}()")
         if op == "abs":

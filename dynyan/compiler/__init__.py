@@ -45,17 +45,22 @@ def compile_sql(
     source: str = "<string>",
     stats: Stats | None = None,
     trust_input: bool = False,
+    formatted: bool = True,
 ) -> str:
     """The generated module's source for `sql`. `trust_input`: the module
     keeps no copy of whole input rows and takes deletes to be of present
     rows (change-data-capture streams); by default (strict) it counts every
     whole row, refuses a delete of an absent one and `multiplicity()` is
-    exact for any sequence of calls."""
+    exact for any sequence of calls. `formatted=False`: the text as the
+    templates render it, without black (the same code; black only lays it
+    out for readers, and takes most of a compile's time)."""
     from .render import render_module  # black and jinja2: only when compiling
 
     plan = compile_query(sql, schema, stats)
     with _nesting_limit():
-        return render_module(plan, source=source, trust_input=trust_input)
+        return render_module(
+            plan, source=source, trust_input=trust_input, formatted=formatted
+        )
 
 
 def check_sql(sql: str, schema: str | None = None) -> None:
@@ -77,8 +82,13 @@ def load(
     trust_input: bool = False,
 ) -> types.ModuleType:
     """Compile `sql` and import the generated module (see `import_source`;
-    `trust_input`: see `compile_sql`)."""
-    return import_source(compile_sql(sql, schema, stats=stats, trust_input=trust_input))
+    `trust_input`: see `compile_sql`). The module lives in memory only, so
+    its text is not black-formatted: `dynyan compile` writes the readable
+    file."""
+    source = compile_sql(
+        sql, schema, stats=stats, trust_input=trust_input, formatted=False
+    )
+    return import_source(source)
 
 
 def import_source(source: str) -> types.ModuleType:

@@ -67,6 +67,7 @@ FUNCTIONS = {
     "case",  # (cond1, val1, cond2, val2, ..., default)
     "add_days",  # (date, Lit(int))
     "add_months",  # (date, Lit(int))
+    "date_trunc",  # (Lit(unit), date): the first day of its year, …, ISO week
     "year",
     "month",
     "day",
@@ -85,6 +86,11 @@ FUNCTIONS = {
     "week",  # ISO week
     "length",
     "trim",  # spaces at both ends
+    "replace",  # (string, from, to): every occurrence; an empty `from` none
+    "left",  # (string, n): the first n characters (n < 0: all but the last -n)
+    "right",  # (string, n): the last n characters (n < 0: all but the first -n)
+    "strpos",  # (string, part): 1-based position of its first occurrence, 0 if none
+    "to_str",  # CAST(x AS VARCHAR) of an INTEGER, BOOLEAN, DATE
     "sqrt",
     "round",  # (number, Lit(digits)): halves away from zero
     "to_float",  # CAST(number AS DOUBLE), and an INTEGER among DOUBLE results

@@ -46,6 +46,10 @@ HELPERS = (
     Helper("_nan_key", "sqlfuncs", "_nan_key"),
     Helper("_nan_value", "sqlfuncs", "_nan_value"),
     Helper("_add_months", "sqlfuncs", "_add_months"),
+    Helper("_date_trunc", "sqlfuncs", "_date_trunc"),
+    Helper("_replace", "sqlfuncs", "_replace"),
+    Helper("_right", "sqlfuncs", "_right"),
+    Helper("_to_str", "sqlfuncs", "_to_str"),
     Helper("_greatest", "sqlfuncs", "_greatest"),
     Helper("_least", "sqlfuncs", "_least"),
 )

@@ -157,6 +157,40 @@ def _least(*values):
     return best
 
 
+def _replace(string, old, new):
+    """REPLACE as DuckDB: every occurrence; an empty `old` replaces nothing."""
+    return string.replace(old, new) if old else string
+
+
+def _right(string, n):
+    """RIGHT(s, n): the last n characters; n < 0: all but the first -n."""
+    return string[-n:] if n else ""
+
+
+def _to_str(value):
+    """CAST(value AS VARCHAR) of an INTEGER, BOOLEAN or DATE, as DuckDB
+    spells them."""
+    if value is True or value is False:
+        return "true" if value else "false"
+    if type(value) is int or type(value) is str:
+        return str(value)
+    return value.isoformat()
+
+
+def _date_trunc(unit, date):
+    """DATE_TRUNC of a DATE: the first day of its year, quarter, month or
+    ISO week (a Monday), or the day itself."""
+    if unit == "month":
+        return date.replace(day=1)
+    if unit == "year":
+        return date.replace(month=1, day=1)
+    if unit == "quarter":
+        return date.replace(month=(date.month - 1) // 3 * 3 + 1, day=1)
+    if unit == "week":
+        return date - datetime.timedelta(days=date.weekday())
+    return date
+
+
 def _add_months(date, months):
     """date + INTERVAL 'months' MONTH, clamped to the end of the month."""
     total = date.year * 12 + date.month - 1 + months

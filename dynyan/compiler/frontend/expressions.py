@@ -67,6 +67,8 @@ def _cast(fe, node: exp.Cast):
     source, wanted = fe.type_of(inner), TYPES.get(target)
     if wanted == source or (wanted == "float" and source == "int"):
         return _as_float(inner) if wanted == "float" else inner
+    if wanted == "str" and source in ("int", "bool", "date"):
+        return Op("to_str", (inner,))
     if wanted == "int" and source == "float":
         raise unsupported(
             "CAST of a DOUBLE or DECIMAL to an integer is not supported", node
@@ -270,6 +272,24 @@ def _extract(fe, node: exp.Extract):
     return _date_part(node.this.name, fe.expr(node.expression), node)
 
 
+# DATE_TRUNC units (DuckDB's spellings, singular or plural)
+TRUNC_UNITS = ("year", "quarter", "month", "week", "day")
+
+
+def _date_trunc(fe, node: exp.TimestampTrunc):
+    """DATE_TRUNC('month', d) of a DATE: the first day of its unit (a DATE;
+    DuckDB says TIMESTAMP, at midnight of that day, as for date + INTERVAL)."""
+    unit = node.text("unit").lower()
+    unit = unit[:-1] if unit.endswith("s") else unit
+    if unit not in TRUNC_UNITS:
+        raise unsupported(
+            f"DATE_TRUNC unit {node.text('unit')!r} is not supported; supported: "
+            + ", ".join(TRUNC_UNITS),
+            node,
+        )
+    return Op("date_trunc", (Lit(unit), fe.expr(node.this)))
+
+
 def _variadic(op: str) -> Callable:
     """COALESCE, GREATEST, LEAST: `this` and then `expressions`."""
     return lambda fe, node: Op(
@@ -337,6 +357,12 @@ def _function(fe, node: exp.Anonymous):
     raise unsupported(f"function {node.name} is not supported", node)
 
 
+def _strpos(fe, node: exp.StrPosition):
+    if any(node.args.get(a) is not None for a in ("position", "occurrence")):
+        raise unsupported("STRPOS/POSITION is supported without a start", node)
+    return Op("strpos", (fe.expr(node.this), fe.expr(node.args["substr"])))
+
+
 def _is(fe, node):
     if not isinstance(node.expression, exp.Null):
         raise unsupported("IS is supported as IS [NOT] NULL", node)
@@ -384,6 +410,19 @@ CONVERTERS: dict[type, Callable] = {
         ),
     ),
     exp.Extract: _extract,
+    exp.Replace: lambda fe, node: Op(
+        "replace",
+        tuple(fe.expr(node.args[a]) for a in ("this", "expression", "replacement")),
+    ),
+    exp.Left: lambda fe, node: Op(
+        "left", (fe.expr(node.this), fe.expr(node.expression))
+    ),
+    exp.Right: lambda fe, node: Op(
+        "right", (fe.expr(node.this), fe.expr(node.expression))
+    ),
+    exp.StrPosition: _strpos,
+    exp.TimestampTrunc: _date_trunc,
+    exp.DateTrunc: _date_trunc,
     exp.Substring: _substring,
     exp.Anonymous: _function,
     exp.Upper: lambda fe, node: Op("upper", (fe.expr(node.this),)),

@@ -148,6 +148,18 @@ def op_type(e: Op, types: list) -> str | None:
     if op in ("substr", "upper", "lower", "trim"):
         need({"str"}, f"{op.upper()} needs a string", 0)
         return "str"
+    if op == "replace":
+        need({"str"}, "REPLACE needs strings", 0, 1, 2)
+        return "str"
+    if op in ("left", "right"):
+        need({"str"}, f"{op.upper()} needs a string", 0)
+        need({"int"}, f"{op.upper()} needs an INTEGER length", 1)
+        return "str"
+    if op == "strpos":
+        need({"str"}, "STRPOS needs strings", 0, 1)
+        return "int"
+    if op == "to_str":
+        return "str"
     if op == "to_float":
         need(NUMERIC, "CAST to DOUBLE needs a number", 0)
         return "float"
@@ -163,6 +175,9 @@ def op_type(e: Op, types: list) -> str | None:
         check_comparable(args[0], types[0], args[1], types[1])
         return types[0]
     if op in ("add_days", "add_months"):
+        return "date"
+    if op == "date_trunc":
+        need({"date"}, "DATE_TRUNC needs a DATE", 1)
         return "date"
     if op == "isnull":
         return "bool"

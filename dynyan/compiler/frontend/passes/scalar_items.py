@@ -1,4 +1,4 @@
-"""An uncorrelated scalar subquery in the SELECT list -> a cross join with it.
+"""A scalar subquery in the SELECT list -> a join with it.
 
 `SELECT x / (SELECT SUM(y) FROM s) FROM r`: an aggregate without GROUP BY
 has exactly one row (also over no rows), so the subquery becomes a derived
@@ -7,10 +7,26 @@ table of one row joined to every row, and the item reads its column:
     SELECT x / __scalar1.v FROM r CROSS JOIN (SELECT SUM(y) AS v FROM s) AS __scalar1
 
 In a query with GROUP BY an item outside aggregates reads `MAX(v)`: every
-row of a group has the same `v`. Not taken: a subquery correlated with the outer query or
-not a one-column aggregate, and a query that aggregates without GROUP BY
-(over no rows it still has its one row, which a join would lose).
-Runs after `qualify_names` (columns carry their tables).
+row of a group has the same `v`.
+
+Correlated by equalities (`(SELECT COUNT(*) FROM s WHERE s.b = r.b)`), the
+subquery is the aggregate grouped by its side of them, LEFT JOINed on them:
+every outer row meets at most one group, and a row whose key no row of `s`
+has (or is NULL) meets none, where the subquery's aggregate is over no
+rows: NULL, or 0 for a COUNT:
+
+    SELECT COALESCE(__scalar1.v, 0) FROM r
+    LEFT JOIN (SELECT s.b AS k1, COUNT(*) AS v FROM s GROUP BY s.b) AS __scalar1
+      ON __scalar1.k1 = r.b
+
+Not taken (the query is refused later, saying what is supported): a
+subquery that is not one aggregate column, one correlated other than by
+`inner column = outer column` conjuncts of its WHERE or with a table of an
+enclosing query, a correlated value outside aggregates of a grouped query
+whose outer columns are not GROUP BY keys, and an uncorrelated one in a
+query that aggregates without GROUP BY (over no rows it still has its one
+row, which a join would lose). Runs after `qualify_names` (columns carry
+their tables).
 
 >>> import sqlglot
 >>> from dynyan.compiler.frontend.context import Context
@@ -19,6 +35,11 @@ Runs after `qualify_names` (columns carry their tables).
 ...     read="duckdb")
 >>> print(scalar_items(tree, Context({})).sql("duckdb"))
 SELECT r.a / __scalar1.v AS share FROM r AS r CROSS JOIN (SELECT SUM(s.c) AS v FROM s AS s) AS __scalar1
+>>> tree = sqlglot.parse_one(
+...     "SELECT r.a, (SELECT COUNT(*) FROM s AS s WHERE s.b = r.b AND s.c > 0) AS n FROM r AS r",
+...     read="duckdb")
+>>> print(scalar_items(tree, Context({})).sql("duckdb"))
+SELECT r.a, COALESCE(__scalar1.v, 0) AS n FROM r AS r LEFT JOIN (SELECT s.b AS k1, COUNT(*) AS v FROM s AS s WHERE s.c > 0 GROUP BY s.b) AS __scalar1 ON __scalar1.k1 = r.b
 """
 
 from __future__ import annotations
@@ -27,22 +48,43 @@ from sqlglot import exp
 
 from ..context import Context
 from .membership_flags import correlated
+from .unnest_subqueries import column_equality, split_correlation
 
 
 def scalar_items(tree: exp.Expression, ctx: Context) -> exp.Expression:
     count = 0
     for select in list(tree.find_all(exp.Select)):
-        grouped = select.args.get("group") is not None
+        group = select.args.get("group")
         aggregates = any(
             a.parent_select is select for a in select.find_all(exp.AggFunc)
         )
-        if aggregates and not grouped:
-            continue  # a global aggregate keeps its row over no input
+        grouped = aggregates or group is not None
         for item in select.expressions:
             for node in list(item.find_all(exp.Subquery)):
                 inner = node.this
-                if not _one_value(inner) or correlated(inner):
+                if not _one_value(inner):
                     continue
+                in_aggregate = node.find_ancestor(exp.AggFunc, exp.Select) is not select
+                if correlated(inner):
+                    keys = _group_keys(select) if grouped else None
+                    join = _correlated_join(
+                        select, inner, count + 1, keys, in_aggregate
+                    )
+                    if join is None:
+                        continue
+                    count += 1
+                    select.append("joins", join)
+                    column = exp.column("v", table=f"__scalar{count}")
+                    if isinstance(inner.expressions[0].unalias(), exp.Count):
+                        column = exp.Coalesce(
+                            this=column, expressions=[exp.Literal.number(0)]
+                        )
+                    if grouped and not in_aggregate:
+                        column = exp.Max(this=column)  # one value in every group
+                    node.replace(column)
+                    continue
+                if aggregates and group is None:
+                    continue  # a global aggregate keeps its row over no input
                 count += 1
                 alias = f"__scalar{count}"
                 body = inner.copy()
@@ -54,7 +96,7 @@ def scalar_items(tree: exp.Expression, ctx: Context) -> exp.Expression:
                     exp.Join(this=body.subquery(alias, copy=False), kind="CROSS"),
                 )
                 column = exp.column("v", table=alias)
-                if grouped and node.find_ancestor(exp.AggFunc, exp.Select) is select:
+                if group is not None and not in_aggregate:
                     column = exp.Max(this=column)  # one value in every group
                 node.replace(column)
     return tree
@@ -69,3 +111,54 @@ def _one_value(inner: exp.Expression) -> bool:
         and inner.expressions[0].find(exp.AggFunc) is not None
         and not any(inner.args.get(a) for a in ("limit", "offset", "having"))
     )
+
+
+def _group_keys(select: exp.Select) -> set[str]:
+    """The GROUP BY keys of `select` as SQL text (none: a global aggregate)."""
+    group = select.args.get("group")
+    return {e.sql() for e in group.expressions} if group is not None else set()
+
+
+def _correlated_join(
+    select: exp.Select, inner: exp.Select, n: int, keys, in_aggregate: bool
+) -> exp.Join | None:
+    """`LEFT JOIN (the aggregate grouped by the inner columns of the
+    correlation) AS __scalar<n> ON k = outer column …`, or None when the
+    subquery is not taken (see the module's docstring)."""
+    value = inner.expressions[0].unalias()
+    if not isinstance(value, exp.AggFunc) or value.find(exp.Window):
+        return None  # an expression over the aggregate: not NULL over no rows
+    keep, conds, is_inner = split_correlation(inner)
+    pairs = [column_equality(c, is_inner) for c in conds]
+    if not pairs or None in pairs:
+        return None
+    own = {
+        (s.alias_or_name or "").lower()
+        for s in select.find_all(exp.Table, exp.Subquery)
+        if s.parent_select is select
+    }
+    if any(outer.table.lower() not in own for _, outer in pairs):
+        return None  # a table of an enclosing query
+    if keys is not None and not in_aggregate:
+        if any(outer.sql() not in keys for _, outer in pairs):
+            return None  # not one value per group
+    alias = f"__scalar{n}"
+    body = inner.copy()
+    body.set(
+        "where", exp.Where(this=exp.and_(*[c.copy() for c in keep])) if keep else None
+    )
+    body.set(
+        "expressions",
+        [exp.alias_(i.copy(), f"k{j}") for j, (i, _) in enumerate(pairs, 1)]
+        + [exp.alias_(value.copy(), "v")],
+    )
+    body.set("group", exp.Group(expressions=[i.copy() for i, _ in pairs]))
+    if correlated(body):
+        return None  # the outer query read elsewhere (a join's ON, the value)
+    on = exp.and_(
+        *[
+            exp.EQ(this=exp.column(f"k{j}", table=alias), expression=o.copy())
+            for j, (_, o) in enumerate(pairs, 1)
+        ]
+    )
+    return exp.Join(this=body.subquery(alias, copy=False), side="LEFT", on=on)

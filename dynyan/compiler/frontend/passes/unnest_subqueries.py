@@ -82,8 +82,9 @@ def unnest_subqueries(select: exp.Select, ctx: Context) -> exp.Select:
         raise unsupported(
             "a subquery is supported in FROM and as a condition of WHERE "
             "([NOT] IN, [NOT] EXISTS, a comparison with a scalar subquery); in "
-            "the SELECT list, an uncorrelated one-aggregate subquery of a query "
-            "that does not aggregate without GROUP BY",
+            "the SELECT list, a one-aggregate subquery, uncorrelated (in a query "
+            "that does not aggregate without GROUP BY) or correlated by "
+            "`inner column = outer column` conditions",
             node,
         )
     return select
@@ -133,10 +134,10 @@ def _exists_side(term: exp.Expression):
         return None
     if is_grouped(inner):
         return None
-    keep, correlated, is_inner = _correlation(inner)
+    keep, correlated, is_inner = split_correlation(inner)
     if len(correlated) != 1:
         return None
-    pair = _equality(correlated[0], is_inner)
+    pair = column_equality(correlated[0], is_inner)
     if pair is None:
         return None
     side = inner.copy()
@@ -347,7 +348,7 @@ def virtual(ctx: Context, inner: exp.Expression, prefix: str) -> tuple[str, Quer
     return name, query
 
 
-def _correlation(inner: exp.Select):
+def split_correlation(inner: exp.Select):
     """The conjuncts of a subquery's WHERE split into those on its own
     tables and those that read the outer query, and whether a column is
     the subquery's own."""
@@ -373,7 +374,7 @@ def _correlation(inner: exp.Select):
     return keep, correlated, is_inner
 
 
-def _equality(cond, is_inner) -> tuple[exp.Column, exp.Column] | None:
+def column_equality(cond, is_inner) -> tuple[exp.Column, exp.Column] | None:
     """`inner column = outer column` as (inner, outer), else None."""
     if (
         isinstance(cond, exp.EQ)
@@ -394,10 +395,10 @@ def _decorrelate(inner: exp.Expression):
     if not isinstance(inner, exp.Select):
         raise unsupported("EXISTS needs a SELECT", inner)
     inner = inner.copy()
-    keep, correlated, is_inner = _correlation(inner)
+    keep, correlated, is_inner = split_correlation(inner)
     pairs, inner_cols, others = [], [], []
     for cond in correlated:
-        eq = _equality(cond, is_inner)
+        eq = column_equality(cond, is_inner)
         if eq is not None:
             inner_cols.append(eq[0].copy())
             pairs.append(eq[1].copy())
@@ -442,10 +443,10 @@ def _decorrelate_scalar(inner: exp.Expression):
     if inner.args.get("distinct") is not None:
         raise unsupported("SELECT DISTINCT in a scalar subquery", inner)
     inner = inner.copy()
-    keep, correlated, is_inner = _correlation(inner)
+    keep, correlated, is_inner = split_correlation(inner)
     inner_cols, outer_cols = [], []
     for cond in correlated:
-        eq = _equality(cond, is_inner)
+        eq = column_equality(cond, is_inner)
         if eq is None:
             raise unsupported(
                 "a scalar subquery may refer to the outer query only by "
