@@ -813,6 +813,29 @@ def select_nan_producing(g):
     g.q.items = _pick_columns(g, 2) + [e]
 
 
+@production("select", weight=0.7)
+def select_scalar_subquery(g):
+    """Columns and `(SELECT AGG(…) FROM t WHERE t.c = outer.col [AND …])`: a
+    scalar subquery in the SELECT list correlated by an equality (COUNT over
+    no rows is 0, the others NULL)."""
+    atom = g.choice(g.q.atoms)
+    ref = g.col(atom, ("int",))
+    if ref is None:
+        return False
+    t, s, inner = _inner(g, atom)
+    agg = g.choice(
+        [
+            f"MAX({inner[0]})",
+            f"SUM({inner[0]})",
+            "COUNT(*)",
+            f"COUNT(DISTINCT {inner[0]})",
+        ]
+    )
+    where = f" WHERE {g.col(s, ('int',))[0]} = {ref[0]}" + _inner_filter(g, s)
+    sub = Part(f"(SELECT {agg} FROM {t} {s.alias}{where})", frozenset({atom.alias}))
+    g.q.items = _pick_columns(g, 2) + [sub]
+
+
 @production("select", weight=1.5)
 def select_distinct(g):
     g.q.items = _pick_columns(g, 3)
