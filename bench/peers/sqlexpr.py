@@ -175,14 +175,17 @@ def sql_replace(s, old, new):
     return new.join(s.split(old)) if old != "" else s
 
 
-def sql_cut(left: bool, s, n):
-    """LEFT/RIGHT(s, n): n characters from that end; n < 0: all but -n
-    from the other."""
-    if s is None or n is None:
-        return None
-    keep = n if n >= 0 else max(len(s) + n, 0)
-    keep = min(keep, len(s))
-    return s[:keep] if left else s[len(s) - keep :]
+def _kept(s, n) -> int:
+    """How many characters LEFT/RIGHT(s, n) keep: n, or all but -n."""
+    return min(n if n >= 0 else max(len(s) + n, 0), len(s))
+
+
+def sql_left(s, n):
+    return None if s is None or n is None else s[: _kept(s, n)]
+
+
+def sql_right(s, n):
+    return None if s is None or n is None else s[len(s) - _kept(s, n) :]
 
 
 def sql_strpos(s, part):
@@ -209,6 +212,16 @@ def _quotient(e) -> bool:
     return isinstance(e, Op) and (e.op == "div" or any(_quotient(a) for a in e.args))
 
 
+# IR operators rendered as one call of a helper that takes NULL operands
+_CALLS = {
+    "date_trunc": "_sql_date_trunc",
+    "replace": "_sql_replace",
+    "left": "_sql_left",
+    "right": "_sql_right",
+    "strpos": "_sql_strpos",
+    "to_str": "_sql_to_str",
+}
+
 HELPERS = {
     "datetime": datetime,
     "_sql_nan_rank": sql_nan_rank,
@@ -217,7 +230,8 @@ HELPERS = {
     "_sql_date_part": sql_date_part,
     "_sql_date_trunc": sql_date_trunc,
     "_sql_replace": sql_replace,
-    "_sql_cut": sql_cut,
+    "_sql_left": sql_left,
+    "_sql_right": sql_right,
     "_sql_strpos": sql_strpos,
     "_sql_to_str": sql_to_str,
     "_sql_div": sql_div,
@@ -331,8 +345,6 @@ class SQLPython:
                 f"_sql_add_months({self.value(args[0], env)}, "
                 f"{literal(args[1].value)})"
             )
-        if op == "date_trunc":
-            return f"_sql_date_trunc({args[0].value!r}, {self.value(args[1], env)})"
         if op in ("year", "month", "day", "quarter", "dayofweek", "dayofyear", "week"):
             return f"_sql_date_part({op!r}, {self.value(args[0], env)})"
         if op in ("greatest", "least"):
@@ -365,17 +377,8 @@ class SQLPython:
         if op == "substr":
             rest = ", ".join(literal(a.value) for a in args[1:])
             return f"_sql_substr({self.value(args[0], env)}, {rest})"
-        if op == "replace":
-            s, old, new = (self.value(a, env) for a in args)
-            return f"_sql_replace({s}, {old}, {new})"
-        if op in ("left", "right"):
-            s, n = (self.value(a, env) for a in args)
-            return f"_sql_cut({op == 'left'}, {s}, {n})"
-        if op == "strpos":
-            s, part = (self.value(a, env) for a in args)
-            return f"_sql_strpos({s}, {part})"
-        if op == "to_str":
-            return f"_sql_to_str({self.value(args[0], env)})"
+        if op in _CALLS:  # a helper that takes NULLs
+            return f"{_CALLS[op]}({', '.join(self.value(a, env) for a in args)})"
         if op in ("upper", "lower"):
             return self._strict([self.value(args[0], env)], lambda t: f"{t[0]}.{op}()")
         if op == "abs":
