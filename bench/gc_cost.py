@@ -8,7 +8,7 @@ Replays the first `--events` events of the TPC-H SF 1 insert stream into the
 query's module (`--system ivm`: the first-order IVM) and prints events/s
 (overall and per million events), the collections per generation and the
 time spent in full (generation 2) collections. `--freeze N`: the GC policy of `dynyan replay` and the harness
-(dynyan.pipeline.gcpolicy, gc.freeze() every N events; default 100,000);
+(dynyan.pipeline.gcpolicy, gc.freeze() every N events; default 10,000);
 0: CPython's default collector.
 """
 
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     insert, delete = view.insert, view.delete
     collector = GCPolicy(args.freeze)
     collector.start()
-    marks, step = [], 100_000
+    marks, step = [], 10_000
     t0 = time.perf_counter()
     for lo in range(0, len(events), step):
         for rel, op, row in events[lo : lo + step]:

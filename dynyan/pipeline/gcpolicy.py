@@ -15,13 +15,21 @@ generation, which collections never traverse. Young objects are still
 collected as usual. The cost: garbage in reference cycles made before a
 freeze stays until `release()` (unfreeze and collect), e.g. a dropped View
 (its `_appliers` hold bound methods of itself).
+
+Why often: a freeze empties the oldest generation, and CPython runs a full
+collection once the objects that reach it exceed a quarter of what it holds
+-- soon after a freeze. Every full collection then traverses what survived
+since the last freeze, so the interval sets its cost (BENCHMARKS.md, "GC
+policy", 2026-11-25: TPC-H FQ1 about 1.2-1.5x faster every 10,000 events
+than every 100,000, as fast as with the collector off). gc.freeze() itself
+traverses nothing.
 """
 
 from __future__ import annotations
 
 import gc
 
-FREEZE_EVERY = 100_000
+FREEZE_EVERY = 10_000
 
 
 class GCPolicy:
