@@ -7,9 +7,9 @@
 Replays the first `--events` events of the TPC-H SF 1 insert stream into the
 query's module (`--system ivm`: the first-order IVM) and prints events/s
 (overall and per million events), the collections per generation and the
-time spent in full (generation 2) collections. `--freeze N`: the GC policy of `dynyan replay` and the harness
-(dynyan.pipeline.gcpolicy, gc.freeze() every N events; default 10,000);
-0: CPython's default collector.
+time spent in full (generation 2) collections. `--freeze N`: the GC policy
+of `dynyan replay` and the harness (dynyan.pipeline.gcpolicy, gc.freeze()
+every N events; default 10,000); 0: CPython's default collector.
 """
 
 from __future__ import annotations

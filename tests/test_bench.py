@@ -544,14 +544,13 @@ def test_planner_statistics_reach_the_dynyan_worker(tmp_path):
 def _fq3_dynyan_and_ivm(
     stats_dir: str | None = None,
     systems: tuple[str, ...] = ("dynyan", "ivm"),
-    modes: tuple[str, ...] = ("pull",),
     **options,
 ) -> dict:
     """One run of FQ3 by dynyan and the IVM (or `systems`) on the tiny stream."""
     (q,) = bench.discover_queries(ROOT / "queries", ["fq3"])
     config = bench.BenchConfig(
         systems=systems,
-        modes=modes,
+        modes=("pull",),
         runs=1,
         latency=False,
         tracemalloc=False,

@@ -172,9 +172,7 @@ def _to_str(value):
     spells them."""
     if value is True or value is False:
         return "true" if value else "false"
-    if type(value) is int or type(value) is str:
-        return str(value)
-    return value.isoformat()
+    return str(value) if type(value) is int else value.isoformat()
 
 
 def _date_trunc(unit, date):

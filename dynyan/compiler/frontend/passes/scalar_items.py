@@ -65,38 +65,29 @@ def scalar_items(tree: exp.Expression, ctx: Context) -> exp.Expression:
                 if not _one_value(inner):
                     continue
                 in_aggregate = node.find_ancestor(exp.AggFunc, exp.Select) is not select
-                if correlated(inner):
-                    keys = _group_keys(select) if grouped else None
-                    join = _correlated_join(
-                        select, inner, count + 1, keys, in_aggregate
-                    )
-                    if join is None:
-                        continue
-                    count += 1
-                    select.append("joins", join)
-                    column = exp.column("v", table=f"__scalar{count}")
-                    if isinstance(inner.expressions[0].unalias(), exp.Count):
-                        column = exp.Coalesce(
-                            this=column, expressions=[exp.Literal.number(0)]
-                        )
-                    if grouped and not in_aggregate:
-                        column = exp.Max(this=column)  # one value in every group
-                    node.replace(column)
-                    continue
-                if aggregates and group is None:
+                alias = f"__scalar{count + 1}"
+                by_row = correlated(inner)
+                if by_row:
+                    keys = _group_keys(select) if grouped and not in_aggregate else None
+                    join = _correlated_join(select, inner, alias, keys)
+                elif aggregates and group is None:
                     continue  # a global aggregate keeps its row over no input
+                else:
+                    body = inner.copy()
+                    body.set(
+                        "expressions", [exp.alias_(body.expressions[0].unalias(), "v")]
+                    )
+                    join = exp.Join(this=body.subquery(alias, copy=False), kind="CROSS")
+                if join is None:
+                    continue
                 count += 1
-                alias = f"__scalar{count}"
-                body = inner.copy()
-                body.set(
-                    "expressions", [exp.alias_(body.expressions[0].unalias(), "v")]
-                )
-                select.append(
-                    "joins",
-                    exp.Join(this=body.subquery(alias, copy=False), kind="CROSS"),
-                )
+                select.append("joins", join)
                 column = exp.column("v", table=alias)
-                if group is not None and not in_aggregate:
+                if by_row and isinstance(inner.expressions[0].unalias(), exp.Count):
+                    column = exp.Coalesce(
+                        this=column, expressions=[exp.Literal.number(0)]
+                    )
+                if grouped and not in_aggregate:
                     column = exp.Max(this=column)  # one value in every group
                 node.replace(column)
     return tree
@@ -120,11 +111,13 @@ def _group_keys(select: exp.Select) -> set[str]:
 
 
 def _correlated_join(
-    select: exp.Select, inner: exp.Select, n: int, keys, in_aggregate: bool
+    select: exp.Select, inner: exp.Select, alias: str, keys: set[str] | None
 ) -> exp.Join | None:
     """`LEFT JOIN (the aggregate grouped by the inner columns of the
-    correlation) AS __scalar<n> ON k = outer column …`, or None when the
-    subquery is not taken (see the module's docstring)."""
+    correlation) AS alias ON k = outer column …`, or None when the subquery
+    is not taken (see the module's docstring); `keys`: the GROUP BY keys the
+    outer columns must be, for a value read outside aggregates of a grouped
+    query."""
     value = inner.expressions[0].unalias()
     if not isinstance(value, exp.AggFunc) or value.find(exp.Window):
         return None  # an expression over the aggregate: not NULL over no rows
@@ -139,10 +132,8 @@ def _correlated_join(
     }
     if any(outer.table.lower() not in own for _, outer in pairs):
         return None  # a table of an enclosing query
-    if keys is not None and not in_aggregate:
-        if any(outer.sql() not in keys for _, outer in pairs):
-            return None  # not one value per group
-    alias = f"__scalar{n}"
+    if keys is not None and any(outer.sql() not in keys for _, outer in pairs):
+        return None  # not one value per group
     body = inner.copy()
     body.set(
         "where", exp.Where(this=exp.and_(*[c.copy() for c in keep])) if keep else None
