@@ -83,13 +83,15 @@ _ARROW_TYPES = {
     "float": pa.float64(),
     "str": pa.string(),
     "date": pa.date32(),
+    "bool": pa.bool_(),
+    "timestamp": pa.timestamp("us"),
 }
 
 
 @dataclass(frozen=True)
 class ColumnInfo:
     name: str
-    kind: str  # "int" | "float" | "str" | "date"
+    kind: str  # "int" | "float" | "str" | "date" | "bool" | "timestamp"
     scale: int | None = None  # decimal places for DECIMAL(p, s)
     sql_type: str = ""  # DuckDB's name for the declared type
     notnull: bool = False  # declared NOT NULL or PRIMARY KEY: never gets a NULL
@@ -228,7 +230,10 @@ class QuerySpec:
             for e in items
             for a in e.find_all(exp.AggFunc)
         )
-        keyed = grouped and all(k in selected for k in keys)
+        # windows over groups make the query a join of inner views, whose
+        # computed SELECT items multiplicity() does not look up (README)
+        windowed = any(e.find(exp.Window) for e in items)
+        keyed = grouped and all(k in selected for k in keys) and not windowed
         domains = _domains(whole, tables, relations)
         order, limit, offset = _ordering(query, select)
         return cls(
@@ -323,6 +328,10 @@ def _column_info(coldef: exp.ColumnDef, qname: str) -> ColumnInfo:
         return ColumnInfo(name, "str", notnull=notnull)
     if t == exp.DataType.Type.DATE:
         return ColumnInfo(name, "date", notnull=notnull)
+    if t == exp.DataType.Type.BOOLEAN:
+        return ColumnInfo(name, "bool", notnull=notnull)
+    if t in (exp.DataType.Type.TIMESTAMP, exp.DataType.Type.TIMESTAMPNTZ):
+        return ColumnInfo(name, "timestamp", notnull=notnull)
     raise ValueError(
         f"{qname}: unsupported column type {dtype.sql()} for {coldef.name}"
     )
@@ -507,6 +516,15 @@ def _domains(select, tables, relations) -> dict[tuple[str, str], list[Any]]:
             pool = sorted(vals)
         elif info.kind == "str":
             pool = sorted(set(_BASE_STRINGS) | extra)
+        elif info.kind == "bool":
+            pool = [False, True]
+        elif info.kind == "timestamp":  # midnight, a morning, a second's half
+            times = [
+                datetime.time(),
+                datetime.time(6, 30),
+                datetime.time(23, 59, 59, 500000),
+            ]
+            pool = [datetime.datetime.combine(d, t) for d in date_pool for t in times]
         else:
             pool = date_pool
         domains[key] = pool
@@ -640,7 +658,14 @@ class UpdateStream:
         row = list(self.random_row(rel))
         c = cols[0]
         row[0] = _ABSENT[
-            {"int": int, "float": float, "str": str, "date": datetime.date}[c.kind]
+            {
+                "int": int,
+                "float": float,
+                "str": str,
+                "date": datetime.date,
+                "bool": bool,
+                "timestamp": datetime.datetime,
+            }[c.kind]
         ]
         return tuple(row)
 
@@ -873,6 +898,8 @@ _ABSENT = {
     float: 98765.5,
     str: "~absent~",
     datetime.date: datetime.date(2091, 7, 7),
+    datetime.datetime: datetime.datetime(2091, 7, 7, 7, 7),
+    bool: True,  # no BOOLEAN is outside the domain: fixtures start with another column
 }
 
 

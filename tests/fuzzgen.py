@@ -739,26 +739,38 @@ def _pick_columns(g: Gen, n_max: int = 4) -> list[Part]:
     return [Part(ref, frozenset({a.alias})) for ref, _, a in picked]
 
 
+# forms of `_expression` over one column: of a string, or of a number
+# (rounding: a DECIMAL halves away from zero, a DOUBLE to even)
+_ONE_COLUMN = {
+    "upper": [
+        "UPPER({x})",
+        "SUBSTRING({x}, 1, 1)",
+        "{x} || '!'",
+        "REPLACE({x}, 'a', 'xy')",
+        "LEFT({x}, 1) || RIGHT({x}, -1)",
+        "CAST(STRPOS({x}, 'b') AS VARCHAR)",
+    ],
+    "cast": [
+        "CAST({x} * 0.5 AS INTEGER)",
+        "CAST({x} / 4 AS INTEGER)",
+        "CAST({x} * 0.25 AS DECIMAL(12, 1))",
+        "ROUND({x} * 0.05, 1)",
+        "CAST({x} / 8 AS DECIMAL(12, 2))",
+    ],
+}
+
+
 def _expression(g: Gen) -> Part | None:
     """A scalar expression over one or two atoms (never given NULLs: README)."""
     every = _everything(g)
     nums = [e for e in every if e[1] in ("int", "dec")]
     strs = [e for e in every if e[1] == "str"]
-    forms = ["sum", "case"] + (["upper"] if strs else [])
+    forms = ["sum", "case", "cast"] + (["upper"] if strs else [])
     form = g.choice(forms)
-    if form == "upper":
-        ref, _, a = g.choice(strs)
+    if form in _ONE_COLUMN:  # a function of one column
+        ref, _, a = g.choice(strs if form == "upper" else nums)
         used = [(ref, a)]
-        sql = g.choice(
-            [
-                f"UPPER({ref})",
-                f"SUBSTRING({ref}, 1, 1)",
-                f"{ref} || '!'",
-                f"REPLACE({ref}, 'a', 'xy')",
-                f"LEFT({ref}, 1) || RIGHT({ref}, -1)",
-                f"CAST(STRPOS({ref}, 'b') AS VARCHAR)",
-            ]
-        )
+        sql = g.choice(_ONE_COLUMN[form]).format(x=ref)
     elif form == "case":
         (x, _, a), (y, _, b) = g.choice(nums), g.choice(nums)
         used = [(x, a), (y, b)]
@@ -976,6 +988,61 @@ def window_aggregates(g):
     g.q.items = _pick_columns(g, 3) + [_window(g) for _ in range(g.rng.randint(1, 2))]
 
 
+def _ordered_over(g: Gen) -> tuple[str, set]:
+    """[PARTITION BY k] ORDER BY one or two keys, ASC/DESC, NULLS FIRST/LAST
+    or the default; and the aliases it reads."""
+    every = _everything(g)
+    keys = g.rng.sample(every, min(len(every), g.rng.randint(1, 2)))
+    order = []
+    for ref, _, _ in keys:
+        order.append(
+            ref
+            + g.choice(["", " DESC"])
+            + g.choice(["", "", " NULLS FIRST", " NULLS LAST"])
+        )
+    aliases = {a.alias for _, _, a in keys}
+    over = ""
+    if g.chance(0.7):
+        ref, _, a = g.choice(every)
+        over, aliases = f"PARTITION BY {ref} ", aliases | {a.alias}
+    return f"{over}ORDER BY {', '.join(order)}", aliases
+
+
+def _ranking(g: Gen) -> Part:
+    """RANK()/DENSE_RANK() over an order."""
+    over, aliases = _ordered_over(g)
+    func = g.choice(
+        ["RANK", "DENSE_RANK", "RANK", "DENSE_RANK", "PERCENT_RANK", "CUME_DIST"]
+    )
+    return Part(f"{func}() OVER ({over})", frozenset(aliases))
+
+
+@production("select", weight=0.8)
+def window_running(g):
+    """Columns and running aggregates: AGG(x) OVER ([PARTITION BY k] ORDER BY
+    …), the default frame (the rows up to the current one and its peers)."""
+    every = _everything(g)
+    nums = [e for e in every if e[1] in ("int", "dec")]
+    items = []
+    for _ in range(g.rng.randint(1, 2)):
+        agg = g.choice(["SUM", "COUNT", "AVG", "MIN", "MAX", "COUNT(*)"])
+        if agg == "COUNT(*)" or not nums:
+            arg, aliases = "COUNT(*", set()
+        else:
+            ref, _, a = g.choice(nums if agg in ("SUM", "AVG") else every)
+            arg, aliases = f"{agg}({ref}", {a.alias}
+        over, more = _ordered_over(g)
+        items.append(Part(f"{arg}) OVER ({over})", frozenset(aliases | more)))
+    g.q.items = _pick_columns(g, 3) + items
+
+
+@production("select", weight=0.8)
+def window_ranks(g):
+    """Columns and a ranking of the rows (ties share a rank; NULL keys
+    ordered by NULLS FIRST/LAST)."""
+    g.q.items = _pick_columns(g, 3) + [_ranking(g)]
+
+
 @production("select", weight=0.6)
 def window_over_groups(g):
     """A grouped query with a window over its groups: SUM(SUM(x)) OVER (…)."""
@@ -987,7 +1054,19 @@ def window_over_groups(g):
     inner = g.choice([f"SUM({x})", f"COUNT({x})", "COUNT(*)", f"MAX({x})"])
     keys = [p.sql for p in g.q.group_by]
     window = f"{g.choice(['SUM', 'MAX', 'MIN'])}({inner}) OVER ("
-    window += f"PARTITION BY {keys[0]})" if keys and g.chance(0.7) else ")"
+    if keys and g.chance(0.25):  # the previous or next group in an order
+        shift = g.choice(["LAG", "LEAD"]) + f"({inner}"
+        shift += g.choice(["", ", 2", ", 1, 0"]) + ") OVER ("
+        order = ", ".join(keys[1:] + keys[:1])
+        shift += f"PARTITION BY {keys[0]} " if len(keys) > 1 else ""
+        window = shift + f"ORDER BY {order}{g.choice(['', ' DESC'])})"
+    elif keys and g.chance(0.4):  # running over the groups, each its own row
+        order = ", ".join(keys[1:] + keys[:1])
+        frame = g.choice(["", " ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"])
+        window += f"PARTITION BY {keys[0]} " if len(keys) > 1 else ""
+        window += f"ORDER BY {order}{g.choice(['', ' DESC'])}{frame})"
+    else:
+        window += f"PARTITION BY {keys[0]})" if keys and g.chance(0.7) else ")"
     g.q.items.append(Part(window, frozenset({a.alias})))
 
 

@@ -68,7 +68,7 @@ BAD = {
     ),
     "window_function": (
         "CREATE TABLE r (a INT);\nSELECT a, ROW_NUMBER() OVER () FROM r",
-        "window function ROW_NUMBER is not supported",
+        "ROW_NUMBER() is not supported: tied rows get arbitrary numbers",
     ),
     "tablesample": (
         "CREATE TABLE r (a INT);\nSELECT a FROM r TABLESAMPLE 10 PERCENT",

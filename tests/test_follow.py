@@ -103,6 +103,12 @@ def test_pgoutput_values_and_copy_escapes():
     assert pgo.value_decoder(1700)(b"24710.35") == 24710.35
     assert pgo.value_decoder(1042)(b"ab   ") == "ab"
     assert pgo.value_decoder(1082)(b"1995-03-15") == datetime.date(1995, 3, 15)
+    assert pgo.value_decoder(16)(b"t") is True and pgo.value_decoder(16)(b"f") is False
+    assert pgo.value_decoder(1114)(b"2024-01-31 10:00:00.25") == datetime.datetime(
+        2024, 1, 31, 10, 0, 0, 250000
+    )
+    with pytest.raises(ValueError, match="datetime.datetime"):
+        pgo.value_decoder(1114)(b"infinity")
     for refused in (b"NaN",):
         with pytest.raises(ValueError, match="NaN"):
             pgo.value_decoder(1700)(refused)

@@ -23,17 +23,30 @@ from dynyan.compiler.frontend import parse_query
 
 SCHEMA = (
     "CREATE TABLE r (k INTEGER, a INTEGER, b INTEGER, x DOUBLE, p DECIMAL(7, 2),"
-    " d DATE, s VARCHAR, t VARCHAR);"
+    " d DATE, s VARCHAR, t VARCHAR, ts TIMESTAMP, f BOOLEAN);"
 )
 D = datetime.date
+T = datetime.datetime
 ROWS = [
-    (1, 7, 2, 2.5, 3.25, D(2020, 1, 31), "Ab", "c"),
-    (2, -7, 3, -0.5, 0.1, D(2019, 12, 31), "xY", ""),
-    (3, 0, 0, 0.0, 12.0, D(2020, 2, 29), "", "zz"),
-    (4, 5, 0, -3.0, 99.99, D(2021, 3, 31), "a b", "Q"),
-    (5, -4, 0, 1e300, 0.0, D(2000, 1, 1), "é", "1"),
-    (6, 9, -4, 7.25, 5.5, D(1999, 5, 15), "MiXeD", "x y"),
-    (1, 7, 2, 2.5, 3.25, D(2020, 1, 31), "Ab", "c"),  # a duplicate row
+    (1, 7, 2, 2.5, 3.25, D(2020, 1, 31), "Ab", "c", T(2020, 1, 31, 23, 59, 59), True),
+    (2, -7, 3, -0.5, 0.1, D(2019, 12, 31), "xY", "", T(2019, 12, 31), False),
+    (
+        3,
+        0,
+        0,
+        0.0,
+        12.0,
+        D(2020, 2, 29),
+        "",
+        "zz",
+        T(2020, 2, 29, 12, 0, 0, 250000),
+        True,
+    ),
+    (4, 5, 0, -3.0, 99.99, D(2021, 3, 31), "a b", "Q", T(2021, 3, 31, 1, 2, 3), False),
+    (5, -4, 0, 1e300, 0.0, D(2000, 1, 1), "é", "1", T(2000, 1, 1, 0, 0, 1), True),
+    (6, 9, -4, 7.25, 5.5, D(1999, 5, 15), "MiXeD", "x y", T(1999, 5, 15, 6), False),
+    # a duplicate row
+    (1, 7, 2, 2.5, 3.25, D(2020, 1, 31), "Ab", "c", T(2020, 1, 31, 23, 59, 59), True),
 ]
 
 # Per registered operator, SQL expressions that become it (over r's columns).
@@ -44,18 +57,38 @@ CASES = {
         "r.d + INTERVAL '1' MONTH",
         "r.d - INTERVAL '13' MONTH",
         "r.d + INTERVAL '1' YEAR",
+        "r.ts + INTERVAL '1' MONTH",  # a TIMESTAMP keeps its time of day
     ],
-    "add_days": ["r.d + INTERVAL '3' DAY", "r.d - INTERVAL '1' WEEK"],
+    "add_days": [
+        "r.d + INTERVAL '3' DAY",
+        "r.d - INTERVAL '1' WEEK",
+        "r.ts - INTERVAL 2 DAY",
+    ],
+    "add_seconds": [
+        "r.ts + INTERVAL 3 HOUR",
+        "r.ts - INTERVAL '90' MINUTE",
+        "r.ts + INTERVAL 1 SECOND",
+        "r.d + INTERVAL 1 HOUR",  # a DATE becomes a TIMESTAMP
+    ],
+    "to_timestamp": ["CAST(r.d AS TIMESTAMP)", "r.d < r.ts"],
+    "to_date": ["CAST(r.ts AS DATE)"],
+    "days_between": ["r.d - DATE '2000-01-01'", "DATE '2020-02-01' - r.d"],
+    "hour": ["EXTRACT(HOUR FROM r.ts)", "HOUR(r.ts)", "EXTRACT(HOUR FROM r.d)"],
+    "minute": ["EXTRACT(MINUTE FROM r.ts)"],
+    "second": ["EXTRACT(SECOND FROM r.ts)", "DATE_PART('second', r.ts)"],
     "date_trunc": [
         "DATE_TRUNC('month', r.d)",
         "DATE_TRUNC('year', r.d)",
         "date_trunc('quarter', r.d)",
         "DATE_TRUNC('week', r.d)",
         "DATE_TRUNC('days', r.d)",
+        "DATE_TRUNC('hour', r.ts)",
+        "DATE_TRUNC('week', r.ts)",
+        "DATE_TRUNC('second', r.ts)",
     ],
-    "year": ["EXTRACT(YEAR FROM r.d)"],
+    "year": ["EXTRACT(YEAR FROM r.d)", "YEAR(r.ts)"],
     "month": ["EXTRACT(MONTH FROM r.d)"],
-    "day": ["EXTRACT(DAY FROM r.d)"],
+    "day": ["EXTRACT(DAY FROM r.d)", "DAY(r.ts)"],
     "upper": ["UPPER(r.s)"],
     "lower": ["LOWER(r.s)"],
     "abs": ["ABS(r.a)", "ABS(r.x)"],
@@ -76,6 +109,8 @@ CASES = {
     "right": ["RIGHT(r.s, 2)", "RIGHT(r.s, -1)", "RIGHT(r.t, r.b)"],
     "strpos": ["STRPOS(r.s, 'b')", "STRPOS(r.s, r.t)", "POSITION('a' IN r.s)"],
     "to_str": [
+        "CAST(r.ts AS VARCHAR)",
+        "CAST(r.f AS VARCHAR)",
         "CAST(r.a AS VARCHAR)",
         "CAST(r.d AS VARCHAR)",
         "CAST(r.a > 0 AS VARCHAR)",
@@ -85,7 +120,25 @@ CASES = {
     "least": ["LEAST(r.a, r.b)", "LEAST(r.x, r.a, 0)"],
     "to_float": ["CAST(r.a AS DOUBLE)"],
     "sqrt": ["SQRT(r.x)", "SQRT(r.a)", "SQRT(r.p)"],
-    "round": ["ROUND(r.x, 1)", "ROUND(r.p, 1)", "ROUND(r.x)", "ROUND(r.a, -1)"],
+    "round": [
+        "ROUND(r.x, 1)",
+        "ROUND(r.p, 1)",
+        "ROUND(r.x)",
+        "ROUND(r.a, -1)",
+        "ROUND(r.p * 0.5, 2)",  # 1.625 -> 1.63, 0.05 -> 0.05: the decimal, not its double
+    ],
+    "to_int": [
+        "CAST(CASE WHEN r.x < 1e6 THEN r.x END AS INTEGER)",  # 2.5 -> 2: to even
+        "CAST(r.p AS INTEGER)",  # DECIMAL 5.50 -> 6: away from zero
+        "CAST(r.p * 0.5 AS BIGINT)",
+        "CAST(r.f AS INTEGER)",
+    ],
+    "to_decimal": [
+        "CAST(CASE WHEN r.x < 1e6 THEN r.x END AS DECIMAL(9, 0))",
+        "CAST(r.p AS DECIMAL(9, 1))",
+        "CAST(r.p * 0.5 AS DECIMAL(9, 2))",
+        "CAST(r.x * 0 + 1.005 AS DECIMAL(9, 2))",  # a DOUBLE: scaled as a double
+    ],
 }
 
 HAVE_PATHWAY = importlib.util.find_spec("pathway") is not None
@@ -114,7 +167,7 @@ def events_of(rows):
 def oracle(sql: str, rows) -> collections.Counter:
     con = duckdb.connect()
     con.execute(SCHEMA)
-    con.executemany(f"INSERT INTO r VALUES ({', '.join('?' * 8)})", rows)
+    con.executemany(f"INSERT INTO r VALUES ({', '.join('?' * 10)})", rows)
     return bag(con.execute(sql).fetchall())
 
 
@@ -217,12 +270,12 @@ def test_mod_by_zero_is_an_error():
 # --- aggregates: SQL's NULL rules, groups with no non-NULL argument -----------------
 
 AGG_ROWS = [
-    (1, 4, 1, 1.5, 1.25, D(2020, 1, 1), "a", "b"),
-    (1, None, 1, None, None, D(2020, 1, 2), "a", "b"),
-    (1, -2, 2, 2.0, 7.5, D(2020, 1, 3), "a", "b"),
-    (2, None, 1, None, None, D(2020, 1, 4), "a", "b"),  # group 2: all NULL
-    (3, 5, 1, 0.5, 0.01, D(2020, 1, 5), "a", "b"),
-    (3, 5, 1, 0.5, 0.01, D(2020, 1, 5), "a", "b"),
+    (1, 4, 1, 1.5, 1.25, D(2020, 1, 1), "a", "b", None, None),
+    (1, None, 1, None, None, D(2020, 1, 2), "a", "b", None, None),
+    (1, -2, 2, 2.0, 7.5, D(2020, 1, 3), "a", "b", None, None),
+    (2, None, 1, None, None, D(2020, 1, 4), "a", "b", None, None),  # group 2: all NULL
+    (3, 5, 1, 0.5, 0.01, D(2020, 1, 5), "a", "b", None, None),
+    (3, 5, 1, 0.5, 0.01, D(2020, 1, 5), "a", "b", None, None),
 ]
 
 AGG_SQL = {
@@ -278,7 +331,10 @@ def test_like_with_percent_only_agrees_with_duckdb(pattern):
     import itertools
 
     words = ["".join(w) for n in range(6) for w in itertools.product("ab", repeat=n)]
-    rows = [(i, 0, 0, 0.0, 0.0, D(2020, 1, 1), w, "x") for i, w in enumerate(words)]
+    rows = [
+        (i, 0, 0, 0.0, 0.0, D(2020, 1, 1), w, "x", None, None)
+        for i, w in enumerate(words)
+    ]
     for where in (
         f"s LIKE '{pattern}'",
         f"s NOT LIKE '{pattern}'",

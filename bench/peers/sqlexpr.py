@@ -25,7 +25,7 @@ from dynyan.compiler.ir import AggRef, InnerTest, Lit, Op, Ref, Var, ViewColumn
 _LOCAL = re.compile(r"^[A-Za-z_]\w*(\[\d+\])?$")  # a local, or one subscript of it
 _CONSTANT = re.compile(
     r"^(-?\d[\d.e+-]*|'[^'\\]*'|\"[^\"\\]*\"|True|False|None"
-    r"|datetime\.date\(\d+, \d+, \d+\))$"
+    r"|datetime\.date\(\d+, \d+, \d+\)|datetime\.datetime\([\d, ]+\))$"
 )
 _COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _ARITH = {"add": "+", "sub": "-", "mul": "*"}
@@ -37,7 +37,9 @@ def literal(value) -> str:
         return repr(value)
     if isinstance(value, float) and math.isfinite(value):
         return repr(value)
-    if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
+    if isinstance(value, datetime.datetime):
+        return repr(value)
+    if isinstance(value, datetime.date):
         return f"datetime.date({value.year}, {value.month}, {value.day})"
     raise ValueError(f"no literal for {value!r}")
 
@@ -85,16 +87,31 @@ def sql_add_months(d, months):
         last = 31
     else:
         last = (datetime.date(year, month + 1, 1) - datetime.timedelta(days=1)).day
+    if isinstance(d, datetime.datetime):
+        return datetime.datetime.combine(
+            datetime.date(year, month, min(d.day, last)), d.time()
+        )
     return datetime.date(year, month, min(d.day, last))
 
 
-def sql_round(x, digits):
+def sql_round(x, digits, exact=None):
     """ROUND as DuckDB: the nearest multiple of 10^-digits, a tie away from
-    zero (through Decimal, not the engine's float arithmetic)."""
+    zero (through Decimal, not the engine's float arithmetic). A DOUBLE is
+    scaled in double arithmetic first, as DuckDB does; a DECIMAL (`exact`
+    digits) is rounded as the decimal it stands for."""
     if x is None:
         return None
     if isinstance(x, float) and not math.isfinite(x):
         return x
+    if isinstance(x, float) and exact is None:
+        scaled = x * 10.0**digits if digits >= 0 else x / 10.0**-digits
+        if not math.isfinite(scaled):
+            return x
+        with decimal.localcontext(decimal.Context(prec=400)):
+            whole = decimal.Decimal(scaled).quantize(
+                decimal.Decimal(1), rounding=decimal.ROUND_HALF_UP
+            )
+            return float(whole.scaleb(-digits))
     exact = decimal.Decimal(repr(x) if isinstance(x, float) else x)
     with decimal.localcontext(decimal.Context(prec=400)):
         quantum = decimal.Decimal(1).scaleb(-digits)
@@ -102,6 +119,21 @@ def sql_round(x, digits):
             decimal.Decimal(1), rounding=decimal.ROUND_HALF_UP
         ) * quantum
     return int(rounded) if isinstance(x, int) else float(rounded)
+
+
+def sql_to_int(x, exact=None):
+    """CAST(number AS INTEGER) as DuckDB: a DOUBLE's exact binary value to
+    the nearest integer, ties to even; a DECIMAL's digits, ties away from
+    zero."""
+    if isinstance(x, bool):
+        return int(x)
+    if x is None or isinstance(x, int):
+        return x
+    if exact is None:
+        value, rounding = decimal.Decimal(x), decimal.ROUND_HALF_EVEN
+    else:
+        value, rounding = decimal.Decimal(repr(x)), decimal.ROUND_HALF_UP
+    return int(value.quantize(decimal.Decimal(1), rounding=rounding))
 
 
 def sql_sqrt(x):
@@ -153,8 +185,11 @@ def sql_date_part(part: str, d):
         "day": d.day,
         "quarter": (d.month + 2) // 3,
         "dayofweek": (d.weekday() + 1) % 7,
-        "dayofyear": (d - datetime.date(d.year, 1, 1)).days + 1,
+        "dayofyear": d.timetuple().tm_yday,
         "week": d.isocalendar().week,
+        "hour": getattr(d, "hour", 0),
+        "minute": getattr(d, "minute", 0),
+        "second": getattr(d, "second", 0),
     }[part]
 
 
@@ -162,6 +197,14 @@ def sql_date_trunc(unit: str, d):
     """DATE_TRUNC of a DATE: the first day of the unit that holds it."""
     if d is None:
         return None
+    if isinstance(d, datetime.datetime):
+        kept = {"hour": 4, "minute": 5, "second": 6}.get(unit)
+        if kept is None:
+            return datetime.datetime.combine(
+                sql_date_trunc(unit, d.date()), datetime.time()
+            )
+        parts = (d.year, d.month, d.day, d.hour, d.minute, d.second)
+        return datetime.datetime(*parts[:kept])
     if unit == "week":
         return datetime.date.fromordinal(d.toordinal() - d.isocalendar().weekday + 1)
     first_month = {"year": 1, "quarter": (d.month + 2) // 3 * 3 - 2}.get(unit, d.month)
@@ -199,6 +242,9 @@ def sql_to_str(v):
         return None
     if isinstance(v, bool):
         return str(v).lower()
+    if isinstance(v, datetime.datetime):
+        text = f"{v.year:04d}-{v.month:02d}-{v.day:02d} {v:%H:%M:%S}"
+        return text + f".{v.microsecond:06d}".rstrip("0") if v.microsecond else text
     if isinstance(v, datetime.date):
         return f"{v.year:04d}-{v.month:02d}-{v.day:02d}"
     return str(v)
@@ -239,6 +285,7 @@ HELPERS = {
     "_sql_add_months": sql_add_months,
     "_sql_substr": sql_substr,
     "_sql_round": sql_round,
+    "_sql_to_int": sql_to_int,
     "_sql_sqrt": sql_sqrt,
     "_sql_not_in": None,  # set below
     "_sql_scalar": None,
@@ -340,12 +387,44 @@ class SQLPython:
                 [self.value(args[0], env)],
                 lambda t: f"{t[0]} + datetime.timedelta(days={days})",
             )
+        if op == "add_seconds":
+            seconds = literal(args[1].value)
+            return self._strict(
+                [self.value(args[0], env)],
+                lambda t: f"{t[0]} + datetime.timedelta(seconds={seconds})",
+            )
+        if op == "to_timestamp":
+            return self._strict(
+                [self.value(args[0], env)],
+                lambda t: f"datetime.datetime({t[0]}.year, {t[0]}.month, {t[0]}.day)",
+            )
+        if op == "to_date":
+            return self._strict(
+                [self.value(args[0], env)],
+                lambda t: f"datetime.date({t[0]}.year, {t[0]}.month, {t[0]}.day)",
+            )
+        if op == "days_between":
+            return self._strict(
+                [self.value(a, env) for a in args],
+                lambda t: f"({t[0]}.toordinal() - {t[1]}.toordinal())",
+            )
         if op == "add_months":
             return (
                 f"_sql_add_months({self.value(args[0], env)}, "
                 f"{literal(args[1].value)})"
             )
-        if op in ("year", "month", "day", "quarter", "dayofweek", "dayofyear", "week"):
+        if op in (
+            "year",
+            "month",
+            "day",
+            "quarter",
+            "dayofweek",
+            "dayofyear",
+            "week",
+            "hour",
+            "minute",
+            "second",
+        ):
             return f"_sql_date_part({op!r}, {self.value(args[0], env)})"
         if op in ("greatest", "least"):
             values = ", ".join(self.value(a, env) for a in args)
@@ -369,10 +448,11 @@ class SQLPython:
             return self._strict(
                 [self.value(args[0], env)], lambda t: f"_sql_sqrt({t[0]})"
             )
-        if op == "round":
+        if op in ("round", "to_decimal", "to_int"):
+            rest = "".join(f", {a.value!r}" for a in args[1:])
+            call = "_sql_to_int" if op == "to_int" else "_sql_round"
             return self._strict(
-                [self.value(args[0], env)],
-                lambda t: f"_sql_round({t[0]}, {args[1].value!r})",
+                [self.value(args[0], env)], lambda t: f"{call}({t[0]}{rest})"
             )
         if op == "substr":
             rest = ", ".join(literal(a.value) for a in args[1:])

@@ -90,9 +90,18 @@ FUNCTIONS = {
     "left",  # (string, n): the first n characters (n < 0: all but the last -n)
     "right",  # (string, n): the last n characters (n < 0: all but the first -n)
     "strpos",  # (string, part): 1-based position of its first occurrence, 0 if none
-    "to_str",  # CAST(x AS VARCHAR) of an INTEGER, BOOLEAN, DATE
+    "to_str",  # CAST(x AS VARCHAR) of an INTEGER, BOOLEAN, DATE, TIMESTAMP
+    "to_timestamp",  # CAST(DATE AS TIMESTAMP): its midnight
+    "to_date",  # CAST(TIMESTAMP AS DATE)
+    "days_between",  # DATE - DATE: days
+    "add_seconds",  # TIMESTAMP ± INTERVAL of hours, minutes, seconds (in seconds)
+    "hour",
+    "minute",
+    "second",
     "sqrt",
-    "round",  # (number, Lit(digits)): halves away from zero
+    "round",  # (number, Lit(digits)[, Lit(exact digits of a DECIMAL)]): halves away from zero
+    "to_decimal",  # CAST(DOUBLE or DECIMAL AS DECIMAL(p, s)): (x, Lit(s)[, Lit(exact)]), as round
+    "to_int",  # CAST(DOUBLE or DECIMAL AS INTEGER): (x[, Lit(exact)]); a DOUBLE halves to even
     "to_float",  # CAST(number AS DOUBLE), and an INTEGER among DOUBLE results
     # a float SUM's term split (Aggregate.nonfinite): its finite part (0
     # when it is not), and whether it is +inf, -inf, NaN
@@ -241,7 +250,7 @@ class Relation:
 
     name: str
     columns: tuple[str, ...]
-    types: tuple[str, ...]  # "int", "float", "str", "date"
+    types: tuple[str, ...]  # "int", "float", "str", "date", "bool"
     # Decimal digits after the point where exact (INTEGER 0, DECIMAL(p, s) s),
     # None for DOUBLE and non-numeric columns.
     scales: tuple[int | None, ...] = ()

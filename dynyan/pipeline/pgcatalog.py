@@ -190,13 +190,17 @@ def _sql_type(type_oid: int, typmod: int) -> str | None:
         return f"CHAR({typmod - 4})" if typmod >= 4 else "CHAR"
     if type_oid == 1082:
         return "DATE"
+    if type_oid == 16:
+        return "BOOLEAN"
+    if type_oid == 1114:
+        return "TIMESTAMP"
     return None
 
 
 def schema_from_catalog(conn, sql: str) -> tuple[str, dict[str, list[str]]]:
     """CREATE TABLE statements for the tables ``sql`` reads, from the catalog.
 
-    Columns of a type dynyan cannot hold (timestamps, JSON, …) and generated
+    Columns of a type dynyan cannot hold (timestamps with time zone, JSON, …) and generated
     columns (logical replication does not send them) are left out; the
     second value names them per table (``"created_at timestamp with time zone"``).
     """

@@ -212,6 +212,8 @@ FLOAT_TYPES = {700: "real", 701: "double precision", 1700: "numeric"}
 TEXT_TYPES = {25: "text", 1043: "varchar", 19: "name"}
 BPCHAR = 1042
 DATE = 1082
+TIMESTAMP = 1114
+BOOL = 16
 
 
 def python_type(type_oid: int) -> str | None:
@@ -224,6 +226,10 @@ def python_type(type_oid: int) -> str | None:
         return "str"
     if type_oid == DATE:
         return "date"
+    if type_oid == BOOL:
+        return "bool"
+    if type_oid == TIMESTAMP:
+        return "timestamp"
     return None
 
 
@@ -234,6 +240,17 @@ def _float(raw) -> float:
             "NaN has no value in a view (it equals nothing, not even itself)"
         )
     return value
+
+
+def _timestamp(raw) -> datetime.datetime:
+    """A timestamp without time zone ('2024-01-31 10:00:00[.ffffff]')."""
+    text = raw.decode() if isinstance(raw, bytes) else raw
+    try:
+        return datetime.datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(
+            f"timestamp {text!r} has no datetime.datetime (infinite, BC or past 9999)"
+        ) from None
 
 
 def _date_parser():
@@ -273,6 +290,10 @@ def value_decoder(type_oid: int, encoding: str = "utf-8"):
         return lambda raw: raw.decode(encoding).rstrip(" ")
     if type_oid == DATE:
         return _date_parser()
+    if type_oid == BOOL:
+        return b"t".__eq__  # 't' or 'f'
+    if type_oid == TIMESTAMP:
+        return _timestamp
     raise ValueError(f"type oid {type_oid} is not supported")
 
 

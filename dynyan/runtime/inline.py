@@ -38,6 +38,7 @@ HELPERS = (
     Helper("_mod", "sqlfuncs", "_mod"),
     Helper("_substr", "sqlfuncs", "_substr"),
     Helper("_round", "sqlfuncs", "_round"),
+    Helper("_to_int", "sqlfuncs", "_to_int"),
     Helper("_sqrt", "sqlfuncs", "_sqrt"),
     Helper("_finite_part", "sqlfuncs", "_finite_part"),
     Helper("_exact", "sqlfuncs", "_exact"),

@@ -52,10 +52,12 @@ def _substr(s, start, length=None):
     return s[max(begin, 0) : max(begin + length, 0)]
 
 
-def _round(x, digits):
+def _round(x, digits, exact=None):
     """ROUND(x, digits) as DuckDB: halves away from zero, an INTEGER stays
     one; a DOUBLE too large to scale (or inf, NaN) is returned as it is.
-    NULL in, NULL out."""
+    `exact`: the decimal digits a DECIMAL `x` holds, so it is rounded as
+    the decimal it stands for (1.005 to 1.01), not as its nearest double;
+    CAST(x AS DECIMAL(p, digits)) rounds the same way. NULL in, NULL out."""
     if x is None:
         return None
     if type(x) is int:
@@ -64,6 +66,14 @@ def _round(x, digits):
         unit = 10**-digits
         q = (abs(x) + unit // 2) // unit * unit
         return q if x >= 0 else -q
+    if exact is not None:
+        if digits >= exact:
+            return x
+        n = round(x * 10**exact)  # the decimal's digits, exactly
+        unit = 10 ** (exact - digits)
+        q = (abs(n) + unit // 2) // unit
+        q = q if n >= 0 else -q
+        return q / 10**digits if digits >= 0 else float(q * 10**-digits)
     scaled = x * 10.0**digits if digits >= 0 else x / 10.0**-digits
     if scaled - scaled != 0:
         return x
@@ -72,6 +82,22 @@ def _round(x, digits):
         whole += 1 if scaled > 0 else -1
     out = whole / 10.0**digits if digits >= 0 else whole * 10.0**-digits
     return out if out - out == 0 else x
+
+
+def _to_int(x, exact=None):
+    """CAST(x AS INTEGER) of a number as DuckDB: a DOUBLE to the nearest
+    integer, halves to even (inf and NaN are errors); a DECIMAL of `exact`
+    digits halves away from zero; a BOOLEAN 1 or 0. NULL in, NULL out."""
+    if x is None or type(x) is int:
+        return x
+    if exact is None:
+        if x - x != 0:
+            raise ValueError(f"CAST of {x} to an integer is out of range")
+        return round(x)
+    n = round(x * 10**exact)
+    unit = 10**exact
+    q = (abs(n) + unit // 2) // unit
+    return q if n >= 0 else -q
 
 
 def _sqrt(x):
@@ -168,16 +194,32 @@ def _right(string, n):
 
 
 def _to_str(value):
-    """CAST(value AS VARCHAR) of an INTEGER, BOOLEAN or DATE, as DuckDB
-    spells them."""
+    """CAST(value AS VARCHAR) of an INTEGER, BOOLEAN, DATE or TIMESTAMP, as
+    DuckDB spells them (a TIMESTAMP's fraction of a second without trailing
+    zeros)."""
     if value is True or value is False:
         return "true" if value else "false"
-    return str(value) if type(value) is int else value.isoformat()
+    if type(value) is int:
+        return str(value)
+    if type(value) is datetime.datetime:
+        text = value.isoformat(sep=" ")
+        return text.rstrip("0") if value.microsecond else text
+    return value.isoformat()
 
 
 def _date_trunc(unit, date):
     """DATE_TRUNC of a DATE: the first day of its year, quarter, month or
-    ISO week (a Monday), or the day itself."""
+    ISO week (a Monday), or the day itself; of a TIMESTAMP the first instant
+    of that day, or of its hour, minute or second."""
+    if type(date) is datetime.datetime:
+        if unit == "second":
+            return date.replace(microsecond=0)
+        if unit == "minute":
+            return date.replace(second=0, microsecond=0)
+        if unit == "hour":
+            return date.replace(minute=0, second=0, microsecond=0)
+        day = _date_trunc(unit, date.date())
+        return datetime.datetime(day.year, day.month, day.day)
     if unit == "month":
         return date.replace(day=1)
     if unit == "year":
@@ -190,11 +232,12 @@ def _date_trunc(unit, date):
 
 
 def _add_months(date, months):
-    """date + INTERVAL 'months' MONTH, clamped to the end of the month."""
+    """date + INTERVAL 'months' MONTH, clamped to the end of the month (a
+    TIMESTAMP keeps its time of day)."""
     total = date.year * 12 + date.month - 1 + months
     year, month = divmod(total, 12)
     for day in (date.day, 30, 29, 28):
         try:
-            return datetime.date(year, month + 1, day)
+            return date.replace(year=year, month=month + 1, day=day)
         except ValueError:
             continue

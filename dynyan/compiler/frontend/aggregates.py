@@ -153,6 +153,31 @@ class Grouping:
     def type_of(self, e) -> str | None:
         return infer_type(e, self._leaf_type)
 
+    def digits_of(self, e) -> int | None:
+        """Decimal digits an expression over groups holds exactly: a key's,
+        a SUM's, MIN's or MAX's of a DECIMAL argument (AVG is a DOUBLE)."""
+        return exact_digits(e, self._leaf_digits)
+
+    def _leaf_digits(self, e) -> int | None:
+        if isinstance(e, GroupKey):
+            return self.fe.digits_of(self.keys[e.index])
+        if not isinstance(e, AggRef):
+            return self.fe.digits_of(e)
+        agg = self.aggregates[e.index]
+        if agg.kind in ("count", "count_distinct"):
+            return 0
+        if agg.computed is not None and agg.kind in ("min", "max"):
+            return self.fe.digits_of(agg.computed)
+        if agg.kind in ("min", "max"):
+            return self.fe.digits_of(self.args[int(agg.arg.removeprefix("#arg"))])
+        if agg.kind == "sum":
+            node = self.polys[e.index][1]
+            arg = agg.computed
+            if arg is None and node.this is not None:
+                arg = self.fe.expr(node.this)
+            return None if arg is None else self.fe.digits_of(arg)
+        return None
+
     def _leaf_type(self, e) -> str | None:
         if isinstance(e, GroupKey):
             return self.fe.type_of(self.keys[e.index])
@@ -427,6 +452,7 @@ class _OverGroups:
     def __init__(self, g):
         self.expr = self.column = g.convert
         self.type_of = g.type_of
+        self.digits_of = g.digits_of
 
 
 def _grouped_binary(op: str) -> Callable:
@@ -458,5 +484,4 @@ _GROUPED_CONVERTERS: dict[type, Callable] = {
     exp.Or: _grouped_binary("or"),
     exp.Not: lambda g, node: Op("not", (g.convert(node.this),)),
     exp.Neg: lambda g, node: Op("neg", (g.convert(node.this),)),
-    exp.Cast: lambda g, node: g.convert(node.this),
 }

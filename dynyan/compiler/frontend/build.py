@@ -33,7 +33,14 @@ from .aggregates import GroupKey, Grouping, is_grouped, nonnull_leaves
 from .diagnostics import DIALECT, sql_error, unsupported
 from .expressions import CONVERTERS, null_safe_pair
 from .passes.unnest_subqueries import INNER
-from .types import check_comparable, check_condition, infer_type, lit_type, typed
+from .types import (
+    check_comparable,
+    check_condition,
+    exact_digits,
+    infer_type,
+    lit_type,
+    typed,
+)
 
 
 class SelectBuilder:
@@ -156,6 +163,20 @@ class SelectBuilder:
         """The Python type of an expression's value (None for NULL); raises
         `_ExprError` for operands that do not fit (see `_op_type`)."""
         return infer_type(e, self.leaf_type)
+
+    def digits_of(self, e) -> int | None:
+        """Decimal digits `e` holds exactly (a DECIMAL's scale), None for a
+        DOUBLE."""
+        return exact_digits(e, self._leaf_digits)
+
+    def _leaf_digits(self, e) -> int | None:
+        if isinstance(e, Ref):
+            rel = self.atom_relations[e.atom]
+            return rel.scales[e.column] if rel.scales else None
+        if isinstance(e, ViewColumn):
+            scales = self.inner_view.scales
+            return scales[e.index] if scales else None
+        return None
 
     def leaf_type(self, e) -> str | None:
         if isinstance(e, Ref):

@@ -46,6 +46,9 @@ class Context:
     ordering: Ordering | None = None
     # Conditions on inner views the SELECT being compiled has left to build.
     tests: list[PendingTest] = field(default_factory=list)
+    # The derived tables of the SELECT being compiled, by SQL text: the same
+    # text read twice (a self-join of one derived table) is one inner view.
+    derived: dict[str, str] = field(default_factory=dict)
     # Whether the planner joins a query's atoms as they are (else its cyclic
     # part is grouped into bags, passes/decompose_cycles.py).
     acyclic: Callable[[Query], bool] | None = None

@@ -16,10 +16,11 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
+from ...runtime.sqlfuncs import _to_str
 from ..ir import Lit, Op, Ref
 from .diagnostics import sql_error, unsupported
 from .statements import TYPES
-from .types import coerce_dates, parse_date
+from .types import TIMES, coerce_dates, parse_date, parse_timestamp, to_timestamp
 
 
 def _binary(op: str) -> Callable:
@@ -59,21 +60,66 @@ def _literal(fe, node: exp.Literal) -> Lit:
 def _cast(fe, node: exp.Cast):
     target = node.to.this.name
     inner = fe.expr(node.this)
-    if target == "DATE" and isinstance(inner, Lit) and isinstance(inner.value, str):
+    wanted = TYPES.get(target)
+    if wanted in TIMES and isinstance(inner, Lit) and isinstance(inner.value, str):
+        parse = parse_date if wanted == "date" else parse_timestamp
         try:
-            return Lit(parse_date(inner.value))
+            return Lit(parse(inner.value))
         except ValueError:
-            raise sql_error(f"invalid date literal {inner.value!r}", node) from None
-    source, wanted = fe.type_of(inner), TYPES.get(target)
+            raise sql_error(
+                f"invalid {wanted} literal {inner.value!r}", node
+            ) from None
+    source = fe.type_of(inner)
+    if wanted == "timestamp" and source == "date":
+        return to_timestamp(inner)
+    if wanted == "date" and source == "timestamp":
+        if isinstance(inner, Lit):
+            return Lit(inner.value.date())
+        return Op("to_date", (inner,))
+    if source == "float" and wanted in ("int", "float") and target != "DOUBLE":
+        return _cast_number(fe, inner, node.to)
     if wanted == source or (wanted == "float" and source == "int"):
         return _as_float(inner) if wanted == "float" else inner
-    if wanted == "str" and source in ("int", "bool", "date"):
+    if wanted == "str" and source in ("int", "bool", "date", "timestamp"):
         return Op("to_str", (inner,))
-    if wanted == "int" and source == "float":
-        raise unsupported(
-            "CAST of a DOUBLE or DECIMAL to an integer is not supported", node
-        )
-    raise unsupported("only CAST of a string literal to DATE is supported", node)
+    if wanted == "int" and source == "bool":
+        return Op("to_int", (inner,))
+    if wanted == "bool" and source in ("int", "float"):  # non-zero is true
+        return Op("ne", (inner, Lit(0)))
+    raise unsupported(
+        f"CAST of a {_SQL_TYPES.get(source, 'NULL')} to {node.to.sql()} is not "
+        "supported; supported: between numbers, DATE and TIMESTAMP, a string "
+        "literal to DATE or TIMESTAMP, an INTEGER, BOOLEAN, DATE or TIMESTAMP to "
+        "VARCHAR",
+        node,
+    )
+
+
+_SQL_TYPES = {
+    "int": "INTEGER",
+    "float": "DOUBLE",
+    "str": "VARCHAR",
+    "date": "DATE",
+    "timestamp": "TIMESTAMP",
+    "bool": "BOOLEAN",
+}
+
+
+def _cast_number(fe, inner, to: exp.DataType):
+    """CAST of a DOUBLE or DECIMAL to an integer or a DECIMAL(p, s): rounded
+    as DuckDB does (a DOUBLE to an integer halves to even; every other cast
+    halves away from zero, a DECIMAL as the decimal it stands for)."""
+    exact = fe.digits_of(inner)
+    tail = () if exact is None else (Lit(exact),)
+    if TYPES[to.this.name] == "int":
+        return Op("to_int", (inner, *tail))
+    if to.this.name not in ("DECIMAL", "BIGDECIMAL"):  # FLOAT, REAL: as DOUBLE
+        return inner
+    params = to.expressions
+    scale = int(params[1].name) if len(params) > 1 else (3 if not params else 0)
+    if exact is not None and exact <= scale:
+        return inner
+    return Op("to_decimal", (inner, Lit(scale), *tail))
 
 
 def _as_float(e):
@@ -95,6 +141,9 @@ def widen(fe, values: list) -> list:
 
 
 _UNITS = {
+    "SECOND": ("add_seconds", 1),
+    "MINUTE": ("add_seconds", 60),
+    "HOUR": ("add_seconds", 3600),
     "DAY": ("add_days", 1),
     "WEEK": ("add_days", 7),
     "MONTH": ("add_months", 1),
@@ -109,13 +158,17 @@ def _interval(node: exp.Interval) -> tuple[str, int]:
     if len(parts) == 2 and not unit:
         text, unit = parts[0], parts[1].upper().rstrip("S")
     if unit not in _UNITS or not re.fullmatch(r"[+-]?\d+", text.strip()):
-        raise unsupported("supported intervals: INTERVAL 'n' DAY|WEEK|MONTH|YEAR", node)
+        raise unsupported(
+            "supported intervals: INTERVAL 'n' SECOND|MINUTE|HOUR|DAY|WEEK|MONTH|YEAR",
+            node,
+        )
     op, scale = _UNITS[unit]
     return op, int(text) * scale
 
 
 def _shift(fe, node, sign: int):
-    """date ± INTERVAL, folded at compile time when the date is a literal."""
+    """date ± INTERVAL (a DATE, or a TIMESTAMP for hours, minutes and
+    seconds), date - date (days); folded at compile time over literals."""
     left, right = node.this, node.expression
     if isinstance(left, exp.Interval) and sign > 0:
         left, right = right, left
@@ -127,11 +180,17 @@ def _shift(fe, node, sign: int):
             if isinstance(a, Lit):
                 return Lit(shift_date(a.value, "add_days", sign * b.value))
             return Op("add_days", (a, Lit(sign * b.value)))
+        if sign < 0 and fe.type_of(a) == fe.type_of(b) == "date":
+            if isinstance(a, Lit) and isinstance(b, Lit):
+                return Lit((a.value - b.value).days)
+            return Op("days_between", (a, b))
         return _arith("add" if sign > 0 else "sub", a, b)
     op, amount = _interval(right)
     date = fe.expr(left)
-    if fe.type_of(date) != "date":
-        raise unsupported("INTERVAL arithmetic needs a DATE operand", node)
+    if fe.type_of(date) not in TIMES:
+        raise unsupported("INTERVAL arithmetic needs a DATE or TIMESTAMP operand", node)
+    if op == "add_seconds" and fe.type_of(date) == "date":  # DuckDB: a TIMESTAMP
+        date = to_timestamp(date)
     if isinstance(date, Lit):
         return Lit(shift_date(date.value, op, sign * amount))
     return Op(op, (date, Lit(sign * amount)))
@@ -142,7 +201,10 @@ def _whole_literal(e) -> bool:
 
 
 def shift_date(value: datetime.date, op: str, amount: int) -> datetime.date:
-    """Add days or months to a date as SQL does (clamping to the month's end)."""
+    """Add seconds, days or months to a date or timestamp as SQL does
+    (clamping to the month's end)."""
+    if op == "add_seconds":
+        return value + datetime.timedelta(seconds=amount)
     if op == "add_days":
         return value + datetime.timedelta(days=amount)
     months = value.year * 12 + value.month - 1 + amount
@@ -150,7 +212,7 @@ def shift_date(value: datetime.date, op: str, amount: int) -> datetime.date:
     month += 1
     for day in (value.day, 30, 29, 28):
         try:
-            return datetime.date(year, month, day)
+            return value.replace(year=year, month=month, day=day)
         except ValueError:
             continue
     raise AssertionError("unreachable")
@@ -254,10 +316,13 @@ DATE_PARTS = {
     "DOY": "dayofyear",
     "DAYOFYEAR": "dayofyear",
     "WEEK": "week",
+    "HOUR": "hour",
+    "MINUTE": "minute",
+    "SECOND": "second",
 }
 
 
-def _date_part(part: str, value, node):
+def _date_part(fe, part: str, value, node):
     op = DATE_PARTS.get(part.upper())
     if op is None:
         raise unsupported(
@@ -265,20 +330,23 @@ def _date_part(part: str, value, node):
             + ", ".join(sorted(DATE_PARTS)),
             node,
         )
+    if op in ("hour", "minute", "second") and fe.type_of(value) == "date":
+        value = to_timestamp(value)  # midnight: 0
     return Op(op, (value,))
 
 
 def _extract(fe, node: exp.Extract):
-    return _date_part(node.this.name, fe.expr(node.expression), node)
+    return _date_part(fe, node.this.name, fe.expr(node.expression), node)
 
 
 # DATE_TRUNC units (DuckDB's spellings, singular or plural)
-TRUNC_UNITS = ("year", "quarter", "month", "week", "day")
+TRUNC_UNITS = ("year", "quarter", "month", "week", "day", "hour", "minute", "second")
 
 
 def _date_trunc(fe, node: exp.TimestampTrunc):
-    """DATE_TRUNC('month', d) of a DATE: the first day of its unit (a DATE;
-    DuckDB says TIMESTAMP, at midnight of that day, as for date + INTERVAL)."""
+    """DATE_TRUNC('month', d): of a DATE the first day of its unit (a DATE;
+    DuckDB says TIMESTAMP, at midnight of that day, as for date + INTERVAL),
+    of a TIMESTAMP the first instant of its unit."""
     unit = node.text("unit").lower()
     unit = unit[:-1] if unit.endswith("s") else unit
     if unit not in TRUNC_UNITS:
@@ -298,12 +366,24 @@ def _variadic(op: str) -> Callable:
 
 
 def _concat(fe, node):
-    """CONCAT(a, b, …) of strings: NULL arguments count as '' (as DuckDB)."""
+    """CONCAT(a, b, …): NULL arguments count as '' and an INTEGER, BOOLEAN,
+    DATE or TIMESTAMP is cast to VARCHAR (as DuckDB)."""
     parts = []
     for arg in node.expressions:
         value = fe.expr(arg)
-        if fe.type_of(value) not in ("str", None):
-            raise unsupported("CONCAT is supported over strings only", arg)
+        kind = fe.type_of(value)
+        if kind in ("int", "bool", "date", "timestamp"):
+            value = (
+                Lit(_to_str(value.value))
+                if isinstance(value, Lit)
+                else Op("to_str", (value,))
+            )
+        elif kind not in ("str", None):
+            raise unsupported(
+                "CONCAT of a DOUBLE or DECIMAL is not supported (DuckDB's spelling "
+                "of a number as text; CAST it to INTEGER first)",
+                arg,
+            )
         if isinstance(value, Lit):
             if value.value is not None:
                 parts.append(value)
@@ -333,7 +413,9 @@ def _round(fe, node):
     digits = Lit(0) if digits is None else fe.expr(digits)
     if not (isinstance(digits, Lit) and type(digits.value) is int):
         raise unsupported("ROUND needs an integer literal for its digits", node)
-    return Op("round", (fe.expr(node.this), digits))
+    value = fe.expr(node.this)
+    exact = fe.digits_of(value) if fe.type_of(value) == "float" else None
+    return Op("round", (value, digits) + (() if exact is None else (Lit(exact),)))
 
 
 def _substring(fe, node):
@@ -351,7 +433,7 @@ def _function(fe, node: exp.Anonymous):
         part = args[0]
         if not (isinstance(part, exp.Literal) and part.is_string):
             raise unsupported("DATE_PART needs the part as a string literal", node)
-        return _date_part(part.this, fe.expr(args[1]), node)
+        return _date_part(fe, part.this, fe.expr(args[1]), node)
     if name in ("strlen", "char_length", "character_length") and len(args) == 1:
         return Op("length", (fe.expr(args[0]),))
     raise unsupported(f"function {node.name} is not supported", node)
@@ -440,6 +522,9 @@ CONVERTERS: dict[type, Callable] = {
     exp.Year: lambda fe, node: Op("year", (fe.expr(node.this),)),
     exp.Month: lambda fe, node: Op("month", (fe.expr(node.this),)),
     exp.Day: lambda fe, node: Op("day", (fe.expr(node.this),)),
+    exp.Hour: lambda fe, node: _date_part(fe, "hour", fe.expr(node.this), node),
+    exp.Minute: lambda fe, node: _date_part(fe, "minute", fe.expr(node.this), node),
+    exp.Second: lambda fe, node: _date_part(fe, "second", fe.expr(node.this), node),
     exp.Quarter: lambda fe, node: Op("quarter", (fe.expr(node.this),)),
     exp.DayOfWeek: lambda fe, node: Op("dayofweek", (fe.expr(node.this),)),
     exp.DayOfYear: lambda fe, node: Op("dayofyear", (fe.expr(node.this),)),

@@ -33,6 +33,8 @@ TYPES = {
     **dict.fromkeys(["DECIMAL", "DOUBLE", "FLOAT", "REAL", "BIGDECIMAL"], "float"),
     **dict.fromkeys(["CHAR", "VARCHAR", "TEXT", "NCHAR", "NVARCHAR"], "str"),
     "DATE": "date",
+    "BOOLEAN": "bool",
+    **dict.fromkeys(["TIMESTAMP", "TIMESTAMPNTZ", "DATETIME"], "timestamp"),
 }
 
 
@@ -236,7 +238,8 @@ def relation(create: exp.Create) -> Relation:
         if type_name not in TYPES:
             raise unsupported(
                 f"column {name}.{col.name} has type {kind.sql() if kind else 'none'}; "
-                "supported: INTEGER, DECIMAL/DOUBLE, CHAR/VARCHAR/TEXT, DATE",
+                "supported: INTEGER, DECIMAL/DOUBLE, CHAR/VARCHAR/TEXT, DATE, "
+                "TIMESTAMP (without time zone), BOOLEAN",
                 col,
             )
         columns.append(col.name.lower())
@@ -280,7 +283,7 @@ def _declared_notnull(col: exp.ColumnDef) -> bool:
 def _scale(kind: exp.DataType) -> int | None:
     """Digits after the decimal point a column holds exactly (None: inexact)."""
     name = kind.this.name
-    if TYPES[name] == "int":
+    if TYPES[name] in ("int", "bool"):  # a BOOLEAN sums as 0 or 1
         return 0
     if name in ("DECIMAL", "BIGDECIMAL"):
         params = kind.expressions

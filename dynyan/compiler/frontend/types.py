@@ -2,7 +2,8 @@
 
 Operands the generated Python would reject at run time (or combine unlike
 SQL: `'1' = 1` never matches) are refused where the query says them. Types
-are "int", "float", "bool", "str", "date"; None is unknown (NULL).
+are "int", "float", "bool", "str", "date", "timestamp"; None is unknown
+(NULL).
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from ..ir import COMPARISONS, INFIX, Lit, Op
 from .diagnostics import sql_error, unsupported
 
 NUMERIC = {"int", "float", "bool"}
+TIMES = {"date", "timestamp"}
 DATE_ARITHMETIC = (
-    "DATE arithmetic is not supported; supported: DATE ± n (days), DATE ± INTERVAL 'n' "
-    "DAY|WEEK|MONTH|YEAR and comparisons of dates"
+    "DATE arithmetic is not supported; supported: DATE ± n (days), DATE - DATE "
+    "(days), DATE or TIMESTAMP ± INTERVAL 'n' DAY|WEEK|MONTH|YEAR (a TIMESTAMP also "
+    "HOUR|MINUTE|SECOND) and comparisons"
 )
 
 
@@ -31,6 +34,8 @@ class ExprError(UnsupportedQueryError):
 def lit_type(e) -> str | None:
     if not isinstance(e, Lit) or e.value is None:
         return None
+    if isinstance(e.value, datetime.datetime):
+        return "timestamp"
     if isinstance(e.value, datetime.date):
         return "date"
     return {bool: "bool", int: "int", float: "float", str: "str"}.get(type(e.value))
@@ -68,6 +73,10 @@ def exact_digits(e, leaf: Callable) -> int | None:
         return None if None in parts else sum(parts)
     if e.op in ("neg", "abs", "nullif"):
         return exact_digits(e.args[0], leaf)
+    if e.op in ("to_decimal", "to_int"):
+        return e.args[1].value if e.op == "to_decimal" else 0
+    if e.op == "round" and len(e.args) == 3:  # a DECIMAL's digits, rounded
+        return min(e.args[2].value, max(e.args[1].value, 0))
     if e.op in ("coalesce", "greatest", "least", "case"):
         branches = e.args[1::2] + (e.args[-1],) if e.op == "case" else e.args
         parts = [
@@ -115,7 +124,7 @@ def op_type(e: Op, types: list) -> str | None:
             check_comparable(args[0], types[0], b, tb)
         return "bool"
     if op in ("add", "sub", "mul", "div", "mod"):
-        if "date" in types:
+        if "date" in types or "timestamp" in types:
             raise ExprError(DATE_ARITHMETIC)
         need(NUMERIC, f"{INFIX[op]} needs numbers", 0, 1)
         divisor = args[1]
@@ -133,6 +142,9 @@ def op_type(e: Op, types: list) -> str | None:
     if op == "round":
         need(NUMERIC, "ROUND needs a number", 0)
         return types[0]
+    if op in ("to_decimal", "to_int"):
+        need(NUMERIC, "CAST to a number needs a number", 0)
+        return "float" if op == "to_decimal" else "int"
     if op in ("neg", "abs"):
         need(NUMERIC, f"{'ABS' if op == 'abs' else 'unary -'} needs a number", 0)
         return types[0]
@@ -143,8 +155,25 @@ def op_type(e: Op, types: list) -> str | None:
         need({"str"}, "LIKE needs a string", 0)
         return "bool"
     if op in ("year", "month", "day", "quarter", "dayofweek", "dayofyear", "week"):
-        need({"date"}, "EXTRACT needs a DATE", 0)
+        need(TIMES, "EXTRACT needs a DATE or TIMESTAMP", 0)
         return "int"
+    if op in ("hour", "minute", "second"):
+        need({"timestamp"}, "EXTRACT of a time of day needs a TIMESTAMP", 0)
+        return "int"
+    if op == "to_timestamp":
+        need({"date"}, "CAST to TIMESTAMP needs a DATE", 0)
+        return "timestamp"
+    if op == "to_date":
+        need({"timestamp"}, "CAST to DATE needs a TIMESTAMP", 0)
+        return "date"
+    if op == "days_between":
+        need({"date"}, "DATE - DATE needs dates", 0, 1)
+        return "int"
+    if op == "add_seconds":
+        need(
+            {"timestamp"}, "INTERVAL of hours, minutes or seconds needs a TIMESTAMP", 0
+        )
+        return "timestamp"
     if op in ("substr", "upper", "lower", "trim"):
         need({"str"}, f"{op.upper()} needs a string", 0)
         return "str"
@@ -175,10 +204,13 @@ def op_type(e: Op, types: list) -> str | None:
         check_comparable(args[0], types[0], args[1], types[1])
         return types[0]
     if op in ("add_days", "add_months"):
-        return "date"
+        need(TIMES, "INTERVAL arithmetic needs a DATE or TIMESTAMP", 0)
+        return types[0]
     if op == "date_trunc":
-        need({"date"}, "DATE_TRUNC needs a DATE", 1)
-        return "date"
+        need(TIMES, "DATE_TRUNC needs a DATE or TIMESTAMP", 1)
+        if types[1] == "date" and args[0].value in ("hour", "minute", "second"):
+            raise ExprError(f"DATE_TRUNC to the {args[0].value} needs a TIMESTAMP")
+        return types[1]
     if op == "isnull":
         return "bool"
     if op == "concat":
@@ -209,13 +241,49 @@ def parse_date(text: str) -> datetime.date:
     return datetime.date(*map(int, m.groups()))
 
 
+def parse_timestamp(text: str) -> datetime.datetime:
+    """A timestamp literal: a date, then optionally HH:MM[:SS[.ffffff]]
+    after a space or T; ValueError for anything else (a time zone too)."""
+    m = re.fullmatch(
+        r"\s*(\d{4})-(\d{1,2})-(\d{1,2})"
+        r"(?:[ T](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?)?\s*",
+        text,
+    )
+    if m is None:
+        raise ValueError(text)
+    year, month, day, hour, minute, second, fraction = m.groups()
+    micro = int((fraction or "0").ljust(6, "0"))
+    return datetime.datetime(
+        int(year),
+        int(month),
+        int(day),
+        int(hour or 0),
+        int(minute or 0),
+        int(second or 0),
+        micro,
+    )
+
+
 def coerce_dates(left, right, type_of: Callable, node: exp.Expression):
-    """DuckDB casts a string literal compared with a DATE to a date."""
+    """DuckDB casts a string literal compared with a DATE or TIMESTAMP to
+    one, and a DATE compared with a TIMESTAMP to its midnight."""
     for a, b in ((left, right), (right, left)):
-        if type_of(a) == "date" and isinstance(b, Lit) and isinstance(b.value, str):
+        kind = type_of(a)
+        if kind in TIMES and isinstance(b, Lit) and isinstance(b.value, str):
+            parse = parse_date if kind == "date" else parse_timestamp
             try:
-                date = Lit(parse_date(b.value))
+                value = Lit(parse(b.value))
             except ValueError:
-                raise sql_error(f"invalid date {b.value!r}", node) from None
-            left, right = (date, right) if b is left else (left, date)
+                raise sql_error(f"invalid {kind} {b.value!r}", node) from None
+            left, right = (value, right) if b is left else (left, value)
+        elif kind == "timestamp" and type_of(b) == "date":
+            value = to_timestamp(b)
+            left, right = (value, right) if b is left else (left, value)
     return left, right
+
+
+def to_timestamp(e):
+    """A DATE as the TIMESTAMP of its midnight (folded for a literal)."""
+    if isinstance(e, Lit):
+        return Lit(datetime.datetime(e.value.year, e.value.month, e.value.day))
+    return Op("to_timestamp", (e,))

@@ -3,6 +3,9 @@
 - `AGG(x) FILTER (WHERE c)` -> `AGG(CASE WHEN c THEN x END)` (`COUNT(*)`
   counts `CASE WHEN c THEN 1 END`): the aggregates skip NULL, so only the
   rows where `c` holds count, as SQL defines FILTER.
+- `BOOL_AND(c)`, `BOOL_OR(c)` -> `MIN(c)`, `MAX(c)` (false sorts before
+  true); `COUNT_IF(c)` -> `SUM(CAST(c AS INTEGER))` (DuckDB's: NULL where
+  no condition is true or false).
 - `GROUP BY ALL` (DuckDB) -> GROUP BY every SELECT item without an
   aggregate (none: one global group).
 
@@ -23,14 +26,25 @@ from ..context import Context
 from ..diagnostics import unsupported
 from .name_outputs import named
 
+# aggregates spelled as others: class -> a function of the argument
+_RESPELLED = {
+    exp.LogicalAnd: lambda c: exp.Min(this=c),
+    exp.LogicalOr: lambda c: exp.Max(this=c),
+    # DuckDB's COUNT_IF: NULL where no row's condition is true or false
+    exp.CountIf: lambda c: exp.Sum(this=exp.cast(c, exp.DataType.Type.INT)),
+}
+_SPELLINGS = (exp.Filter, *_RESPELLED)
+
 
 def aggregate_spellings(tree: exp.Expression, ctx: Context) -> exp.Expression:
     for select in tree.find_all(exp.Select):  # items keep the names as written
-        if select.find(exp.Filter) is not None:
+        if select.find(*_SPELLINGS) is not None:
             select.set(
                 "expressions",
-                [named(e) if e.find(exp.Filter) else e for e in select.expressions],
+                [named(e) if e.find(*_SPELLINGS) else e for e in select.expressions],
             )
+    for node in list(tree.find_all(*_RESPELLED)):
+        node.replace(_RESPELLED[type(node)](node.this.copy()))
     for node in list(tree.find_all(exp.Filter)):
         node.replace(_filtered(node))
     for select in tree.find_all(exp.Select):

@@ -70,7 +70,9 @@ def _rewrite(select: exp.Select, at: int, name: str) -> None:
     outside = [
         c
         for c in select.find_all(exp.Column)
-        if id(c) not in moved and c.table.lower() in prefix | {other}
+        if id(c) not in moved
+        and c.table.lower() in prefix | {other}
+        and not _shadowed(c, select)
     ]
     columns: list[tuple[str, str]] = []  # (alias, column), in first-use order
     for col in outside:
@@ -136,6 +138,23 @@ def _rewrite(select: exp.Select, at: int, name: str) -> None:
         ),
     )
     select.set("joins", joins[at + 1 :])
+
+
+def _shadowed(col: exp.Column, select: exp.Select) -> bool:
+    """Whether a SELECT nested in `select` around `col` has a table of the
+    same alias: the column is that table's, not the outer one's (an inner
+    query rewritten first has its own `__oj1`)."""
+    node = col.parent
+    while node is not None and node is not select:
+        if isinstance(node, exp.Select):
+            sources = [node.args.get("from_") or node.args.get("from")]
+            sources += node.args.get("joins") or []
+            if any(
+                s is not None and _alias(s.this) == col.table.lower() for s in sources
+            ):
+                return True
+        node = node.parent
+    return False
 
 
 def _first_column(source: exp.Expression) -> str:

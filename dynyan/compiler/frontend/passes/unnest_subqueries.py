@@ -63,8 +63,10 @@ def unnest_subqueries(select: exp.Select, ctx: Context) -> exp.Select:
         if isinstance(sub, exp.Subquery):
             if not isinstance(sub.this, (exp.Select, exp.SetOperation)):
                 raise unsupported("only SELECT subqueries are supported in FROM", sub)
-            name, _ = virtual(ctx, sub.this, "derived")
-            holder.set("this", exp.table_(name, alias=sub.alias))
+            text = sub.this.sql()
+            if text not in ctx.derived:
+                ctx.derived[text], _ = virtual(ctx, sub.this, "derived")
+            holder.set("this", exp.table_(ctx.derived[text], alias=sub.alias))
     where = select.args.get("where")
     if where is not None:
         _exists_unions(where)

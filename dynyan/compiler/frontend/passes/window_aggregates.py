@@ -1,13 +1,16 @@
-"""Aggregate window functions over whole partitions -> a join with the
-aggregates of the partitions.
+"""Window functions -> joins with the aggregates of the partitions.
 
 `AGG(x) OVER (PARTITION BY p, …)` (SUM, COUNT, AVG, MIN or MAX; no ORDER BY,
 no frame) gives each row the aggregate over the rows of its partition. The
 SELECT without its windows becomes a derived table `__windowed` that also
 outputs the windows' arguments and partition keys; each distinct PARTITION
 BY list becomes `__windowed` grouped by those keys, joined back on them with
-IS NOT DISTINCT FROM (NULL keys form one partition, as in SQL). Windows are
-computed before DISTINCT, ORDER BY and LIMIT, which stay on the outer query.
+IS NOT DISTINCT FROM (NULL keys form one partition, as in SQL). Windows
+with ORDER BY (RANK(), DENSE_RANK(), PERCENT_RANK(), CUME_DIST(), running
+aggregates, LAG/LEAD) join one table per window, built from one table per
+ORDER BY level (window_orders.py). Windows are computed before QUALIFY (a
+WHERE over the join), DISTINCT, ORDER BY and LIMIT, which stay on the
+outer query.
 
 >>> import sqlglot
 >>> from dynyan.compiler.frontend.context import Context
@@ -22,11 +25,21 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..context import Context
-from ..diagnostics import unsupported
 from .name_outputs import named
+from .window_orders import (
+    COUNT_ROWS,
+    RANKINGS,
+    ordered_table,
+    order_levels,
+    running_measures,
+    running_value,
+    shifted_table,
+)
 
 # the functions a window over whole partitions may compute
 WINDOW_AGGREGATES = (exp.Sum, exp.Count, exp.Avg, exp.Min, exp.Max)
+# the value of another row of the order
+SHIFTS = (exp.Lag, exp.Lead)
 
 
 def window_aggregates(tree: exp.Expression, ctx: Context) -> exp.Expression:
@@ -47,24 +60,101 @@ def window_aggregates(tree: exp.Expression, ctx: Context) -> exp.Expression:
 
 
 def _supported(window: exp.Window, select: exp.Select) -> bool:
-    """An aggregate over whole partitions, in the SELECT list."""
-    if window.args.get("order") or window.args.get("spec"):
-        return False
+    """An aggregate over whole partitions or running in an order, or
+    RANK/DENSE_RANK over an order, in the SELECT list, QUALIFY or ORDER
+    BY."""
     func = window.this
-    if not isinstance(func, WINDOW_AGGREGATES) or func.args.get("expressions"):
+    if isinstance(func, RANKINGS):
+        if not window.args.get("order") or window.args.get("spec"):
+            return False
+    elif isinstance(func, SHIFTS):
+        if shift_refusal(window, select) is not None:
+            return False
+    elif not isinstance(func, WINDOW_AGGREGATES) or func.args.get("expressions"):
+        return False
+    elif frame(window, select) is None:
+        return False
+    elif window.args.get("order") and isinstance(func.this, exp.Distinct):
         return False
     if any(isinstance(e, exp.Star) for e in select.expressions):
         return False
     return in_select_list(window)
 
 
+def frame(window: exp.Window, select: exp.Select) -> str | None:
+    """What an aggregate window's rows are: "partition" (no ORDER BY, or a
+    frame over the whole partition), "running" (ORDER BY with the default
+    frame, or ROWS up to the current row where the ORDER BY keys tell every
+    row of a partition apart), None for any other frame."""
+    spec = window.args.get("spec")
+    if not window.args.get("order"):
+        return "partition" if spec is None or _whole(spec) else None
+    if spec is None:
+        return "running"
+    if _whole(spec):
+        return "partition"
+    start, end = spec.args.get("start"), spec.args.get("end")
+    if not (start == "UNBOUNDED" and spec.args.get("start_side") == "PRECEDING"):
+        return None
+    if end not in (None, "CURRENT ROW"):
+        return None
+    if spec.args.get("kind") == "RANGE" or _unique_order(window, select):
+        return "running"
+    return None
+
+
+def shift_refusal(window: exp.Window, select: exp.Select) -> str | None:
+    """Why LAG/LEAD cannot be maintained here, None if it can: over an order
+    that tells the rows of a partition apart, by a constant offset."""
+    func = window.this
+    name = func.key.upper()
+    offset = func.args.get("offset")
+    if not window.args.get("order") or window.args.get("spec"):
+        return f"{name} needs ORDER BY in its window and no frame"
+    if offset is not None and not (offset.is_int and int(offset.name) >= 0):
+        return f"{name} needs a constant offset"
+    if not _unique_order(window, select):
+        return (
+            f"{name} needs an order that tells the rows apart (a grouped query "
+            "whose GROUP BY keys are among the PARTITION BY and ORDER BY "
+            "expressions): among tied rows the previous one is arbitrary"
+        )
+    return None
+
+
+def _whole(spec: exp.WindowSpec) -> bool:
+    return (
+        spec.args.get("start") == "UNBOUNDED"
+        and spec.args.get("start_side") == "PRECEDING"
+        and spec.args.get("end") == "UNBOUNDED"
+        and spec.args.get("end_side") == "FOLLOWING"
+    )
+
+
+def _unique_order(window: exp.Window, select: exp.Select) -> bool:
+    """Whether no two rows of a partition tie on the ORDER BY keys, so ROWS
+    and RANGE frames agree: over groups whose GROUP BY keys are all among
+    the PARTITION BY and ORDER BY expressions."""
+    group = select.args.get("group")
+    if group is None or any(
+        group.args.get(k) for k in ("rollup", "cube", "grouping_sets")
+    ):
+        return False
+    keys = list(window.args.get("partition_by") or []) + [
+        o.this for o in window.args["order"].expressions
+    ]
+    named = {k.sql() for k in keys}
+    return bool(group.expressions) and all(g.sql() in named for g in group.expressions)
+
+
 def in_select_list(window: exp.Window) -> bool:
-    """Whether the window is (inside) an item of its SELECT's list."""
+    """Whether the window is (inside) an item of its SELECT's list, its
+    QUALIFY condition or its ORDER BY."""
     select = window.find_ancestor(exp.Select)
     item = window
     while item.parent is not None and item.parent is not select:
         item = item.parent
-    return item.arg_key == "expressions"
+    return item.arg_key in ("expressions", "qualify", "order")
 
 
 class _Rewrite:
@@ -76,6 +166,12 @@ class _Rewrite:
         self.base_items: list[exp.Expression] = []
         # PARTITION BY list (SQL) -> (alias, key columns, window items)
         self.partitions: dict[tuple, tuple[str, list[str], list[exp.Expression]]] = {}
+        # a ranking's or running aggregate's signature -> its table's alias
+        # and `ordered_table`'s arguments but the rows
+        self.ordered: dict[tuple, tuple[str, tuple]] = {}
+        # LAG/LEAD's signature -> its table's alias, the rank's arguments,
+        # the argument's column and the offset (negative: LEAD)
+        self.shifted: dict[tuple, tuple[str, tuple, str, int]] = {}
 
     def query(self) -> exp.Select:
         select = self.select
@@ -84,11 +180,14 @@ class _Rewrite:
             exp.alias_(self._outer(item.this), item.alias, quoted=_quoted(item))
             for item in items
         ]
+        qualify = select.args.get("qualify")
+        if qualify is not None:
+            qualify = self._outer(_with_items(qualify.this, items))
         order = select.args.get("order")
         if order is not None:
-            order = self._order(order.copy(), {item.alias for item in items})
+            order = self._order(order.copy(), items)
         base = select.copy()
-        for arg in ("order", "limit", "offset", "distinct"):
+        for arg in ("order", "limit", "offset", "distinct", "qualify"):
             base.set(arg, None)
         base.set("expressions", self.base_items)
         outer = exp.select(*outer_items).from_(
@@ -115,6 +214,40 @@ class _Rewrite:
             ]
             joined = exp.Subquery(this=grouped, alias=exp.TableAlias(this=_name(alias)))
             outer = outer.join(joined, on=exp.and_(*on) if on else None)
+        for alias, args in self.ordered.values():
+            rows = exp.Subquery(
+                this=base.copy(), alias=exp.TableAlias(this=_name("__rows"))
+            )
+            partition, levels = args[:2]
+            on = [
+                exp.NullSafeEQ(
+                    this=exp.column(k, table="__windowed"),
+                    expression=exp.column(k, table=alias),
+                )
+                for k in partition + [level.column for level in levels]
+            ]
+            table = ordered_table(rows, *args)
+            outer = outer.join(table.subquery(alias), on=exp.and_(*on) if on else None)
+        for alias, args, column, offset in self.shifted.values():
+            rows = exp.Subquery(
+                this=base.copy(), alias=exp.TableAlias(this=_name("__rows"))
+            )
+            table = shifted_table(rows, args, column, offset)
+            keys = [k.alias for k in table.expressions[:-2]]
+            on = [
+                exp.NullSafeEQ(
+                    this=exp.column(k, table="__windowed"),
+                    expression=exp.column(k, table=alias),
+                )
+                for k in keys
+            ]
+            outer = outer.join(
+                table.subquery(alias),
+                on=exp.and_(*on) if on else None,
+                join_type="left",
+            )
+        if qualify is not None:
+            outer = outer.where(qualify)
         for arg in ("distinct", "limit", "offset"):
             if select.args.get(arg) is not None:
                 outer.set(arg, select.args[arg].copy())
@@ -131,10 +264,10 @@ class _Rewrite:
             self.base_items.append(exp.alias_(node.copy(), name))
         return self.columns[key]
 
-    def _outer(self, body: exp.Expression) -> exp.Expression:
+    def _outer(self, body: exp.Expression, prefix: str = "c") -> exp.Expression:
         """A SELECT item over `__windowed` and the partitions' aggregates."""
         if body.find(exp.Window) is None:
-            return exp.column(self._column(body, "c"), table="__windowed")
+            return exp.column(self._column(body, prefix), table="__windowed")
 
         def lift(node):
             if isinstance(node, exp.Window):
@@ -145,7 +278,13 @@ class _Rewrite:
 
         return body.copy().transform(lift)
 
-    def _window(self, window: exp.Window) -> exp.Column:
+    def _window(self, window: exp.Window) -> exp.Expression:
+        if isinstance(window.this, RANKINGS):
+            return self._rank(window)
+        if isinstance(window.this, SHIFTS):
+            return self._shift(window)
+        if frame(window, self.select) == "running":
+            return self._running(window)
         keys = list(window.args.get("partition_by") or [])
         signature = tuple(k.sql() for k in keys)
         if signature not in self.partitions:
@@ -169,19 +308,126 @@ class _Rewrite:
         windows.append(exp.alias_(agg, name))
         return exp.column(name, table=alias)
 
-    def _order(self, order: exp.Order, outputs: set[str]) -> exp.Order:
+    def _rank(self, window: exp.Window) -> exp.Expression:
+        """1 + the rows (keys) before the row's, summed over the levels;
+        PERCENT_RANK() and CUME_DIST() from RANK() or the running COUNT(*),
+        over the partition's COUNT(*)."""
+        func = window.this
+        if isinstance(func, (exp.PercentRank, exp.CumeDist)):
+            over = {k: window.args.get(k) for k in ("partition_by", "order")}
+            count = exp.Count(this=exp.Star())
+            rows = self._window(
+                exp.Window(this=count, partition_by=over["partition_by"])
+            )
+            if isinstance(func, exp.CumeDist):
+                upto = self._window(exp.Window(this=count.copy(), **over))
+                return exp.Div(this=exp.Paren(this=upto), expression=rows)
+            rank = self._rank(exp.Window(this=exp.Rank(), **over))
+            share = exp.Div(
+                this=exp.Paren(
+                    this=exp.Sub(this=rank, expression=exp.Literal.number(1))
+                ),
+                expression=exp.Paren(
+                    this=exp.Sub(this=rows.copy(), expression=exp.Literal.number(1))
+                ),
+            )
+            more = exp.GT(this=rows.copy(), expression=exp.Literal.number(1))
+            return exp.Paren(
+                this=exp.case().when(more, share).else_(exp.Literal.number("0.0"))
+            )
+        keys = [self._column(k, "k") for k in window.args.get("partition_by") or []]
+        levels = order_levels(window, self._column, keys)
+        if not levels:  # every row of a partition ties
+            return exp.Literal.number(1)
+        dense = isinstance(window.this, exp.DenseRank)
+        args = (keys, levels, (COUNT_ROWS,), _rank_value, dense)
+        return self._ordered(("rank", tuple(keys), levels, dense), args)
+
+    def _shift(self, window: exp.Window) -> exp.Expression:
+        """LAG/LEAD: the argument of the row whose rank is the row's less
+        (LAG) or plus (LEAD) the offset, its DEFAULT where there is none."""
+        func = window.this
+        keys = [self._column(k, "k") for k in window.args.get("partition_by") or []]
+        levels = order_levels(window, self._column, keys)
+        column = self._column(func.this, "x")
+        offset = int(func.args["offset"].name) if func.args.get("offset") else 1
+        offset = offset if isinstance(func, exp.Lag) else -offset
+        signature = (tuple(keys), levels, column, offset)
+        if signature not in self.shifted:
+            alias = f"__shifted{len(self.shifted) + 1}"
+            rank = (keys, levels, (COUNT_ROWS,), _rank_value, False)
+            self.shifted[signature] = (alias, rank, column, offset)
+        alias = self.shifted[signature][0]
+        value = exp.column("__x", table=alias)
+        default = func.args.get("default")
+        if default is None:
+            return value
+        none = exp.Is(this=exp.column("__found", table=alias), expression=exp.null())
+        return exp.Paren(this=exp.case().when(none, default.copy()).else_(value))
+
+    def _running(self, window: exp.Window) -> exp.Expression:
+        """The aggregate over the rows before the row's, level by level, and
+        over its peers."""
+        func = window.this
+        keys = [self._column(k, "k") for k in window.args.get("partition_by") or []]
+        levels = order_levels(window, self._column, keys)
+        arg = func.this
+        column = None
+        if arg is not None and not isinstance(arg, exp.Star):
+            column = self._column(arg, "x")
+        measures = running_measures(func, column)
+        args = (
+            keys,
+            levels,
+            measures,
+            lambda tables: running_value(func, column, tables),
+            False,
+            True,
+        )
+        return self._ordered(("running", func.key, tuple(keys), levels, column), args)
+
+    def _ordered(self, signature: tuple, args: tuple) -> exp.Column:
+        """The value of an ordered window (one table per signature)."""
+        if signature not in self.ordered:
+            self.ordered[signature] = (f"__ordered{len(self.ordered) + 1}", args)
+        return exp.column("__value", table=self.ordered[signature][0])
+
+    def _order(self, order: exp.Order, items: list[exp.Alias]) -> exp.Order:
         """ORDER BY over the outer query: output names and positions stay,
-        other expressions become columns of `__windowed`."""
+        other expressions (output names in them spelled out) are computed
+        as SELECT items are."""
+        outputs = {item.alias for item in items}
         for ordered in order.expressions:
             key = ordered.this
             if isinstance(key, exp.Literal) or (
                 isinstance(key, exp.Column) and not key.table and key.name in outputs
             ):
                 continue
-            if key.find(exp.Window) is not None:
-                raise unsupported("ORDER BY a window function is not supported", key)
-            ordered.set("this", exp.column(self._column(key, "o"), table="__windowed"))
+            ordered.set("this", self._outer(_with_items(key, items), "o"))
         return order
+
+
+def _rank_value(tables: list[str]) -> exp.Expression:
+    """1 + the rows before, summed over the level tables."""
+    value: exp.Expression = exp.Literal.number(1)
+    for table in tables:
+        value = exp.Add(this=value, expression=exp.column("__before", table=table))
+    return value
+
+
+def _with_items(condition: exp.Expression, items: list[exp.Alias]) -> exp.Expression:
+    """A QUALIFY or ORDER BY expression with the SELECT items it names by
+    alias spelled out (as DuckDB resolves those names)."""
+    named = {item.alias: item.this for item in items}
+
+    def spell(node):
+        if isinstance(node, exp.Column) and not node.table and node.name in named:
+            item = named[node.name]
+            if not (isinstance(item, exp.Column) and item.name == node.name):
+                return item.copy()
+        return node
+
+    return condition.copy().transform(spell)
 
 
 def _name(text: str) -> exp.Identifier:

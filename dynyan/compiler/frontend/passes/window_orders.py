@@ -1,0 +1,289 @@
+"""Windows with ORDER BY as sums over inequality self-joins: RANK(),
+DENSE_RANK() and running aggregates.
+
+A row's RANK() in its partition is 1 + the number of rows of the partition
+ordered strictly before it; DENSE_RANK() counts the distinct keys instead;
+a running `AGG(x) OVER (… ORDER BY …)` (the default frame: every row up to
+the current one and its peers) aggregates the rows strictly before it and
+its peers (the rows of equal keys). For ORDER BY k1, …, kn "strictly
+before" is lexicographic, so the rows before split by the first key that
+differs: for each level i the rows equal on k1 … k(i-1) and strictly before
+on ki. Each level is one derived table, the groups of (partition, k1 … ki)
+LEFT JOINed with themselves on the equal prefix and `<` (or `>` for DESC)
+on ki, combining per group what the groups before hold (their row count,
+the sum and count of x, its minimum or maximum); the view maintains it as
+any grouped inequality join (IEDyn). A window's level tables (and the
+table of peers) join on their keys into one table, a row per group of
+equal ORDER BY keys with the window's value, which the query joins once. Equality is IS NOT DISTINCT FROM, as
+windows group NULLs. A key that may be NULL is preceded by a level of its
+own over `key IS NULL`, so NULLS LAST (DuckDB's default) or NULLS FIRST
+orders the NULL rows, which then tie among themselves on the key's level.
+
+ROW_NUMBER() is refused: among tied rows its numbers are arbitrary, so no
+view can agree with a database run after run.
+
+>>> import sqlglot
+>>> rows = sqlglot.parse_one("SELECT d AS k1, s AS k2 FROM emp").subquery("__rows")
+>>> print(level_table(rows, ["k1"], (Level("k2", True),), 0, (COUNT_ROWS,)).sql())
+SELECT __g1.k1 AS k1, __g1.k2 AS k2, COALESCE(SUM(__g2.__before), 0) AS __before FROM (SELECT __rows.k1, __rows.k2, COUNT(*) AS __before FROM (SELECT d AS k1, s AS k2 FROM emp) AS __rows GROUP BY __rows.k1, __rows.k2) AS __g1 LEFT JOIN (SELECT __rows.k1, __rows.k2, COUNT(*) AS __before FROM (SELECT d AS k1, s AS k2 FROM emp) AS __rows GROUP BY __rows.k1, __rows.k2) AS __g2 ON __g1.k1 IS NOT DISTINCT FROM __g2.k1 AND __g2.k2 > __g1.k2 GROUP BY __g1.k1, __g1.k2
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+RANKINGS = (exp.Rank, exp.DenseRank, exp.PercentRank, exp.CumeDist)
+
+
+@dataclass(frozen=True)
+class Level:
+    """One key of the lexicographic order: the base column that holds it and
+    whether larger values come first."""
+
+    column: str
+    descending: bool
+
+
+@dataclass(frozen=True)
+class Measure:
+    """What a level table keeps per group: `kind` ("count", "sum", "min" or
+    "max") of the rows' `column` (None: COUNT(*)), named `name`; over the
+    groups before a row counts and sums add up (0 when there are none),
+    minima and maxima combine as such (NULL when there are none)."""
+
+    name: str
+    kind: str
+    column: str | None = None
+
+    def of_rows(self, table: str) -> exp.Expression:
+        if self.column is None:
+            return exp.Count(this=exp.Star())
+        arg = exp.column(self.column, table=table)
+        if self.kind == "sum":  # 0 over NULLs: the count says whether any
+            return exp.Coalesce(
+                this=exp.Sum(this=arg), expressions=[exp.Literal.number(0)]
+            )
+        return {"count": exp.Count, "min": exp.Min, "max": exp.Max}[self.kind](this=arg)
+
+    def of_groups(self, table: str) -> exp.Expression:
+        arg = exp.column(self.name, table=table)
+        if self.kind in ("min", "max"):
+            return (exp.Min if self.kind == "min" else exp.Max)(this=arg)
+        return exp.Coalesce(this=exp.Sum(this=arg), expressions=[exp.Literal.number(0)])
+
+
+COUNT_ROWS = Measure("__before", "count")
+
+
+def order_levels(window: exp.Window, column, partition: list[str]) -> tuple[Level, ...]:
+    """The levels of the window's ORDER BY; `column(expression, prefix)`
+    names (and adds) the base column that outputs an expression. A key
+    already in the partition or an earlier level, or a constant, is equal
+    on both sides of every comparison, so it adds no level."""
+    levels: list[Level] = []
+    for ordered in window.args["order"].expressions:
+        key = ordered.this
+        if isinstance(key, exp.Literal) or column(key, "k") in partition + [
+            level.column for level in levels
+        ]:
+            continue
+        if not isinstance(key, exp.Count):  # COUNT is never NULL
+            is_null = exp.case().when(
+                exp.Is(this=key.copy(), expression=exp.null()), exp.Literal.number(1)
+            )
+            flag = is_null.else_(exp.Literal.number(0))
+            # the NULL rows (flag 1) come last unless NULLS FIRST
+            nulls_first = bool(ordered.args.get("nulls_first"))
+            levels.append(Level(column(flag, "k"), nulls_first))
+        levels.append(Level(column(key, "k"), bool(ordered.args.get("desc"))))
+    return tuple(levels)
+
+
+def level_table(
+    rows: exp.Expression,
+    partition: list[str],
+    levels: tuple[Level, ...],
+    depth: int,
+    measures: tuple[Measure, ...],
+    dense: bool = False,
+    peers: bool = False,
+) -> exp.Select:
+    """Per group of (partition, levels[:depth + 1]) of `rows`, each measure
+    over the rows (dense: distinct keys) equal on the levels above `depth`
+    and strictly before on `levels[depth]`; `peers`: over the group's own
+    rows instead (`depth` -1: the whole partition)."""
+    keys = partition + [level.column for level in levels[: depth + 1]]
+    source = rows
+    if dense:  # one row per distinct key of the whole order
+        every = partition + [level.column for level in levels]
+        source = exp.select(*every).distinct().from_(rows).subquery("__keys")
+    table = source.alias_or_name
+    groups = (
+        exp.select(*[exp.column(k, table=table) for k in keys])
+        .select(*[exp.alias_(m.of_rows(table), m.name) for m in measures])
+        .from_(source)
+    )
+    if keys:
+        groups = groups.group_by(*[exp.column(k, table=table) for k in keys])
+    if peers:
+        return groups
+    level = levels[depth]
+    this, other = exp.column(level.column, table="__g2"), exp.column(
+        level.column, table="__g1"
+    )
+    before = exp.GT(this=this, expression=other) if level.descending else None
+    before = before or exp.LT(this=this, expression=other)
+    on = [
+        exp.NullSafeEQ(
+            this=exp.column(k, table="__g1"), expression=exp.column(k, table="__g2")
+        )
+        for k in keys[:-1]
+    ]
+    return (
+        exp.select(*[exp.column(k, table="__g1").as_(k) for k in keys])
+        .select(*[exp.alias_(m.of_groups("__g2"), m.name) for m in measures])
+        .from_(groups.subquery("__g1"))
+        .join(groups.subquery("__g2"), on=exp.and_(*on, before), join_type="left")
+        .group_by(*[exp.column(k, table="__g1") for k in keys])
+    )
+
+
+def ordered_table(
+    rows: exp.Expression,
+    partition: list[str],
+    levels: tuple[Level, ...],
+    measures: tuple[Measure, ...],
+    value,
+    dense: bool = False,
+    peers: bool = False,
+) -> exp.Select:
+    """Per group of (partition, every level) of `rows`, `__value`: `value`
+    (a function of the aliases of the level tables, the peers' table last)
+    over the level tables joined on their keys."""
+    aliases = [f"__l{depth + 1}" for depth in range(len(levels))]
+    tables = [
+        level_table(rows, partition, levels, depth, measures, dense)
+        for depth in range(len(levels))
+    ]
+    if peers:
+        aliases.append("__peers")
+        tables.append(
+            level_table(rows, partition, levels, len(levels) - 1, measures, peers=True)
+        )
+    keys = partition + [level.column for level in levels]
+    widths = [len(partition) + d + 1 for d in range(len(levels))] + [len(keys)]
+    last = aliases[-1]
+    out = exp.select(
+        *[exp.column(k, table=last).as_(k) for k in keys],
+        exp.alias_(value(aliases), "__value"),
+    ).from_(tables[-1].subquery(last))
+    for alias, table, width in zip(aliases[:-1], tables[:-1], widths):
+        on = [
+            exp.NullSafeEQ(
+                this=exp.column(k, table=last), expression=exp.column(k, table=alias)
+            )
+            for k in keys[:width]
+        ]
+        out = out.join(table.subquery(alias), on=exp.and_(*on))
+    return out
+
+
+def running_measures(func: exp.Expression, column: str | None) -> tuple[Measure, ...]:
+    """The measures a running `func` (SUM, COUNT, AVG, MIN, MAX of the rows'
+    `column`; None: COUNT(*)) combines from."""
+    if column is None:
+        return (Measure("__n", "count"),)
+    if isinstance(func, (exp.Min, exp.Max)):
+        return (Measure("__m", "min" if isinstance(func, exp.Min) else "max", column),)
+    count = Measure("__c", "count", column)
+    return (
+        (count,)
+        if isinstance(func, exp.Count)
+        else (count, Measure("__s", "sum", column))
+    )
+
+
+def running_value(
+    func: exp.Expression, column: str | None, tables: list[str]
+) -> exp.Expression:
+    """`func`'s running value from the level tables' and the peers' table's
+    measures (`tables`, the peers' last)."""
+
+    def total(name: str) -> exp.Expression:
+        out: exp.Expression = exp.column(name, table=tables[0])
+        for t in tables[1:]:
+            out = exp.Add(this=out, expression=exp.column(name, table=t))
+        return exp.Paren(this=out)
+
+    if column is None:
+        return total("__n")
+    if isinstance(func, (exp.Min, exp.Max)):
+        parts = [exp.column("__m", table=t) for t in tables]
+        if len(parts) == 1:
+            return parts[0]
+        extreme = exp.Least if isinstance(func, exp.Min) else exp.Greatest
+        return extreme(this=parts[0], expressions=parts[1:])
+    if isinstance(func, exp.Count):
+        return total("__c")
+    value = total("__s")
+    if isinstance(func, exp.Avg):
+        value = exp.Div(this=value, expression=total("__c"))
+    none = exp.EQ(this=total("__c"), expression=exp.Literal.number(0))
+    return exp.Paren(this=exp.case().when(none, exp.null()).else_(value))
+
+
+def shifted_table(
+    rows: exp.Expression, rank: tuple, column: str, offset: int
+) -> exp.Select:
+    """Per row of `rows` (its partition and ORDER BY keys, which tell the
+    rows apart), `__x`: the `column` of the row ranked `offset` before it in
+    its partition (after it, for a negative offset), and `__found` 1; no row
+    where there is none. `rank`: `ordered_table`'s arguments of the RANK."""
+    partition, levels = rank[:2]
+    keys = partition + [level.column for level in levels]
+    ranked = rows.this.copy().subquery("__r")
+    on = [
+        exp.NullSafeEQ(
+            this=exp.column(k, table="__r"), expression=exp.column(k, table="__o")
+        )
+        for k in keys
+    ]
+    numbered = (
+        exp.select(*[exp.column(k, table="__r").as_(k) for k in keys])
+        .select(
+            exp.column(column, table="__r").as_("__x"),
+            exp.column("__value", table="__o").as_("__n"),
+            exp.alias_(
+                exp.Add(
+                    this=exp.column("__value", table="__o"),
+                    expression=exp.Literal.number(offset),
+                ),
+                "__next",
+            ),
+        )
+        .from_(ranked)
+        .join(ordered_table(rows, *rank).subquery("__o"), on=exp.and_(*on))
+    )
+    same = [
+        exp.NullSafeEQ(
+            this=exp.column(k, table="__cur"), expression=exp.column(k, table="__prev")
+        )
+        for k in partition
+    ]
+    same.append(
+        exp.EQ(
+            this=exp.column("__next", table="__prev"),
+            expression=exp.column("__n", table="__cur"),
+        )
+    )
+    return (
+        exp.select(*[exp.column(k, table="__cur").as_(k) for k in keys])
+        .select(
+            exp.column("__x", table="__prev").as_("__x"),
+            exp.alias_(exp.Literal.number(1), "__found"),
+        )
+        .from_(numbered.subquery("__cur"))
+        .join(numbered.subquery("__prev"), on=exp.and_(*same))
+    )
