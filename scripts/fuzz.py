@@ -163,6 +163,7 @@ def summarise(out: Path, args, seconds: float) -> dict:
         "command": " ".join(["python scripts/fuzz.py", *sys.argv[1:]]),
         "config": vars(_config(args)),
         "enabled_off_by_default": sorted(args.enable),
+        "weights": dict(args.weight),
         **totals,
         "nontrivial_share": round(totals["nontrivial"] / max(1, totals["checks"]), 4),
         "failures": len(new),
@@ -192,6 +193,16 @@ SHOWN = (
     "failures",
     "known_bug_failures",
 )
+
+
+def _weight(text: str) -> tuple[str, float]:
+    """PRODUCTION=W of --weight."""
+    name, _, value = text.partition("=")
+    try:
+        weight = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected PRODUCTION=W, got {text!r}")
+    return name, weight
 
 
 def main(argv=None) -> int:
@@ -247,8 +258,18 @@ def main(argv=None) -> int:
         metavar="PRODUCTION",
         help="switch on a production that is off by default (e.g. order_by_limit); repeatable",
     )
+    ap.add_argument(
+        "--weight",
+        action="append",
+        default=[],
+        type=_weight,
+        metavar="PRODUCTION=W",
+        help="draw a production with weight W instead of its own (e.g. "
+        "window_running=25, to exercise it often); repeatable",
+    )
     args = ap.parse_args(argv)
     fuzzgen.enable(args.enable)
+    fuzzgen.reweight(dict(args.weight))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.summarise:

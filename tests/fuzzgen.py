@@ -251,6 +251,21 @@ def production(phase: str, weight: float = 1.0, enabled: bool = True, note: str 
 
 def enable(names) -> None:
     """Switch productions on by name (e.g. once the compiler supports them)."""
+    _check_names(names)
+    for p in PRODUCTIONS:
+        if p.name in names:
+            p.enabled = True
+
+
+def reweight(weights: dict[str, float]) -> None:
+    """Change productions' weights by name: a run that exercises a new
+    construct often (the query sequence of a seed changes with them)."""
+    _check_names(weights)
+    for p in PRODUCTIONS:
+        p.weight = weights.get(p.name, p.weight)
+
+
+def _check_names(names) -> None:
     known = {p.name for p in PRODUCTIONS}
     unknown = set(names) - known
     if unknown:
@@ -258,9 +273,6 @@ def enable(names) -> None:
             f"unknown production(s) {', '.join(sorted(unknown))}; "
             f"known: {', '.join(sorted(known))}"
         )
-    for p in PRODUCTIONS:
-        if p.name in names:
-            p.enabled = True
 
 
 def _pick(g: Gen, phase: str, *args) -> str | None:

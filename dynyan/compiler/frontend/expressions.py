@@ -66,9 +66,7 @@ def _cast(fe, node: exp.Cast):
         try:
             return Lit(parse(inner.value))
         except ValueError:
-            raise sql_error(
-                f"invalid {wanted} literal {inner.value!r}", node
-            ) from None
+            raise sql_error(f"invalid {wanted} literal {inner.value!r}", node) from None
     source = fe.type_of(inner)
     if wanted == "timestamp" and source == "date":
         return to_timestamp(inner)
