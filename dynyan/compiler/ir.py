@@ -33,6 +33,8 @@ class Lit:
     value: object
 
     def __str__(self) -> str:
+        if isinstance(self.value, datetime.datetime):
+            return f"TIMESTAMP '{self.value.isoformat(sep=' ')}'"
         if isinstance(self.value, datetime.date):
             return f"DATE '{self.value.isoformat()}'"
         if isinstance(self.value, str):
