@@ -455,15 +455,17 @@ def test_kill_and_resume_applies_every_commit_once(db, tmp_path):
 TYPES = """
 CREATE TABLE t (
     i2 smallint, i4 integer NOT NULL, i8 bigint, n numeric(12, 3), f float8,
-    d date, tx text, vc varchar(9), ch char(6),
+    d date, tx text, vc varchar(9), ch char(6), b boolean, ts timestamp,
     made timestamptz DEFAULT now(), doc jsonb
 );
 ALTER TABLE t REPLICA IDENTITY FULL;
 """
 ODD = [
-    (1, 2, 3, "1.500", 0.1, "1995-03-15", "tab\there", "new\nline", "ab"),
-    (None, 5, 2**40, "-0.001", -1e-300, None, "back\\slash", "", "ä €"),
-    (7, 8, None, None, None, "0001-01-01", "", "'quote\"", None),
+    (1, 2, 3, "1.500", 0.1, "1995-03-15", "tab\there", "new\nline", "ab", True)
+    + ("2024-01-31 10:00:00.25",),
+    (None, 5, 2**40, "-0.001", -1e-300, None, "back\\slash", "", "ä €", False, None),
+    (7, 8, None, None, None, "0001-01-01", "", "'quote\"", None, None)
+    + ("0001-01-01 00:00:00",),
 ]
 
 
@@ -471,7 +473,8 @@ def _insert_odd(conn, rows):
     with conn.cursor() as cur:
         for row in rows:
             cur.execute(
-                "INSERT INTO t (i2, i4, i8, n, f, d, tx, vc, ch) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                "INSERT INTO t (i2, i4, i8, n, f, d, tx, vc, ch, b, ts) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 row,
             )
 
@@ -482,7 +485,7 @@ def test_types_snapshot_and_stream_agree(db):
     dsn, conn = db
     execute(conn, TYPES)
     _insert_odd(conn, ODD)
-    sql = "SELECT i2, i4, i8, n, f, d, tx, vc, ch FROM t"
+    sql = "SELECT i2, i4, i8, n, f, d, tx, vc, ch, b, ts FROM t"
     follower = Follower(sql, dsn).start()
     try:
         expected = [
@@ -503,6 +506,8 @@ def test_types_snapshot_and_stream_agree(db):
             "tab\there",
             "new\nline",
             "ab",
+            True,
+            datetime.datetime(2024, 1, 31, 10, 0, 0, 250000),
         ) in expected
         execute(conn, "DELETE FROM t WHERE i4 IN (2, 5)")
         _insert_odd(conn, ODD[:2])
