@@ -121,19 +121,15 @@ def sql_round(x, digits, exact=None):
     return int(rounded) if isinstance(x, int) else float(rounded)
 
 
-def sql_to_int(x, exact=None):
+def sql_to_int(x):
     """CAST(number AS INTEGER) as DuckDB: a DOUBLE's exact binary value to
-    the nearest integer, ties to even; a DECIMAL's digits, ties away from
-    zero."""
+    the nearest integer, ties to even (a DECIMAL arrives rounded)."""
     if isinstance(x, bool):
         return int(x)
     if x is None or isinstance(x, int):
         return x
-    if exact is None:
-        value, rounding = decimal.Decimal(x), decimal.ROUND_HALF_EVEN
-    else:
-        value, rounding = decimal.Decimal(repr(x)), decimal.ROUND_HALF_UP
-    return int(value.quantize(decimal.Decimal(1), rounding=rounding))
+    value = decimal.Decimal(x)
+    return int(value.quantize(decimal.Decimal(1), rounding=decimal.ROUND_HALF_EVEN))
 
 
 def sql_sqrt(x):

@@ -94,7 +94,7 @@ SCALARS = {
         Scalar("to_float", "float({0})"),
         Scalar("round", "_round({0})", helper="_round", variadic=True),
         Scalar("to_decimal", "_round({0})", helper="_round", variadic=True),
-        Scalar("to_int", "_to_int({0})", helper="_to_int", variadic=True),
+        Scalar("to_int", "_to_int({0})", helper="_to_int"),
         Scalar("sqrt", "_sqrt({0})", helper="_sqrt"),
         Scalar("trim", "{0}.strip(' ')"),
         Scalar("replace", "_replace({0}, {1}, {2})", helper="_replace"),

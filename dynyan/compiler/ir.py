@@ -103,7 +103,7 @@ FUNCTIONS = {
     "sqrt",
     "round",  # (number, Lit(digits)[, Lit(exact digits of a DECIMAL)]): halves away from zero
     "to_decimal",  # CAST(DOUBLE or DECIMAL AS DECIMAL(p, s)): (x, Lit(s)[, Lit(exact)]), as round
-    "to_int",  # CAST(DOUBLE or DECIMAL AS INTEGER): (x[, Lit(exact)]); a DOUBLE halves to even
+    "to_int",  # CAST(DOUBLE AS INTEGER), halves to even (a DECIMAL: of its round)
     "to_float",  # CAST(number AS DOUBLE), and an INTEGER among DOUBLE results
     # a float SUM's term split (Aggregate.nonfinite): its finite part (0
     # when it is not), and whether it is +inf, -inf, NaN

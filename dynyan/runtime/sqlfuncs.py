@@ -84,20 +84,15 @@ def _round(x, digits, exact=None):
     return out if out - out == 0 else x
 
 
-def _to_int(x, exact=None):
-    """CAST(x AS INTEGER) of a number as DuckDB: a DOUBLE to the nearest
-    integer, halves to even (inf and NaN are errors); a DECIMAL of `exact`
-    digits halves away from zero; a BOOLEAN 1 or 0. NULL in, NULL out."""
+def _to_int(x):
+    """CAST(x AS INTEGER) of a DOUBLE as DuckDB: the nearest integer, halves
+    to even (inf and NaN are errors); a BOOLEAN 1 or 0 (a DECIMAL is
+    `_round`ed to 0 digits first). NULL in, NULL out."""
     if x is None or type(x) is int:
         return x
-    if exact is None:
-        if x - x != 0:
-            raise ValueError(f"CAST of {x} to an integer is out of range")
-        return round(x)
-    n = round(x * 10**exact)
-    unit = 10**exact
-    q = (abs(n) + unit // 2) // unit
-    return q if n >= 0 else -q
+    if x - x != 0:
+        raise ValueError(f"CAST of {x} to an integer is out of range")
+    return round(x)
 
 
 def _sqrt(x):

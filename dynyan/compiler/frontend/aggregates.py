@@ -163,38 +163,35 @@ class Grouping:
             return self.fe.digits_of(self.keys[e.index])
         if not isinstance(e, AggRef):
             return self.fe.digits_of(e)
-        agg = self.aggregates[e.index]
-        if agg.kind in ("count", "count_distinct"):
+        kind = self.aggregates[e.index].kind
+        if kind in ("count", "count_distinct"):
             return 0
-        if agg.computed is not None and agg.kind in ("min", "max"):
-            return self.fe.digits_of(agg.computed)
-        if agg.kind in ("min", "max"):
-            return self.fe.digits_of(self.args[int(agg.arg.removeprefix("#arg"))])
-        if agg.kind == "sum":
-            node = self.polys[e.index][1]
-            arg = agg.computed
-            if arg is None and node.this is not None:
-                arg = self.fe.expr(node.this)
-            return None if arg is None else self.fe.digits_of(arg)
-        return None
+        arg = self._argument(e.index) if kind in ("min", "max", "sum") else None
+        return None if arg is None else self.fe.digits_of(arg)
 
     def _leaf_type(self, e) -> str | None:
         if isinstance(e, GroupKey):
             return self.fe.type_of(self.keys[e.index])
         if isinstance(e, AggRef):
-            agg = self.aggregates[e.index]
-            if agg.kind in ("min", "max") and agg.computed is not None:
-                return self.fe.type_of(agg.computed)
-            if agg.kind in ("min", "max"):
-                return self.fe.type_of(self.args[int(agg.arg.removeprefix("#arg"))])
-            if agg.kind == "sum":  # SUM of integers is an integer
-                node = self.polys[e.index][1]
-                arg = agg.computed if agg.computed is not None else None
-                if arg is None and node.this is not None:
-                    arg = self.fe.expr(node.this)
+            kind = self.aggregates[e.index].kind
+            if kind in ("min", "max"):
+                return self.fe.type_of(self._argument(e.index))
+            if kind == "sum":  # SUM of integers is an integer
+                arg = self._argument(e.index)
                 return "int" if self.fe.type_of(arg) in ("int", "bool") else "float"
-            return "int" if agg.kind in ("count", "count_distinct") else "float"
+            return "int" if kind in ("count", "count_distinct") else "float"
         return self.fe.leaf_type(e)
+
+    def _argument(self, index: int):
+        """The expression MIN, MAX or SUM number `index` aggregates (None:
+        a SUM without one)."""
+        agg = self.aggregates[index]
+        if agg.computed is not None:
+            return agg.computed
+        if agg.kind in ("min", "max"):
+            return self.args[int(agg.arg.removeprefix("#arg"))]
+        node = self.polys[index][1]
+        return self.fe.expr(node.this) if node.this is not None else None
 
     def _aggregate(self, node: exp.AggFunc) -> AggRef:
         text = node.sql(dialect=DIALECT)

@@ -19,7 +19,7 @@ from sqlglot import exp
 from ...runtime.sqlfuncs import _to_str
 from ..ir import Lit, Op, Ref
 from .diagnostics import sql_error, unsupported
-from .statements import TYPES
+from .statements import TYPES, declared_scale
 from .types import TIMES, coerce_dates, parse_date, parse_timestamp, to_timestamp
 
 
@@ -109,12 +109,11 @@ def _cast_number(fe, inner, to: exp.DataType):
     halves away from zero, a DECIMAL as the decimal it stands for)."""
     exact = fe.digits_of(inner)
     tail = () if exact is None else (Lit(exact),)
-    if TYPES[to.this.name] == "int":
-        return Op("to_int", (inner, *tail))
-    if to.this.name not in ("DECIMAL", "BIGDECIMAL"):  # FLOAT, REAL: as DOUBLE
+    if TYPES[to.this.name] == "int":  # a DECIMAL rounded first, as a decimal
+        return Op("to_int", (Op("round", (inner, Lit(0), *tail)) if tail else inner,))
+    scale = declared_scale(to)
+    if scale is None:  # FLOAT, REAL: as DOUBLE
         return inner
-    params = to.expressions
-    scale = int(params[1].name) if len(params) > 1 else (3 if not params else 0)
     if exact is not None and exact <= scale:
         return inner
     return Op("to_decimal", (inner, Lit(scale), *tail))

@@ -244,7 +244,7 @@ def relation(create: exp.Create) -> Relation:
             )
         columns.append(col.name.lower())
         types.append(TYPES[type_name])
-        scales.append(_scale(kind))
+        scales.append(declared_scale(kind))
         notnull.append(_declared_notnull(col))
     if not columns:
         raise sql_error(f"table {name} declares no column", create)
@@ -280,7 +280,7 @@ def _declared_notnull(col: exp.ColumnDef) -> bool:
     return False
 
 
-def _scale(kind: exp.DataType) -> int | None:
+def declared_scale(kind: exp.DataType) -> int | None:
     """Digits after the decimal point a column holds exactly (None: inexact)."""
     name = kind.this.name
     if TYPES[name] in ("int", "bool"):  # a BOOLEAN sums as 0 or 1

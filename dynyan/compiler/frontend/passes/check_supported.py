@@ -11,14 +11,7 @@ from sqlglot import exp
 from ..aggregates import AGGREGATES
 from ..context import Context
 from ..diagnostics import unsupported
-from .window_aggregates import (
-    SHIFTS,
-    WINDOW_AGGREGATES,
-    frame,
-    in_select_list,
-    shift_refusal,
-)
-from .window_orders import RANKINGS
+from .window_aggregates import function_refusal, in_select_list
 
 # SELECT clauses refused wherever they appear: clause -> how to name it.
 _REFUSED = {"windows": "WINDOW", "qualify": "QUALIFY without a window function"}
@@ -63,19 +56,9 @@ def check_supported(tree: exp.Expression, ctx: Context) -> exp.Expression:
 
 
 def _specific(node: exp.Window) -> bool:
-    """A window no SELECT list could hold (a ranking without an order, a
-    frame that is not supported, another function)."""
-    func = node.this
-    if isinstance(func, RANKINGS):
-        return not node.args.get("order") or bool(node.args.get("spec"))
-    select = node.find_ancestor(exp.Select)
-    if isinstance(func, SHIFTS):
-        return shift_refusal(node, select) is not None
-    if not isinstance(func, WINDOW_AGGREGATES):
-        return True
-    return frame(node, select) is None or (
-        bool(node.args.get("order")) and isinstance(func.this, exp.Distinct)
-    )
+    """A window no SELECT list could hold (its function, order or frame is
+    refused wherever it stands)."""
+    return function_refusal(node, node.find_ancestor(exp.Select)) is not None
 
 
 def _window_refusal(node: exp.Window) -> str:
@@ -84,39 +67,11 @@ def _window_refusal(node: exp.Window) -> str:
     supported = (
         "supported: SUM, COUNT, AVG, MIN, MAX OVER ([PARTITION BY …] [ORDER BY …]) "
         "and RANK, DENSE_RANK, PERCENT_RANK, CUME_DIST, LAG, LEAD OVER ([PARTITION "
-        "BY …] ORDER BY …) in the SELECT "
-        "list, QUALIFY or ORDER BY"
+        "BY …] ORDER BY …) in the SELECT list, QUALIFY or ORDER BY"
     )
-    func = node.this
-    if isinstance(func, exp.RowNumber):
-        return (
-            "ROW_NUMBER() is not supported: tied rows get arbitrary numbers, which "
-            "no view can reproduce; use RANK() (the same where the ORDER BY keys "
-            "are unique)"
-        )
-    if isinstance(func, RANKINGS):
-        name = func.sql(dialect="duckdb")
-        if not node.args.get("order"):
-            return f"{name} needs ORDER BY in its window; {supported}"
-        if node.args.get("spec"):
-            return f"{name} takes no frame; {supported}"
-    elif isinstance(func, SHIFTS):
-        refusal = shift_refusal(node, node.find_ancestor(exp.Select))
-        if refusal is not None:
-            return f"{refusal}; {supported}"
-    elif not isinstance(func, WINDOW_AGGREGATES):
-        name = func.sql_name() if isinstance(func, exp.Func) else func.key.upper()
-        return f"window function {name} is not supported; {supported}"
-    elif frame(node, node.find_ancestor(exp.Select)) is None:
-        return (
-            "this window frame is not supported: running aggregates take the "
-            "default frame, RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW, or "
-            "ROWS up to the current row where the ORDER BY keys tell the rows "
-            "apart (the GROUP BY keys of a grouped query); "
-            f"{supported}"
-        )
-    elif node.args.get("order") and isinstance(func.this, exp.Distinct):
-        return f"a running {func.sql_name()}(DISTINCT …) is not supported; {supported}"
+    refusal = function_refusal(node, node.find_ancestor(exp.Select))
+    if refusal is not None:
+        return f"{refusal}; {supported}"
     if not in_select_list(node):
         return (
             "a window function outside the SELECT list, QUALIFY and ORDER BY is "

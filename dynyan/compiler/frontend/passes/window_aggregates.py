@@ -33,6 +33,7 @@ from .window_orders import (
     order_levels,
     running_measures,
     running_value,
+    same_keys,
     shifted_table,
 )
 
@@ -60,25 +61,49 @@ def window_aggregates(tree: exp.Expression, ctx: Context) -> exp.Expression:
 
 
 def _supported(window: exp.Window, select: exp.Select) -> bool:
-    """An aggregate over whole partitions or running in an order, or
-    RANK/DENSE_RANK over an order, in the SELECT list, QUALIFY or ORDER
-    BY."""
-    func = window.this
-    if isinstance(func, RANKINGS):
-        if not window.args.get("order") or window.args.get("spec"):
-            return False
-    elif isinstance(func, SHIFTS):
-        if shift_refusal(window, select) is not None:
-            return False
-    elif not isinstance(func, WINDOW_AGGREGATES) or func.args.get("expressions"):
+    """A window this pass rewrites: its function and frame maintainable, in
+    the SELECT list, QUALIFY or ORDER BY (check_supported names the rest)."""
+    if function_refusal(window, select) is not None:
         return False
-    elif frame(window, select) is None:
-        return False
-    elif window.args.get("order") and isinstance(func.this, exp.Distinct):
+    if window.this.args.get("expressions"):
         return False
     if any(isinstance(e, exp.Star) for e in select.expressions):
         return False
     return in_select_list(window)
+
+
+def function_refusal(window: exp.Window, select: exp.Select) -> str | None:
+    """Why the window's function over its order and frame cannot be
+    maintained, None if it can: aggregates over partitions or running in an
+    order, rankings over an order, LAG/LEAD over an order without ties."""
+    func = window.this
+    order, spec = window.args.get("order"), window.args.get("spec")
+    if isinstance(func, exp.RowNumber):
+        return (
+            "ROW_NUMBER() is not supported: tied rows get arbitrary numbers, which "
+            "no view can reproduce; use RANK() (the same where the ORDER BY keys "
+            "are unique)"
+        )
+    if isinstance(func, RANKINGS):
+        name = func.sql(dialect="duckdb")
+        if not order:
+            return f"{name} needs ORDER BY in its window"
+        return f"{name} takes no frame" if spec else None
+    if isinstance(func, SHIFTS):
+        return shift_refusal(window, select)
+    if not isinstance(func, WINDOW_AGGREGATES):
+        name = func.sql_name() if isinstance(func, exp.Func) else func.key.upper()
+        return f"window function {name} is not supported"
+    if frame(window, select) is None:
+        return (
+            "this window frame is not supported: running aggregates take the "
+            "default frame, RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW, or "
+            "ROWS up to the current row where the ORDER BY keys tell the rows "
+            "apart (the GROUP BY keys of a grouped query)"
+        )
+    if order and isinstance(func.this, exp.Distinct):
+        return f"a running {func.sql_name()}(DISTINCT …) is not supported"
+    return None
 
 
 def frame(window: exp.Window, select: exp.Select) -> str | None:
@@ -193,58 +218,27 @@ class _Rewrite:
         outer = exp.select(*outer_items).from_(
             exp.Subquery(this=base, alias=exp.TableAlias(this=_name("__windowed")))
         )
+        joins = []  # (table, alias, the __windowed columns it joins on, kind)
         for alias, keys, windows in self.partitions.values():
-            rows = exp.Subquery(
-                this=base.copy(), alias=exp.TableAlias(this=_name("__rows"))
-            )
             grouped = exp.select(
                 *[exp.alias_(exp.column(k, table="__rows"), k) for k in keys],
                 *windows,
-            ).from_(rows)
+            ).from_(_rows(base))
             if keys:
                 grouped = grouped.group_by(
                     *[exp.column(k, table="__rows") for k in keys]
                 )
-            on = [
-                exp.NullSafeEQ(
-                    this=exp.column(k, table="__windowed"),
-                    expression=exp.column(k, table=alias),
-                )
-                for k in keys
-            ]
-            joined = exp.Subquery(this=grouped, alias=exp.TableAlias(this=_name(alias)))
-            outer = outer.join(joined, on=exp.and_(*on) if on else None)
+            joins.append((grouped, alias, keys, None))
         for alias, args in self.ordered.values():
-            rows = exp.Subquery(
-                this=base.copy(), alias=exp.TableAlias(this=_name("__rows"))
-            )
-            partition, levels = args[:2]
-            on = [
-                exp.NullSafeEQ(
-                    this=exp.column(k, table="__windowed"),
-                    expression=exp.column(k, table=alias),
-                )
-                for k in partition + [level.column for level in levels]
-            ]
-            table = ordered_table(rows, *args)
-            outer = outer.join(table.subquery(alias), on=exp.and_(*on) if on else None)
+            table = ordered_table(_rows(base), *args)
+            joins.append((table, alias, _order_keys(args), None))
         for alias, args, column, offset in self.shifted.values():
-            rows = exp.Subquery(
-                this=base.copy(), alias=exp.TableAlias(this=_name("__rows"))
-            )
-            table = shifted_table(rows, args, column, offset)
-            keys = [k.alias for k in table.expressions[:-2]]
-            on = [
-                exp.NullSafeEQ(
-                    this=exp.column(k, table="__windowed"),
-                    expression=exp.column(k, table=alias),
-                )
-                for k in keys
-            ]
+            table = shifted_table(_rows(base), args, column, offset)
+            joins.append((table, alias, _order_keys(args), "left"))
+        for table, alias, keys, kind in joins:
+            on = same_keys(keys, "__windowed", alias)
             outer = outer.join(
-                table.subquery(alias),
-                on=exp.and_(*on) if on else None,
-                join_type="left",
+                table.subquery(alias), on=exp.and_(*on) if on else None, join_type=kind
             )
         if qualify is not None:
             outer = outer.where(qualify)
@@ -340,8 +334,9 @@ class _Rewrite:
         if not levels:  # every row of a partition ties
             return exp.Literal.number(1)
         dense = isinstance(window.this, exp.DenseRank)
-        args = (keys, levels, (COUNT_ROWS,), _rank_value, dense)
-        return self._ordered(("rank", tuple(keys), levels, dense), args)
+        return self._ordered(
+            ("rank", tuple(keys), levels, dense), _rank_args(keys, levels, dense)
+        )
 
     def _shift(self, window: exp.Window) -> exp.Expression:
         """LAG/LEAD: the argument of the row whose rank is the row's less
@@ -355,7 +350,7 @@ class _Rewrite:
         signature = (tuple(keys), levels, column, offset)
         if signature not in self.shifted:
             alias = f"__shifted{len(self.shifted) + 1}"
-            rank = (keys, levels, (COUNT_ROWS,), _rank_value, False)
+            rank = _rank_args(keys, levels, dense=False)
             self.shifted[signature] = (alias, rank, column, offset)
         alias = self.shifted[signature][0]
         value = exp.column("__x", table=alias)
@@ -405,6 +400,23 @@ class _Rewrite:
                 continue
             ordered.set("this", self._outer(_with_items(key, items), "o"))
         return order
+
+
+def _rows(base: exp.Select) -> exp.Subquery:
+    """The SELECT without its windows, as the rows a window table reads."""
+    return exp.Subquery(this=base.copy(), alias=exp.TableAlias(this=_name("__rows")))
+
+
+def _order_keys(args: tuple) -> list[str]:
+    """The columns an ordered window's table is keyed by: its partition and
+    every level of its order (`ordered_table`'s first two arguments)."""
+    partition, levels = args[:2]
+    return partition + [level.column for level in levels]
+
+
+def _rank_args(keys: list[str], levels: tuple, dense: bool) -> tuple:
+    """`ordered_table`'s arguments but the rows for RANK (DENSE_RANK)."""
+    return (keys, levels, (COUNT_ROWS,), _rank_value, dense)
 
 
 def _rank_value(tables: list[str]) -> exp.Expression:

@@ -135,12 +135,7 @@ def level_table(
     )
     before = exp.GT(this=this, expression=other) if level.descending else None
     before = before or exp.LT(this=this, expression=other)
-    on = [
-        exp.NullSafeEQ(
-            this=exp.column(k, table="__g1"), expression=exp.column(k, table="__g2")
-        )
-        for k in keys[:-1]
-    ]
+    on = same_keys(keys[:-1], "__g1", "__g2")
     return (
         exp.select(*[exp.column(k, table="__g1").as_(k) for k in keys])
         .select(*[exp.alias_(m.of_groups("__g2"), m.name) for m in measures])
@@ -180,12 +175,7 @@ def ordered_table(
         exp.alias_(value(aliases), "__value"),
     ).from_(tables[-1].subquery(last))
     for alias, table, width in zip(aliases[:-1], tables[:-1], widths):
-        on = [
-            exp.NullSafeEQ(
-                this=exp.column(k, table=last), expression=exp.column(k, table=alias)
-            )
-            for k in keys[:width]
-        ]
+        on = same_keys(keys[:width], last, alias)
         out = out.join(table.subquery(alias), on=exp.and_(*on))
     return out
 
@@ -244,12 +234,7 @@ def shifted_table(
     partition, levels = rank[:2]
     keys = partition + [level.column for level in levels]
     ranked = rows.this.copy().subquery("__r")
-    on = [
-        exp.NullSafeEQ(
-            this=exp.column(k, table="__r"), expression=exp.column(k, table="__o")
-        )
-        for k in keys
-    ]
+    on = same_keys(keys, "__r", "__o")
     numbered = (
         exp.select(*[exp.column(k, table="__r").as_(k) for k in keys])
         .select(
@@ -266,12 +251,7 @@ def shifted_table(
         .from_(ranked)
         .join(ordered_table(rows, *rank).subquery("__o"), on=exp.and_(*on))
     )
-    same = [
-        exp.NullSafeEQ(
-            this=exp.column(k, table="__cur"), expression=exp.column(k, table="__prev")
-        )
-        for k in partition
-    ]
+    same = same_keys(partition, "__cur", "__prev")
     same.append(
         exp.EQ(
             this=exp.column("__next", table="__prev"),
@@ -287,3 +267,14 @@ def shifted_table(
         .from_(numbered.subquery("__cur"))
         .join(numbered.subquery("__prev"), on=exp.and_(*same))
     )
+
+
+def same_keys(keys: list[str], left: str, right: str) -> list[exp.Expression]:
+    """`left.k IS NOT DISTINCT FROM right.k` for each key: windows group
+    NULLs, so NULL keys match."""
+    return [
+        exp.NullSafeEQ(
+            this=exp.column(k, table=left), expression=exp.column(k, table=right)
+        )
+        for k in keys
+    ]
