@@ -1,5 +1,6 @@
 """Windows with ORDER BY as sums over inequality self-joins: RANK(),
-DENSE_RANK() and running aggregates.
+DENSE_RANK() (PERCENT_RANK() and CUME_DIST() from them), running
+aggregates, and LAG/LEAD as a join of the rows numbered by RANK().
 
 A row's RANK() in its partition is 1 + the number of rows of the partition
 ordered strictly before it; DENSE_RANK() counts the distinct keys instead;
@@ -14,8 +15,8 @@ on ki, combining per group what the groups before hold (their row count,
 the sum and count of x, its minimum or maximum); the view maintains it as
 any grouped inequality join (IEDyn). A window's level tables (and the
 table of peers) join on their keys into one table, a row per group of
-equal ORDER BY keys with the window's value, which the query joins once. Equality is IS NOT DISTINCT FROM, as
-windows group NULLs. A key that may be NULL is preceded by a level of its
+equal ORDER BY keys with the window's value, which the query joins once.
+Equality is IS NOT DISTINCT FROM, as windows group NULLs. A key that may be NULL is preceded by a level of its
 own over `key IS NULL`, so NULLS LAST (DuckDB's default) or NULLS FIRST
 orders the NULL rows, which then tie among themselves on the key's level.
 
