@@ -376,7 +376,7 @@ def add_commands(subparsers) -> None:
         metavar="LIST",
         help="comma-separated systems among " + ",".join(SYSTEMS) + " (store: "
         "the store-only floor; dynyan-batch: trusting dynyan fed update() "
-        "per --recompute-batch events, pull mode; ivm: first-order IVM; "
+        "per --recompute-batch events (push: a report per run of one relation); ivm: first-order IVM; "
         "recompute: DuckDB recomputing every --recompute-batch events); "
         "default all but dynyan-batch",
     )

@@ -758,16 +758,14 @@ class _DynyanBatch(_Dynyan):
     """dynyan trusting, fed the way DuckDB is: each `recompute_batch` events
     as `update(relation, rows, mults)` calls, one per run of consecutive
     events of one relation (the runs cut once per worker, untimed and
-    before tracemalloc starts, as DuckDB's batches are built untimed). Pull
-    mode only: push mode reports per update call."""
+    before tracemalloc starts, as DuckDB's batches are built untimed). In
+    push mode each call reports the net change of its run: never less often
+    than DuckDB's diff per batch (once per batch on a stream of one
+    relation)."""
 
     per_event = False
 
     def build(self, sink):
-        if sink is not None:
-            raise NotImplementedError(
-                "batches are a pull-mode system (push reports per update call)"
-            )
         super().build(sink)
         if not hasattr(self.query, "batch_runs"):
             self.query.batch_runs = {}

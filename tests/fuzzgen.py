@@ -871,9 +871,17 @@ def _aggregate(g: Gen) -> Part:
     nums = [e for e in every if e[1] in NUMERIC]
     kind = g.choice(
         ["COUNT(*)", "COUNT", "SUM", "AVG", "MIN", "MAX", "COUNT DISTINCT", "SUM2"]
+        + ["MEDIAN", "QUANTILE"]
     )
     if kind == "COUNT(*)" or not nums:
         return Part("COUNT(*)")
+    if kind == "QUANTILE":  # of any type (DISC), or interpolated (CONT)
+        q = g.choice(["0", "0.1", "0.25", "0.3", "0.75", "0.9", "1"])
+        if g.chance(0.5):
+            ref, _, a = g.choice(every)
+            return Part(f"QUANTILE_DISC({ref}, {q})", frozenset({a.alias}))
+        ref, _, a = g.choice(nums)
+        return Part(f"QUANTILE_CONT({ref}, {q})", frozenset({a.alias}))
     if kind == "SUM2":  # a sum of a product (of one or two atoms)
         (x, _, a), (y, _, b) = g.choice(nums), g.choice(nums)
         return Part(f"SUM({x} * {y})", frozenset({a.alias, b.alias}))

@@ -544,13 +544,14 @@ def test_planner_statistics_reach_the_dynyan_worker(tmp_path):
 def _fq3_dynyan_and_ivm(
     stats_dir: str | None = None,
     systems: tuple[str, ...] = ("dynyan", "ivm"),
+    modes: tuple[str, ...] = ("pull",),
     **options,
 ) -> dict:
     """One run of FQ3 by dynyan and the IVM (or `systems`) on the tiny stream."""
     (q,) = bench.discover_queries(ROOT / "queries", ["fq3"])
     config = bench.BenchConfig(
         systems=systems,
-        modes=("pull",),
+        modes=modes,
         runs=1,
         latency=False,
         tracemalloc=False,
@@ -703,23 +704,25 @@ def test_dataflow_peers_say_why_they_cannot_run(query, reason):
 def test_huge_pages_and_batches_reach_their_workers():
     """`--huge-pages`: each worker runs under the heap policy and says so
     (where the machine has huge pages). `dynyan-batch`, fed update() per
-    batch, agrees with dynyan in pull mode and refuses push mode."""
+    batch, agrees with dynyan in pull and push mode (a report per batch)."""
     from dynyan.pipeline import hugepages
 
     huge = hugepages.unsupported() is None
     doc = _fq3_dynyan_and_ivm(
         systems=("dynyan", "dynyan-batch", "ivm"),
+        modes=("pull", "push"),
         recompute_batch=7,
         huge_pages=huge,
     )
     assert doc["config"]["huge_pages"] is huge
     for system in ("dynyan", "dynyan-batch", "ivm"):
-        r = result(doc, system, "pull", "tpch/fq3")
-        assert r["status"] == "ok"
-        assert r["check"] == ("reference" if system == "dynyan" else "ok")
-        noted = "heap: glibc malloc on transparent huge pages" in r.get("notes", [])
-        assert noted is huge
-    batch = result(doc, "dynyan-batch", "pull", "tpch/fq3")
-    assert batch["latency"]["unit"] == "batch" and batch["latency"]["batch"] == 7
-    with pytest.raises(NotImplementedError, match="pull-mode"):
-        bench._DynyanBatch({}, None, []).build(sink=bench.CountingSink())
+        for mode in ("pull", "push"):
+            r = result(doc, system, mode, "tpch/fq3")
+            assert r["status"] == "ok"
+            reference = system == "dynyan" and mode == "pull"
+            assert r["check"] == ("reference" if reference else "ok"), (system, mode)
+            notes = r.get("notes", [])
+            assert ("heap: glibc malloc on transparent huge pages" in notes) is huge
+    for mode in ("pull", "push"):
+        batch = result(doc, "dynyan-batch", mode, "tpch/fq3")
+        assert batch["latency"]["unit"] == "batch" and batch["latency"]["batch"] == 7

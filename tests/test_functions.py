@@ -285,6 +285,19 @@ AGG_SQL = {
     "min": ["MIN(r.a)", "MIN(r.x)"],
     "max": ["MAX(r.a)", "MAX(r.p)"],
     "count_distinct": ["COUNT(DISTINCT r.a)"],
+    "quantile_cont": [
+        "MEDIAN(r.a)",
+        "MEDIAN(r.p)",
+        "QUANTILE_CONT(r.x, 0.3)",
+        "QUANTILE_CONT(r.p, 0.75)",
+        "PERCENTILE_CONT(0.1) WITHIN GROUP (ORDER BY r.a)",
+    ],
+    "quantile_disc": [
+        "MEDIAN(r.s)",
+        "QUANTILE_DISC(r.d, 0.5)",
+        "QUANTILE_DISC(r.a, 0.9)",
+        "QUANTILE(r.p, 0)",
+    ],
 }
 
 
@@ -316,6 +329,11 @@ def test_aggregate_agrees_with_duckdb(kind, system, grouped):
     rows = AGG_ROWS
     if system == "pathway":  # refuses NULL in aggregated columns (BENCHMARKS.md)
         rows = [r for r in rows if r[1] is not None]
+    if kind in functions.QUANTILE_KINDS and system in ("pydbsp", "pathway"):
+        # the dataflow adapters say so (pydbsp from its own interpreter)
+        with pytest.raises((NotImplementedError, AssertionError), match="a quantile"):
+            run(system, sql, rows)
+        return
     assert close(run(system, sql, rows), oracle(sql, rows))
 
 

@@ -7,6 +7,8 @@ import collections
 from collections.abc import Callable, Iterator
 
 from dynyan.compiler import functions
+from dynyan.compiler.frontend.aggregates import MULTISET_KINDS
+from dynyan.compiler.functions import QUANTILE_KINDS
 from dynyan.compiler.ir import InnerTest, Op, Query, Ref, SetQuery, Var
 
 from . import sqlexpr
@@ -372,7 +374,7 @@ def _compile_ivm(query: Query, push: bool, tests: dict | None = None):
     for i, a in enumerate(query.aggregates if grouped else ()):
         if a.computed is None:
             continue
-        width = 1 if a.kind in ("min", "max", "count_distinct") else 2
+        width = 1 if a.kind in MULTISET_KINDS else 2
         computed[i] = tuple(range(next_pos, next_pos + width))
         next_pos += width
 
@@ -678,6 +680,10 @@ def _compile_ivm(query: Query, push: bool, tests: dict | None = None):
             if i in computed and len(computed[i]) == 2:
                 total, nonnull = (f"p[{x}]" for x in computed[i])
                 value = functions.aggregate_value(a.kind, nonnull, total=total)
+            elif a.kind in QUANTILE_KINDS:
+                s = f"p[{computed[i][0]}]" if i in computed else f"p[{ms_pos[a.arg]}]"
+                discrete = a.kind == "quantile_disc"
+                value = f"_sql_quantile({s}, {a.fraction!r}, {discrete}, {a.scale!r})"
             elif a.kind in ("min", "max", "count_distinct"):
                 s = f"p[{computed[i][0]}]" if i in computed else f"p[{ms_pos[a.arg]}]"
                 value = functions.aggregate_value(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+from fractions import Fraction
 import math
 import re
 
@@ -286,6 +287,30 @@ HELPERS = {
     "_sql_not_in": None,  # set below
     "_sql_scalar": None,
 }
+
+
+def sql_quantile(counts, q, discrete, scale=None):
+    """QUANTILE_DISC/QUANTILE_CONT (MEDIAN) over a multiset of values (value
+    -> count), DuckDB's definitions: DISC the value at index ceil(n q) - 1,
+    CONT the value at (n - 1) q interpolated as a DOUBLE, or for a DECIMAL
+    of `scale` digits in its units, rounded once then truncated."""
+    values = sorted(v for v, c in counts.items() for _ in range(c))
+    if not values:
+        return None
+    n = len(values)
+    if discrete:
+        return values[max(0, math.ceil(n * q) - 1)]
+    pos = (n - 1) * q
+    i = int(pos)
+    lo, hi = values[i], values[min(i + 1, n - 1)]
+    if scale is None:
+        return float(lo) + (float(hi) - float(lo)) * (pos - i)
+    unit = 10**scale
+    a, b = round(lo * unit), round(hi * unit)
+    return int(float(a + (b - a) * Fraction(pos - i))) / unit
+
+
+HELPERS["_sql_quantile"] = sql_quantile
 
 
 def sql_not_in(values, x):

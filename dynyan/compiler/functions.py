@@ -112,10 +112,12 @@ SCALARS = {
     )
 }
 
+QUANTILE_KINDS = ("quantile_cont", "quantile_disc")
+
 #: The runtime helpers by name, as peers call them.
 HELPERS: dict[str, Callable] = {
     s.helper: getattr(sqlfuncs, s.helper) for s in SCALARS.values() if s.helper
-}
+} | {f"_{kind}": getattr(sqlfuncs, f"_{kind}") for kind in QUANTILE_KINDS}
 
 
 def peer_namespace(constants=()) -> dict:
@@ -130,7 +132,7 @@ def peer_namespace(constants=()) -> dict:
 
 # --- aggregates ----------------------------------------------------------------------
 
-AGGREGATES = ("count", "sum", "avg", "min", "max", "count_distinct")
+AGGREGATES = ("count", "sum", "avg", "min", "max", "count_distinct", *QUANTILE_KINDS)
 
 
 def aggregate_value(
@@ -140,14 +142,25 @@ def aggregate_value(
     extreme: str = "None",
     distinct: str = "0",
     empty: str | None = None,
+    ranked: str = "()",
+    fraction: float | None = None,
+    scale: int | None = None,
 ) -> str:
     """Python for aggregate `kind`'s SQL value in one group, from Python
     expressions for: the number of rows whose argument is not NULL
     (`nonnull`; COUNT(*): all rows), the sum of those arguments (`total`),
-    their MIN or MAX (`extreme`, read only when there is one) and the number
-    of distinct ones (`distinct`). `empty`: a cheaper test that there is no
-    non-NULL argument, if the system has one (default `nonnull == 0`)."""
+    their MIN or MAX (`extreme`, read only when there is one), the number
+    of distinct ones (`distinct`) and, for a quantile at `fraction` (of a
+    DECIMAL of `scale` digits), all of them in order (`ranked`). `empty`: a
+    cheaper test that there is no non-NULL argument, if the system has one
+    (default `nonnull == 0`)."""
     empty = empty or f"{nonnull} == 0"
+    if kind == "quantile_cont":
+        return (
+            f"(None if {empty} else _quantile_cont({ranked}, {fraction!r}, {scale!r}))"
+        )
+    if kind == "quantile_disc":
+        return f"(None if {empty} else _quantile_disc({ranked}, {fraction!r}))"
     if kind == "count":
         return nonnull
     if kind == "count_distinct":

@@ -395,10 +395,12 @@ class Channel:
 @dataclass(frozen=True)
 class Aggregate:
     """COUNT/SUM/AVG as a linear combination of channels (coefficient, channel);
-    MIN/MAX/COUNT(DISTINCT) over the variable `arg`, kept per group in a
-    (sorted) multiset of its values (NULLs left out)."""
+    MIN/MAX/COUNT(DISTINCT) and the quantiles over the variable `arg`, kept
+    per group in a (sorted) multiset of its values (NULLs left out)."""
 
-    kind: str  # "count" | "sum" | "avg" | "min" | "max" | "count_distinct"
+    # "count" | "sum" | "avg" | "min" | "max" | "count_distinct" |
+    # "quantile_cont" | "quantile_disc" (MEDIAN: a quantile at 0.5)
+    kind: str
     terms: tuple[tuple[int | float, int], ...]
     text: str
     arg: str | None = None
@@ -419,6 +421,8 @@ class Aggregate:
     # the renderer, `render.split_nonfinite`; a computed argument: True, its
     # group keeps the counts beside its total).
     nonfinite: tuple | bool = ()
+    # A quantile's q, in [0, 1].
+    fraction: float | None = None
 
     def __str__(self) -> str:
         return self.text

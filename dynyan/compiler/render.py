@@ -25,6 +25,7 @@ from ..errors import DynyanError, UnsupportedQueryError
 from ..resources import resource_text
 from ..runtime import inline
 from . import functions
+from .functions import QUANTILE_KINDS
 from .ir import (
     COMPARISONS,
     FLIPPED,
@@ -997,7 +998,7 @@ def _value_checks(query) -> dict[int, dict[int, bool]]:
         for v in var_refs(query.having):
             computed.setdefault(v.name, True)
     for a in query.aggregates:  # kept in a sorted multiset, NULLs left out
-        if a.kind in ("min", "max") and a.arg in query.extra_vars:
+        if a.kind in ("min", "max", *QUANTILE_KINDS) and a.arg in query.extra_vars:
             computed.setdefault(a.arg, True)
     out: dict[int, dict[int, bool]] = {}
     for i, atom in enumerate(query.atoms):
@@ -1213,6 +1214,7 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
                 f"{line} if {keep} else None" for line in derives
             ]
             cond = None
+        parts = None  # a tuple payload's entries (a batch adds them in place)
         if ring.width == 1:
             payload = "d"
         else:
@@ -1259,6 +1261,7 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
                 "keep": keep,
                 "cond": cond,  # None when `derives` computes `keep` first
                 "payload": payload,
+                "payload_parts": parts,
                 "steps": steps,
                 "count": _count_from_index(
                     info, identity and cond is None, layout, ring
@@ -1442,12 +1445,35 @@ def _group_slots(query, expressions: Expressions) -> dict:
     multisets, sums, slot = [], [], {}
     where: dict[str, int] = {}  # argument (its Python) -> slot
     for i, agg in enumerate(query.aggregates):
+        if agg.kind in QUANTILE_KINDS:
+            expressions.helpers.add(agg.kind)
         if agg.computed is None and (agg.arg is None or agg.arg not in extras):
             continue
         x = expressions.render(agg.computed or Var(agg.arg), env)
-        if agg.computed is not None and agg.scale is not None and agg.scale:
+        summed = agg.kind in ("count", "sum", "avg")
+        if agg.computed is not None and summed and agg.scale:
             x = f"(None if {x} is None else {_scaled(expressions, x, agg.scale)})"
-        if agg.kind in ("min", "max", "count_distinct"):
+        if agg.kind in QUANTILE_KINDS:  # every value, in order, to index
+            key = "ranked " + x
+            if key not in where:
+                where[key] = len(multisets)
+                if may_be_nonfinite(_argument(query, agg)):
+                    raise UnsupportedQueryError(
+                        f"{agg.text}: an argument that may be NaN (x / 0) is "
+                        "not supported"
+                    )
+                multisets.append(
+                    {
+                        "sorted": False,
+                        "ranked": True,
+                        "nan": False,
+                        "x": x,
+                        "nullable": agg.computed is not None
+                        or expressions.may_be_null(Var(agg.arg)),
+                    }
+                )
+            slot[i] = ("multiset", where[key])
+        elif agg.kind in ("min", "max", "count_distinct"):
             key = "multiset " + x
             if key not in where:
                 where[key] = len(multisets)
@@ -1481,7 +1507,11 @@ def _group_slots(query, expressions: Expressions) -> dict:
         if s["ieee"]:
             expressions.helpers |= {"exact", "inexact"}
     for m in multisets:
-        m["ctor"] = "SortedDict()" if m["sorted"] else "{}"
+        ranked = m.get("ranked", False)
+        m["ranked"] = ranked
+        m["ctor"] = (
+            "SortedList()" if ranked else "SortedDict()" if m["sorted"] else "{}"
+        )
     for k, (kind, j) in slot.items():
         slot[k] = 1 + j if kind == "multiset" else 1 + len(multisets) + j
     for j, s in enumerate(sums):
@@ -1535,11 +1565,31 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
         elif agg.computed is None and agg.arg is not None and agg.arg not in extras:
             # a group variable: constant in its group
             local = layout.var_local[agg.arg]
+            if agg.kind in QUANTILE_KINDS:
+                values.append(
+                    value(
+                        ranked=f"({local},)",
+                        fraction=agg.fraction,
+                        scale=agg.scale,
+                        empty=f"{count} == 0 or {local} is None",
+                    )
+                )
+                continue
             values.append(
                 value(
                     extreme=local,
                     distinct=f"(0 if {count} == 0 or {local} is None else 1)",
                     empty=f"{count} == 0",
+                )
+            )
+        elif agg.kind in QUANTILE_KINDS:
+            ms = f"e[{slots['slot'][i]}]"
+            values.append(
+                value(
+                    ranked=ms,
+                    fraction=agg.fraction,
+                    scale=agg.scale,
+                    empty=f"e is None or not {ms}",
                 )
             )
         elif agg.arg is not None or agg.computed is not None:
@@ -1818,6 +1868,7 @@ def render_module(
     checks, check_payload = _lookup(layout, ring)
     sorted_runtime = any(x.kind in ("sorted", "rangesum") for x in layout.structures())
     sorted_dict = any(m["sorted"] for m in slots["multisets"])
+    sorted_list = any(m["ranked"] for m in slots["multisets"])
     context = {
         "inner": inner,  # a subquery's view: raises the outer module's ViewError
         "strict": not trust_input,
@@ -1896,6 +1947,7 @@ def render_module(
             name
             for name, used in (
                 ("SortedDict", sorted_dict),
+                ("SortedList", sorted_list),
                 ("SortedKeyList", sorted_runtime or query.ordering is not None),
             )
             if used
@@ -1907,6 +1959,11 @@ def render_module(
         "uses_re": expressions.uses_re,
         "uses_floor": expressions.uses_floor,
     }
+    # the inlined helpers that call math (_div's infinities, _sqrt, quantiles),
+    # and the counts of infinities beside a float SUM (_NONFINITE_PARTS)
+    context["uses_math"] = "finite_part" in expressions.helpers or (
+        re.search(r"\bmath\.", context["runtime"]) is not None
+    )
     methods = {r["name"]: r["method"] for r in relations}
     for r in relations:
         r["forwards"] = [

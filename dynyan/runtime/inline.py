@@ -53,6 +53,8 @@ HELPERS = (
     Helper("_to_str", "sqlfuncs", "_to_str"),
     Helper("_greatest", "sqlfuncs", "_greatest"),
     Helper("_least", "sqlfuncs", "_least"),
+    Helper("_quantile_cont", "sqlfuncs", "_quantile_cont"),
+    Helper("_quantile_disc", "sqlfuncs", "_quantile_disc"),
 )
 BY_NAME = {h.name: h for h in HELPERS}
 

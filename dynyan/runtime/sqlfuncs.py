@@ -236,3 +236,47 @@ def _add_months(date, months):
             return date.replace(year=year, month=month + 1, day=day)
         except ValueError:
             continue
+
+
+def _quantile_cont(values, q, scale=None):
+    """QUANTILE_CONT(x, q) (MEDIAN: q = 0.5) of the sorted `values`, as
+    DuckDB computes it: the value at position (n - 1) * q, interpolated
+    between its neighbours; a DOUBLE, or a DECIMAL of `scale` digits whose
+    interpolated units are truncated toward zero. None for no values.
+
+    >>> _quantile_cont([1, 2, 4, 9], 0.5), _quantile_cont([2.05, 3.1], 0.5, 2)
+    (3.0, 2.57)
+    """
+    n = len(values)
+    if not n:
+        return None
+    pos = (n - 1) * q
+    lo = math.floor(pos)
+    a = values[lo]
+    if lo == pos:
+        return a if scale is not None else float(a)
+    b = values[lo + 1]
+    if scale is None:
+        a = float(a)
+        return a + (float(b) - a) * (pos - lo)
+    # a + (b - a) * f in units of 10**-scale, rounded once (DuckDB's build
+    # fuses the multiply-add), then truncated: exact over integers, as an
+    # int / int division rounds correctly
+    unit = 10**scale
+    a, b = round(a * unit), round(b * unit)
+    num, den = (pos - lo).as_integer_ratio()
+    return int((a * den + (b - a) * num) / den) / unit
+
+
+def _quantile_disc(values, q):
+    """QUANTILE_DISC(x, q) of the sorted `values`, as DuckDB computes it:
+    the value at index ceil(n * q) - 1 (the first for q = 0). None for no
+    values.
+
+    >>> _quantile_disc(["a", "b", "c", "d"], 0.5), _quantile_disc([1, 2, 3], 0.9)
+    ('b', 3)
+    """
+    n = len(values)
+    if not n:
+        return None
+    return values[max(math.ceil(n * q) - 1, 0)]

@@ -29,7 +29,17 @@ from .diagnostics import DIALECT, sql_error, unsupported
 from .expressions import CONVERTERS
 from .types import check_condition, coerce_dates, exact_digits, infer_type, typed
 
-AGGREGATES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)
+# MEDIAN(x), QUANTILE_CONT(x, q), QUANTILE_DISC(x, q) (PERCENTILE_… WITHIN
+# GROUP and QUANTILE are respelled as these: passes/aggregate_spellings.py)
+QUANTILES = (exp.Median, exp.PercentileCont, exp.PercentileDisc)
+AGGREGATES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max, *QUANTILES)
+_QUANTILE_NAMES = {
+    exp.Median: "MEDIAN",
+    exp.PercentileCont: "QUANTILE_CONT",
+    exp.PercentileDisc: "QUANTILE_DISC",
+}
+# the aggregates kept as a multiset of their argument's values per group
+MULTISET_KINDS = ("min", "max", "count_distinct", "quantile_cont", "quantile_disc")
 
 
 def is_grouped(select: exp.Select) -> bool:
@@ -163,10 +173,13 @@ class Grouping:
             return self.fe.digits_of(self.keys[e.index])
         if not isinstance(e, AggRef):
             return self.fe.digits_of(e)
-        kind = self.aggregates[e.index].kind
-        if kind in ("count", "count_distinct"):
+        agg = self.aggregates[e.index]
+        if agg.kind in ("count", "count_distinct"):
             return 0
-        arg = self._argument(e.index) if kind in ("min", "max", "sum") else None
+        if agg.kind == "quantile_cont":  # a DECIMAL's (else a DOUBLE)
+            return agg.scale
+        exact = ("min", "max", "sum", "quantile_disc")
+        arg = self._argument(e.index) if agg.kind in exact else None
         return None if arg is None else self.fe.digits_of(arg)
 
     def _leaf_type(self, e) -> str | None:
@@ -174,7 +187,7 @@ class Grouping:
             return self.fe.type_of(self.keys[e.index])
         if isinstance(e, AggRef):
             kind = self.aggregates[e.index].kind
-            if kind in ("min", "max"):
+            if kind in ("min", "max", "quantile_disc"):
                 return self.fe.type_of(self._argument(e.index))
             if kind == "sum":  # SUM of integers is an integer
                 arg = self._argument(e.index)
@@ -188,7 +201,7 @@ class Grouping:
         agg = self.aggregates[index]
         if agg.computed is not None:
             return agg.computed
-        if agg.kind in ("min", "max"):
+        if agg.kind in MULTISET_KINDS:
             return self.args[int(agg.arg.removeprefix("#arg"))]
         node = self.polys[index][1]
         return self.fe.expr(node.this) if node.this is not None else None
@@ -196,21 +209,34 @@ class Grouping:
     def _aggregate(self, node: exp.AggFunc) -> AggRef:
         text = node.sql(dialect=DIALECT)
         distinct = isinstance(node.this, exp.Distinct)
-        if isinstance(node, (exp.Min, exp.Max)) or distinct:
+        if isinstance(node, (exp.Min, exp.Max, *QUANTILES)) or distinct:
             if distinct and len(node.this.expressions) != 1:
                 raise unsupported("COUNT(DISTINCT …) takes one expression", node)
             arg_node = node.this.expressions[0] if distinct else node.this
             arg = self.fe.expr(arg_node)
             kind = "count_distinct" if distinct else node.sql_name().lower()
+            fraction = scale = None
+            if isinstance(node, QUANTILES):
+                kind, fraction = self._quantile(node, arg)
+                if kind == "quantile_cont":
+                    scale = self.fe.digits_of(arg)
+                    scale = scale if self.fe.type_of(arg) == "float" else None
             if len({r.atom for r in refs(arg)}) > 1:
-                return self._computed(kind, arg, text, node)
+                return self._computed(kind, arg, text, node, fraction)
             if not refs(arg):
                 raise unsupported(
                     f"{node.sql_name()} of a constant is not supported", node
                 )
             if arg not in self.args:
                 self.args.append(arg)
-            aggregate = Aggregate(kind, (), text, f"#arg{self.args.index(arg)}")
+            aggregate = Aggregate(
+                kind,
+                (),
+                text,
+                f"#arg{self.args.index(arg)}",
+                scale=scale,
+                fraction=fraction,
+            )
             if aggregate not in self.aggregates:
                 self.aggregates.append(aggregate)
                 self.polys.append((None, node))
@@ -244,14 +270,53 @@ class Grouping:
             self.polys.append((poly, node))
         return AggRef(self.aggregates.index(aggregate), text)
 
-    def _computed(self, kind: str, arg, text: str, node) -> AggRef:
+    def _quantile(self, node: exp.AggFunc, arg) -> tuple[str, float]:
+        """The kind and q of MEDIAN or QUANTILE_CONT/_DISC(x, q): as DuckDB,
+        an interpolated DOUBLE (DECIMAL of a DECIMAL) over numbers, a value
+        of the argument's for QUANTILE_DISC and MEDIAN of strings."""
+        name = _QUANTILE_NAMES[type(node)]
+        if isinstance(node, exp.Median):
+            q = 0.5
+        else:
+            given = node.args.get("expression")
+            if not (isinstance(given, exp.Literal) and not given.is_string):
+                raise unsupported(f"{name} needs a constant q from 0 to 1", node)
+            q = float(given.name)
+            if not 0 <= q <= 1:
+                raise sql_error(
+                    f"{name}: q must be from 0 to 1, not {given.name}", node
+                )
+        numeric = self.fe.type_of(arg) in ("int", "float")
+        if isinstance(node, exp.PercentileDisc) or (
+            isinstance(node, exp.Median) and self.fe.type_of(arg) == "str"
+        ):
+            return "quantile_disc", q
+        if not numeric:
+            raise unsupported(
+                f"{name} of a {self.fe.type_of(arg) or 'NULL'} is not supported "
+                "(it interpolates between two values); QUANTILE_DISC picks one",
+                node,
+            )
+        return "quantile_cont", q
+
+    def _computed(self, kind: str, arg, text: str, node, fraction=None) -> AggRef:
         """An aggregate whose argument is computed on each row of the
         widened result (see `Aggregate.computed`)."""
         scale = self._exact_scale(arg) if kind in ("sum", "avg") else None
+        if kind == "quantile_cont" and self.fe.type_of(arg) == "float":
+            scale = self.fe.digits_of(arg)
         # a float total keeps counts of ±inf and NaN beside its exact finite
         # part (render `_exact`), whether they come from x / 0 or the input
         ieee = kind in ("sum", "avg") and scale is None
-        aggregate = Aggregate(kind, (), text, computed=arg, scale=scale, nonfinite=ieee)
+        aggregate = Aggregate(
+            kind,
+            (),
+            text,
+            computed=arg,
+            scale=scale,
+            nonfinite=ieee,
+            fraction=fraction,
+        )
         if aggregate not in self.aggregates:
             self.aggregates.append(aggregate)
             self.polys.append((None, node))

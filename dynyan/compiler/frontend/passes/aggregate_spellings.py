@@ -6,6 +6,8 @@
 - `BOOL_AND(c)`, `BOOL_OR(c)` -> `MIN(c)`, `MAX(c)` (false sorts before
   true); `COUNT_IF(c)` -> `SUM(CAST(c AS INTEGER))` (DuckDB's: NULL where
   no condition is true or false).
+- `PERCENTILE_CONT(q) WITHIN GROUP (ORDER BY x)` (and _DISC) ->
+  `QUANTILE_CONT(x, q)`; DuckDB's `QUANTILE(x, q)` -> `QUANTILE_DISC(x, q)`.
 - `GROUP BY ALL` (DuckDB) -> GROUP BY every SELECT item without an
   aggregate (none: one global group).
 
@@ -33,7 +35,7 @@ _RESPELLED = {
     # DuckDB's COUNT_IF: NULL where no row's condition is true or false
     exp.CountIf: lambda c: exp.Sum(this=exp.cast(c, exp.DataType.Type.INT)),
 }
-_SPELLINGS = (exp.Filter, *_RESPELLED)
+_SPELLINGS = (exp.Filter, exp.WithinGroup, exp.Quantile, *_RESPELLED)
 
 
 def aggregate_spellings(tree: exp.Expression, ctx: Context) -> exp.Expression:
@@ -47,6 +49,11 @@ def aggregate_spellings(tree: exp.Expression, ctx: Context) -> exp.Expression:
         node.replace(_RESPELLED[type(node)](node.this.copy()))
     for node in list(tree.find_all(exp.Filter)):
         node.replace(_filtered(node))
+    for node in list(tree.find_all(exp.Quantile)):
+        q = node.args.get("quantile")
+        node.replace(exp.PercentileDisc(this=node.this.copy(), expression=q.copy()))
+    for node in list(tree.find_all(exp.WithinGroup)):
+        node.replace(_within_group(node))
     for select in tree.find_all(exp.Select):
         group = select.args.get("group")
         if group is not None and group.args.get("all"):
@@ -77,3 +84,18 @@ def _filtered(node: exp.Filter) -> exp.Expression:
 
 def _when(condition: exp.Expression, value: exp.Expression) -> exp.Case:
     return exp.Case(ifs=[exp.If(this=condition.copy(), true=value.copy())])
+
+
+def _within_group(node: exp.WithinGroup) -> exp.Expression:
+    """`PERCENTILE_CONT(q) WITHIN GROUP (ORDER BY x)` -> `QUANTILE_CONT(x, q)`."""
+    func, order = node.this, node.expression
+    keys = order.expressions if isinstance(order, exp.Order) else []
+    if not isinstance(func, (exp.PercentileCont, exp.PercentileDisc)):
+        raise unsupported(f"{func.sql_name()} WITHIN GROUP is not supported", node)
+    if len(keys) != 1 or keys[0].args.get("desc"):
+        raise unsupported(
+            "WITHIN GROUP takes one ascending ORDER BY key here (for DESC, "
+            "use 1 - q)",
+            node,
+        )
+    return type(func)(this=keys[0].this.copy(), expression=func.this.copy())

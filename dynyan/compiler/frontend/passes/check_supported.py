@@ -44,7 +44,7 @@ def check_supported(tree: exp.Expression, ctx: Context) -> exp.Expression:
             raise unsupported(
                 f"aggregate {node.sql_name()} is not supported; supported: "
                 "COUNT(*), COUNT(col), COUNT(DISTINCT col), SUM, AVG, MIN, MAX, "
-                "VARIANCE, STDDEV",
+                "VARIANCE, STDDEV, MEDIAN, QUANTILE_CONT, QUANTILE_DISC",
                 node,
             )
         if isinstance(node.this, exp.Distinct) and not isinstance(node, exp.Count):

@@ -535,6 +535,10 @@ def _exact_digits(query: Query, expr) -> int | None:
     return exact_digits(expr, lambda leaf: _leaf_digits(query, leaf))
 
 
+# aggregates whose value is one of their argument's values
+_PICKS = ("min", "max", "quantile_disc")
+
+
 def _leaf_digits(query: Query, expr) -> int | None:
     if isinstance(expr, Var):
         found = _column_of(query, expr.name)
@@ -544,8 +548,10 @@ def _leaf_digits(query: Query, expr) -> int | None:
         return rel.scales[column] if rel.scales else None
     if isinstance(expr, AggRef):
         agg = query.aggregates[expr.index]
-        if agg.kind in ("min", "max") and agg.computed is None:
+        if agg.kind in _PICKS and agg.computed is None:
             return _exact_digits(query, Var(agg.arg))
+        if agg.kind == "quantile_cont":  # a DECIMAL's digits (else a DOUBLE)
+            return agg.scale
         if agg.kind != "sum":
             return None
         if agg.computed is not None:
@@ -587,9 +593,9 @@ def output_type(query: Query, expr) -> str:
             agg = query.aggregates[e.index]
             if agg.kind in ("count", "count_distinct"):
                 return "int"
-            if agg.kind in ("min", "max") and agg.computed is not None:
+            if agg.kind in _PICKS and agg.computed is not None:
                 return infer_type(agg.computed, leaf)
-            if agg.kind in ("min", "max"):
+            if agg.kind in _PICKS:
                 return leaf(Var(agg.arg))
             if agg.computed is not None:
                 return "int" if agg.kind == "sum" and agg.scale == 0 else "float"

@@ -7,8 +7,9 @@ outputs the windows' arguments and partition keys; each distinct PARTITION
 BY list becomes `__windowed` grouped by those keys, joined back on them with
 IS NOT DISTINCT FROM (NULL keys form one partition, as in SQL). Windows
 with ORDER BY (RANK(), DENSE_RANK(), PERCENT_RANK(), CUME_DIST(), running
-aggregates, LAG/LEAD) join one table per window, built from one table per
-ORDER BY level (window_orders.py). Windows are computed before QUALIFY (a
+aggregates, LAG/LEAD; ROW_NUMBER() as RANK() where no two rows tie) join
+one table per window, built from one table per ORDER BY level
+(window_orders.py). Windows are computed before QUALIFY (a
 WHERE over the join), DISTINCT, ORDER BY and LIMIT, which stay on the
 outer query.
 
@@ -79,10 +80,13 @@ def function_refusal(window: exp.Window, select: exp.Select) -> str | None:
     func = window.this
     order, spec = window.args.get("order"), window.args.get("spec")
     if isinstance(func, exp.RowNumber):
+        if order and not spec and _unique_order(window, select):
+            return None  # RANK(): no two rows tie
         return (
-            "ROW_NUMBER() is not supported: tied rows get arbitrary numbers, which "
-            "no view can reproduce; use RANK() (the same where the ORDER BY keys "
-            "are unique)"
+            "ROW_NUMBER() is supported only over an order that tells the rows "
+            "apart (a grouped query whose GROUP BY keys are among the PARTITION "
+            "BY and ORDER BY expressions): tied rows get arbitrary numbers, which "
+            "no view can reproduce; use RANK() (the same where no rows tie)"
         )
     if isinstance(func, RANKINGS):
         name = func.sql(dialect="duckdb")
@@ -273,6 +277,10 @@ class _Rewrite:
         return body.copy().transform(lift)
 
     def _window(self, window: exp.Window) -> exp.Expression:
+        if isinstance(window.this, exp.RowNumber):  # over rows that never tie
+            ranked = window.copy()
+            ranked.set("this", exp.Rank())
+            return self._rank(ranked)
         if isinstance(window.this, RANKINGS):
             return self._rank(window)
         if isinstance(window.this, SHIFTS):

@@ -20,8 +20,9 @@ Equality is IS NOT DISTINCT FROM, as windows group NULLs. A key that may be NULL
 own over `key IS NULL`, so NULLS LAST (DuckDB's default) or NULLS FIRST
 orders the NULL rows, which then tie among themselves on the key's level.
 
-ROW_NUMBER() is refused: among tied rows its numbers are arbitrary, so no
-view can agree with a database run after run.
+ROW_NUMBER() is RANK() where the order tells the rows apart (GROUP BY keys
+among the window's keys) and refused elsewhere: among tied rows its numbers
+are arbitrary, so no view can agree with a database run after run.
 
 >>> import sqlglot
 >>> rows = sqlglot.parse_one("SELECT d AS k1, s AS k2 FROM emp").subquery("__rows")
