@@ -18,6 +18,7 @@ import pytest
 import dynyan
 from bench.peers.common import assign_ids
 from bench.peers.ivm import FirstOrderIVM
+from dynyan.errors import DynyanError
 from dynyan.compiler import functions
 from dynyan.compiler.frontend import parse_query
 
@@ -360,3 +361,91 @@ def test_like_with_percent_only_agrees_with_duckdb(pattern):
     ):
         sql = f"SELECT k, s FROM r WHERE {where}"
         assert generated(sql, rows) == oracle(sql, rows), where
+
+
+# --- regular expressions: DuckDB's RE2 read by Python's re -------------------------
+
+REGEXP_WORDS = [
+    "",
+    "a",
+    "abc",
+    "xabcx",
+    "ABC",
+    "a1b2",
+    "a\n",
+    "a.c",
+    "ab ab",
+    "ü1",
+    None,
+]
+REGEXP_CONDITIONS = [
+    "REGEXP_MATCHES(s, 'a.c')",
+    "REGEXP_MATCHES(s, '^a[0-9]b')",
+    "REGEXP_MATCHES(s, 'a$')",  # RE2: the end of the text, not before a newline
+    "REGEXP_MATCHES(s, 'abc', 'i')",
+    "REGEXP_MATCHES(s, '\\d')",  # ASCII digits, as RE2
+    "REGEXP_MATCHES(s, '(ab) \\w+')",
+    "REGEXP_MATCHES(s, '[]a]')",
+    "REGEXP_FULL_MATCH(s, 'a.c|b')",
+    "s SIMILAR TO '[a-c]+'",
+    "s NOT SIMILAR TO 'a.*'",
+    "s ~ 'b'",
+    "s !~ 'b'",
+    "REGEXP_MATCHES(s || t, 'c\\.x$')",
+]
+
+
+REGEXP_VALUES = [
+    "REGEXP_REPLACE(s, 'b', '-')",
+    "REGEXP_REPLACE(s, '[ab]', '<\\0>', 'g')",
+    "REGEXP_REPLACE(s, '(a)(b)', '\\2\\1', 'gi')",
+    "REGEXP_REPLACE(s, 'a', '\\\\')",
+    "REGEXP_EXTRACT(s, '[0-9]+')",
+    "REGEXP_EXTRACT(s, '([a-z])([0-9])', 2)",
+    "REGEXP_EXTRACT(s, '(x)?b', 1)",
+]
+
+
+@pytest.mark.parametrize("system", ["dynyan", "ivm"])
+@pytest.mark.parametrize("value", REGEXP_VALUES)
+def test_regexp_values_agree_with_duckdb(value, system):
+    rows = [
+        (i, 0, 0, 0.0, 0.0, D(2020, 1, 1), w, ".x", None, None)
+        for i, w in enumerate(REGEXP_WORDS)
+    ]
+    sql = f"SELECT k, {value} AS v FROM r"
+    assert run(system, sql, rows) == oracle(sql, rows), sql
+
+
+@pytest.mark.parametrize("system", ["dynyan", "ivm"])
+@pytest.mark.parametrize("condition", REGEXP_CONDITIONS)
+def test_regexp_agrees_with_duckdb(condition, system):
+    """Regular expressions in WHERE and in the SELECT list (NULL for a NULL
+    string) match the rows DuckDB matches."""
+    rows = [
+        (i, 0, 0, 0.0, 0.0, D(2020, 1, 1), w, ".x", None, None)
+        for i, w in enumerate(REGEXP_WORDS)
+    ]
+    for sql in (
+        f"SELECT k, s FROM r WHERE {condition}",
+        f"SELECT k, {condition} AS m FROM r",
+    ):
+        assert run(system, sql, rows) == oracle(sql, rows), sql
+
+
+@pytest.mark.parametrize(
+    "condition, message",
+    [
+        ("REGEXP_MATCHES(s, '(a)\\1')", "backreferences"),
+        ("REGEXP_MATCHES(s, '[[:alpha:]]')", "POSIX classes"),
+        ("REGEXP_MATCHES(s, 'a(?=b)')", "lookarounds"),
+        ("REGEXP_MATCHES(s, 'a(')", "invalid pattern"),
+        ("REGEXP_MATCHES(s, t)", "string literal pattern"),
+        ("REGEXP_MATCHES(s, 'a', 'g')", "only 'i'"),
+        ("REGEXP_REPLACE(s, 'a', '\\3') = 'x'", "invalid replacement"),
+        ("REGEXP_EXTRACT(s, 'a', 1) = 'x'", "no group 1"),
+    ],
+)
+def test_regexp_refusals(condition, message):
+    with pytest.raises(DynyanError, match=message):
+        dynyan.load(SCHEMA + f"SELECT k FROM r WHERE {condition}")

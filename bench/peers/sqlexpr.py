@@ -313,6 +313,18 @@ def sql_quantile(counts, q, discrete, scale=None):
 HELPERS["_sql_quantile"] = sql_quantile
 
 
+def sql_regexp_extract(regex, string, group):
+    """REGEXP_EXTRACT: the match's group, '' where there is none."""
+    found = regex.search(string)
+    if not found:
+        return ""
+    value = found.group(group)
+    return "" if value is None else value
+
+
+HELPERS["_sql_regexp_extract"] = sql_regexp_extract
+
+
 def sql_not_in(values, x):
     """`x NOT IN (subquery)` over the subquery's values (a dict keyed by
     them), SQL's three-valued logic: TRUE on an empty subquery; else NULL
@@ -379,12 +391,25 @@ class SQLPython:
         if isinstance(e, InnerTest):
             return self.truth(e, env)
         op, args = e.op, e.args
-        if op in _COMPARE or op in ("and", "or", "not", "like", "in"):
+        if op in _COMPARE or op in ("and", "or", "not", "like", "regexp", "in"):
             return self.truth(e, env)
         if op in _ARITH:
             return self._strict(
                 [self.value(a, env) for a in args], f" {_ARITH[op]} ".join
             )
+        if op in ("regexp_replace", "regexp_extract"):
+            name = f"_REGEX{len(self.constants)}"
+            icase = op == "regexp_replace" and args[4].value
+            flags = re.ASCII | (re.IGNORECASE if icase else 0)
+            self.constants[name] = re.compile(args[1].value, flags)
+            if op == "regexp_replace":
+                count = 0 if args[3].value else 1
+                rewrite = repr(args[2].value)
+                body = lambda t: f"{name}.sub({rewrite}, {t[0]}, count={count})"
+            else:
+                group = args[2].value
+                body = lambda t: f"_sql_regexp_extract({name}, {t[0]}, {group})"
+            return self._strict([self.value(args[0], env)], body)
         if op == "div":
             return f"_sql_div({self.value(args[0], env)}, {self.value(args[1], env)})"
         if op == "mod":
@@ -568,6 +593,14 @@ class SQLPython:
             return self._strict(
                 [self.value(args[0], env)],
                 lambda t: f"{name}.fullmatch({t[0]}) is not None",
+            )
+        if op == "regexp":
+            name = f"_REGEX{len(self.constants)}"
+            flags = re.ASCII | (re.IGNORECASE if args[2].value else 0)
+            self.constants[name] = re.compile(args[1].value, flags)
+            return self._strict(
+                [self.value(args[0], env)],
+                lambda t: f"{name}.search({t[0]}) is not None",
             )
         if op == "in":
             items = ", ".join(self.value(a, env) for a in args[1:])

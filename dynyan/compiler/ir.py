@@ -65,6 +65,10 @@ INFIX = {
 PREFIX = {"neg": "-", "not": "NOT "}
 FUNCTIONS = {
     "like",  # (value, Lit(pattern))
+    "regexp",  # (value, Lit(Python pattern), Lit(ignore case)): re.search
+    # (value, Lit(pattern), Lit(re.sub replacement), Lit(every match), Lit(icase))
+    "regexp_replace",
+    "regexp_extract",  # (value, Lit(pattern), Lit(group)): '' without a match
     "in",  # (value, lit1, lit2, ...)
     "case",  # (cond1, val1, cond2, val2, ..., default)
     "add_days",  # (date, Lit(int))

@@ -215,6 +215,8 @@ class Expressions:
                 self.guarded = outer
         else:
             a = [self.render(x, env) for x in e.args]
+        if e.op in ("and", "or", "not") and any(map(self.may_be_null, e.args)):
+            return self._logic_value(e.op, a)
         text = self._op(e, a, env)
         if e.op in _NULL_AWARE:
             return text
@@ -312,6 +314,8 @@ class Expressions:
             return _NONFINITE_PARTS[op].format(a[0])
         if op == "like":
             return self._like(a[0], e.args[1].value)
+        if op in ("regexp", "regexp_replace", "regexp_extract"):
+            return self._regexp(e, a[0])
         if op == "isnull":
             return f"({a[0]} is None)"
         if op == "coalesce":  # the first operand that is not NULL, each once
@@ -369,6 +373,33 @@ class Expressions:
             f"(({t} := {lookup}) is not None{x_nonnull}"
             f" and {x} {_INFIX_PY[e.op]} {t})"
         )
+
+    def _regexp(self, e: Op, subject: str) -> str:
+        """A regular expression's test, replacement or extraction; the
+        pattern compiled once, a module constant (\\d, \\w, \\s and \\b of
+        ASCII only, as in RE2)."""
+        icase = e.args[-1].value if e.op != "regexp_extract" else False
+        flags = "re.ASCII | re.IGNORECASE" if icase else "re.ASCII"
+        rx = self._constant("_REGEX", f"re.compile({py(e.args[1].value)}, {flags})")
+        self.uses_re = True
+        if e.op == "regexp":
+            return f"({rx}.search({subject}) is not None)"
+        if e.op == "regexp_replace":
+            count = 0 if e.args[3].value else 1
+            return f"{rx}.sub({py(e.args[2].value)}, {subject}, {count})"
+        self.helpers.add("regexp_extract")
+        return f"_regexp_extract({rx}, {subject}, {e.args[2].value})"
+
+    def _logic_value(self, op: str, a: list[str]) -> str:
+        """AND, OR, NOT as values (a SELECT item, a comparison's operand) in
+        SQL's three-valued logic: NOT NULL is NULL, FALSE AND NULL is FALSE,
+        TRUE OR NULL is TRUE, the rest with a NULL is NULL (`condition`
+        tests conditions, which need only TRUE)."""
+        if op == "not":
+            name, first = self._once(a[0])
+            return f"(None if {first} is None else not {name})"
+        self.helpers.add(f"{op}3")
+        return f"_{op}3({', '.join(a)})"
 
     def _once(self, text: str) -> tuple[str, str]:
         """(a name for the value of Python `text`, the expression to use at

@@ -280,3 +280,34 @@ def _quantile_disc(values, q):
     if not n:
         return None
     return values[max(math.ceil(n * q) - 1, 0)]
+
+
+def _and3(*values):
+    """SQL AND of values: FALSE if one is FALSE, else NULL if one is NULL,
+    else TRUE (a number is TRUE when it is not 0)."""
+    unknown = False
+    for x in values:
+        if x is None:
+            unknown = True
+        elif not x:
+            return False
+    return None if unknown else True
+
+
+def _or3(*values):
+    """SQL OR of values: TRUE if one is TRUE, else NULL if one is NULL, else
+    FALSE."""
+    unknown = False
+    for x in values:
+        if x is None:
+            unknown = True
+        elif x:
+            return True
+    return None if unknown else False
+
+
+def _regexp_extract(regex, string, group):
+    """REGEXP_EXTRACT: the first match's `group` (0: all of it), '' when
+    nothing matches or the group took no part."""
+    m = regex.search(string)
+    return "" if m is None else m.group(group) or ""

@@ -266,6 +266,141 @@ def _like(fe, node):
     return Op("not", (result,)) if node.args.get("negate") else result
 
 
+def _regexp(fe, node):
+    """REGEXP_MATCHES(s, p[, 'i']) and `s ~ p` (p matches a part of s),
+    REGEXP_FULL_MATCH(s, p) and `s SIMILAR TO p` (all of s), with DuckDB's
+    RE2 syntax for a constant p, as a Python pattern searched for."""
+    name = _REGEXP_NAMES[type(node)]
+    pattern = fe.expr(node.expression)
+    if not (isinstance(pattern, Lit) and isinstance(pattern.value, str)):
+        raise unsupported(f"{name} needs a string literal pattern", node)
+    flag = node.args.get("flag")
+    options = fe.expr(flag) if flag is not None else Lit("")
+    if not (isinstance(options, Lit) and options.value in ("", "c", "i")):
+        raise unsupported(
+            f"{name}: of the options only 'i' (ignore case) and 'c' are supported",
+            node,
+        )
+    try:
+        regex = python_regex(pattern.value)
+    except ValueError as err:
+        raise unsupported(f"{name}: {err}", node) from None
+    if not isinstance(node, exp.RegexpLike):  # the whole string
+        regex = rf"\A(?:{regex})\Z"
+    result = Op("regexp", (fe.expr(node.this), Lit(regex), Lit(options.value == "i")))
+    return Op("not", (result,)) if node.args.get("negate") else result
+
+
+def _regexp_replace(fe, node):
+    """REGEXP_REPLACE(s, p, r[, 'g' | 'i' …]): the first match (every one
+    with 'g') replaced by r, whose \\1 … \\9 are the groups (\\0 the match)."""
+    pattern, replacement = fe.expr(node.expression), fe.expr(node.args["replacement"])
+    modifiers = node.args.get("modifiers")
+    options = fe.expr(modifiers) if modifiers is not None else Lit("")
+    texts = (pattern, replacement, options)
+    if not all(isinstance(x, Lit) and isinstance(x.value, str) for x in texts):
+        raise unsupported(
+            "REGEXP_REPLACE needs string literals for its pattern, replacement "
+            "and options",
+            node,
+        )
+    if set(options.value) - set("gic"):
+        raise unsupported(
+            "REGEXP_REPLACE: of the options only 'g', 'i' and 'c' are supported", node
+        )
+    try:
+        regex = python_regex(pattern.value)
+        rewrite = _python_rewrite(replacement.value, re.compile(regex).groups)
+    except ValueError as err:
+        raise unsupported(f"REGEXP_REPLACE: {err}", node) from None
+    every, icase = "g" in options.value, "i" in options.value
+    args = (fe.expr(node.this), Lit(regex), Lit(rewrite), Lit(every), Lit(icase))
+    return Op("regexp_replace", args)
+
+
+def _regexp_extract(fe, node):
+    """REGEXP_EXTRACT(s, p[, group]): the first match (or its group), '' if
+    none."""
+    pattern = fe.expr(node.expression)
+    group = fe.expr(node.args["group"]) if node.args.get("group") else Lit(0)
+    if not (isinstance(pattern, Lit) and isinstance(pattern.value, str)):
+        raise unsupported("REGEXP_EXTRACT needs a string literal pattern", node)
+    if not (isinstance(group, Lit) and type(group.value) is int):
+        raise unsupported("REGEXP_EXTRACT needs a constant group number", node)
+    try:
+        regex = python_regex(pattern.value)
+    except ValueError as err:
+        raise unsupported(f"REGEXP_EXTRACT: {err}", node) from None
+    if not 0 <= group.value <= re.compile(regex).groups:
+        raise sql_error(f"REGEXP_EXTRACT: the pattern has no group {group.value}", node)
+    return Op("regexp_extract", (fe.expr(node.this), Lit(regex), group))
+
+
+def _python_rewrite(rewrite: str, groups: int) -> str:
+    """RE2's replacement (\\0 … \\9 the groups, \\\\ a backslash) for re.sub."""
+    out, i = [], 0
+    while i < len(rewrite):
+        ch = rewrite[i]
+        if ch != "\\":
+            out.append(ch)
+            i += 1
+            continue
+        nxt = rewrite[i + 1 : i + 2]
+        if nxt == "\\":
+            out.append("\\\\")
+        elif nxt.isdigit() and int(nxt) <= groups:
+            out.append(f"\\g<{nxt}>")
+        else:
+            raise ValueError(f"invalid replacement {rewrite!r} (\\{nxt})")
+        i += 2
+    return "".join(out)
+
+
+_REGEXP_NAMES = {
+    exp.RegexpLike: "REGEXP_MATCHES",
+    exp.RegexpFullMatch: "REGEXP_FULL_MATCH",
+    exp.SimilarTo: "SIMILAR TO",
+}
+
+
+def python_regex(pattern: str) -> str:
+    r"""RE2's `pattern` for Python's re, or ValueError for what the two read
+    differently: `$` (RE2: the end of the text; Python: also before a final
+    newline) becomes `\Z`; POSIX classes, backreferences and lookarounds
+    (RE2 has none of the last two) and anything re cannot compile are
+    refused."""
+    out, i, in_class = [], 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            nxt = pattern[i + 1 : i + 2]
+            if nxt.isdigit() and nxt != "0":
+                raise ValueError("backreferences are not regular expressions (RE2)")
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            if pattern.startswith("[:", i):
+                raise ValueError("POSIX classes such as [[:alpha:]] are not supported")
+            in_class = ch != "]" or out[-1] == "["
+        elif ch == "[":
+            in_class = True
+            if pattern.startswith("[[:", i) or pattern.startswith("[^[:", i):
+                raise ValueError("POSIX classes such as [[:alpha:]] are not supported")
+        elif pattern.startswith(("(?=", "(?!", "(?<=", "(?<!"), i):
+            raise ValueError("lookarounds are not regular expressions (RE2)")
+        elif ch == "$":
+            ch = "\\Z"
+        out.append(ch)
+        i += 1
+    regex = "".join(out)
+    try:
+        re.compile(regex)
+    except re.error as err:
+        raise ValueError(f"invalid pattern {pattern!r} ({err})") from None
+    return regex
+
+
 def _escape(fe, node):
     raise unsupported("LIKE … ESCAPE is not supported", node)
 
@@ -476,6 +611,11 @@ CONVERTERS: dict[type, Callable] = {
     exp.Not: lambda fe, node: Op("not", (fe.expr(node.this),)),
     exp.Like: _like,
     exp.ILike: _like,
+    exp.RegexpLike: _regexp,
+    exp.RegexpFullMatch: _regexp,
+    exp.SimilarTo: _regexp,
+    exp.RegexpReplace: _regexp_replace,
+    exp.RegexpExtract: _regexp_extract,
     exp.Escape: _escape,
     exp.In: _in,
     exp.Between: _between,

@@ -154,6 +154,12 @@ def op_type(e: Op, types: list) -> str | None:
     if op == "like":
         need({"str"}, "LIKE needs a string", 0)
         return "bool"
+    if op == "regexp":
+        need({"str"}, "a regular expression matches strings", 0)
+        return "bool"
+    if op in ("regexp_replace", "regexp_extract"):
+        need({"str"}, "a regular expression matches strings", 0)
+        return "str"
     if op in ("year", "month", "day", "quarter", "dayofweek", "dayofyear", "week"):
         need(TIMES, "EXTRACT needs a DATE or TIMESTAMP", 0)
         return "int"
