@@ -828,6 +828,25 @@ def select_expressions(g):
     g.q.items = _pick_columns(g, 2) + [_expression(g)]
 
 
+@production("select", weight=0.8)
+def select_logic(g):
+    """AND, OR, NOT over comparisons of columns that may be NULL, as values
+    (three-valued: NOT NULL is NULL, FALSE AND NULL is FALSE)."""
+    every = _everything(g)
+    terms, aliases = [], set()
+    for _ in range(g.rng.randint(1, 3)):
+        ref, kind, atom = g.choice(every)
+        aliases.add(atom.alias)
+        term = f"{ref} {g.choice(['=', '<>', '<', '>='])} {g.literal(kind)}"
+        terms.append(f"NOT ({term})" if g.chance(0.3) else f"({term})")
+    sql = terms[0]
+    for term in terms[1:]:
+        sql = f"({sql} {g.choice(['AND', 'OR'])} {term})"
+    if g.chance(0.3):
+        sql = f"NOT {sql}"
+    g.q.items = _pick_columns(g, 2) + [Part(sql, frozenset(aliases))]
+
+
 @production("select", weight=0.7)
 def select_nan_producing(g):
     """x / y over columns that can be 0: ±inf and NaN in the result."""
