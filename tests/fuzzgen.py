@@ -890,10 +890,17 @@ def _aggregate(g: Gen) -> Part:
     nums = [e for e in every if e[1] in NUMERIC]
     kind = g.choice(
         ["COUNT(*)", "COUNT", "SUM", "AVG", "MIN", "MAX", "COUNT DISTINCT", "SUM2"]
-        + ["MEDIAN", "QUANTILE"]
+        + ["MEDIAN", "QUANTILE", "STRING_AGG"]
     )
     if kind == "COUNT(*)" or not nums:
         return Part("COUNT(*)")
+    texts = [e for e in every if e[1] not in ("dec", "dbl")]
+    if kind == "STRING_AGG" and texts:  # ordered by its argument
+        ref, _, a = g.choice(texts)
+        distinct = "DISTINCT " if g.chance(0.3) else ""
+        desc = " DESC" if g.chance(0.3) else ""
+        sql = f"STRING_AGG({distinct}{ref}, '|' ORDER BY {ref}{desc})"
+        return Part(sql, frozenset({a.alias}))
     if kind == "QUANTILE":  # of any type (DISC), or interpolated (CONT)
         q = g.choice(["0", "0.1", "0.25", "0.3", "0.75", "0.9", "1"])
         if g.chance(0.5):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dynyan.compiler import functions
 from dynyan.compiler.ir import InnerTest, Op, Query, Ref, SetQuery
 
 
@@ -70,7 +71,7 @@ def require_plain_query(query, who: str) -> None:
     the reason) what the dataflow adapters (pydbsp, Pathway) do not build:
     set operations (outer joins become UNION ALL), subquery tests other than
     NOT IN / NOT EXISTS on columns, computed aggregate arguments, quantiles
-    (MEDIAN), and a
+    (MEDIAN) and STRING_AGG, and a
     LIMIT/OFFSET window or sort-only columns of ORDER BY (a plain ORDER BY
     leaves the result bag as it is)."""
     if isinstance(query, SetQuery):
@@ -83,8 +84,8 @@ def require_plain_query(query, who: str) -> None:
             raise NotImplementedError(
                 f"an aggregate over an expression of several tables, {a} ({who})"
             )
-        if a.kind.startswith("quantile"):
-            raise NotImplementedError(f"a quantile, {a} ({who})")
+        if a.kind in functions.RANKED_KINDS or a.kind == "string_agg_distinct":
+            raise NotImplementedError(f"a quantile or STRING_AGG, {a} ({who})")
     for atom, test in inner_tests(query).values():
         if test.kind not in ("not_in", "not_exists"):
             what = "a scalar subquery" if test.kind == "scalar" else "EXISTS"

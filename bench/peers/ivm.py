@@ -684,6 +684,12 @@ def _compile_ivm(query: Query, push: bool, tests: dict | None = None):
                 s = f"p[{computed[i][0]}]" if i in computed else f"p[{ms_pos[a.arg]}]"
                 discrete = a.kind == "quantile_disc"
                 value = f"_sql_quantile({s}, {a.fraction!r}, {discrete}, {a.scale!r})"
+            elif a.kind.startswith("string_agg"):
+                s = f"p[{computed[i][0]}]" if i in computed else f"p[{ms_pos[a.arg]}]"
+                value = (
+                    f"_sql_string_agg({s}, {a.separator!r}, "
+                    f"{a.kind == 'string_agg_distinct'}, {a.descending})"
+                )
             elif a.kind in ("min", "max", "count_distinct"):
                 s = f"p[{computed[i][0]}]" if i in computed else f"p[{ms_pos[a.arg]}]"
                 value = functions.aggregate_value(

@@ -313,6 +313,20 @@ def sql_quantile(counts, q, discrete, scale=None):
 HELPERS["_sql_quantile"] = sql_quantile
 
 
+def sql_string_agg(counts, separator, distinct, descending):
+    """STRING_AGG([DISTINCT] x, separator ORDER BY x [DESC]) over a multiset
+    of values (value -> count): NULL when it is empty."""
+    values = sorted(counts, reverse=descending)
+    if not distinct:
+        values = [v for v in values for _ in range(counts[v])]
+    if not values:
+        return None
+    return separator.join(v if isinstance(v, str) else sql_to_str(v) for v in values)
+
+
+HELPERS["_sql_string_agg"] = sql_string_agg
+
+
 def sql_regexp_extract(regex, string, group):
     """REGEXP_EXTRACT: the match's group, '' where there is none."""
     found = regex.search(string)

@@ -113,6 +113,8 @@ SCALARS = {
 }
 
 QUANTILE_KINDS = ("quantile_cont", "quantile_disc")
+# the aggregates that read every value of their argument in order
+RANKED_KINDS = (*QUANTILE_KINDS, "string_agg")
 
 #: The runtime helpers by name, as peers call them.
 HELPERS: dict[str, Callable] = {
@@ -132,7 +134,16 @@ def peer_namespace(constants=()) -> dict:
 
 # --- aggregates ----------------------------------------------------------------------
 
-AGGREGATES = ("count", "sum", "avg", "min", "max", "count_distinct", *QUANTILE_KINDS)
+AGGREGATES = (
+    "count",
+    "sum",
+    "avg",
+    "min",
+    "max",
+    "count_distinct",
+    *RANKED_KINDS,
+    "string_agg_distinct",
+)
 
 
 def aggregate_value(
@@ -145,6 +156,9 @@ def aggregate_value(
     ranked: str = "()",
     fraction: float | None = None,
     scale: int | None = None,
+    separator: str | None = None,
+    descending: bool = False,
+    as_text: bool = False,
 ) -> str:
     """Python for aggregate `kind`'s SQL value in one group, from Python
     expressions for: the number of rows whose argument is not NULL
@@ -155,6 +169,13 @@ def aggregate_value(
     cheaper test that there is no non-NULL argument, if the system has one
     (default `nonnull == 0`)."""
     empty = empty or f"{nonnull} == 0"
+    if kind in ("string_agg", "string_agg_distinct"):
+        # every value (each distinct one) in order, cast to VARCHAR if it
+        # is no string, joined
+        values = f"reversed({ranked})" if descending else ranked
+        if as_text:
+            values = f"map(_to_str, {values})"
+        return f"(None if {empty} else {separator!r}.join({values}))"
     if kind == "quantile_cont":
         return (
             f"(None if {empty} else _quantile_cont({ranked}, {fraction!r}, {scale!r}))"

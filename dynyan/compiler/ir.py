@@ -403,7 +403,8 @@ class Aggregate:
     per group in a (sorted) multiset of its values (NULLs left out)."""
 
     # "count" | "sum" | "avg" | "min" | "max" | "count_distinct" |
-    # "quantile_cont" | "quantile_disc" (MEDIAN: a quantile at 0.5)
+    # "quantile_cont" | "quantile_disc" (MEDIAN: a quantile at 0.5) |
+    # "string_agg" | "string_agg_distinct" (ordered by the argument)
     kind: str
     terms: tuple[tuple[int | float, int], ...]
     text: str
@@ -427,6 +428,11 @@ class Aggregate:
     nonfinite: tuple | bool = ()
     # A quantile's q, in [0, 1].
     fraction: float | None = None
+    # STRING_AGG's separator, whether its ORDER BY is DESC, and whether its
+    # values are cast to VARCHAR (no strings) after they are ordered.
+    separator: str | None = None
+    descending: bool = False
+    cast_text: bool = False
 
     def __str__(self) -> str:
         return self.text

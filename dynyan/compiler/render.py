@@ -25,7 +25,7 @@ from ..errors import DynyanError, UnsupportedQueryError
 from ..resources import resource_text
 from ..runtime import inline
 from . import functions
-from .functions import QUANTILE_KINDS
+from .functions import QUANTILE_KINDS, RANKED_KINDS
 from .ir import (
     COMPARISONS,
     FLIPPED,
@@ -1029,7 +1029,9 @@ def _value_checks(query) -> dict[int, dict[int, bool]]:
         for v in var_refs(query.having):
             computed.setdefault(v.name, True)
     for a in query.aggregates:  # kept in a sorted multiset, NULLs left out
-        if a.kind in ("min", "max", *QUANTILE_KINDS) and a.arg in query.extra_vars:
+        if a.kind in ("min", "max", *RANKED_KINDS, "string_agg_distinct") and (
+            a.arg in query.extra_vars
+        ):
             computed.setdefault(a.arg, True)
     out: dict[int, dict[int, bool]] = {}
     for i, atom in enumerate(query.atoms):
@@ -1478,13 +1480,15 @@ def _group_slots(query, expressions: Expressions) -> dict:
     for i, agg in enumerate(query.aggregates):
         if agg.kind in QUANTILE_KINDS:
             expressions.helpers.add(agg.kind)
+        if agg.cast_text:
+            expressions.helpers.add("to_str")
         if agg.computed is None and (agg.arg is None or agg.arg not in extras):
             continue
         x = expressions.render(agg.computed or Var(agg.arg), env)
         summed = agg.kind in ("count", "sum", "avg")
         if agg.computed is not None and summed and agg.scale:
             x = f"(None if {x} is None else {_scaled(expressions, x, agg.scale)})"
-        if agg.kind in QUANTILE_KINDS:  # every value, in order, to index
+        if agg.kind in RANKED_KINDS:  # every value, in order, to index
             key = "ranked " + x
             if key not in where:
                 where[key] = len(multisets)
@@ -1504,7 +1508,7 @@ def _group_slots(query, expressions: Expressions) -> dict:
                     }
                 )
             slot[i] = ("multiset", where[key])
-        elif agg.kind in ("min", "max", "count_distinct"):
+        elif agg.kind in ("min", "max", "count_distinct", "string_agg_distinct"):
             key = "multiset " + x
             if key not in where:
                 where[key] = len(multisets)
@@ -1520,7 +1524,7 @@ def _group_slots(query, expressions: Expressions) -> dict:
                         or expressions.may_be_null(Var(agg.arg)),
                     }
                 )
-            if agg.kind != "count_distinct":
+            if agg.kind != "count_distinct":  # in order
                 multisets[where[key]]["sorted"] = True
             slot[i] = ("multiset", where[key])
         else:
@@ -1548,6 +1552,17 @@ def _group_slots(query, expressions: Expressions) -> dict:
     for j, s in enumerate(sums):
         s["slot"] = 1 + len(multisets) + j
     return {"multisets": multisets, "sums": sums, "slot": slot}
+
+
+def _ranked_options(agg) -> dict:
+    """What `functions.aggregate_value` needs of a quantile or STRING_AGG."""
+    return {
+        "fraction": agg.fraction,
+        "scale": agg.scale,
+        "separator": agg.separator,
+        "descending": agg.descending,
+        "as_text": agg.cast_text,
+    }
 
 
 def _argument(query, agg):
@@ -1596,13 +1611,14 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
         elif agg.computed is None and agg.arg is not None and agg.arg not in extras:
             # a group variable: constant in its group
             local = layout.var_local[agg.arg]
-            if agg.kind in QUANTILE_KINDS:
+            if agg.kind in (*RANKED_KINDS, "string_agg_distinct"):
+                # the key once (a quantile, the distinct ones), or per row
+                many = agg.kind == "string_agg"
                 values.append(
                     value(
-                        ranked=f"({local},)",
-                        fraction=agg.fraction,
-                        scale=agg.scale,
+                        ranked=f"[{local}] * {count}" if many else f"({local},)",
                         empty=f"{count} == 0 or {local} is None",
+                        **_ranked_options(agg),
                     )
                 )
                 continue
@@ -1613,14 +1629,14 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
                     empty=f"{count} == 0",
                 )
             )
-        elif agg.kind in QUANTILE_KINDS:
+        elif agg.kind in (*RANKED_KINDS, "string_agg_distinct"):
             ms = f"e[{slots['slot'][i]}]"
+            distinct = agg.kind == "string_agg_distinct"  # a SortedDict's keys
             values.append(
                 value(
-                    ranked=ms,
-                    fraction=agg.fraction,
-                    scale=agg.scale,
+                    ranked=f"{ms}.keys()" if distinct else ms,
                     empty=f"e is None or not {ms}",
+                    **_ranked_options(agg),
                 )
             )
         elif agg.arg is not None or agg.computed is not None:
@@ -2414,9 +2430,11 @@ def _nan_free(query) -> bool:
         return channel == 0 or query.channels[channel - 1].scale is not None
 
     def aggregate(a) -> bool:
-        if a.kind in ("count", "count_distinct"):
+        if a.kind in ("count", "count_distinct", "string_agg", "string_agg_distinct"):
             return True
-        if a.kind in ("min", "max"):
+        if a.kind == "quantile_cont" and a.scale is not None:  # a DECIMAL's
+            return True
+        if a.kind in ("min", "max", *QUANTILE_KINDS):
             return column(a.arg)
         if a.nonfinite:
             return False

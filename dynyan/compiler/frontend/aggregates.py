@@ -32,14 +32,30 @@ from .types import check_condition, coerce_dates, exact_digits, infer_type, type
 # MEDIAN(x), QUANTILE_CONT(x, q), QUANTILE_DISC(x, q) (PERCENTILE_… WITHIN
 # GROUP and QUANTILE are respelled as these: passes/aggregate_spellings.py)
 QUANTILES = (exp.Median, exp.PercentileCont, exp.PercentileDisc)
-AGGREGATES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max, *QUANTILES)
+AGGREGATES = (
+    exp.Count,
+    exp.Sum,
+    exp.Avg,
+    exp.Min,
+    exp.Max,
+    *QUANTILES,
+    exp.GroupConcat,
+)
 _QUANTILE_NAMES = {
     exp.Median: "MEDIAN",
     exp.PercentileCont: "QUANTILE_CONT",
     exp.PercentileDisc: "QUANTILE_DISC",
 }
 # the aggregates kept as a multiset of their argument's values per group
-MULTISET_KINDS = ("min", "max", "count_distinct", "quantile_cont", "quantile_disc")
+MULTISET_KINDS = (
+    "min",
+    "max",
+    "count_distinct",
+    "quantile_cont",
+    "quantile_disc",
+    "string_agg",
+    "string_agg_distinct",
+)
 
 
 def is_grouped(select: exp.Select) -> bool:
@@ -189,6 +205,8 @@ class Grouping:
             kind = self.aggregates[e.index].kind
             if kind in ("min", "max", "quantile_disc"):
                 return self.fe.type_of(self._argument(e.index))
+            if kind.startswith("string_agg"):
+                return "str"
             if kind == "sum":  # SUM of integers is an integer
                 arg = self._argument(e.index)
                 return "int" if self.fe.type_of(arg) in ("int", "bool") else "float"
@@ -209,20 +227,25 @@ class Grouping:
     def _aggregate(self, node: exp.AggFunc) -> AggRef:
         text = node.sql(dialect=DIALECT)
         distinct = isinstance(node.this, exp.Distinct)
-        if isinstance(node, (exp.Min, exp.Max, *QUANTILES)) or distinct:
+        kept = (exp.Min, exp.Max, *QUANTILES, exp.GroupConcat)
+        if isinstance(node, kept) or distinct:
             if distinct and len(node.this.expressions) != 1:
                 raise unsupported("COUNT(DISTINCT …) takes one expression", node)
             arg_node = node.this.expressions[0] if distinct else node.this
+            options = {}
+            if isinstance(node, exp.GroupConcat):
+                arg_node, options = self._string_agg(node)
             arg = self.fe.expr(arg_node)
             kind = "count_distinct" if distinct else node.sql_name().lower()
-            fraction = scale = None
             if isinstance(node, QUANTILES):
-                kind, fraction = self._quantile(node, arg)
-                if kind == "quantile_cont":
-                    scale = self.fe.digits_of(arg)
-                    scale = scale if self.fe.type_of(arg) == "float" else None
+                kind, options["fraction"] = self._quantile(node, arg)
+                if kind == "quantile_cont" and self.fe.type_of(arg) == "float":
+                    options["scale"] = self.fe.digits_of(arg)
+            if isinstance(node, exp.GroupConcat):
+                kind = options.pop("kind")
+                options["cast_text"] = self._text_type(arg, node) != "str"
             if len({r.atom for r in refs(arg)}) > 1:
-                return self._computed(kind, arg, text, node, fraction)
+                return self._computed(kind, arg, text, node, **options)
             if not refs(arg):
                 raise unsupported(
                     f"{node.sql_name()} of a constant is not supported", node
@@ -230,12 +253,7 @@ class Grouping:
             if arg not in self.args:
                 self.args.append(arg)
             aggregate = Aggregate(
-                kind,
-                (),
-                text,
-                f"#arg{self.args.index(arg)}",
-                scale=scale,
-                fraction=fraction,
+                kind, (), text, f"#arg{self.args.index(arg)}", **options
             )
             if aggregate not in self.aggregates:
                 self.aggregates.append(aggregate)
@@ -299,12 +317,51 @@ class Grouping:
             )
         return "quantile_cont", q
 
-    def _computed(self, kind: str, arg, text: str, node, fraction=None) -> AggRef:
+    def _string_agg(self, node: exp.GroupConcat) -> tuple[exp.Expression, dict]:
+        """STRING_AGG([DISTINCT] x[, sep] ORDER BY x [DESC]): its argument,
+        and the kind and options of its Aggregate. Ordered by another key,
+        or not at all, the values join in an order no view can reproduce."""
+        order = node.this
+        inner = order.this if isinstance(order, exp.Order) else order
+        distinct = isinstance(inner, exp.Distinct)
+        if distinct:
+            if len(inner.expressions) != 1:
+                raise unsupported("STRING_AGG(DISTINCT …) takes one expression", node)
+            inner = inner.expressions[0]
+        keys = order.expressions if isinstance(order, exp.Order) else []
+        if len(keys) != 1 or keys[0].this != inner:
+            raise unsupported(
+                "STRING_AGG is supported ordered by its argument, STRING_AGG(x, "
+                "sep ORDER BY x [DESC]): in any other order rows that tie join in "
+                "an arbitrary order",
+                node,
+            )
+        separator = node.args.get("separator")
+        sep = self.fe.expr(separator) if separator is not None else Lit(",")
+        if not (isinstance(sep, Lit) and isinstance(sep.value, str)):
+            raise unsupported("STRING_AGG needs a string literal separator", node)
+        kind = "string_agg_distinct" if distinct else "string_agg"
+        options = {"kind": kind, "separator": sep.value}
+        options["descending"] = bool(keys[0].args.get("desc"))
+        return inner, options
+
+    def _text_type(self, arg, node) -> str:
+        """The type of STRING_AGG's argument, one whose VARCHAR text is
+        DuckDB's (not a DOUBLE or DECIMAL: their digits differ)."""
+        kind = self.fe.type_of(arg)
+        if kind not in ("str", "int", "bool", "date", "timestamp"):
+            raise unsupported(
+                f"STRING_AGG of a {kind or 'NULL'} is not supported (of strings, "
+                "integers, booleans, dates and timestamps)",
+                node,
+            )
+        return kind
+
+    def _computed(self, kind: str, arg, text: str, node, **options) -> AggRef:
         """An aggregate whose argument is computed on each row of the
         widened result (see `Aggregate.computed`)."""
         scale = self._exact_scale(arg) if kind in ("sum", "avg") else None
-        if kind == "quantile_cont" and self.fe.type_of(arg) == "float":
-            scale = self.fe.digits_of(arg)
+        scale = options.pop("scale", scale)
         # a float total keeps counts of ±inf and NaN beside its exact finite
         # part (render `_exact`), whether they come from x / 0 or the input
         ieee = kind in ("sum", "avg") and scale is None
@@ -315,7 +372,7 @@ class Grouping:
             computed=arg,
             scale=scale,
             nonfinite=ieee,
-            fraction=fraction,
+            **options,
         )
         if aggregate not in self.aggregates:
             self.aggregates.append(aggregate)

@@ -287,6 +287,10 @@ def _regexp(fe, node):
         raise unsupported(f"{name}: {err}", node) from None
     if not isinstance(node, exp.RegexpLike):  # the whole string
         regex = rf"\A(?:{regex})\Z"
+        try:
+            re.compile(regex)
+        except re.error as err:  # (?i) is no longer at the start
+            raise unsupported(f"{name}: {err}", node) from None
     result = Op("regexp", (fe.expr(node.this), Lit(regex), Lit(options.value == "i")))
     return Op("not", (result,)) if node.args.get("negate") else result
 
@@ -370,6 +374,9 @@ def python_regex(pattern: str) -> str:
     (RE2 has none of the last two) and anything re cannot compile are
     refused."""
     out, i, in_class = [], 0, False
+    # per open group: whether it repeats or alternates inside (a repetition
+    # of such a group can backtrack exponentially in Python, not in RE2)
+    groups: list[bool] = [False]
     while i < len(pattern):
         ch = pattern[i]
         if ch == "\\":
@@ -379,6 +386,19 @@ def python_regex(pattern: str) -> str:
             out.append(pattern[i : i + 2])
             i += 2
             continue
+        if not in_class and ch == "(":
+            groups.append(False)
+        elif not in_class and ch in "|*+?{" and _quantifier(pattern, i):
+            groups[-1] = True
+        elif not in_class and ch == ")" and len(groups) > 1:
+            inner = groups.pop()
+            if inner and _quantifier(pattern, i + 1, after_group=True):
+                raise ValueError(
+                    "a repeated group that itself repeats or alternates (such as "
+                    "(a+)+) can take exponential time in Python's re; RE2 does "
+                    "not backtrack"
+                )
+            groups[-1] |= inner
         if in_class:
             if pattern.startswith("[:", i):
                 raise ValueError("POSIX classes such as [[:alpha:]] are not supported")
@@ -399,6 +419,20 @@ def python_regex(pattern: str) -> str:
     except re.error as err:
         raise ValueError(f"invalid pattern {pattern!r} ({err})") from None
     return regex
+
+
+def _quantifier(pattern: str, i: int, after_group: bool = False) -> bool:
+    """Whether pattern[i] repeats what precedes it (or, not `after_group`, is
+    an alternation `|`): `*`, `+`, `?` (not the `?` of `(?:` or of a lazy
+    `*?`), `{n}`, `{n,}`, `{n,m}`."""
+    ch = pattern[i : i + 1]
+    if ch == "|":
+        return not after_group
+    if ch in ("*", "+"):
+        return True
+    if ch == "?":  # after a group: optional, not repeated
+        return not after_group and (i == 0 or pattern[i - 1] not in "(*+?}")
+    return ch == "{" and re.match(r"\{\d+(,\d*)?\}", pattern[i:]) is not None
 
 
 def _escape(fe, node):

@@ -44,10 +44,13 @@ def check_supported(tree: exp.Expression, ctx: Context) -> exp.Expression:
             raise unsupported(
                 f"aggregate {node.sql_name()} is not supported; supported: "
                 "COUNT(*), COUNT(col), COUNT(DISTINCT col), SUM, AVG, MIN, MAX, "
-                "VARIANCE, STDDEV, MEDIAN, QUANTILE_CONT, QUANTILE_DISC",
+                "VARIANCE, STDDEV, MEDIAN, QUANTILE_CONT, QUANTILE_DISC, "
+                "STRING_AGG(x, sep ORDER BY x)",
                 node,
             )
-        if isinstance(node.this, exp.Distinct) and not isinstance(node, exp.Count):
+        if isinstance(node.this, exp.Distinct) and not isinstance(
+            node, (exp.Count, exp.GroupConcat)
+        ):
             raise unsupported("only COUNT takes DISTINCT", node)
         outer = node.find_ancestor(exp.AggFunc, exp.Select)
         if isinstance(outer, exp.AggFunc):
