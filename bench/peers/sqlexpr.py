@@ -64,6 +64,19 @@ def sql_div(a, b):
     return a / b
 
 
+def sql_intdiv(a, b):
+    """a // b of integers, truncated toward zero; by zero an error."""
+    if a is None or b is None:
+        return None
+    if b == 0:
+        raise ZeroDivisionError("integer division by zero")
+    return (
+        int(a / b)
+        if abs(a) < 2**52
+        else (abs(a) // abs(b)) * (1 if (a < 0) == (b < 0) else -1)
+    )
+
+
 def sql_mod(a, b):
     """a % b with the sign of a; by zero an error, as in DuckDB."""
     if a is None or b is None:
@@ -279,6 +292,7 @@ HELPERS = {
     "_sql_to_str": sql_to_str,
     "_sql_div": sql_div,
     "_sql_mod": sql_mod,
+    "_sql_intdiv": sql_intdiv,
     "_sql_add_months": sql_add_months,
     "_sql_substr": sql_substr,
     "_sql_round": sql_round,
@@ -428,6 +442,9 @@ class SQLPython:
             return f"_sql_div({self.value(args[0], env)}, {self.value(args[1], env)})"
         if op == "mod":
             return f"_sql_mod({self.value(args[0], env)}, {self.value(args[1], env)})"
+        if op == "intdiv":
+            a, b = (self.value(x, env) for x in args)
+            return f"_sql_intdiv({a}, {b})"
         if op == "neg":
             return self._strict([self.value(args[0], env)], lambda t: f"-{t[0]}")
         if op == "concat":

@@ -51,6 +51,7 @@ SCALARS = {
     for s in (
         Scalar("div", "_div({0}, {1})", helper="_div"),
         Scalar("mod", "_mod({0}, {1})", helper="_mod"),
+        Scalar("intdiv", "_intdiv({0}, {1})", helper="_intdiv"),
         Scalar(
             "add_months",
             "_add_months({0}, {1})",

@@ -109,7 +109,7 @@ def py(value) -> str:
 
 # Operators whose Python handles a NULL (None) operand as SQL does itself:
 # logic (three-valued in `condition`), CASE, and the helpers _div and _mod.
-_NULL_AWARE = {"and", "or", "not", "case", "div", "mod", "isnull"}
+_NULL_AWARE = {"and", "or", "not", "case", "div", "mod", "intdiv", "isnull"}
 # Operators whose value need not be NULL when an operand is (ir.py): their
 # operands are never taken as NULL guards of a condition (`_leaves`).
 _NULL_AWARE |= NULL_ABSORBING

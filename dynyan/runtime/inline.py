@@ -36,6 +36,7 @@ HELPERS = (
     Helper("_RangeSum", "rangesum", "_RangeSum"),
     Helper("_div", "sqlfuncs", "_div"),
     Helper("_mod", "sqlfuncs", "_mod"),
+    Helper("_intdiv", "sqlfuncs", "_intdiv"),
     Helper("_substr", "sqlfuncs", "_substr"),
     Helper("_round", "sqlfuncs", "_round"),
     Helper("_to_int", "sqlfuncs", "_to_int"),

@@ -38,6 +38,17 @@ def _mod(a, b):
     return -r if a < 0 else r
 
 
+def _intdiv(a, b):
+    """a // b of integers as DuckDB: truncated toward zero; NULL in, NULL
+    out; by zero an error."""
+    if a is None or b is None:
+        return None
+    if b == 0:
+        raise ZeroDivisionError(f"SQL integer division of {a!r} by zero")
+    q = abs(a) // abs(b)
+    return -q if (a < 0) != (b < 0) else q
+
+
 def _substr(s, start, length=None):
     """SUBSTRING(s, start[, length]) as DuckDB: 1-based; a negative start
     counts from the end, 0 is just before the first character; a negative

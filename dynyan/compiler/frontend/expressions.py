@@ -629,6 +629,7 @@ CONVERTERS: dict[type, Callable] = {
     exp.Mul: _binary("mul"),
     exp.Div: _binary("div"),
     exp.Mod: _binary("mod"),
+    exp.IntDiv: _binary("intdiv"),
     exp.Neg: _fold_neg,
     exp.DPipe: _binary("concat"),
     exp.Concat: _concat,

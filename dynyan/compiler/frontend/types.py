@@ -136,6 +136,11 @@ def op_type(e: Op, types: list) -> str | None:
         ):
             raise ExprError("division by zero")
         return "float" if op == "div" or "float" in types else "int"
+    if op == "intdiv":  # DuckDB's // of integers (of others it is /)
+        need({"int"}, "// needs integers (use / for numbers)", 0, 1)
+        if isinstance(args[1], Lit) and args[1].value == 0:
+            raise ExprError("division by zero")
+        return "int"
     if op == "sqrt":
         need(NUMERIC, "SQRT needs a number", 0)
         return "float"

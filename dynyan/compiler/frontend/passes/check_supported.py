@@ -69,8 +69,9 @@ def _window_refusal(node: exp.Window) -> str:
     aggregates over partitions or running in an order, and rankings)."""
     supported = (
         "supported: SUM, COUNT, AVG, MIN, MAX OVER ([PARTITION BY …] [ORDER BY …]) "
-        "and RANK, DENSE_RANK, PERCENT_RANK, CUME_DIST, LAG, LEAD OVER ([PARTITION "
-        "BY …] ORDER BY …) in the SELECT list, QUALIFY or ORDER BY"
+        "and RANK, DENSE_RANK, PERCENT_RANK, CUME_DIST, LAG, LEAD (ROW_NUMBER, "
+        "NTILE over orders without ties) OVER ([PARTITION BY …] ORDER BY …) in "
+        "the SELECT list, QUALIFY or ORDER BY"
     )
     refusal = function_refusal(node, node.find_ancestor(exp.Select))
     if refusal is not None:

@@ -593,6 +593,8 @@ def output_type(query: Query, expr) -> str:
             agg = query.aggregates[e.index]
             if agg.kind in ("count", "count_distinct"):
                 return "int"
+            if agg.kind.startswith("string_agg"):
+                return "str"
             if agg.kind in _PICKS and agg.computed is not None:
                 return infer_type(agg.computed, leaf)
             if agg.kind in _PICKS:

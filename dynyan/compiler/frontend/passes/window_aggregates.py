@@ -23,6 +23,7 @@ SELECT __windowed.__c1 AS k, __windowed.__c2 AS v, __partition1.__w1 AS total FR
 
 from __future__ import annotations
 
+import sqlglot
 from sqlglot import exp
 
 from ..context import Context
@@ -79,11 +80,17 @@ def function_refusal(window: exp.Window, select: exp.Select) -> str | None:
     order, rankings over an order, LAG/LEAD over an order without ties."""
     func = window.this
     order, spec = window.args.get("order"), window.args.get("spec")
-    if isinstance(func, exp.RowNumber):
+    if isinstance(func, (exp.RowNumber, exp.Ntile)):
+        name = "ROW_NUMBER()" if isinstance(func, exp.RowNumber) else "NTILE(n)"
+        n = func.this
+        if isinstance(func, exp.Ntile) and not (n is not None and n.is_int):
+            return "NTILE needs a constant number of buckets"
+        if isinstance(func, exp.Ntile) and int(n.name) < 1:
+            return "NTILE needs at least one bucket"
         if order and not spec and _unique_order(window, select):
-            return None  # RANK(): no two rows tie
+            return None  # from RANK(): no two rows tie
         return (
-            "ROW_NUMBER() is supported only over an order that tells the rows "
+            f"{name} is supported only over an order that tells the rows "
             "apart (a grouped query whose GROUP BY keys are among the PARTITION "
             "BY and ORDER BY expressions): tied rows get arbitrary numbers, which "
             "no view can reproduce; use RANK() (the same where no rows tie)"
@@ -149,6 +156,34 @@ def shift_refusal(window: exp.Window, select: exp.Select) -> str | None:
             "expressions): among tied rows the previous one is arbitrary"
         )
     return None
+
+
+def _ntile(n: int, rank: exp.Expression, rows: exp.Expression) -> exp.Expression:
+    """NTILE(n) of the row ranked `rank` (from 1) among `rows`, as DuckDB
+    numbers them: min(n, rows) buckets, the first rows % buckets of them one
+    row larger."""
+
+    # i: the row's index from 0; buckets: at most one per row; size: the
+    # rows of a small bucket; large: the buckets a row larger; small: the
+    # first index in a small bucket
+    names = {"i": rank, "n": exp.Literal.number(n), "rows": rows}
+    for name, text in (
+        ("i", "i - 1"),
+        ("buckets", "LEAST(n, rows)"),
+        ("size", "rows // buckets"),
+        ("large", "rows - buckets * size"),
+        ("small", "large * (size + 1)"),
+        (
+            "tile",
+            "CASE WHEN i < small THEN 1 + i // (size + 1) "
+            "ELSE 1 + large + (i - small) // size END",
+        ),
+    ):
+        part = sqlglot.parse_one(text, read="duckdb")
+        for col in list(part.find_all(exp.Column)):
+            col.replace(names[col.name].copy())
+        names[name] = exp.paren(part)
+    return names["tile"]
 
 
 def _whole(spec: exp.WindowSpec) -> bool:
@@ -277,10 +312,15 @@ class _Rewrite:
         return body.copy().transform(lift)
 
     def _window(self, window: exp.Window) -> exp.Expression:
-        if isinstance(window.this, exp.RowNumber):  # over rows that never tie
+        if isinstance(window.this, (exp.RowNumber, exp.Ntile)):  # rows never tie
             ranked = window.copy()
             ranked.set("this", exp.Rank())
-            return self._rank(ranked)
+            if isinstance(window.this, exp.RowNumber):
+                return self._rank(ranked)
+            count = exp.Count(this=exp.Star())
+            partition = window.args.get("partition_by")
+            rows = self._window(exp.Window(this=count, partition_by=partition))
+            return _ntile(int(window.this.this.name), self._rank(ranked), rows)
         if isinstance(window.this, RANKINGS):
             return self._rank(window)
         if isinstance(window.this, SHIFTS):
