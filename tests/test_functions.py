@@ -348,6 +348,14 @@ def test_aggregate_agrees_with_duckdb(kind, system, grouped):
     assert close(run(system, sql, rows), oracle(sql, rows))
 
 
+def word_rows(words, t: str) -> list[tuple]:
+    """Rows of r whose s is each of `words` in turn, t the same `t`."""
+    return [
+        (i, 0, 0, 0.0, 0.0, D(2020, 1, 1), w, t, None, None)
+        for i, w in enumerate(words)
+    ]
+
+
 LIKE_PATTERNS = ["%ab%ba%", "a%b%a", "%a%%b", "ab%", "%b%a%b%", "a%%", "%%%", "b%ab%b%"]
 
 
@@ -360,10 +368,7 @@ def test_like_with_percent_only_agrees_with_duckdb(pattern):
     import itertools
 
     words = ["".join(w) for n in range(6) for w in itertools.product("ab", repeat=n)]
-    rows = [
-        (i, 0, 0, 0.0, 0.0, D(2020, 1, 1), w, "x", None, None)
-        for i, w in enumerate(words)
-    ]
+    rows = word_rows(words, "x")
     for where in (
         f"s LIKE '{pattern}'",
         f"s NOT LIKE '{pattern}'",
@@ -419,10 +424,7 @@ REGEXP_VALUES = [
 @pytest.mark.parametrize("system", ["dynyan", "ivm"])
 @pytest.mark.parametrize("value", REGEXP_VALUES)
 def test_regexp_values_agree_with_duckdb(value, system):
-    rows = [
-        (i, 0, 0, 0.0, 0.0, D(2020, 1, 1), w, ".x", None, None)
-        for i, w in enumerate(REGEXP_WORDS)
-    ]
+    rows = word_rows(REGEXP_WORDS, ".x")
     sql = f"SELECT k, {value} AS v FROM r"
     assert run(system, sql, rows) == oracle(sql, rows), sql
 
@@ -432,10 +434,7 @@ def test_regexp_values_agree_with_duckdb(value, system):
 def test_regexp_agrees_with_duckdb(condition, system):
     """Regular expressions in WHERE and in the SELECT list (NULL for a NULL
     string) match the rows DuckDB matches."""
-    rows = [
-        (i, 0, 0, 0.0, 0.0, D(2020, 1, 1), w, ".x", None, None)
-        for i, w in enumerate(REGEXP_WORDS)
-    ]
+    rows = word_rows(REGEXP_WORDS, ".x")
     for sql in (
         f"SELECT k, s FROM r WHERE {condition}",
         f"SELECT k, {condition} AS m FROM r",
