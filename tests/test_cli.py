@@ -68,7 +68,7 @@ BAD = {
     ),
     "window_function": (
         "CREATE TABLE r (a INT);\nSELECT a, ROW_NUMBER() OVER () FROM r",
-        "ROW_NUMBER() is not supported: tied rows get arbitrary numbers",
+        "ROW_NUMBER() is supported only over an order that tells the rows apart",
     ),
     "tablesample": (
         "CREATE TABLE r (a INT);\nSELECT a FROM r TABLESAMPLE 10 PERCENT",

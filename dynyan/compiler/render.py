@@ -210,7 +210,15 @@ class Expressions:
         if e.op in NULL_ABSORBING:  # operands may be NULL: render their tests
             outer, self.guarded = self.guarded, False
             try:
-                a = [self.render(x, env) for x in e.args]
+                # CASE tests its conditions (`condition`), it needs no values
+                a = [
+                    (
+                        None
+                        if e.op == "case" and i % 2 == 0 and i < len(e.args) - 1
+                        else self.render(x, env)
+                    )
+                    for i, x in enumerate(e.args)
+                ]
             finally:
                 self.guarded = outer
         else:
