@@ -214,8 +214,8 @@ class Grouping:
         return self.fe.leaf_type(e)
 
     def _argument(self, index: int):
-        """The expression MIN, MAX or SUM number `index` aggregates (None:
-        a SUM without one)."""
+        """The expression aggregate number `index` aggregates: MIN, MAX, a
+        quantile's, STRING_AGG's or SUM's (None: a SUM without one)."""
         agg = self.aggregates[index]
         if agg.computed is not None:
             return agg.computed
@@ -232,18 +232,17 @@ class Grouping:
             if distinct and len(node.this.expressions) != 1:
                 raise unsupported("COUNT(DISTINCT …) takes one expression", node)
             arg_node = node.this.expressions[0] if distinct else node.this
-            options = {}
-            if isinstance(node, exp.GroupConcat):
-                arg_node, options = self._string_agg(node)
-            arg = self.fe.expr(arg_node)
             kind = "count_distinct" if distinct else node.sql_name().lower()
-            if isinstance(node, QUANTILES):
+            options = {}  # the Aggregate's fields beyond kind and argument
+            if isinstance(node, exp.GroupConcat):
+                arg_node, kind, options = self._string_agg(node)
+            arg = self.fe.expr(arg_node)
+            if isinstance(node, exp.GroupConcat):
+                options["cast_text"] = self._text_type(arg, node) != "str"
+            elif isinstance(node, QUANTILES):
                 kind, options["fraction"] = self._quantile(node, arg)
                 if kind == "quantile_cont" and self.fe.type_of(arg) == "float":
                     options["scale"] = self.fe.digits_of(arg)
-            if isinstance(node, exp.GroupConcat):
-                kind = options.pop("kind")
-                options["cast_text"] = self._text_type(arg, node) != "str"
             if len({r.atom for r in refs(arg)}) > 1:
                 return self._computed(kind, arg, text, node, **options)
             if not refs(arg):
@@ -317,10 +316,10 @@ class Grouping:
             )
         return "quantile_cont", q
 
-    def _string_agg(self, node: exp.GroupConcat) -> tuple[exp.Expression, dict]:
+    def _string_agg(self, node: exp.GroupConcat) -> tuple[exp.Expression, str, dict]:
         """STRING_AGG([DISTINCT] x[, sep] ORDER BY x [DESC]): its argument,
-        and the kind and options of its Aggregate. Ordered by another key,
-        or not at all, the values join in an order no view can reproduce."""
+        its Aggregate's kind and options. Ordered by another key, or not at
+        all, the values join in an order no view can reproduce."""
         order = node.this
         inner = order.this if isinstance(order, exp.Order) else order
         distinct = isinstance(inner, exp.Distinct)
@@ -341,9 +340,8 @@ class Grouping:
         if not (isinstance(sep, Lit) and isinstance(sep.value, str)):
             raise unsupported("STRING_AGG needs a string literal separator", node)
         kind = "string_agg_distinct" if distinct else "string_agg"
-        options = {"kind": kind, "separator": sep.value}
-        options["descending"] = bool(keys[0].args.get("desc"))
-        return inner, options
+        descending = bool(keys[0].args.get("desc"))
+        return inner, kind, {"separator": sep.value, "descending": descending}
 
     def _text_type(self, arg, node) -> str:
         """The type of STRING_AGG's argument, one whose VARCHAR text is
