@@ -1101,11 +1101,13 @@ def window_over_groups(g):
     keys = [p.sql for p in g.q.group_by]
     window = f"{g.choice(['SUM', 'MAX', 'MIN'])}({inner}) OVER ("
     if keys and g.chance(0.25):  # the previous or next group in an order
-        shift = g.choice(["LAG", "LEAD", "ROW_NUMBER", "NTILE"])
+        shift = g.choice(["LAG", "LEAD", "ROW_NUMBER", "NTILE", "FIRST_VALUE"])
         if shift == "ROW_NUMBER":  # or the groups numbered, or in buckets
             shift = "ROW_NUMBER() OVER ("
         elif shift == "NTILE":
             shift = f"NTILE({g.choice([1, 2, 3, 5])}) OVER ("
+        elif shift == "FIRST_VALUE":  # or the first or the row's own value
+            shift = g.choice(["FIRST_VALUE", "LAST_VALUE"]) + f"({inner}) OVER ("
         else:
             shift += f"({inner}" + g.choice(["", ", 2", ", 1, 0"]) + ") OVER ("
         order = ", ".join(keys[1:] + keys[:1])

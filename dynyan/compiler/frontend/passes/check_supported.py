@@ -70,8 +70,8 @@ def _window_refusal(node: exp.Window) -> str:
     supported = (
         "supported: SUM, COUNT, AVG, MIN, MAX OVER ([PARTITION BY …] [ORDER BY …]) "
         "and RANK, DENSE_RANK, PERCENT_RANK, CUME_DIST, LAG, LEAD (ROW_NUMBER, "
-        "NTILE over orders without ties) OVER ([PARTITION BY …] ORDER BY …) in "
-        "the SELECT list, QUALIFY or ORDER BY"
+        "NTILE, FIRST_VALUE, LAST_VALUE over orders without ties) OVER ([PARTITION "
+        "BY …] ORDER BY …) in the SELECT list, QUALIFY or ORDER BY"
     )
     refusal = function_refusal(node, node.find_ancestor(exp.Select))
     if refusal is not None:

@@ -41,8 +41,9 @@ from .window_orders import (
 
 # the functions a window over whole partitions may compute
 WINDOW_AGGREGATES = (exp.Sum, exp.Count, exp.Avg, exp.Min, exp.Max)
-# the value of another row of the order
-SHIFTS = (exp.Lag, exp.Lead)
+# the value of another row of the order (FIRST_VALUE: the first row's;
+# LAST_VALUE in the default frame: the row's own, where rows never tie)
+SHIFTS = (exp.Lag, exp.Lead, exp.FirstValue, exp.LastValue)
 
 
 def window_aggregates(tree: exp.Expression, ctx: Context) -> exp.Expression:
@@ -145,7 +146,16 @@ def shift_refusal(window: exp.Window, select: exp.Select) -> str | None:
     func = window.this
     name = func.key.upper()
     offset = func.args.get("offset")
-    if not window.args.get("order") or window.args.get("spec"):
+    if isinstance(func, (exp.FirstValue, exp.LastValue)):
+        name = "FIRST_VALUE" if isinstance(func, exp.FirstValue) else "LAST_VALUE"
+        if not window.args.get("order"):
+            return f"{name} needs ORDER BY in its window"
+        framed = frame(window, select)
+        if framed is None or (isinstance(func, exp.LastValue) and framed != "running"):
+            return f"{name} is supported with the default frame" + (
+                " or the whole partition" if isinstance(func, exp.FirstValue) else ""
+            )
+    elif not window.args.get("order") or window.args.get("spec"):
         return f"{name} needs ORDER BY in its window and no frame"
     if offset is not None and not (offset.is_int and int(offset.name) >= 0):
         return f"{name} needs a constant offset"
@@ -388,13 +398,17 @@ class _Rewrite:
 
     def _shift(self, window: exp.Window) -> exp.Expression:
         """LAG/LEAD: the argument of the row whose rank is the row's less
-        (LAG) or plus (LEAD) the offset, its DEFAULT where there is none."""
+        (LAG) or plus (LEAD) the offset, its DEFAULT where there is none;
+        FIRST_VALUE: of the row ranked 1; LAST_VALUE (up to the row): its
+        own."""
         func = window.this
         keys = [self._column(k, "k") for k in window.args.get("partition_by") or []]
         levels = order_levels(window, self._column, keys)
         column = self._column(func.this, "x")
         offset = int(func.args["offset"].name) if func.args.get("offset") else 1
         offset = offset if isinstance(func, exp.Lag) else -offset
+        if isinstance(func, (exp.FirstValue, exp.LastValue)):
+            offset = None if isinstance(func, exp.FirstValue) else 0
         signature = (tuple(keys), levels, column, offset)
         if signature not in self.shifted:
             alias = f"__shifted{len(self.shifted) + 1}"

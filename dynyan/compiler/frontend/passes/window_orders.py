@@ -227,12 +227,13 @@ def running_value(
 
 
 def shifted_table(
-    rows: exp.Expression, rank: tuple, column: str, offset: int
+    rows: exp.Expression, rank: tuple, column: str, offset: int | None
 ) -> exp.Select:
     """Per row of `rows` (its partition and ORDER BY keys, which tell the
     rows apart), `__x`: the `column` of the row ranked `offset` before it in
-    its partition (after it, for a negative offset), and `__found` 1; no row
-    where there is none. `rank`: `ordered_table`'s arguments of the RANK."""
+    its partition (after it, for a negative offset; None: the row ranked
+    first), and `__found` 1; no row where there is none. `rank`:
+    `ordered_table`'s arguments of the RANK."""
     partition, levels = rank[:2]
     keys = partition + [level.column for level in levels]
     ranked = rows.this.copy().subquery("__r")
@@ -245,7 +246,7 @@ def shifted_table(
             exp.alias_(
                 exp.Add(
                     this=exp.column("__value", table="__o"),
-                    expression=exp.Literal.number(offset),
+                    expression=exp.Literal.number(offset or 0),
                 ),
                 "__next",
             ),
@@ -258,6 +259,10 @@ def shifted_table(
         exp.EQ(
             this=exp.column("__next", table="__prev"),
             expression=exp.column("__n", table="__cur"),
+        )
+        if offset is not None
+        else exp.EQ(
+            this=exp.column("__n", table="__prev"), expression=exp.Literal.number(1)
         )
     )
     return (
