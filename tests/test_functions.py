@@ -337,8 +337,7 @@ def test_aggregate_agrees_with_duckdb(kind, system, grouped):
     rows = AGG_ROWS
     if system == "pathway":  # refuses NULL in aggregated columns (BENCHMARKS.md)
         rows = [r for r in rows if r[1] is not None]
-    ranked = (*functions.RANKED_KINDS, "string_agg_distinct")
-    if kind in ranked and system in ("pydbsp", "pathway"):
+    if kind in functions.ORDERED_KINDS and system in ("pydbsp", "pathway"):
         # the dataflow adapters say so (pydbsp from its own interpreter)
         with pytest.raises(
             (NotImplementedError, AssertionError), match="a quantile or STRING_AGG"

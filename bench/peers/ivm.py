@@ -7,8 +7,8 @@ import collections
 from collections.abc import Callable, Iterator
 
 from dynyan.compiler import functions
-from dynyan.compiler.frontend.aggregates import MULTISET_KINDS
-from dynyan.compiler.functions import QUANTILE_KINDS
+
+from dynyan.compiler.functions import MULTISET_KINDS, QUANTILE_KINDS
 from dynyan.compiler.ir import InnerTest, Op, Query, Ref, SetQuery, Var
 
 from . import sqlexpr

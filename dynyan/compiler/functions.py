@@ -116,6 +116,10 @@ SCALARS = {
 QUANTILE_KINDS = ("quantile_cont", "quantile_disc")
 # the aggregates that read every value of their argument in order
 RANKED_KINDS = (*QUANTILE_KINDS, "string_agg")
+# ... or its distinct values in order
+ORDERED_KINDS = (*RANKED_KINDS, "string_agg_distinct")
+# the aggregates kept as a multiset of their argument's values per group
+MULTISET_KINDS = ("min", "max", "count_distinct", *ORDERED_KINDS)
 
 #: The runtime helpers by name, as peers call them.
 HELPERS: dict[str, Callable] = {

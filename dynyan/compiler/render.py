@@ -25,7 +25,7 @@ from ..errors import DynyanError, UnsupportedQueryError
 from ..resources import resource_text
 from ..runtime import inline
 from . import functions
-from .functions import QUANTILE_KINDS, RANKED_KINDS
+from .functions import ORDERED_KINDS, QUANTILE_KINDS, RANKED_KINDS
 from .ir import (
     COMPARISONS,
     FLIPPED,
@@ -995,7 +995,8 @@ def _join_vars(query, atom) -> list[str]:
 # Value checks: the Python classes a column's values must have where the
 # module computes with them (compares, adds, multiplies) after its first
 # change. Exact classes, so `x.__class__ in _NUM` is one set lookup; bool is
-# an int in Python (and in these sums), a BOOLEAN column holds bools only; DATE excludes datetime.datetime, whose
+# an int in Python (and in these sums), a BOOLEAN column holds bools only;
+# DATE excludes datetime.datetime, whose
 # comparison with a date raises. Column type -> (set name, the kind `_classes`
 # knows, description).
 _CHECK_SETS = {
@@ -1037,9 +1038,7 @@ def _value_checks(query) -> dict[int, dict[int, bool]]:
         for v in var_refs(query.having):
             computed.setdefault(v.name, True)
     for a in query.aggregates:  # kept in a sorted multiset, NULLs left out
-        if a.kind in ("min", "max", *RANKED_KINDS, "string_agg_distinct") and (
-            a.arg in query.extra_vars
-        ):
+        if a.kind in ("min", "max", *ORDERED_KINDS) and a.arg in query.extra_vars:
             computed.setdefault(a.arg, True)
     out: dict[int, dict[int, bool]] = {}
     for i, atom in enumerate(query.atoms):
@@ -1507,7 +1506,7 @@ def _group_slots(query, expressions: Expressions) -> dict:
                     )
                 multisets.append(
                     {
-                        "sorted": False,
+                        "sorted": False,  # a list, not a SortedDict
                         "ranked": True,
                         "nan": False,
                         "x": x,
@@ -1550,10 +1549,9 @@ def _group_slots(query, expressions: Expressions) -> dict:
         if s["ieee"]:
             expressions.helpers |= {"exact", "inexact"}
     for m in multisets:
-        ranked = m.get("ranked", False)
-        m["ranked"] = ranked
+        m.setdefault("ranked", False)
         m["ctor"] = (
-            "SortedList()" if ranked else "SortedDict()" if m["sorted"] else "{}"
+            "SortedList()" if m["ranked"] else "SortedDict()" if m["sorted"] else "{}"
         )
     for k, (kind, j) in slot.items():
         slot[k] = 1 + j if kind == "multiset" else 1 + len(multisets) + j
@@ -1619,7 +1617,7 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
         elif agg.computed is None and agg.arg is not None and agg.arg not in extras:
             # a group variable: constant in its group
             local = layout.var_local[agg.arg]
-            if agg.kind in (*RANKED_KINDS, "string_agg_distinct"):
+            if agg.kind in ORDERED_KINDS:
                 # the key once (a quantile, the distinct ones), or per row
                 many = agg.kind == "string_agg"
                 values.append(
@@ -1637,7 +1635,7 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
                     empty=f"{count} == 0",
                 )
             )
-        elif agg.kind in (*RANKED_KINDS, "string_agg_distinct"):
+        elif agg.kind in ORDERED_KINDS:
             ms = f"e[{slots['slot'][i]}]"
             distinct = agg.kind == "string_agg_distinct"  # a SortedDict's keys
             values.append(

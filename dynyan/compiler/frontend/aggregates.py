@@ -25,6 +25,7 @@ from ..ir import (
     Ref,
     refs,
 )
+from ..functions import MULTISET_KINDS
 from .diagnostics import DIALECT, sql_error, unsupported
 from .expressions import CONVERTERS
 from .types import check_condition, coerce_dates, exact_digits, infer_type, typed
@@ -46,16 +47,6 @@ _QUANTILE_NAMES = {
     exp.PercentileCont: "QUANTILE_CONT",
     exp.PercentileDisc: "QUANTILE_DISC",
 }
-# the aggregates kept as a multiset of their argument's values per group
-MULTISET_KINDS = (
-    "min",
-    "max",
-    "count_distinct",
-    "quantile_cont",
-    "quantile_disc",
-    "string_agg",
-    "string_agg_distinct",
-)
 
 
 def is_grouped(select: exp.Select) -> bool:

@@ -333,6 +333,8 @@ class _Rewrite:
             return _ntile(int(window.this.this.name), self._rank(ranked), rows)
         if isinstance(window.this, RANKINGS):
             return self._rank(window)
+        if isinstance(window.this, exp.LastValue):  # default frame, no ties
+            return self._outer(window.this.this)  # the row's own value
         if isinstance(window.this, SHIFTS):
             return self._shift(window)
         if frame(window, self.select) == "running":
@@ -399,16 +401,16 @@ class _Rewrite:
     def _shift(self, window: exp.Window) -> exp.Expression:
         """LAG/LEAD: the argument of the row whose rank is the row's less
         (LAG) or plus (LEAD) the offset, its DEFAULT where there is none;
-        FIRST_VALUE: of the row ranked 1; LAST_VALUE (up to the row): its
-        own."""
+        FIRST_VALUE: of the row ranked 1."""
         func = window.this
         keys = [self._column(k, "k") for k in window.args.get("partition_by") or []]
         levels = order_levels(window, self._column, keys)
         column = self._column(func.this, "x")
-        offset = int(func.args["offset"].name) if func.args.get("offset") else 1
-        offset = offset if isinstance(func, exp.Lag) else -offset
-        if isinstance(func, (exp.FirstValue, exp.LastValue)):
-            offset = None if isinstance(func, exp.FirstValue) else 0
+        if isinstance(func, exp.FirstValue):
+            offset = None  # the row ranked first
+        else:
+            offset = int(func.args["offset"].name) if func.args.get("offset") else 1
+            offset = offset if isinstance(func, exp.Lag) else -offset
         signature = (tuple(keys), levels, column, offset)
         if signature not in self.shifted:
             alias = f"__shifted{len(self.shifted) + 1}"
