@@ -738,6 +738,37 @@ def scalar_subquery(g, atom):
     )
 
 
+@production("subquery", weight=1)
+def subquery_under_or(g, atom):
+    """A subquery test that is no conjunct of WHERE: `(EXISTS (…) OR c)`,
+    `(NOT EXISTS (…) OR c)`, `(x IN (SELECT …) OR c)` or `(x > (SELECT
+    AGG(…) … correlated) OR c)`: a LEFT JOIN flag or a joined aggregate."""
+    ref = g.col(atom, ("int",))
+    if ref is None:
+        return False
+    t, s, inner = _inner(g, atom)
+    other = f"{ref[0]} {g.choice(['<', '>', '='])} {g.literal('int')}"
+    form = g.choice(["exists", "not_exists", "in", "scalar"])
+    if form in ("exists", "not_exists"):
+        neg = "NOT " if form == "not_exists" else ""
+        test = (
+            f"{neg}EXISTS (SELECT * FROM {t} {s.alias} WHERE {inner[0]} = {ref[0]}"
+            f"{_inner_filter(g, s)})"
+        )
+    elif form == "in":
+        where = _inner_filter(g, s)
+        where = f" WHERE {where[5:]}" if where else ""
+        test = f"{ref[0]} IN (SELECT {inner[0]} FROM {t} {s.alias}{where})"
+    else:
+        agg = g.choice([f"MAX({inner[0]})", "COUNT(*)", f"SUM({inner[0]})"])
+        key = g.col(s, ("int",))
+        test = (
+            f"{ref[0]} {g.choice(['>=', '<'])} (SELECT {agg} FROM {t} {s.alias} "
+            f"WHERE {key[0]} = {g.col(atom, ('int',))[0]})"
+        )
+    g.q.where.append(Part(f"({test} OR {other})", frozenset({atom.alias})))
+
+
 # --- SELECT ---------------------------------------------------------------------------
 
 
@@ -879,6 +910,31 @@ def select_scalar_subquery(g):
     g.q.items = _pick_columns(g, 2) + [sub]
 
 
+@production("select", weight=0.7)
+def select_membership(g):
+    """Columns and a membership test as a value: `EXISTS (SELECT … WHERE
+    t.c = outer.col …)` (never NULL), or `CASE WHEN x IN (SELECT …) THEN …
+    END` (NULL and FALSE alike there)."""
+    atom = g.choice(g.q.atoms)
+    ref = g.col(atom, ("int",))
+    if ref is None:
+        return False
+    t, s, inner = _inner(g, atom)
+    if g.chance(0.5):
+        sql = (
+            f"{g.choice(['', 'NOT '])}EXISTS (SELECT * FROM {t} {s.alias} WHERE "
+            f"{inner[0]} = {ref[0]}{_inner_filter(g, s)})"
+        )
+    else:
+        where = _inner_filter(g, s)
+        where = f" WHERE {where[5:]}" if where else ""
+        sql = (
+            f"CASE WHEN {ref[0]} IN (SELECT {inner[0]} FROM {t} {s.alias}{where}) "
+            f"THEN 'in' ELSE 'out' END"
+        )
+    g.q.items = _pick_columns(g, 2) + [Part(sql, frozenset({atom.alias}))]
+
+
 @production("select", weight=1.5)
 def select_distinct(g):
     g.q.items = _pick_columns(g, 3)
@@ -890,7 +946,7 @@ def _aggregate(g: Gen) -> Part:
     nums = [e for e in every if e[1] in NUMERIC]
     kind = g.choice(
         ["COUNT(*)", "COUNT", "SUM", "AVG", "MIN", "MAX", "COUNT DISTINCT", "SUM2"]
-        + ["MEDIAN", "QUANTILE", "STRING_AGG"]
+        + ["MEDIAN", "QUANTILE", "STRING_AGG", "SUM DISTINCT", "AVG DISTINCT"]
     )
     if kind == "COUNT(*)" or not nums:
         return Part("COUNT(*)")
@@ -914,8 +970,8 @@ def _aggregate(g: Gen) -> Part:
     ref, _, a = g.choice(
         every if kind in ("MIN", "MAX", "COUNT", "COUNT DISTINCT") else nums
     )
-    if kind == "COUNT DISTINCT":
-        return Part(f"COUNT(DISTINCT {ref})", frozenset({a.alias}))
+    if kind.endswith(" DISTINCT"):
+        return Part(f"{kind.split()[0]}(DISTINCT {ref})", frozenset({a.alias}))
     return Part(f"{kind}({ref})", frozenset({a.alias}))
 
 
@@ -1082,6 +1138,45 @@ def window_running(g):
     g.q.items = _pick_columns(g, 3) + items
 
 
+@production("select", weight=0.5)
+def window_sliding(g):
+    """Columns and an aggregate over a sliding RANGE frame around one ORDER
+    BY key: numbers around an INTEGER or DECIMAL key, INTERVALs around a
+    DATE (a NULL key frames its peers)."""
+    every = _everything(g)
+    keys = [e for e in every if e[1] in ("int", "dec", "date")]
+    if not keys:
+        return False
+    key, kind, a = g.choice(keys)
+    n, m = sorted(g.rng.sample(range(0, 4), 2))
+    unit = (lambda k: f"INTERVAL {k} DAY") if kind == "date" else str
+    start, end = g.choice(
+        [
+            (f"{unit(m)} PRECEDING", "CURRENT ROW"),
+            (f"{unit(n)} PRECEDING", f"{unit(m)} FOLLOWING"),
+            (f"{unit(m)} PRECEDING", f"{unit(n)} PRECEDING"),
+            (f"{unit(n)} FOLLOWING", f"{unit(m)} FOLLOWING"),
+            ("CURRENT ROW", f"{unit(m)} FOLLOWING"),
+        ]
+    )
+    nums = [e for e in every if e[1] in ("int", "dec")]
+    agg = g.choice(["SUM", "COUNT", "AVG", "MIN", "MAX", "COUNT(*)"])
+    aliases = {a.alias}
+    if agg == "COUNT(*)" or not nums:
+        arg = "COUNT(*"
+    else:
+        ref, _, b = g.choice(nums if agg in ("SUM", "AVG") else every)
+        arg, aliases = f"{agg}({ref}", aliases | {b.alias}
+    over = ""
+    if g.chance(0.5):
+        ref, _, b = g.choice(every)
+        over, aliases = f"PARTITION BY {ref} ", aliases | {b.alias}
+    over += f"ORDER BY {key}{g.choice(['', ' DESC'])}"
+    frame = f"RANGE BETWEEN {start} AND {end}"
+    window = Part(f"{arg}) OVER ({over} {frame})", frozenset(aliases))
+    g.q.items = _pick_columns(g, 3) + [window]
+
+
 @production("select", weight=0.8)
 def window_ranks(g):
     """Columns and a ranking of the rows (ties share a rank; NULL keys
@@ -1115,7 +1210,15 @@ def window_over_groups(g):
         window = shift + f"ORDER BY {order}{g.choice(['', ' DESC'])})"
     elif keys and g.chance(0.4):  # running over the groups, each its own row
         order = ", ".join(keys[1:] + keys[:1])
-        frame = g.choice(["", " ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"])
+        frame = g.choice(
+            [
+                "",
+                " ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW",
+                " ROWS BETWEEN 1 PRECEDING AND CURRENT ROW",
+                " ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING",
+                " ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING",
+            ]
+        )
         window += f"PARTITION BY {keys[0]} " if len(keys) > 1 else ""
         window += f"ORDER BY {order}{g.choice(['', ' DESC'])}{frame})"
     else:

@@ -178,6 +178,11 @@ TYPED = "CREATE TABLE r (a INTEGER, b INTEGER, c VARCHAR, d DATE, p DECIMAL(10, 
         "SELECT b, MAX(d) AS m FROM r GROUP BY b HAVING MAX(d) > '2020-01-01'",
         "SELECT COUNT(*) AS n FROM r HAVING COUNT(*) > 1",
         "SELECT a FROM r WHERE SUBSTRING(UPPER(c), 1, 1) = 'X' AND c LIKE 'x%'",
+        "SELECT a FROM r WHERE a IN (b, b + 1, 3) AND (a, c) IN ((1, 'x'), (b, c))",
+        "SELECT d FROM r WHERE d IN (d + 1, '2020-01-01')",  # a string read as DATE
+        "SELECT TRY_CAST(c AS INTEGER) + a AS x, CAST(c AS DATE) AS y FROM r",
+        "SELECT DATE_DIFF('month', d, DATE '2020-01-01') AS x, LN(p) AS y FROM r",
+        "SELECT LPAD(c, a, '0') AS x, CONCAT_WS('-', c, a, d) AS y FROM r",
     ],
 )
 def test_valid_mixes_of_types_compile(sql):

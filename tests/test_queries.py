@@ -743,6 +743,60 @@ def test_decimal_product_sum_churn_over_a_join_is_exact():
     assert list(view.rows()) == []
 
 
+CHURN_DISTINCT = (
+    "SELECT m.k, SUM(DISTINCT m.v) AS sv, SUM(DISTINCT m.v * w.f) AS svf, "
+    "AVG(DISTINCT m.v) AS av FROM m, w WHERE m.k = w.k GROUP BY m.k"
+)
+# 0.1 * 3.0 and 0.3 * 1.0 are one DECIMAL (0.3000), two floats
+_DISTINCT_CENTS = [
+    Decimal(c) for c in ("0.1", "0.3", "1.0", "3.0", "2.75", "2.8", "7.7", "-0.07")
+]
+
+
+def test_decimal_sum_distinct_churn_over_a_join_is_exact():
+    """SUM(DISTINCT) of a DECIMAL and of a DECIMAL product over a join, under
+    churn of both sides with few values (so they repeat): after every event,
+    in pull and push mode, the float nearest to the exact sum of the
+    distinct decimal values, products equal as decimals counted once."""
+    import dynyan
+
+    module = dynyan.load(CHURN_SCHEMA + CHURN_DISTINCT)
+    rng = random.Random(22)
+    pushed: Counter = Counter()
+    views = [module.View(), make_view(module, pushed)]
+    rows = {"m": [], "w": []}
+    n_events = 1500
+    for i in range(n_events):
+        rel = rng.choice(["m", "w"])
+        remaining = n_events - i
+        size = len(rows["m"]) + len(rows["w"])
+        p_delete = 1.0 if size >= remaining else (0.35 if remaining > 300 else 0.9)
+        if not rows[rel] and size >= remaining:
+            rel = "w" if rel == "m" else "m"
+        if rows[rel] and rng.random() < p_delete:
+            row = rows[rel].pop(rng.randrange(len(rows[rel])))
+            change = -1
+        else:
+            row = (rng.randrange(3), rng.choice(_DISTINCT_CENTS))
+            rows[rel].append(row)
+            change = 1
+        for view in views:
+            view.update(rel, [(row[0], float(row[1]))], [change])
+        want = {}
+        for k in range(3):
+            vs = {v for kk, v in rows["m"] if kk == k}
+            fs = {f for kk, f in rows["w"] if kk == k}
+            if vs and fs:
+                products = {v * f for v in vs for f in fs}
+                want[k] = (float(sum(vs)), float(sum(products)))
+        for view in views:
+            got = {k: (sv, svf) for k, sv, svf, _ in view.rows()}
+            assert got == want, i
+    assert rows == {"m": [], "w": []}
+    assert [list(view.rows()) for view in views] == [[], []]
+    assert +pushed == Counter()
+
+
 @pytest.mark.parametrize("push", [False, True], ids=["pull", "push"])
 @pytest.mark.parametrize(
     "stem", ["10_count_distinct", "22_min_max", "36_mixed_aggregate_arith"]

@@ -71,7 +71,7 @@ def require_plain_query(query, who: str) -> None:
     the reason) what the dataflow adapters (pydbsp, Pathway) do not build:
     set operations (outer joins become UNION ALL), subquery tests other than
     NOT IN / NOT EXISTS on columns, computed aggregate arguments, quantiles
-    (MEDIAN) and STRING_AGG, and a
+    (MEDIAN), STRING_AGG and SUM/AVG(DISTINCT), and a
     LIMIT/OFFSET window or sort-only columns of ORDER BY (a plain ORDER BY
     leaves the result bag as it is)."""
     if isinstance(query, SetQuery):
@@ -86,6 +86,8 @@ def require_plain_query(query, who: str) -> None:
             )
         if a.kind in functions.ORDERED_KINDS:
             raise NotImplementedError(f"a quantile or STRING_AGG, {a} ({who})")
+        if a.kind in functions.DISTINCT_SUM_KINDS:
+            raise NotImplementedError(f"SUM/AVG(DISTINCT …), {a} ({who})")
     for atom, test in inner_tests(query).values():
         if test.kind not in ("not_in", "not_exists"):
             what = "a scalar subquery" if test.kind == "scalar" else "EXISTS"

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import bisect
 import collections
+import decimal
+import math
 from collections.abc import Callable, Iterator
 
 from dynyan.compiler import functions
 
-from dynyan.compiler.functions import MULTISET_KINDS, QUANTILE_KINDS
+from dynyan.compiler.functions import (
+    DISTINCT_SUM_KINDS,
+    MULTISET_KINDS,
+    QUANTILE_KINDS,
+)
 from dynyan.compiler.ir import InnerTest, Op, Query, Ref, SetQuery, Var
 
 from . import sqlexpr
@@ -690,6 +696,10 @@ def _compile_ivm(query: Query, push: bool, tests: dict | None = None):
                     f"_sql_string_agg({s}, {a.separator!r}, "
                     f"{a.kind == 'string_agg_distinct'}, {a.descending})"
                 )
+            elif a.kind in DISTINCT_SUM_KINDS:
+                s = f"p[{computed[i][0]}]" if i in computed else f"p[{ms_pos[a.arg]}]"
+                average = a.kind == "avg_distinct"
+                value = f"_sum_distinct({s}, {a.scale!r}, {average})"
             elif a.kind in ("min", "max", "count_distinct"):
                 s = f"p[{computed[i][0]}]" if i in computed else f"p[{ms_pos[a.arg]}]"
                 value = functions.aggregate_value(
@@ -716,6 +726,7 @@ def _compile_ivm(query: Query, push: bool, tests: dict | None = None):
         src.depth = 0
     namespace = {
         "_EMPTY": _EMPTY,
+        "_sum_distinct": _sum_distinct,
         **sqlexpr.HELPERS,
         **expressions.constants,  # compiled LIKE patterns
         "INDEXES": sorted(indexes.values()),
@@ -724,6 +735,26 @@ def _compile_ivm(query: Query, push: bool, tests: dict | None = None):
     text = src.text()
     exec(compile(text, "<dynyan first-order IVM>", "exec"), namespace)
     return text, namespace
+
+
+def _sum_distinct(counts: dict, scale: int | None, average: bool):
+    """SUM (AVG) of the distinct values of a value -> count multiset, NULL
+    over none. Of a DECIMAL of `scale` digits (0: an INTEGER) in decimal
+    arithmetic, each value rounded to its digits first (a computed one may
+    be off in its last float bits); of a DOUBLE by math.fsum, correctly
+    rounded, ±inf and NaN added as IEEE does."""
+    if not counts:
+        return None
+    if scale is None:
+        finite = [v for v in counts if v - v == 0]
+        total = math.fsum(finite) + sum(v for v in counts if not v - v == 0)
+        return total / len(counts) if average else total
+    unit = decimal.Decimal(1).scaleb(-scale)
+    values = {decimal.Decimal(repr(v)).quantize(unit) for v in counts}
+    total = sum(values)
+    if average:
+        return float(total / len(values))
+    return int(total) if scale == 0 else float(total)
 
 
 def make_ivm(query, on_delta: Callable | None = None):

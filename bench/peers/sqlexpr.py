@@ -15,11 +15,14 @@ helpers, and holds SQL values only as literals (`literal`).
 
 from __future__ import annotations
 
+import calendar
 import datetime
 import decimal
+import itertools
 from fractions import Fraction
 import math
 import re
+import unicodedata
 
 from dynyan.compiler.ir import AggRef, InnerTest, Lit, Op, Ref, Var, ViewColumn
 
@@ -264,9 +267,298 @@ def sql_nan_rank(v):
     return (1, 0) if isinstance(v, float) and math.isnan(v) else (0, v)
 
 
+def sql_exact_double(x, digits):
+    """A DECIMAL computed in floats as the double nearest to the decimal of
+    `digits` digits it stands for."""
+    if not math.isfinite(x):
+        return x
+    return float(decimal.Decimal(x).quantize(decimal.Decimal(1).scaleb(-digits)))
+
+
+def _signed_zero(value: float, like: float) -> float:
+    """`value`, a zero taking the sign of `like` (C's ceil, floor, trunc)."""
+    return math.copysign(0.0, like) if value == 0 else value
+
+
+def sql_ceil_floor(up: bool, x, digits=None):
+    """CEIL/FLOOR: of a DECIMAL (`digits`) exactly, through Decimal; of a
+    DOUBLE as C does (-0.0 kept)."""
+    if not math.isfinite(x):
+        return x
+    if digits is not None:
+        exact = decimal.Decimal(x).quantize(decimal.Decimal(1).scaleb(-digits))
+        rounding = decimal.ROUND_CEILING if up else decimal.ROUND_FLOOR
+        return float(exact.to_integral_value(rounding=rounding)) + 0.0  # no -0
+    return _signed_zero(float(math.ceil(x) if up else math.floor(x)), x)
+
+
+def sql_trunc(x, digits, exact=None):
+    """TRUNC(x, digits): an INTEGER or DECIMAL cut exactly (Decimal), a
+    DOUBLE scaled in double arithmetic as DuckDB does (x as it is when that
+    overflows)."""
+    if isinstance(x, int):
+        quantum = decimal.Decimal(1).scaleb(-min(digits, 0))
+        return int(decimal.Decimal(x).quantize(quantum, rounding=decimal.ROUND_DOWN))
+    if exact is not None:
+        value = decimal.Decimal(x).quantize(decimal.Decimal(1).scaleb(-exact))
+        quantum = decimal.Decimal(1).scaleb(-min(digits, exact))
+        with decimal.localcontext(decimal.Context(prec=400)):
+            return float(value.quantize(quantum, rounding=decimal.ROUND_DOWN)) + 0.0
+    if not math.isfinite(x):
+        return x
+    scale = 10.0 ** abs(digits) if abs(digits) < 309 else math.inf
+    scaled = x * scale if digits >= 0 else x / scale
+    if math.isfinite(scaled):
+        scaled = _signed_zero(float(math.trunc(scaled)), scaled)
+    out = scaled / scale if digits >= 0 else scaled * scale
+    return out if math.isfinite(out) else x
+
+
+def sql_sign(x):
+    return 0 if x == 0 or math.isnan(x) else (1 if x > 0 else -1)
+
+
+def sql_logarithm(base: str, x):
+    """LN, LOG10, LOG2: -inf at 0; a NaN (of a negative) refused."""
+    if math.isnan(x):
+        return x
+    if x < 0:
+        raise ValueError(f"the logarithm of {x} is NaN")
+    if x == 0:
+        return -math.inf
+    return {"e": math.log, "10": math.log10, "2": math.log2}[base](float(x))
+
+
+def sql_exp(x):
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return math.inf
+
+
+def sql_power(x, y):
+    """POWER as C's pow; a negative base to a fractional power (NaN) refused."""
+    if math.isnan(x) or math.isnan(y):
+        return 1.0 if (x == 1 or y == 0) else math.nan
+    odd = math.isfinite(y) and float(y).is_integer() and int(y) % 2 == 1
+    if x < 0 and math.isfinite(x) and math.isfinite(y) and not float(y).is_integer():
+        raise ValueError(f"POWER({x}, {y}) is NaN")
+    if x == 0 and y < 0:
+        return -math.inf if odd and math.copysign(1, x) < 0 else math.inf
+    try:
+        return math.pow(x, y)
+    except OverflowError:
+        return -math.inf if x < 0 and odd else math.inf
+
+
+def sql_trim(left: bool, right: bool, s, chars):
+    start, end = 0, len(s)
+    while left and start < end and s[start] in chars:
+        start += 1
+    while right and end > start and s[end - 1] in chars:
+        end -= 1
+    return s[start:end]
+
+
+def sql_pad(left: bool, s, width, fill):
+    """LPAD/RPAD: cut to `width`, or padded with `fill` repeated."""
+    if width <= 0:
+        return ""
+    if len(s) >= width:
+        return s[:width]
+    if fill == "":
+        raise ValueError(f"Insufficient padding in {'LPAD' if left else 'RPAD'}")
+    pad = "".join(itertools.islice(itertools.cycle(fill), width - len(s)))
+    return pad + s if left else s + pad
+
+
+def sql_repeat(s, n):
+    if n > 0 and len(s.encode()) * n > 4294967295:
+        raise ValueError("string too large for DuckDB")
+    return "".join([s] * max(n, 0))
+
+
+def sql_split_part(s, separator, index):
+    parts = list(s) if separator == "" else s.split(separator)
+    if index == 0 or abs(index) > len(parts):
+        return ""
+    return parts[index - 1] if index > 0 else parts[len(parts) + index]
+
+
+_JOINING = re.compile(
+    "[\u1100-\u11ff\ua960-\ua97f\ud7b0-\ud7ff\U0001f1e6-\U0001f1ff"
+    "\u0d4e\u0e33\u0eb3\r\u200d\u200c]"
+)
+
+
+def sql_reverse(s):
+    """REVERSE as DuckDB: ASCII by characters, other text by grapheme
+    clusters (a character with the combining marks after it); refused where
+    clusters need more of Unicode's rules (jamo, flags, joiners, CR LF,
+    modifiers, unassigned or private characters)."""
+    if s.isascii():
+        return s[::-1]
+    clusters = []
+    for ch in s:
+        kind = unicodedata.category(ch)
+        if _JOINING.match(ch) or kind in ("Cf", "Cs", "Co", "Cn", "Sk", "Lm"):
+            raise ValueError(f"REVERSE of {s!r} is not supported")
+        if kind in ("Mn", "Me", "Mc") and clusters:
+            clusters[-1] += ch
+        else:
+            clusters.append(ch)
+    return "".join(reversed(clusters))
+
+
+_EPOCH = datetime.datetime(1970, 1, 1)
+
+
+def sql_date_diff(unit: str, start, end):
+    """DATE_DIFF: unit boundaries crossed from start to end."""
+    if unit in ("hour", "minute", "second"):
+        step = datetime.timedelta(**{unit + "s": 1})
+        return (end - _EPOCH) // step - (start - _EPOCH) // step
+    months = {"year": 12, "quarter": 3, "month": 1}.get(unit)
+    if months is not None:
+
+        def index(d):
+            return (d.year * 12 + d.month - 1) // months
+
+        return index(end) - index(start)
+    days = datetime.date(end.year, end.month, end.day) - datetime.date(
+        start.year, start.month, start.day
+    )
+    return days.days if unit == "day" else int(days.days / 7)
+
+
+def sql_last_day(d):
+    return datetime.date(d.year, d.month, calendar.monthrange(d.year, d.month)[1])
+
+
+def sql_make_date(year, month, day):
+    if not 1 <= year <= 9999 or not 1 <= month <= 12:
+        raise ValueError(f"no date {year}-{month}-{day}")
+    if not 1 <= day <= calendar.monthrange(year, month)[1]:
+        raise ValueError(f"no date {year}-{month}-{day}")
+    return datetime.date(year, month, day)
+
+
+_DAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
+_MONTHS = (
+    "January February March April May June July August September October "
+    "November December"
+).split()
+
+_SPACES = " \t\n\v\f\r"
+_INT_TEXT = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?")
+_FLOAT_TEXT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+_MAYBE_NUMBER = re.compile(r"[0-9A-Za-z_.+-]*[0-9][0-9A-Za-z_.+-]*")
+_DATE_TEXT = re.compile(r"(-?)([0-9]+)([-/ \\])([0-9]*)(?:\3([0-9]*))?")
+
+
+def sql_text_to_int(text, bits, try_cast=False):
+    """CAST/TRY_CAST of a VARCHAR to an integer of `bits` bits: [+-]digits
+    [.digits] rounded half away from zero; hex, binary, exponents and '_'
+    refused (DuckDB reads them)."""
+    body = text.strip(_SPACES)
+    m = _INT_TEXT.fullmatch(body)
+    value = None
+    if m and (m.group(2) or m.group(3)):
+        units = decimal.Decimal(f"{m.group(2) or 0}.{m.group(3) or 0}")
+        value = int(units.quantize(decimal.Decimal(1), rounding=decimal.ROUND_HALF_UP))
+        value = -value if m.group(1) == "-" else value
+        if not -(2 ** (bits - 1)) <= value <= 2 ** (bits - 1) - 1:
+            value = None
+    elif _MAYBE_NUMBER.fullmatch(body) and re.fullmatch(r"[0-9a-fA-FxX_.+-]*", body):
+        raise ValueError(f"CAST of {text!r} to an integer is not supported")
+    if value is None and not try_cast:
+        raise ValueError(f"cannot convert {text!r} to an integer")
+    return value
+
+
+def sql_text_to_float(text, try_cast=False):
+    """CAST/TRY_CAST of a VARCHAR to DOUBLE; NaN and '_' refused."""
+    body = text.strip(_SPACES)
+    value = None
+    if _FLOAT_TEXT.fullmatch(body):
+        value = float(body)
+    elif re.fullmatch(r"[+-]?(inf|infinity)", body, re.IGNORECASE):
+        value = -math.inf if body.startswith("-") else math.inf
+    elif (
+        re.fullmatch(r"[+-]*nan(\(.*)?", body, re.IGNORECASE | re.DOTALL)
+        or re.match(r"[+-]{2,}(inf|nan)", body, re.IGNORECASE)
+        or _MAYBE_NUMBER.fullmatch(body)
+    ):
+        raise ValueError(f"CAST of {text!r} to DOUBLE is not supported")
+    if value is None and not try_cast:
+        raise ValueError(f"cannot convert {text!r} to DOUBLE")
+    return value
+
+
+def sql_text_to_date(text, try_cast=False):
+    """CAST/TRY_CAST of a VARCHAR to DATE: Y-M-D (or / ' ' \\\\ between),
+    epoch; times after the date, BC, infinity refused."""
+    body = text.strip(_SPACES)
+    value = None
+    m = _DATE_TEXT.match(body)
+    if m and m.group(5) is not None:
+        sign, year, _, month, day = m.groups()
+        if 1 <= len(month) <= 2 and 1 <= len(day) <= 2:
+            if sign or body[m.end() :] or not 1 <= int(year) <= 9999:
+                raise ValueError(f"CAST of {text!r} to DATE is not supported")
+            try:
+                value = datetime.date(int(year), int(month), int(day))
+            except ValueError:
+                value = None
+    elif re.fullmatch(r"-?epoch", body, re.IGNORECASE):
+        value = datetime.date(1970, 1, 1)
+    elif re.fullmatch(r"-?(inf|infinity)", body, re.IGNORECASE):
+        raise ValueError(f"CAST of {text!r} to DATE is not supported")
+    if value is None and not try_cast:
+        raise ValueError(f"cannot convert {text!r} to DATE")
+    return value
+
+
 def _quotient(e) -> bool:
     return isinstance(e, Op) and (e.op == "div" or any(_quotient(a) for a in e.args))
 
+
+# IR operators rendered as one call of a helper over non-NULL operands (NULL
+# if one is): op -> (the helper, constant arguments before the operands)
+_STRICT_CALLS = {
+    "exact_double": ("_sql_exact_double", ()),
+    "ceil": ("_sql_ceil_floor", (True,)),
+    "floor": ("_sql_ceil_floor", (False,)),
+    "trunc": ("_sql_trunc", ()),
+    "sign": ("_sql_sign", ()),
+    "ln": ("_sql_logarithm", ("e",)),
+    "log10": ("_sql_logarithm", ("10",)),
+    "log2": ("_sql_logarithm", ("2",)),
+    "exp": ("_sql_exp", ()),
+    "power": ("_sql_power", ()),
+    "trim_chars": ("_sql_trim", (True, True)),
+    "ltrim": ("_sql_trim", (True, False)),
+    "rtrim": ("_sql_trim", (False, True)),
+    "lpad": ("_sql_pad", (True,)),
+    "rpad": ("_sql_pad", (False,)),
+    "repeat": ("_sql_repeat", ()),
+    "split_part": ("_sql_split_part", ()),
+    "starts_with": ("(lambda s, p: s[: len(p)] == p)", ()),
+    "ends_with": ("(lambda s, p: s[len(s) - len(p) :] == p)", ()),
+    "contains": ("(lambda s, p: s.find(p) >= 0)", ()),
+    "reverse": ("_sql_reverse", ()),
+    "date_diff": ("_sql_date_diff", ()),
+    "last_day": ("_sql_last_day", ()),
+    "make_date": ("_sql_make_date", ()),
+    "dayname": ("(lambda d: _SQL_DAYS[d.weekday()])", ()),
+    "monthname": ("(lambda d: _SQL_MONTHS[d.month - 1])", ()),
+    "text_to_int": ("_sql_text_to_int", ()),
+    "is_int_text": ("(lambda s, b: _sql_text_to_int(s, b, True) is not None)", ()),
+    "text_to_float": ("_sql_text_to_float", ()),
+    "is_float_text": ("(lambda s: _sql_text_to_float(s, True) is not None)", ()),
+    "text_to_date": ("_sql_text_to_date", ()),
+    "is_date_text": ("(lambda s: _sql_text_to_date(s, True) is not None)", ()),
+}
 
 # IR operators rendered as one call of a helper that takes NULL operands
 _CALLS = {
@@ -298,6 +590,26 @@ HELPERS = {
     "_sql_round": sql_round,
     "_sql_to_int": sql_to_int,
     "_sql_sqrt": sql_sqrt,
+    "_sql_exact_double": sql_exact_double,
+    "_sql_ceil_floor": sql_ceil_floor,
+    "_sql_trunc": sql_trunc,
+    "_sql_sign": sql_sign,
+    "_sql_logarithm": sql_logarithm,
+    "_sql_exp": sql_exp,
+    "_sql_power": sql_power,
+    "_sql_trim": sql_trim,
+    "_sql_pad": sql_pad,
+    "_sql_repeat": sql_repeat,
+    "_sql_split_part": sql_split_part,
+    "_sql_reverse": sql_reverse,
+    "_sql_date_diff": sql_date_diff,
+    "_sql_last_day": sql_last_day,
+    "_sql_make_date": sql_make_date,
+    "_sql_text_to_int": sql_text_to_int,
+    "_sql_text_to_float": sql_text_to_float,
+    "_sql_text_to_date": sql_text_to_date,
+    "_SQL_DAYS": _DAYS,
+    "_SQL_MONTHS": _MONTHS,
     "_sql_not_in": None,  # set below
     "_sql_scalar": None,
 }
@@ -534,6 +846,13 @@ class SQLPython:
         if op == "substr":
             rest = ", ".join(literal(a.value) for a in args[1:])
             return f"_sql_substr({self.value(args[0], env)}, {rest})"
+        if op in _STRICT_CALLS:  # NULL in, NULL out
+            call, lead = _STRICT_CALLS[op]
+            head = "".join(f"{x!r}, " for x in lead)
+            return self._strict(
+                [self.value(a, env) for a in args],
+                lambda t: f"{call}({head}{', '.join(t)})",
+            )
         if op in _CALLS:  # a helper that takes NULLs
             return f"{_CALLS[op]}({', '.join(self.value(a, env) for a in args)})"
         if op in ("upper", "lower"):

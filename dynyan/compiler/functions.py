@@ -17,7 +17,11 @@ through the generated code, each peer and DuckDB): NULL in, NULL out; `/`
 is true division, by zero an IEEE infinity (NaN for 0 / 0); `%` takes the
 dividend's sign and is an error by zero; `+ INTERVAL n MONTH` clamps to the
 end of the month; SUM, AVG, MIN and MAX of no non-NULL value are NULL,
-COUNT of none is 0.
+COUNT of none is 0. Where DuckDB has a value the Python does not reproduce
+(LN of a negative number: a NaN, which compares unlike DuckDB's; a spelling
+of a number or date that DuckDB's CAST reads and the helpers do not), the
+helper raises, as DuckDB raises where it has no value: an error, never
+another value.
 """
 
 from __future__ import annotations
@@ -110,6 +114,62 @@ SCALARS = {
         Scalar("abs", "abs({0})"),
         Scalar("neg", "(-{0})"),
         Scalar("concat", "(str({0}) + str({1}))"),
+        Scalar("exact_double", "_exact_double({0}, {1})", helper="_exact_double"),
+        Scalar("ceil", "_ceil_number({0})", helper="_ceil_number", variadic=True),
+        Scalar("floor", "_floor_number({0})", helper="_floor_number", variadic=True),
+        Scalar("trunc", "_trunc({0})", helper="_trunc", variadic=True),
+        Scalar("sign", "(({0} > 0) - ({0} < 0))"),
+        Scalar("ln", "_ln({0})", helper="_ln"),
+        Scalar("log10", "_log10({0})", helper="_log10"),
+        Scalar("log2", "_log2({0})", helper="_log2"),
+        Scalar("exp", "_exp({0})", helper="_exp"),
+        Scalar("power", "_power({0}, {1})", helper="_power"),
+        Scalar("trim_chars", "{0}.strip({1})"),
+        Scalar("ltrim", "{0}.lstrip({1})"),
+        Scalar("rtrim", "{0}.rstrip({1})"),
+        Scalar("lpad", "_lpad({0}, {1}, {2})", helper="_lpad"),
+        Scalar("rpad", "_rpad({0}, {1}, {2})", helper="_rpad"),
+        Scalar("repeat", "_repeat({0}, {1})", helper="_repeat"),
+        Scalar("split_part", "_split_part({0}, {1}, {2})", helper="_split_part"),
+        Scalar("starts_with", "{0}.startswith({1})"),
+        Scalar("ends_with", "{0}.endswith({1})"),
+        Scalar("contains", "({1} in {0})"),
+        Scalar("reverse", "_reverse({0})", helper="_reverse"),
+        Scalar("date_diff", "_date_diff({0}, {1}, {2})", helper="_date_diff"),
+        Scalar("last_day", "_last_day({0})", helper="_last_day", uses_datetime=True),
+        Scalar(
+            "make_date",
+            "_make_date({0}, {1}, {2})",
+            helper="_make_date",
+            uses_datetime=True,
+        ),
+        Scalar(
+            "dayname",
+            "('Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday',"
+            " 'Sunday')[{0}.weekday()]",
+        ),
+        Scalar(
+            "monthname",
+            "('January', 'February', 'March', 'April', 'May', 'June', 'July',"
+            " 'August', 'September', 'October', 'November', 'December')"
+            "[{0}.month - 1]",
+        ),
+        Scalar("text_to_int", "_text_to_int({0}, {1})", helper="_text_to_int"),
+        Scalar("is_int_text", "_is_int_text({0}, {1})", helper="_is_int_text"),
+        Scalar("text_to_float", "_text_to_float({0})", helper="_text_to_float"),
+        Scalar("is_float_text", "_is_float_text({0})", helper="_is_float_text"),
+        Scalar(
+            "text_to_date",
+            "_text_to_date({0})",
+            helper="_text_to_date",
+            uses_datetime=True,
+        ),
+        Scalar(
+            "is_date_text",
+            "_is_date_text({0})",
+            helper="_is_date_text",
+            uses_datetime=True,
+        ),
     )
 }
 
@@ -118,8 +178,11 @@ QUANTILE_KINDS = ("quantile_cont", "quantile_disc")
 RANKED_KINDS = (*QUANTILE_KINDS, "string_agg")
 # ... or its distinct values in order
 ORDERED_KINDS = (*RANKED_KINDS, "string_agg_distinct")
+# SUM/AVG(DISTINCT x): the sum of the multiset's keys, kept as they come
+# and go (DECIMAL keys scaled to integers, so the sum is exact)
+DISTINCT_SUM_KINDS = ("sum_distinct", "avg_distinct")
 # the aggregates kept as a multiset of their argument's values per group
-MULTISET_KINDS = ("min", "max", "count_distinct", *ORDERED_KINDS)
+MULTISET_KINDS = ("min", "max", "count_distinct", *DISTINCT_SUM_KINDS, *ORDERED_KINDS)
 
 #: The runtime helpers by name, as peers call them.
 HELPERS: dict[str, Callable] = {
@@ -146,6 +209,7 @@ AGGREGATES = (
     "min",
     "max",
     "count_distinct",
+    *DISTINCT_SUM_KINDS,
     *RANKED_KINDS,
     "string_agg_distinct",
 )
@@ -169,7 +233,8 @@ def aggregate_value(
     expressions for: the number of rows whose argument is not NULL
     (`nonnull`; COUNT(*): all rows), the sum of those arguments (`total`),
     their MIN or MAX (`extreme`, read only when there is one), the number
-    of distinct ones (`distinct`) and, for a quantile at `fraction` (of a
+    of distinct ones (`distinct`; SUM/AVG(DISTINCT): `total` is their sum)
+    and, for a quantile at `fraction` (of a
     DECIMAL of `scale` digits), all of them in order (`ranked`). `empty`: a
     cheaper test that there is no non-NULL argument, if the system has one
     (default `nonnull == 0`)."""
@@ -191,10 +256,12 @@ def aggregate_value(
         return nonnull
     if kind == "count_distinct":
         return distinct
-    if kind == "sum":
+    if kind in ("sum", "sum_distinct"):
         return f"(None if {empty} else {total})"
     if kind == "avg":
         return f"(None if {empty} else {total} / {nonnull})"
+    if kind == "avg_distinct":
+        return f"(None if {empty} else {total} / {distinct})"
     if kind in ("min", "max"):
         return f"(None if {empty} else {extreme})"
     raise NotImplementedError(f"aggregate {kind}")

@@ -116,6 +116,46 @@ FUNCTIONS = {
     "is_posinf",
     "is_neginf",
     "is_nan",
+    # (number[, Lit(exact digits of a DECIMAL)]): a DOUBLE (an INTEGER is
+    # cast to one first)
+    "ceil",
+    "floor",
+    # (DECIMAL, Lit(its exact digits)): the DOUBLE nearest to the decimal it
+    # stands for, as DuckDB casts it (a float computation may be off in the
+    # last bit)
+    "exact_double",
+    "trunc",  # (number, Lit(digits)[, Lit(exact digits)]): toward zero
+    "sign",  # -1, 0 or 1 (0 for NaN)
+    "ln",
+    "log10",
+    "log2",
+    "exp",
+    "power",  # (base, exponent): a DOUBLE, as C's pow
+    "trim_chars",  # (string, characters): any of them at both ends
+    "ltrim",  # (string, characters): at the start
+    "rtrim",  # (string, characters): at the end
+    "lpad",  # (string, width, fill)
+    "rpad",
+    "repeat",  # (string, count)
+    "split_part",  # (string, separator, index): 1-based, negative from the end
+    "starts_with",
+    "ends_with",
+    "contains",  # (string, part)
+    "reverse",
+    "date_diff",  # (Lit(unit), start, end): unit boundaries crossed
+    "last_day",
+    "make_date",  # (year, month, day)
+    "dayname",
+    "monthname",
+    # CAST of a VARCHAR (an error where it does not convert) and whether
+    # it converts (TRY_CAST: CASE WHEN is_… THEN text_to_… END); an integer
+    # of Lit(bits) bits
+    "text_to_int",
+    "is_int_text",
+    "text_to_float",
+    "is_float_text",
+    "text_to_date",
+    "is_date_text",
 }
 COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
 # Operators whose value need not be NULL when an operand is: a NULL operand
@@ -400,10 +440,12 @@ class Channel:
 @dataclass(frozen=True)
 class Aggregate:
     """COUNT/SUM/AVG as a linear combination of channels (coefficient, channel);
-    MIN/MAX/COUNT(DISTINCT) and the quantiles over the variable `arg`, kept
-    per group in a (sorted) multiset of its values (NULLs left out)."""
+    MIN/MAX/COUNT(DISTINCT)/SUM(DISTINCT)/AVG(DISTINCT) and the quantiles over
+    the variable `arg`, kept per group in a (sorted) multiset of its values
+    (NULLs left out)."""
 
     # "count" | "sum" | "avg" | "min" | "max" | "count_distinct" |
+    # "sum_distinct" | "avg_distinct" |
     # "quantile_cont" | "quantile_disc" (MEDIAN: a quantile at 0.5) |
     # "string_agg" | "string_agg_distinct" (ordered by the argument)
     kind: str
@@ -418,7 +460,9 @@ class Aggregate:
     # (CASE over two tables, a condition times a product …): an expression
     # over variables, computed on each row of the widened result and
     # aggregated in the materialised groups. `scale`: decimal digits it holds
-    # exactly (summed as an integer), None when it is summed in floats.
+    # exactly (summed as an integer), None when it is summed in floats; of
+    # SUM/AVG(DISTINCT), computed or not, likewise the digits its distinct
+    # values are kept in (0: an integer, None: a DOUBLE).
     computed: object = None
     scale: int | None = None
     # A float SUM/AVG whose terms may be ±inf or NaN (x / 0): its channels
@@ -439,11 +483,18 @@ class Aggregate:
         return self.text
 
 
+# functions whose value can be ±inf or NaN for finite operands (SQRT(-1),
+# LN(0), EXP(1000), POWER(0, -1)) or for a text ('inf')
+NONFINITE_FUNCTIONS = ("sqrt", "ln", "log10", "log2", "exp", "power", "text_to_float")
+
+
 def may_be_nonfinite(e) -> bool:
     """Whether expression `e` can be ±inf or NaN: it divides by something
-    that can be 0 (x / 0)."""
+    that can be 0 (x / 0), or calls a function that can."""
     if not isinstance(e, Op) or e.op == "finite_part":
         return False
+    if e.op in NONFINITE_FUNCTIONS:
+        return True
     if e.op == "div":
         divisor = e.args[1]
         if not (isinstance(divisor, Lit) and divisor.value not in (0, None)):

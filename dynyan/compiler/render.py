@@ -25,7 +25,7 @@ from ..errors import DynyanError, UnsupportedQueryError
 from ..resources import resource_text
 from ..runtime import inline
 from . import functions
-from .functions import ORDERED_KINDS, QUANTILE_KINDS, RANKED_KINDS
+from .functions import DISTINCT_SUM_KINDS, ORDERED_KINDS, QUANTILE_KINDS, RANKED_KINDS
 from .ir import (
     COMPARISONS,
     FLIPPED,
@@ -476,8 +476,11 @@ class Expressions:
             tests = [self.render(a, env) for a in plain]
         finally:
             self.guarded = outer
-        if negate:
-            tests = [f"not {t}" for t in tests]
+        if negate:  # FALSE, not NULL: a NULL literal inside may make it NULL
+            tests = [
+                f"({t} == False)" if _holds_null(a) else f"not {t}"
+                for a, t in zip(plain, tests)
+            ]
         # a TRUE conjunct (a subquery test's place in WHERE) adds nothing
         terms = [t for t in (*guards, *tests, *parts) if t != "True"]
         return "(" + " and ".join(terms) + ")" if terms else "True"
@@ -506,9 +509,20 @@ def _logical(e) -> bool:
     return isinstance(e, Op) and e.op in ("and", "or", "not")
 
 
+def _holds_null(e) -> bool:
+    """Whether a NULL literal is inside `e` (its value may then be NULL
+    where its leaves are not)."""
+    if isinstance(e, Lit):
+        return e.value is None
+    return isinstance(e, Op) and any(_holds_null(a) for a in e.args)
+
+
 def _divides(e) -> bool:
-    """Whether `e` computes a quotient (a value that may be NaN)."""
-    return isinstance(e, Op) and (e.op == "div" or any(_divides(a) for a in e.args))
+    """Whether `e` computes a quotient or a square root (a value that may be
+    NaN: 0 / 0, SQRT(-1))."""
+    return isinstance(e, Op) and (
+        e.op in ("div", "sqrt") or any(_divides(a) for a in e.args)
+    )
 
 
 def _leaves(e):
@@ -1037,8 +1051,9 @@ def _value_checks(query) -> dict[int, dict[int, bool]]:
     if query.having is not None:
         for v in var_refs(query.having):
             computed.setdefault(v.name, True)
+    kept = ("min", "max", *DISTINCT_SUM_KINDS, *ORDERED_KINDS)  # also summed
     for a in query.aggregates:  # kept in a sorted multiset, NULLs left out
-        if a.kind in ("min", "max", *ORDERED_KINDS) and a.arg in query.extra_vars:
+        if a.kind in kept and a.arg in query.extra_vars:
             computed.setdefault(a.arg, True)
     out: dict[int, dict[int, bool]] = {}
     for i, atom in enumerate(query.atoms):
@@ -1478,8 +1493,10 @@ def _group_slots(query, expressions: Expressions) -> dict:
     """What a materialised group keeps beside its payload, slot by slot
     (`entry[1:]`): one multiset per MIN/MAX/COUNT(DISTINCT) argument (its
     value taken from the row's key, or computed from it), then a [total,
-    non-NULL count] per computed COUNT/SUM/AVG argument. `slot`: aggregate
-    index -> its slot."""
+    non-NULL count] per computed COUNT/SUM/AVG argument, then the sum of
+    the keys of each multiset a SUM/AVG(DISTINCT) reads (its keys a
+    DECIMAL's values scaled to integers, so that sum is exact). `slot`:
+    aggregate index -> its multiset's or sum's slot."""
     group, extras = list(query.group_vars), list(query.extra_vars)
     env = {v: f"key[{i}]" for i, v in enumerate(group + extras)}
     multisets, sums, slot = [], [], {}
@@ -1514,6 +1531,28 @@ def _group_slots(query, expressions: Expressions) -> dict:
                         or expressions.may_be_null(Var(agg.arg)),
                     }
                 )
+            slot[i] = ("multiset", where[key])
+        elif agg.kind in DISTINCT_SUM_KINDS:
+            scaled = bool(agg.scale)  # a DECIMAL: its keys are integers
+            key = (f"scaled {agg.scale} " if scaled else "multiset ") + x
+            if key not in where:
+                where[key] = len(multisets)
+                multisets.append(
+                    {
+                        "sorted": False,
+                        "nan": False,  # refused (frontend `_distinct_sum`)
+                        "x": x,
+                        "nullable": agg.computed is not None
+                        or expressions.may_be_null(Var(agg.arg)),
+                    }
+                )
+            m = multisets[where[key]]
+            if scaled:
+                m["scaled"] = _scaled(expressions, "_x", agg.scale)
+            # a DOUBLE's keys are summed exactly (`_exact`), ±inf and NaN counted
+            m["total"] = "ieee" if agg.scale is None else "exact"
+            if agg.scale is None:
+                expressions.helpers |= {"exact", "inexact", "ieee_total"}
             slot[i] = ("multiset", where[key])
         elif agg.kind in ("min", "max", "count_distinct", "string_agg_distinct"):
             key = "multiset " + x
@@ -1550,6 +1589,8 @@ def _group_slots(query, expressions: Expressions) -> dict:
             expressions.helpers |= {"exact", "inexact"}
     for m in multisets:
         m.setdefault("ranked", False)
+        m.setdefault("scaled", None)
+        m.setdefault("total", None)
         m["ctor"] = (
             "SortedList()" if m["ranked"] else "SortedDict()" if m["sorted"] else "{}"
         )
@@ -1557,7 +1598,11 @@ def _group_slots(query, expressions: Expressions) -> dict:
         slot[k] = 1 + j if kind == "multiset" else 1 + len(multisets) + j
     for j, s in enumerate(sums):
         s["slot"] = 1 + len(multisets) + j
-    return {"multisets": multisets, "sums": sums, "slot": slot}
+    totals = [m for m in multisets if m["total"]]
+    for j, m in enumerate(totals):
+        m["total_slot"] = 1 + len(multisets) + len(sums) + j
+        m["total_zero"] = "[0, 0, 0, 0]" if m["total"] == "ieee" else "0"
+    return {"multisets": multisets, "sums": sums, "slot": slot, "totals": totals}
 
 
 def _ranked_options(agg) -> dict:
@@ -1617,6 +1662,15 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
         elif agg.computed is None and agg.arg is not None and agg.arg not in extras:
             # a group variable: constant in its group
             local = layout.var_local[agg.arg]
+            if agg.kind in DISTINCT_SUM_KINDS:  # its one value
+                values.append(
+                    value(
+                        total=local,
+                        distinct="1",
+                        empty=f"{count} == 0 or {local} is None",
+                    )
+                )
+                continue
             if agg.kind in ORDERED_KINDS:
                 # the key once (a quantile, the distinct ones), or per row
                 many = agg.kind == "string_agg"
@@ -1635,6 +1689,8 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
                     empty=f"{count} == 0",
                 )
             )
+        elif agg.kind in DISTINCT_SUM_KINDS:
+            values.append(_distinct_sum(agg, slots, i, nonnull))
         elif agg.kind in ORDERED_KINDS:
             ms = f"e[{slots['slot'][i]}]"
             distinct = agg.kind == "string_agg_distinct"  # a SortedDict's keys
@@ -1684,6 +1740,27 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
                 value = functools.partial(functions.aggregate_value, kind, nonnull)
             values.append(value(total=total))
     return values
+
+
+def _distinct_sum(agg, slots, i: int, nonnull: str) -> str:
+    """SUM/AVG(DISTINCT x) from its group's multiset and the sum of its
+    keys (`_group_slots`): an integer, a DECIMAL's scaled integer divided
+    back once, or a DOUBLE's exact sum rounded once, ±inf and NaN as IEEE
+    adds them."""
+    ms = f"e[{slots['slot'][i]}]"
+    t = f"e[{slots['multisets'][slots['slot'][i] - 1]['total_slot']}]"
+    n = f"len({ms})"
+    kind = agg.kind
+    if agg.scale is None:
+        finite = f"_inexact({t}[0])"
+        if kind == "avg_distinct":  # divided first: NaN is the one math.nan
+            finite, kind = f"{finite} / {n}", "sum_distinct"
+        total = f"_ieee_total({finite}, {t}[1], {t}[2], {t}[3])"
+    else:
+        total = f"{t} / {10 ** agg.scale}" if agg.scale else t
+    return functions.aggregate_value(
+        kind, nonnull, total=total, distinct=n, empty=f"e is None or not {ms}"
+    )
 
 
 def _term(query, coef, channel: int, count: str, payload: str) -> tuple:
@@ -1964,6 +2041,8 @@ def render_module(
         # computed COUNT/SUM/AVG argument its total (SQL: NULLs left out).
         "multisets": slots["multisets"],
         "sums": slots["sums"],
+        # per multiset a SUM/AVG(DISTINCT) reads, the sum of its keys
+        "totals": slots["totals"],
         "having": having,
         "nan_free": _nan_free(query),
         "inline_groups": any(x.kind == "groups" for x in layout.structures()),
@@ -2190,7 +2269,11 @@ def _layout_id(text: str, context, query) -> str:
         ),
         f"payload width {context['ring'].width} scales "
         + " ".join(str(c.scale) for c in query.channels),
-        "multisets " + " ".join(m["ctor"] for m in context["multisets"]),
+        "multisets "
+        + " ".join(
+            m["ctor"] + (f" summed {m['total']}" if m["total"] else "")
+            for m in context["multisets"]
+        ),
         f"sums {len(context['sums'])}",
         f"materialized {context['materialized']} grouped {context['grouped']}",
         *helpers,
@@ -2442,6 +2525,8 @@ def _nan_free(query) -> bool:
             return True
         if a.kind in ("min", "max", *QUANTILE_KINDS):
             return column(a.arg)
+        if a.kind in DISTINCT_SUM_KINDS:  # a DOUBLE's may be NaN (inf - inf)
+            return a.scale is not None
         if a.nonfinite:
             return False
         if a.computed is not None:

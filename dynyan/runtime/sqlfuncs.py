@@ -322,3 +322,401 @@ def _regexp_extract(regex, string, group):
     nothing matches or the group took no part."""
     m = regex.search(string)
     return "" if m is None else m.group(group) or ""
+
+
+def _exact_double(x, exact):
+    """A DECIMAL of `exact` digits (a float computed from DECIMALs, maybe off
+    in the last bit: 0.45 as 0.44999999999999996) as the double nearest to
+    the decimal it stands for, as DuckDB casts it."""
+    scaled = x * 10**exact
+    return round(scaled) / 10**exact if scaled - scaled == 0 else x
+
+
+def _ceil_number(x, exact=None):
+    """CEIL of a DOUBLE as DuckDB: a DOUBLE (-0.0 for -1 < x <= -0.0; inf
+    and NaN as they are). `exact`: the digits of a DECIMAL `x`, ceiled as
+    the decimal it stands for (2.0000000000000004, a float computation's
+    2.00, stays 2)."""
+    if exact is not None:
+        units = round(x * 10**exact)
+        return float(-(-units // 10**exact))
+    if x - x != 0:
+        return x
+    return math.copysign(float(math.ceil(x)), x)
+
+
+def _floor_number(x, exact=None):
+    """FLOOR of a DOUBLE as DuckDB, as `_ceil_number` (-0.0 stays -0.0)."""
+    if exact is not None:
+        units = round(x * 10**exact)
+        return float(units // 10**exact)
+    if x - x != 0:
+        return x
+    return math.copysign(float(math.floor(x)), x)
+
+
+def _trunc(x, digits, exact=None):
+    """TRUNC(x, digits) as DuckDB: toward zero at 10**-digits. An INTEGER
+    stays one; a DECIMAL (`exact` digits) is cut as the decimal it stands
+    for; a DOUBLE is scaled in double arithmetic (x * 10**digits, or x /
+    10**-digits) and given back as it is when that overflows."""
+    if type(x) is int:
+        if digits >= 0:
+            return x
+        unit = 10**-digits
+        q = abs(x) // unit * unit
+        return q if x >= 0 else -q
+    if exact is not None:
+        if digits >= exact:
+            return x
+        units = round(x * 10**exact)
+        unit = 10 ** (exact - digits)
+        q = abs(units) // unit
+        q = q if units >= 0 else -q
+        return q / 10**digits if digits >= 0 else float(q * 10**-digits)
+    try:
+        scale = 10.0 ** abs(digits)
+    except OverflowError:
+        scale = math.inf
+    scaled = x * scale if digits >= 0 else x / scale
+    if scaled - scaled == 0:
+        scaled = math.copysign(float(math.trunc(scaled)), scaled)
+    out = scaled / scale if digits >= 0 else scaled * scale
+    return out if out - out == 0 else x
+
+
+def _ln(x):
+    """LN as DuckDB: -inf at 0; of a negative number DuckDB gives NaN, which
+    is refused (an error), as a NaN compares unlike DuckDB's."""
+    if x > 0:
+        return math.log(float(x))
+    if x == 0:
+        return -math.inf
+    if x != x:
+        return x
+    raise ValueError(f"LN of the negative number {x!r} is NaN: not supported")
+
+
+def _log10(x):
+    """LOG10 (and LOG) as DuckDB, as `_ln`."""
+    if x > 0:
+        return math.log10(float(x))
+    if x == 0:
+        return -math.inf
+    if x != x:
+        return x
+    raise ValueError(f"LOG10 of the negative number {x!r} is NaN: not supported")
+
+
+def _log2(x):
+    """LOG2 as DuckDB, as `_ln`."""
+    if x > 0:
+        return math.log2(float(x))
+    if x == 0:
+        return -math.inf
+    if x != x:
+        return x
+    raise ValueError(f"LOG2 of the negative number {x!r} is NaN: not supported")
+
+
+def _exp(x):
+    """EXP as DuckDB: inf beyond the doubles."""
+    try:
+        return math.exp(x) if x == x else x
+    except OverflowError:
+        return math.inf
+
+
+def _power(x, y):
+    """POWER(x, y) (and x ** y, x ^ y) as DuckDB's C pow: a DOUBLE; ±inf
+    beyond the doubles and for 0 to a negative power (-inf only for -0.0
+    to an odd one). A negative base to a fractional power is NaN in
+    DuckDB: refused (an error), as a NaN compares unlike DuckDB's."""
+    try:
+        out = math.pow(x, y)
+        return out if out == out else math.nan  # of a NaN operand
+    except OverflowError:
+        odd = y % 2 == 1
+        return -math.inf if x < 0 and odd else math.inf
+    except ValueError:
+        if x == 0:
+            odd = y % 2 == 1
+            return math.copysign(math.inf, x) if odd else math.inf
+        raise ValueError(
+            f"POWER({x!r}, {y!r}) is NaN (a negative number to a fractional "
+            "power): not supported"
+        ) from None
+
+
+def _lpad(string, width, fill):
+    """LPAD as DuckDB: `string` cut or padded on the left with `fill`
+    (repeated) to `width` characters; an error when padding is needed and
+    `fill` is empty."""
+    if width <= len(string):
+        return string[: max(width, 0)]
+    if not fill:
+        raise ValueError("Insufficient padding in LPAD")
+    missing = width - len(string)
+    return (fill * (missing // len(fill) + 1))[:missing] + string
+
+
+def _rpad(string, width, fill):
+    """RPAD as DuckDB, as `_lpad` on the right."""
+    if width <= len(string):
+        return string[: max(width, 0)]
+    if not fill:
+        raise ValueError("Insufficient padding in RPAD")
+    missing = width - len(string)
+    return string + (fill * (missing // len(fill) + 1))[:missing]
+
+
+def _repeat(string, count):
+    """REPEAT as DuckDB: '' for a count below 1; an error beyond DuckDB's
+    largest string (4294967295 bytes)."""
+    if count > 0 and len(string) * count > 1 << 30:
+        size = len(string.encode()) * count
+        if size > 4294967295:
+            raise ValueError(f"Cannot create a string of size: '{size}'")
+    return string * count
+
+
+def _split_part(string, separator, index):
+    """SPLIT_PART as DuckDB: the index-th part (1-based; negative from the
+    end), '' beyond them or at 0; an empty separator splits into
+    characters."""
+    parts = string.split(separator) if separator else list(string)
+    if index > 0:
+        return parts[index - 1] if index <= len(parts) else ""
+    if index < 0:
+        return parts[index] if -index <= len(parts) else ""
+    return ""
+
+
+def _reverse(string):
+    """REVERSE as DuckDB, which reverses the bytes of ASCII text and the
+    grapheme clusters of other text (a letter and its accents move
+    together): reversed by characters where no two can join into one
+    cluster (ASCII, Latin, Greek, Cyrillic, CJK, kana, Hangul syllables,
+    common punctuation), an error elsewhere (combining marks, jamo, emoji
+    sequences, CR LF, ...)."""
+    if string.isascii():
+        return string[::-1]
+    for ch in string:
+        code = ord(ch)
+        if 0x20 <= code < 0x7F or code in (0x09, 0x0A):
+            continue
+        for low, high in (
+            (0x00A0, 0x024F),  # Latin-1, Latin Extended-A and B
+            (0x0370, 0x0482),  # Greek, Cyrillic (before its combining marks)
+            (0x048A, 0x04FF),
+            (0x2010, 0x2027),  # general punctuation
+            (0x2030, 0x205E),
+            (0x20A0, 0x20BF),  # currency signs
+            (0x3041, 0x3096),  # hiragana
+            (0x30A1, 0x30FA),  # katakana
+            (0x4E00, 0x9FFF),  # CJK ideographs
+            (0xAC00, 0xD7A3),  # Hangul syllables (jamo join them)
+            (0xFF01, 0xFF5E),  # fullwidth forms
+        ):
+            if low <= code <= high:
+                break
+        else:
+            raise ValueError(
+                f"REVERSE of {string!r}: text whose characters may join into "
+                "one grapheme cluster is not supported"
+            )
+    return string[::-1]
+
+
+def _date_diff(unit, start, end):
+    """DATE_DIFF(unit, start, end) as DuckDB: the number of unit boundaries
+    crossed from start to end (negative backwards); 'week' counts whole
+    weeks of days (toward zero), hours, minutes and seconds count from
+    TIMESTAMPs."""
+    if unit == "year":
+        return end.year - start.year
+    if unit == "quarter":
+        return (
+            (end.year - start.year) * 4 + (end.month - 1) // 3 - (start.month - 1) // 3
+        )
+    if unit == "month":
+        return (end.year - start.year) * 12 + end.month - start.month
+    days = end.toordinal() - start.toordinal()
+    if unit == "day":
+        return days
+    if unit == "week":
+        return days // 7 if days >= 0 else -(-days // 7)
+    hours = days * 24 + end.hour - start.hour
+    if unit == "hour":
+        return hours
+    minutes = hours * 60 + end.minute - start.minute
+    if unit == "minute":
+        return minutes
+    return minutes * 60 + end.second - start.second
+
+
+def _last_day(date):
+    """LAST_DAY of a DATE or TIMESTAMP: the last day of its month, a DATE."""
+    if date.month == 12:
+        return datetime.date(date.year, 12, 31)
+    return datetime.date(date.year, date.month + 1, 1) - datetime.timedelta(days=1)
+
+
+def _make_date(year, month, day):
+    """MAKE_DATE(year, month, day): an error for a day that does not exist,
+    as in DuckDB, and for years DuckDB has but Python's dates do not (before
+    1 and after 9999)."""
+    try:
+        return datetime.date(year, month, day)
+    except (ValueError, OverflowError):
+        raise ValueError(
+            f"Date out of range: {year}-{month}-{day} (or outside the years 1 to 9999)"
+        ) from None
+
+
+def _plain_number(body):
+    """(sign, digits, fraction digits) of `body` when it is
+    [+-]digits[.digits] in ASCII (either part may be empty, not both), else
+    None."""
+    sign = body[:1] if body[:1] in ("+", "-") else ""
+    whole, _, fraction = body[len(sign) :].partition(".")
+    if not (whole or fraction) or not body.isascii():
+        return None
+    for part in (whole, fraction):
+        if part and not part.isdigit():
+            return None
+    return sign, whole, fraction
+
+
+def _maybe_number(body, letters):
+    """Whether DuckDB may read `body` as a number spelled otherwise than
+    `_plain_number` (hex, binary, exponents, '_' between digits): it is
+    ASCII digits, `letters`, '_', '.', '+' and '-', with a digit among
+    them."""
+    if not body.isascii() or not any(c.isdigit() for c in body):
+        return False
+    return all(c.isdigit() or c in letters or c in "_.+-" for c in body)
+
+
+def _int_of_text(text, bits):
+    """CAST(text AS INTEGER) (an integer of `bits` bits) as DuckDB reads it:
+    the value of [+-]digits[.digits] between white space (' \t\n\v\f\r'),
+    its fraction rounded half away from zero, or None where DuckDB cannot
+    read one (or it is out of range); an error for spellings DuckDB reads
+    that are not supported here (hex, binary, exponents, '_')."""
+    body = text.strip(" \t\n\v\f\r")
+    parts = _plain_number(body)
+    if parts is None:
+        if _maybe_number(body, "abcdefABCDEFxX"):
+            raise ValueError(f"CAST of {text!r} to an integer is not supported")
+        return None
+    sign, whole, fraction = parts
+    value = int(whole or "0") + (1 if fraction[:1] >= "5" else 0)
+    value = -value if sign == "-" else value
+    return value if -(1 << (bits - 1)) <= value < 1 << (bits - 1) else None
+
+
+def _text_to_int(text, bits):
+    """CAST(text AS INTEGER/BIGINT/...): an error where DuckDB has one."""
+    value = _int_of_text(text, bits)
+    if value is None:
+        raise ValueError(f"Could not convert string {text!r} to INT{bits}")
+    return value
+
+
+def _is_int_text(text, bits):
+    """Whether TRY_CAST(text AS INTEGER/...) is not NULL."""
+    return _int_of_text(text, bits) is not None
+
+
+def _float_of_text(text):
+    """CAST(text AS DOUBLE) as DuckDB reads it: the value of
+    [+-]digits[.digits][e[+-]digits] between white space (correctly
+    rounded, ±inf beyond the doubles) and of inf or infinity (any case), or
+    None where DuckDB cannot read one; an error for a NaN (it compares
+    unlike DuckDB's) and for spellings not supported here ('_' between
+    digits, nan(…))."""
+    body = text.strip(" \t\n\v\f\r")
+    mantissa, e, exponent = body.replace("E", "e").partition("e")
+    digits = exponent[1:] if exponent[:1] in ("+", "-") else exponent
+    if _plain_number(mantissa) is not None and (
+        not e or (digits.isascii() and digits.isdigit())
+    ):
+        return float(body)
+    word = body.lstrip("+-").lower()
+    signs = len(body) - len(word)
+    if signs <= 1 and word in ("inf", "infinity"):
+        return -math.inf if body[:1] == "-" else math.inf
+    if word.startswith(("inf", "nan")) and (signs > 1 or word[:4] in ("nan", "nan(")):
+        raise ValueError(f"CAST of {text!r} to DOUBLE is not supported (or NaN)")
+    if _maybe_number(body, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"):
+        raise ValueError(f"CAST of {text!r} to DOUBLE is not supported")
+    return None
+
+
+def _text_to_float(text):
+    """CAST(text AS DOUBLE): an error where DuckDB has one."""
+    value = _float_of_text(text)
+    if value is None:
+        raise ValueError(f"Could not convert string {text!r} to DOUBLE")
+    return value
+
+
+def _is_float_text(text):
+    """Whether TRY_CAST(text AS DOUBLE) is not NULL."""
+    return _float_of_text(text) is not None
+
+
+def _date_of_text(text):
+    """CAST(text AS DATE) as DuckDB reads it: the date of year, month and
+    day (digits: any number of them, then one or two, one or two) with the
+    same separator ('-', '/', ' ' or '\\') twice, between white space, and
+    of 'epoch'; None where DuckDB cannot read a date (or the day does not
+    exist); an error for what DuckDB reads that is not supported here (a
+    time after the date, '(BC)', negative years, years before 1 or after
+    9999, infinity)."""
+    body = text.strip(" \t\n\v\f\r")
+    negative = body[:1] == "-"
+    rest = body[1:] if negative else body
+    fields, separator, pos = [], None, 0
+    while len(fields) < 3:
+        start = pos
+        while pos < len(rest) and "0" <= rest[pos] <= "9":
+            pos += 1
+        fields.append(rest[start:pos])
+        if len(fields) < 3:
+            if pos == len(rest) or rest[pos] != (separator or rest[pos]):
+                break
+            separator = rest[pos]
+            if separator not in ("-", "/", " ", "\\"):
+                break
+            pos += 1
+    year = fields[0]
+    if not year:  # no digit first: a word
+        word = rest.lower()
+        if word == "epoch":
+            return datetime.date(1970, 1, 1)
+        if word in ("inf", "infinity"):
+            raise ValueError(f"CAST of {text!r} to DATE is infinite: not supported")
+        return None
+    if len(fields) < 3 or not all(1 <= len(f) <= 2 for f in fields[1:]):
+        return None
+    if pos < len(rest) or negative or not 1 <= int(year) <= 9999:
+        raise ValueError(f"CAST of {text!r} to DATE is not supported")
+    try:
+        return datetime.date(int(year), int(fields[1]), int(fields[2]))
+    except ValueError:
+        return None
+
+
+def _text_to_date(text):
+    """CAST(text AS DATE): an error where DuckDB has one."""
+    value = _date_of_text(text)
+    if value is None:
+        raise ValueError(f"Could not convert string {text!r} to DATE")
+    return value
+
+
+def _is_date_text(text):
+    """Whether TRY_CAST(text AS DATE) is not NULL."""
+    return _date_of_text(text) is not None

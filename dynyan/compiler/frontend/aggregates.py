@@ -2,8 +2,9 @@
 
 COUNT/SUM/AVG become linear combinations of multiplicative payload channels
 (each atom contributes a factor; a join multiplies, a projection adds),
-following SQL's NULL rules; MIN/MAX/COUNT(DISTINCT) keep (sorted) multisets
-of their argument per group (docs/design.md, "Aggregates").
+following SQL's NULL rules; MIN/MAX/COUNT(DISTINCT)/SUM(DISTINCT)/AVG(DISTINCT)
+keep (sorted) multisets of their argument per group (docs/design.md,
+"Aggregates").
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ from ..ir import (
     Lit,
     Op,
     Ref,
+    may_be_nonfinite,
     refs,
 )
-from ..functions import MULTISET_KINDS
+from ..functions import DISTINCT_SUM_KINDS, MULTISET_KINDS
 from .diagnostics import DIALECT, sql_error, unsupported
 from .expressions import CONVERTERS
 from .types import check_condition, coerce_dates, exact_digits, infer_type, typed
@@ -42,6 +44,11 @@ AGGREGATES = (
     *QUANTILES,
     exp.GroupConcat,
 )
+_DISTINCT_KINDS = {
+    exp.Count: "count_distinct",
+    exp.Sum: "sum_distinct",
+    exp.Avg: "avg_distinct",
+}
 _QUANTILE_NAMES = {
     exp.Median: "MEDIAN",
     exp.PercentileCont: "QUANTILE_CONT",
@@ -185,7 +192,7 @@ class Grouping:
             return 0
         if agg.kind == "quantile_cont":  # a DECIMAL's (else a DOUBLE)
             return agg.scale
-        exact = ("min", "max", "sum", "quantile_disc")
+        exact = ("min", "max", "sum", "sum_distinct", "quantile_disc")
         arg = self._argument(e.index) if agg.kind in exact else None
         return None if arg is None else self.fe.digits_of(arg)
 
@@ -198,7 +205,7 @@ class Grouping:
                 return self.fe.type_of(self._argument(e.index))
             if kind.startswith("string_agg"):
                 return "str"
-            if kind == "sum":  # SUM of integers is an integer
+            if kind in ("sum", "sum_distinct"):  # SUM of integers is an integer
                 arg = self._argument(e.index)
                 return "int" if self.fe.type_of(arg) in ("int", "bool") else "float"
             return "int" if kind in ("count", "count_distinct") else "float"
@@ -221,14 +228,18 @@ class Grouping:
         kept = (exp.Min, exp.Max, *QUANTILES, exp.GroupConcat)
         if isinstance(node, kept) or distinct:
             if distinct and len(node.this.expressions) != 1:
-                raise unsupported("COUNT(DISTINCT …) takes one expression", node)
+                raise unsupported(
+                    f"{node.sql_name()}(DISTINCT …) takes one expression", node
+                )
             arg_node = node.this.expressions[0] if distinct else node.this
-            kind = "count_distinct" if distinct else node.sql_name().lower()
+            kind = _DISTINCT_KINDS[type(node)] if distinct else node.sql_name().lower()
             options = {}  # the Aggregate's fields beyond kind and argument
             if isinstance(node, exp.GroupConcat):
                 arg_node, kind, options = self._string_agg(node)
             arg = self.fe.expr(arg_node)
-            if isinstance(node, exp.GroupConcat):
+            if kind in DISTINCT_SUM_KINDS:
+                arg, options["scale"] = self._distinct_sum(arg, node)
+            elif isinstance(node, exp.GroupConcat):
                 options["cast_text"] = self._text_type(arg, node) != "str"
             elif isinstance(node, QUANTILES):
                 kind, options["fraction"] = self._quantile(node, arg)
@@ -306,6 +317,27 @@ class Grouping:
                 node,
             )
         return "quantile_cont", q
+
+    def _distinct_sum(self, arg, node) -> tuple:
+        """SUM/AVG(DISTINCT x)'s argument and the digits its values are
+        kept in, exactly: 0 for an integer (a BOOLEAN counts as 1 or 0), a
+        DECIMAL's (summed as integers scaled by 10^digits), None for a
+        DOUBLE (summed exactly in units of 2**-1074, ±inf counted)."""
+        kind = self.fe.type_of(arg)
+        if kind not in ("int", "float", "bool"):
+            raise unsupported(f"{node.sql_name()} needs a numeric argument", node)
+        if may_be_nonfinite(arg):
+            # NaN is no key of a multiset: it equals no value, itself neither
+            raise unsupported(
+                f"{node.sql_name()}(DISTINCT …) of an argument that may be NaN or "
+                "infinite (a division by what may be 0) is not supported",
+                node,
+            )
+        if kind == "bool":  # its distinct values are summed as 1 and 0
+            return Op("to_int", (arg,)), 0
+        if kind == "int":
+            return arg, 0
+        return arg, self.fe.digits_of(arg) or None
 
     def _string_agg(self, node: exp.GroupConcat) -> tuple[exp.Expression, str, dict]:
         """STRING_AGG([DISTINCT] x[, sep] ORDER BY x [DESC]): its argument,

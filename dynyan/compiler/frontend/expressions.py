@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import functools
 import re
 from collections.abc import Callable
 
 from sqlglot import exp
 
+from ...runtime import sqlfuncs
 from ...runtime.sqlfuncs import _to_str
 from ..ir import Lit, Op, Ref
 from .diagnostics import sql_error, unsupported
@@ -61,13 +63,25 @@ def _cast(fe, node: exp.Cast):
     target = node.to.this.name
     inner = fe.expr(node.this)
     wanted = TYPES.get(target)
-    if wanted in TIMES and isinstance(inner, Lit) and isinstance(inner.value, str):
+    safe = isinstance(node, exp.TryCast)  # NULL where CAST is an error
+    literal_text = isinstance(inner, Lit) and isinstance(inner.value, str)
+    if wanted in TIMES and literal_text and not safe:
         parse = parse_date if wanted == "date" else parse_timestamp
         try:
             return Lit(parse(inner.value))
         except ValueError:
             raise sql_error(f"invalid {wanted} literal {inner.value!r}", node) from None
     source = fe.type_of(inner)
+    if source == "str" and wanted != "str":
+        return _cast_text(inner, node, safe)
+    if safe and not _cannot_fail(source, wanted, target):
+        raise unsupported(
+            f"TRY_CAST of a {_SQL_TYPES.get(source, 'NULL')} to {node.to.sql()} is "
+            "not supported; supported: of a VARCHAR to INTEGER, BIGINT, SMALLINT, "
+            "TINYINT, DOUBLE or DATE, and the casts that cannot fail (to VARCHAR, "
+            "of a number to DOUBLE or BOOLEAN, between DATE and TIMESTAMP)",
+            node,
+        )
     if wanted == "timestamp" and source == "date":
         return to_timestamp(inner)
     if wanted == "date" and source == "timestamp":
@@ -91,6 +105,73 @@ def _cast(fe, node: exp.Cast):
         "VARCHAR",
         node,
     )
+
+
+def _cannot_fail(source: str | None, wanted: str | None, target: str) -> bool:
+    """Whether CAST from `source` to `target` has a value for every input
+    (TRY_CAST is then CAST)."""
+    if wanted == "str":
+        return True
+    if source in ("int", "float"):
+        return target == "DOUBLE" or wanted == "bool"
+    if source == "bool":
+        return wanted in ("int", "bool")
+    return source in TIMES and wanted in TIMES
+
+
+# the integer types a VARCHAR is cast to: sqlglot's name -> bits
+_TEXT_INT_BITS = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "BIGINT": 64}
+
+
+def _cast_text(text, node: exp.Cast, safe: bool):
+    """CAST (`safe`: TRY_CAST) of a VARCHAR to an integer, DOUBLE or DATE,
+    read as DuckDB reads it (`runtime.sqlfuncs._int_of_text`, …): an error
+    where DuckDB has one (TRY_CAST: NULL); spellings DuckDB reads that are
+    not supported (hex, exponents of integers, '(BC)', …) are an error too.
+    A literal is cast now."""
+    target = node.to.this.name
+    if target in _TEXT_INT_BITS:
+        bits = _TEXT_INT_BITS[target]
+        ops, extra = ("text_to_int", "is_int_text"), (Lit(bits),)
+        read = functools.partial(sqlfuncs._int_of_text, bits=bits)
+    elif target == "DOUBLE":
+        ops, extra, read = (
+            ("text_to_float", "is_float_text"),
+            (),
+            sqlfuncs._float_of_text,
+        )
+    elif target == "DATE":
+        ops, extra, read = ("text_to_date", "is_date_text"), (), sqlfuncs._date_of_text
+    elif target in ("TIMESTAMP", "TIMESTAMPNTZ", "DATETIME") and isinstance(text, Lit):
+        try:  # TRY_CAST: a literal whose spelling DuckDB's and ours share
+            return Lit(parse_timestamp(text.value))
+        except ValueError:
+            raise unsupported(
+                f"TRY_CAST of {text.value!r} to TIMESTAMP is not supported", node
+            ) from None
+    else:
+        raise unsupported(
+            f"CAST of a VARCHAR to {node.to.sql()} is not supported; supported: "
+            "to INTEGER, BIGINT, SMALLINT, TINYINT, DOUBLE and DATE, and of a "
+            "string literal to TIMESTAMP",
+            node,
+        )
+    if isinstance(text, Lit):
+        try:
+            value = read(text.value)
+        except ValueError as err:
+            raise unsupported(str(err), node) from None
+        if value is None and not safe:
+            raise sql_error(
+                f"could not convert string {text.value!r} to {node.to.sql()}", node
+            )
+        if not (isinstance(value, float) and value - value != 0):  # inf: no literal
+            return Lit(value)
+    convert, converts = ops
+    cast = Op(convert, (text, *extra))
+    if not safe:
+        return cast
+    return Op("case", (Op(converts, (text, *extra)), cast, Lit(None)))
 
 
 _SQL_TYPES = {
@@ -442,12 +523,73 @@ def _escape(fe, node):
 def _in(fe, node):
     if node.args.get("query") is not None or node.args.get("unnest") is not None:
         raise unsupported("IN (subquery) is not supported", node)
+    if isinstance(node.this, exp.Tuple):
+        return _row_in(fe, node)
+    if not node.expressions:
+        raise unsupported("IN of an empty list is not supported", node)
     values = [fe.expr(v) for v in node.expressions]
-    if not all(isinstance(v, Lit) for v in values):
-        raise unsupported("IN needs a list of literals", node)
     value = fe.expr(node.this)
-    values = [coerce_dates(value, v, fe.type_of, node)[1] for v in values]
-    return Op("in", (value, *values))
+    known = [v for v in values if not (isinstance(v, Lit) and v.value is None)]
+    if all(isinstance(v, Lit) for v in known):
+        known = [coerce_dates(value, v, fe.type_of, node)[1] for v in known]
+        found = Op("in", (value, *known)) if known else None
+    else:  # x IN (a, b + 1): x = a OR x = b + 1, in three-valued logic
+        tests = [Op("eq", coerce_dates(value, v, fe.type_of, node)) for v in known]
+        found = _chain("or", tests)
+    if len(known) == len(values):
+        return found
+    # a NULL in the list: TRUE where x is found, else NULL (x = NULL is
+    # NULL), as a CASE, which is NULL where NOT … is too
+    return Op("case", (found, Lit(True), Lit(None)) if found else (Lit(None),))
+
+
+def _row_in(fe, node):
+    """`(a, b) IN ((1, 'x'), (c, d))`: DuckDB compares rows as STRUCTs, a
+    NULL field equal to a NULL and unequal to any value, so the test is
+    never NULL: some row of the list is equal field by field (IS NOT
+    DISTINCT FROM)."""
+    fields = [fe.expr(f) for f in node.this.expressions]
+    rows = []
+    for row in node.expressions:
+        items = row.expressions if isinstance(row, exp.Tuple) else [row]
+        if len(items) != len(fields):
+            raise sql_error(
+                f"IN: a row of {len(items)} values in the list of a row of "
+                f"{len(fields)}",
+                row,
+            )
+        rows.append(
+            _chain(
+                "and",
+                [
+                    _not_distinct(fe, field, fe.expr(item), node)
+                    for field, item in zip(fields, items)
+                ],
+            )
+        )
+    return _chain("or", rows)
+
+
+def _not_distinct(fe, left, right, node):
+    """`left IS NOT DISTINCT FROM right`, never NULL (as `_null_safe`),
+    simpler against a literal."""
+    left, right = coerce_dates(left, right, fe.type_of, node)
+    if isinstance(left, Lit):
+        left, right = right, left
+    if isinstance(right, Lit) and right.value is None:
+        return Op("isnull", (left,))
+    if isinstance(right, Lit):
+        return Op("coalesce", (Op("eq", (left, right)), Lit(False)))
+    both_null = Op("and", (Op("isnull", (left,)), Op("isnull", (right,))))
+    return Op("coalesce", (Op("eq", (left, right)), both_null))
+
+
+def _chain(op: str, terms: list):
+    """`a op b op …` of "and" or "or", nested to the left, as parsed."""
+    out = terms[0]
+    for term in terms[1:]:
+        out = Op(op, (out, term))
+    return out
 
 
 def _between(fe, node):
@@ -531,25 +673,29 @@ def _variadic(op: str) -> Callable:
     )
 
 
+def _as_text(fe, value, node, name: str):
+    """An argument of CONCAT or CONCAT_WS as VARCHAR: an INTEGER, BOOLEAN,
+    DATE or TIMESTAMP as DuckDB spells it (a NULL stays NULL)."""
+    kind = fe.type_of(value)
+    if kind in ("int", "bool", "date", "timestamp"):
+        if isinstance(value, Lit):
+            return Lit(_to_str(value.value))
+        return Op("to_str", (value,))
+    if kind not in ("str", None):
+        raise unsupported(
+            f"{name} of a DOUBLE or DECIMAL is not supported (DuckDB's spelling "
+            "of a number as text; CAST it to INTEGER first)",
+            node,
+        )
+    return value
+
+
 def _concat(fe, node):
     """CONCAT(a, b, …): NULL arguments count as '' and an INTEGER, BOOLEAN,
     DATE or TIMESTAMP is cast to VARCHAR (as DuckDB)."""
     parts = []
     for arg in node.expressions:
-        value = fe.expr(arg)
-        kind = fe.type_of(value)
-        if kind in ("int", "bool", "date", "timestamp"):
-            value = (
-                Lit(_to_str(value.value))
-                if isinstance(value, Lit)
-                else Op("to_str", (value,))
-            )
-        elif kind not in ("str", None):
-            raise unsupported(
-                "CONCAT of a DOUBLE or DECIMAL is not supported (DuckDB's spelling "
-                "of a number as text; CAST it to INTEGER first)",
-                arg,
-            )
+        value = _as_text(fe, fe.expr(arg), arg, "CONCAT")
         if isinstance(value, Lit):
             if value.value is not None:
                 parts.append(value)
@@ -561,10 +707,198 @@ def _concat(fe, node):
     return out
 
 
+def _concat_ws(fe, node: exp.ConcatWs):
+    """CONCAT_WS(sep, a, b, …): the arguments that are not NULL, cast to
+    VARCHAR as by CONCAT, joined by sep (NULL when sep is): each such
+    argument as sep || argument (COALESCE … ''), all concatenated, the first
+    sep cut off."""
+    separator, *args = node.expressions
+    sep = fe.expr(separator)
+    if not args:
+        raise sql_error("CONCAT_WS needs values to join after the separator", node)
+    if isinstance(sep, Lit) and sep.value is None:
+        return Lit(None)
+    if not (isinstance(sep, Lit) and isinstance(sep.value, str)):
+        raise unsupported("CONCAT_WS needs a string literal separator", separator)
+    pieces = []
+    for arg in args:
+        value = _as_text(fe, fe.expr(arg), arg, "CONCAT_WS")
+        if isinstance(value, Lit):
+            if value.value is not None:
+                pieces.append(Lit(sep.value + value.value))
+            continue
+        if sep.value:
+            value = Op("concat", (Lit(sep.value), value))
+        pieces.append(Op("coalesce", (value, Lit(""))))
+    if not pieces:
+        return Lit("")
+    joined = _chain("concat", pieces)
+    if not sep.value:
+        return joined
+    return Op("substr", (joined, Lit(len(sep.value) + 1)))
+
+
 def _trim(fe, node: exp.Trim):
-    if node.args.get("expression") is not None or node.args.get("position"):
-        raise unsupported("TRIM is supported without characters or side", node)
-    return Op("trim", (fe.expr(node.this),))
+    """TRIM, LTRIM, RTRIM (and TRIM(LEADING | TRAILING | BOTH … FROM s)):
+    spaces, or any of the given characters, at the ends."""
+    side = (node.args.get("position") or "BOTH").upper()
+    characters = node.args.get("expression")
+    string = fe.expr(node.this)
+    if characters is None and side == "BOTH":
+        return Op("trim", (string,))
+    characters = Lit(" ") if characters is None else fe.expr(characters)
+    op = {"BOTH": "trim_chars", "LEADING": "ltrim", "TRAILING": "rtrim"}.get(side)
+    if op is None:
+        raise unsupported(f"TRIM({side} …) is not supported", node)
+    return Op(op, (string, characters))
+
+
+def _rounding(op: str) -> Callable:
+    """CEIL, FLOOR: a DOUBLE, of an INTEGER too (as DuckDB); a DECIMAL is
+    rounded as the decimal it stands for (its exact digits)."""
+
+    def convert(fe, node):
+        if any(node.args.get(a) is not None for a in ("decimals", "to")):
+            raise unsupported(f"{op.upper()} takes one argument", node)
+        value = fe.expr(node.this)
+        if fe.type_of(value) == "int":
+            return _as_float(value)
+        exact = fe.digits_of(value) if fe.type_of(value) == "float" else None
+        if exact == 0:
+            return value
+        return Op(op, (value,) + (() if exact is None else (Lit(exact),)))
+
+    return convert
+
+
+def _trunc(fe, node: exp.Trunc):
+    """TRUNC(x[, digits]): toward zero; an INTEGER stays one, a DECIMAL is
+    cut as the decimal it stands for."""
+    digits = node.args.get("decimals")
+    digits = Lit(0) if digits is None else fe.expr(digits)
+    if not (isinstance(digits, Lit) and type(digits.value) is int):
+        raise unsupported("TRUNC needs an integer literal for its digits", node)
+    value = fe.expr(node.this)
+    kind = fe.type_of(value)
+    exact = fe.digits_of(value) if kind == "float" else None
+    if (kind == "int" and digits.value >= 0) or (
+        exact is not None and digits.value >= exact
+    ):
+        return value
+    return Op("trunc", (value, digits) + (() if exact is None else (Lit(exact),)))
+
+
+def _as_double(fe, value):
+    """An operand of a function computed in DOUBLE: a DECIMAL computed from
+    others (p + 1) as the double nearest to the decimal it stands for, as
+    DuckDB casts it (the float computation may be off in the last bit)."""
+    if not isinstance(value, Op) or fe.type_of(value) != "float":
+        return value
+    exact = fe.digits_of(value)
+    if exact is None or value.op == "exact_double":
+        return value
+    return Op("exact_double", (value, Lit(exact)))
+
+
+def _double_function(op: str) -> Callable:
+    """SIGN, LN, EXP, POWER: of DECIMAL operands as DuckDB casts them."""
+    return lambda fe, node: Op(
+        op,
+        tuple(
+            _as_double(fe, fe.expr(node.args[a]))
+            for a in ("this", "expression")
+            if node.args.get(a) is not None
+        ),
+    )
+
+
+def _log(fe, node: exp.Log):
+    """LOG(x) and LOG10(x): base 10; LOG2(x); LOG(b, x): LOG10(x) /
+    LOG10(b), as DuckDB computes it (sqlglot reads LOG2(x) as LOG(2, x), its
+    2 made, not written: without a position in the text)."""
+    if node.expression is None:
+        return Op("log10", (_as_double(fe, fe.expr(node.this)),))
+    base, value = node.this, _as_double(fe, fe.expr(node.expression))
+    if isinstance(base, exp.Literal) and not base.is_string:
+        if base.this == "10":  # LOG10(x), or LOG(10, x): the same
+            return Op("log10", (value,))
+        if base.this == "2" and not base.meta:
+            return Op("log2", (value,))
+    base = _as_double(fe, fe.expr(base))
+    return Op("div", (Op("log10", (value,)), Op("log10", (base,))))
+
+
+def _pad(fe, node: exp.Pad):
+    name = "LPAD" if node.args.get("is_left") else "RPAD"
+    fill = node.args.get("fill_pattern")
+    if fill is None:
+        raise unsupported(f"{name} needs the string to pad with", node)
+    args = (fe.expr(node.this), fe.expr(node.expression), fe.expr(fill))
+    return Op(name.lower(), args)
+
+
+# DATE_DIFF parts (DuckDB's spellings) -> the unit whose boundaries it counts
+DIFF_UNITS = {
+    **dict.fromkeys(("year", "years", "y", "yr", "yrs"), "year"),
+    **dict.fromkeys(("quarter", "quarters"), "quarter"),
+    **dict.fromkeys(("month", "months", "mon", "mons"), "month"),
+    **dict.fromkeys(("week", "weeks", "w"), "week"),
+    **dict.fromkeys(("day", "days", "d", "dayofmonth"), "day"),
+    **dict.fromkeys(("hour", "hours", "h", "hr", "hrs"), "hour"),
+    **dict.fromkeys(("minute", "minutes", "min", "mins", "m"), "minute"),
+    **dict.fromkeys(("second", "seconds", "sec", "secs", "s"), "second"),
+}
+
+
+def _date_diff(fe, node: exp.DateDiff):
+    """DATE_DIFF/DATEDIFF(part, start, end): the part's boundaries crossed
+    (DuckDB: month from Jan 31 to Feb 1 is 1); a DATE beside a TIMESTAMP,
+    or counted in hours, minutes or seconds, is its midnight."""
+    unit = DIFF_UNITS.get(node.text("unit").lower())
+    if unit is None:
+        raise unsupported(
+            f"DATE_DIFF part {node.text('unit')!r} is not supported; supported: "
+            "year, quarter, month, week, day, hour, minute, second",
+            node,
+        )
+    start, end = fe.expr(node.expression), fe.expr(node.this)
+    start, end = coerce_dates(start, end, fe.type_of, node)  # a string literal
+    kinds = (fe.type_of(start), fe.type_of(end))
+    if "timestamp" in kinds or unit in ("hour", "minute", "second"):
+        start, end = (
+            to_timestamp(v) if kind == "date" else v
+            for v, kind in zip((start, end), kinds)
+        )
+    return Op("date_diff", (Lit(unit), start, end))
+
+
+def _make_date(fe, node: exp.DateFromParts):
+    parts = [node.args.get(a) for a in ("year", "month", "day")]
+    if None in parts or node.args.get("allow_overflow"):
+        raise unsupported("MAKE_DATE needs a year, a month and a day", node)
+    return Op("make_date", tuple(fe.expr(p) for p in parts))
+
+
+def _date_name(op: str) -> Callable:
+    """DAYNAME, MONTHNAME: the English name of a DATE's (TIMESTAMP's) day
+    of the week or month."""
+
+    def convert(fe, node):
+        if node.args.get("abbreviated"):
+            raise unsupported(f"{op.upper()} is supported unabbreviated", node)
+        return Op(op, (fe.expr(node.this),))
+
+    return convert
+
+
+def _last_day(fe, node: exp.LastDay):
+    if node.args.get("unit") is not None:
+        raise unsupported("LAST_DAY is supported of the month (one argument)", node)
+    return Op("last_day", (fe.expr(node.this),))
+
+
+def _unary(op: str) -> Callable:
+    return lambda fe, node: Op(op, (fe.expr(node.this),))
 
 
 def _fold_neg(fe, node):
@@ -602,6 +936,9 @@ def _function(fe, node: exp.Anonymous):
         return _date_part(fe, part.this, fe.expr(args[1]), node)
     if name in ("strlen", "char_length", "character_length") and len(args) == 1:
         return Op("length", (fe.expr(args[0]),))
+    if name in ("suffix", "prefix") and len(args) == 2:
+        op = "ends_with" if name == "suffix" else "starts_with"
+        return Op(op, (fe.expr(args[0]), fe.expr(args[1])))
     raise unsupported(f"function {node.name} is not supported", node)
 
 
@@ -704,4 +1041,31 @@ CONVERTERS: dict[type, Callable] = {
     exp.WeekOfYear: lambda fe, node: Op("week", (fe.expr(node.this),)),
     exp.Length: lambda fe, node: Op("length", (fe.expr(node.this),)),
     exp.Trim: _trim,
+    exp.TryCast: _cast,
+    exp.Ceil: _rounding("ceil"),
+    exp.Floor: _rounding("floor"),
+    exp.Trunc: _trunc,
+    exp.Sign: _double_function("sign"),
+    exp.Ln: _double_function("ln"),
+    exp.Log: _log,
+    exp.Exp: _double_function("exp"),
+    exp.Pow: _double_function("power"),
+    exp.Pad: _pad,
+    exp.Repeat: lambda fe, node: Op(
+        "repeat", (fe.expr(node.this), fe.expr(node.args["times"]))
+    ),
+    exp.SplitPart: lambda fe, node: Op(
+        "split_part",
+        tuple(fe.expr(node.args[a]) for a in ("this", "delimiter", "part_index")),
+    ),
+    exp.StartsWith: _binary("starts_with"),
+    exp.EndsWith: _binary("ends_with"),
+    exp.Contains: _binary("contains"),
+    exp.Reverse: _unary("reverse"),
+    exp.ConcatWs: _concat_ws,
+    exp.DateDiff: _date_diff,
+    exp.LastDay: _last_day,
+    exp.DateFromParts: _make_date,
+    exp.Dayname: _date_name("dayname"),
+    exp.Monthname: _date_name("monthname"),
 }

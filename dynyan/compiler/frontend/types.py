@@ -77,6 +77,12 @@ def exact_digits(e, leaf: Callable) -> int | None:
         return e.args[1].value if e.op == "to_decimal" else 0
     if e.op == "round" and len(e.args) == 3:  # a DECIMAL's digits, rounded
         return min(e.args[2].value, max(e.args[1].value, 0))
+    if e.op in ("ceil", "floor") and len(e.args) == 2:  # of a DECIMAL
+        return 0
+    if e.op == "exact_double":
+        return e.args[1].value
+    if e.op == "trunc" and len(e.args) == 3:
+        return min(e.args[2].value, max(e.args[1].value, 0))
     if e.op in ("coalesce", "greatest", "least", "case"):
         branches = e.args[1::2] + (e.args[-1],) if e.op == "case" else e.args
         parts = [
@@ -222,11 +228,73 @@ def op_type(e: Op, types: list) -> str | None:
         if types[1] == "date" and args[0].value in ("hour", "minute", "second"):
             raise ExprError(f"DATE_TRUNC to the {args[0].value} needs a TIMESTAMP")
         return types[1]
+    if op in _NUMBER_FUNCTIONS:  # DuckDB has no BOOLEAN overload
+        name, result = _NUMBER_FUNCTIONS[op]
+        need({"int", "float"}, f"{name} needs a number", *range(len(args)))
+        if op == "trunc":
+            return types[0]
+        return result
+    if op in _STRING_FUNCTIONS:
+        name, kinds, result = _STRING_FUNCTIONS[op]
+        for i, kind in enumerate(kinds):
+            what = "an INTEGER" if kind == "int" else "a string"
+            need({kind}, f"{name} needs {what} as argument {i + 1}", i)
+        return result
+    if op == "date_diff":
+        need(TIMES, "DATE_DIFF needs a DATE or TIMESTAMP", 1, 2)
+        return "int"
+    if op in ("last_day", "dayname", "monthname"):
+        need(TIMES, f"{op.upper()} needs a DATE or TIMESTAMP", 0)
+        return "date" if op == "last_day" else "str"
+    if op == "make_date":
+        need({"int"}, "MAKE_DATE needs INTEGER year, month and day", 0, 1, 2)
+        return "date"
+    if op in _TEXT_CASTS:
+        need({"str"}, "a string to convert", 0)
+        return _TEXT_CASTS[op]
     if op == "isnull":
         return "bool"
     if op == "concat":
         return "str"  # rendered as str(a) + str(b), as DuckDB casts to VARCHAR
     return "bool"  # anti
+
+
+# operator -> (SQL name, result type) of the functions of numbers
+_NUMBER_FUNCTIONS = {
+    "ceil": ("CEIL", "float"),
+    "floor": ("FLOOR", "float"),
+    "exact_double": ("a DOUBLE function", "float"),
+    "trunc": ("TRUNC", None),  # of an INTEGER an INTEGER
+    "sign": ("SIGN", "int"),
+    "ln": ("LN", "float"),
+    "log10": ("LOG", "float"),
+    "log2": ("LOG2", "float"),
+    "exp": ("EXP", "float"),
+    "power": ("POWER", "float"),
+}
+# operator -> (SQL name, argument types, result type) of the string functions
+_STRING_FUNCTIONS = {
+    "trim_chars": ("TRIM", ("str", "str"), "str"),
+    "ltrim": ("LTRIM", ("str", "str"), "str"),
+    "rtrim": ("RTRIM", ("str", "str"), "str"),
+    "lpad": ("LPAD", ("str", "int", "str"), "str"),
+    "rpad": ("RPAD", ("str", "int", "str"), "str"),
+    "repeat": ("REPEAT", ("str", "int"), "str"),
+    "split_part": ("SPLIT_PART", ("str", "str", "int"), "str"),
+    "starts_with": ("STARTS_WITH", ("str", "str"), "bool"),
+    "ends_with": ("ENDS_WITH", ("str", "str"), "bool"),
+    "contains": ("CONTAINS", ("str", "str"), "bool"),
+    "reverse": ("REVERSE", ("str",), "str"),
+}
+# CAST of a VARCHAR: operator -> result type
+_TEXT_CASTS = {
+    "text_to_int": "int",
+    "is_int_text": "bool",
+    "text_to_float": "float",
+    "is_float_text": "bool",
+    "text_to_date": "date",
+    "is_date_text": "bool",
+}
 
 
 def common_type(what: str, types: list) -> str | None:

@@ -13,6 +13,7 @@ from ..context import Context
 from ..diagnostics import unsupported
 from .window_aggregates import function_refusal, in_select_list
 
+_ONLY_DISTINCT = "only COUNT, SUM, AVG and STRING_AGG take DISTINCT"
 # SELECT clauses refused wherever they appear: clause -> how to name it.
 _REFUSED = {"windows": "WINDOW", "qualify": "QUALIFY without a window function"}
 
@@ -43,15 +44,15 @@ def check_supported(tree: exp.Expression, ctx: Context) -> exp.Expression:
         if not isinstance(node, AGGREGATES):
             raise unsupported(
                 f"aggregate {node.sql_name()} is not supported; supported: "
-                "COUNT(*), COUNT(col), COUNT(DISTINCT col), SUM, AVG, MIN, MAX, "
-                "VARIANCE, STDDEV, MEDIAN, QUANTILE_CONT, QUANTILE_DISC, "
-                "STRING_AGG(x, sep ORDER BY x)",
+                "COUNT(*), COUNT(col), COUNT(DISTINCT col), SUM, SUM(DISTINCT x), "
+                "AVG, AVG(DISTINCT x), MIN, MAX, VARIANCE, STDDEV, MEDIAN, "
+                "QUANTILE_CONT, QUANTILE_DISC, STRING_AGG(x, sep ORDER BY x)",
                 node,
             )
         if isinstance(node.this, exp.Distinct) and not isinstance(
-            node, (exp.Count, exp.GroupConcat)
+            node, (exp.Count, exp.Sum, exp.Avg, exp.GroupConcat)
         ):
-            raise unsupported("only COUNT takes DISTINCT", node)
+            raise unsupported(_ONLY_DISTINCT, node)
         outer = node.find_ancestor(exp.AggFunc, exp.Select)
         if isinstance(outer, exp.AggFunc):
             raise unsupported("nested aggregates are not supported", node)

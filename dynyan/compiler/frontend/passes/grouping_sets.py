@@ -38,6 +38,7 @@ def grouping_sets(tree: exp.Expression, ctx: Context) -> exp.Expression:
             for e in group.expressions
         ):
             continue
+        _spell_out(select, group, ctx)
         sets = _sets(group)
         for clause in select.find_all(exp.Where, exp.Having):
             if len(sets) > 1 and clause.find(exp.Subquery, exp.Exists) is not None:
@@ -53,6 +54,37 @@ def grouping_sets(tree: exp.Expression, ctx: Context) -> exp.Expression:
         else:
             select.replace(union)
     return tree
+
+
+def _spell_out(select: exp.Select, group: exp.Group, ctx: Context) -> None:
+    """Keys inside ROLLUP, CUBE and GROUPING SETS that name a SELECT item
+    by position (`ROLLUP (1, 2)`) or by alias (`ROLLUP (month)`, where no
+    table has such a column) become the item's expression, as for a plain
+    GROUP BY key: each grouping set then groups by expressions. As DuckDB,
+    a number is a position only where the clause is all of GROUP BY (beside
+    other elements DuckDB groups by it as a constant)."""
+    items = list(select.expressions)
+    positional = len(group.expressions) == 1
+    aliases = {i.alias.lower(): i.this for i in items if isinstance(i, exp.Alias)}
+    columns = {c.lower() for r in ctx.relations.values() for c in r.columns}
+
+    def spell(node):
+        if positional and isinstance(node, exp.Literal) and not node.is_string:
+            if node.name.isdigit() and 1 <= int(node.name) <= len(items):
+                return items[int(node.name) - 1].unalias().copy()
+        if isinstance(node, exp.Column) and not node.table:
+            name = node.name.lower()
+            if name in aliases and name not in columns:
+                return aliases[name].copy()
+        return node
+
+    for e in group.expressions:
+        if isinstance(e, (exp.Rollup, exp.Cube, exp.GroupingSets)):
+            for part in list(e.expressions):
+                if isinstance(part, (exp.Tuple, exp.Paren)):
+                    part.transform(spell, copy=False)
+                else:
+                    part.replace(spell(part))
 
 
 def _sets(group: exp.Group) -> list[list[exp.Expression]]:

@@ -1,19 +1,28 @@
-"""`x IN (SELECT …)` inside an OR of WHERE -> a LEFT JOIN flag.
+"""Membership tests that are not conjuncts of WHERE -> LEFT JOIN flags.
 
-Where a membership test is not a conjunct of WHERE (`x IN (SELECT y …) OR
-c`), it cannot be a semijoin. Uncorrelated and in a positive place (under
-AND and OR only), it becomes a LEFT JOIN with the distinct values of the
-subquery, each with a flag, and the test becomes `flag IS NOT NULL`:
+A conjunct of WHERE (`x IN (SELECT …) AND …`, `EXISTS (…) AND …`) is a
+semijoin (`unnest_subqueries`). Anywhere else — under an OR, under NOT, in
+a CASE condition, as a value in the SELECT list — it cannot be, and
+becomes a LEFT JOIN with a flag instead:
 
-    FROM … LEFT JOIN (SELECT DISTINCT __s1.y AS __k, 1 AS __in
-                      FROM (SELECT y …) AS __s1) AS __in1 ON x = __in1.__k
-    WHERE __in1.__in IS NOT NULL OR c
+- `EXISTS (SELECT … WHERE inner = outer AND …)`, correlated by equalities
+  only: a LEFT JOIN with the distinct correlation keys of the subquery's
+  rows, each with a flag; the test is `flag IS NOT NULL`. EXISTS is never
+  NULL, so this is its value in any place (a NULL outer key meets no key:
+  FALSE, as `inner = NULL` never holds). Uncorrelated, it becomes
+  `(SELECT COUNT(*) FROM (…)) > 0`, which `scalar_items` joins.
+- `x IN (SELECT y …)`, uncorrelated, in a positive place (under AND and OR
+  only, up to WHERE or a CASE condition): a LEFT JOIN with the distinct
+  values of the subquery, and `flag IS NOT NULL`. There NULL and FALSE both
+  fail, so a NULL `x` or a NULL among the values (where SQL's IN gives
+  NULL) gives the same rows.
 
-A row of the outer query meets at most one distinct value, so no row is
-repeated. In a positive place NULL and FALSE both fail, so a NULL `x` or a
-NULL among the values (where SQL's IN gives NULL) gives the same rows.
-Runs after `qualify_names` (columns carry their tables) and before
-`outer_joins`, which maintains the LEFT JOIN.
+A row of the outer query meets at most one distinct key, so no row is
+repeated. In a grouped query, a test outside aggregates must read GROUP BY
+keys only and reads `MAX(flag)` (one value per group). An OR of EXISTS that
+`unnest_subqueries` turns into one IN over a UNION ALL is left to it. Runs
+after `qualify_names` (columns carry their tables) and before
+`scalar_items` and `outer_joins`, which maintain what this makes.
 
 >>> import sqlglot
 >>> from dynyan.compiler.frontend.context import Context
@@ -22,6 +31,11 @@ Runs after `qualify_names` (columns carry their tables) and before
 ...     read="duckdb")
 >>> print(membership_flags(tree, Context({})).sql("duckdb"))
 SELECT r.a AS a FROM r AS r LEFT JOIN (SELECT DISTINCT __s1.c AS __k, 1 AS __in FROM (SELECT s.c AS c FROM s AS s) AS __s1) AS __in1 ON r.a = __in1.__k WHERE NOT __in1.__in IS NULL OR r.a > 5
+>>> tree = sqlglot.parse_one(
+...     "SELECT r.a AS a, EXISTS (SELECT 1 FROM s AS s WHERE s.b = r.b AND s.c > 0) AS e FROM r AS r",
+...     read="duckdb")
+>>> print(membership_flags(tree, Context({})).sql("duckdb"))
+SELECT r.a AS a, NOT __in1.__in IS NULL AS e FROM r AS r LEFT JOIN (SELECT DISTINCT s.b AS __k1, 1 AS __in FROM s AS s WHERE s.c > 0) AS __in1 ON r.b = __in1.__k1
 """
 
 from __future__ import annotations
@@ -29,60 +43,197 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..context import Context
+from .unnest_subqueries import column_equality, exists_side, split_correlation
 
 
 def membership_flags(tree: exp.Expression, ctx: Context) -> exp.Expression:
     count = 0
     for select in list(tree.find_all(exp.Select)):
-        where = select.args.get("where")
-        if where is None:
-            continue
-        for node in list(where.find_all(exp.In)):
-            query = node.args.get("query")
-            if query is None or node.parent_select is not select:
+        for node in list(select.find_all(exp.In, exp.Exists)):
+            if node.parent_select is not select or _conjunct_of_where(node, select):
                 continue
-            if not _under_or(node, where) or not isinstance(node.this, exp.Column):
-                continue
-            inner = query.this if isinstance(query, exp.Subquery) else query
-            name = _single_output(inner)
-            if name is None or correlated(inner):
+            if not _in_items_or_where(node, select):
+                continue  # ON, GROUP BY, ORDER BY: refused later
+            if isinstance(node, exp.Exists):
+                made = _exists_flag(select, node, count + 1)
+            else:
+                made = _in_flag(select, node, count + 1)
+            if made is None:
                 continue  # refused later, by unnest_subqueries
+            join, flag = made
             count += 1
-            alias, source = f"__in{count}", f"__s{count}"
-            values = (
-                exp.select(
-                    exp.alias_(exp.column(name, table=source), "__k"),
-                    exp.alias_(exp.Literal.number(1), "__in"),
-                )
-                .distinct()
-                .from_(inner.subquery(source))
-            )
-            select.append(
-                "joins",
-                exp.Join(
-                    this=values.subquery(alias, copy=False),
-                    side="LEFT",
-                    on=exp.EQ(
-                        this=node.this.copy(), expression=exp.column("__k", table=alias)
-                    ),
-                ),
-            )
-            flag = exp.column("__in", table=alias)
+            select.append("joins", join)
+            if _outside_aggregates(node, select) and _grouped(select):
+                flag = exp.Max(this=flag)  # one value in every group
             node.replace(exp.Not(this=exp.Is(this=flag, expression=exp.Null())))
     return tree
 
 
-def _under_or(node: exp.Expression, where: exp.Where) -> bool:
-    """Inside an OR, with only AND, OR and parentheses up to WHERE."""
-    seen_or = False
-    parent = node.parent
-    while parent is not where:
-        if isinstance(parent, exp.Or):
-            seen_or = True
-        elif not isinstance(parent, (exp.And, exp.Paren)):
+def _exists_flag(select: exp.Select, node: exp.Exists, n: int):
+    """(the LEFT JOIN, its flag column) for a correlated EXISTS, or None;
+    an uncorrelated one becomes a COUNT(*) subquery in place (None)."""
+    inner = node.this
+    if not isinstance(inner, exp.Select) or _under_exists_union(node, select):
+        return None
+    if not correlated(inner):
+        global_aggregate = _grouped(select) and select.args.get("group") is None
+        if not (global_aggregate and _outside_aggregates(node, select)):
+            count = exp.select(exp.Count(this=exp.Star())).from_(
+                inner.copy().subquery(f"__e{n}")
+            )
+            node.replace(
+                exp.GT(this=exp.Subquery(this=count), expression=exp.Literal.number(0))
+            )
+        return None  # a global aggregate keeps its row over no input: not joined
+    if any(inner.args.get(a) for a in ("group", "having", "limit", "offset")):
+        return None
+    if any(a.parent_select is inner for a in inner.find_all(exp.AggFunc)):
+        return None
+    keep, conds, is_inner = split_correlation(inner)
+    pairs = [column_equality(c, is_inner) for c in conds]
+    if not pairs or None in pairs or not _own_columns(select, [o for _, o in pairs]):
+        return None
+    if _outside_aggregates(node, select) and not _group_keys_only(
+        select, [o for _, o in pairs]
+    ):
+        return None
+    body = inner.copy()
+    body.set(
+        "where", exp.Where(this=exp.and_(*[c.copy() for c in keep])) if keep else None
+    )
+    body.set(
+        "expressions",
+        [exp.alias_(i.copy(), f"__k{j}") for j, (i, _) in enumerate(pairs, 1)]
+        + [exp.alias_(exp.Literal.number(1), "__in")],
+    )
+    body.set("distinct", exp.Distinct())
+    if correlated(body):
+        return None  # the outer query read elsewhere (a join's ON, a nested query)
+    alias = f"__in{n}"
+    on = exp.and_(
+        *[
+            exp.EQ(this=o.copy(), expression=exp.column(f"__k{j}", table=alias))
+            for j, (_, o) in enumerate(pairs, 1)
+        ]
+    )
+    join = exp.Join(this=body.subquery(alias, copy=False), side="LEFT", on=on)
+    return join, exp.column("__in", table=alias)
+
+
+def _in_flag(select: exp.Select, node: exp.In, n: int):
+    """(the LEFT JOIN, its flag column) for an uncorrelated `x IN (SELECT
+    y …)` in a positive place, or None."""
+    query = node.args.get("query")
+    if query is None or not isinstance(node.this, exp.Column):
+        return None
+    if not _positive(node, select):
+        return None
+    inner = query.this if isinstance(query, exp.Subquery) else query
+    name = _single_output(inner)
+    if name is None or correlated(inner) or not _own_columns(select, [node.this]):
+        return None
+    if _outside_aggregates(node, select) and not _group_keys_only(select, [node.this]):
+        return None
+    alias, source = f"__in{n}", f"__s{n}"
+    values = (
+        exp.select(
+            exp.alias_(exp.column(name, table=source), "__k"),
+            exp.alias_(exp.Literal.number(1), "__in"),
+        )
+        .distinct()
+        .from_(inner.subquery(source))
+    )
+    join = exp.Join(
+        this=values.subquery(alias, copy=False),
+        side="LEFT",
+        on=exp.EQ(this=node.this.copy(), expression=exp.column("__k", table=alias)),
+    )
+    return join, exp.column("__in", table=alias)
+
+
+def _conjunct_of_where(node: exp.Expression, select: exp.Select) -> bool:
+    """`node` (or NOT `node`) reached from WHERE through ANDs only: a
+    semijoin or an anti-join, `unnest_subqueries`' to make."""
+    where = select.args.get("where")
+    up = node.parent
+    if isinstance(up, exp.Not):
+        up = up.parent
+    while isinstance(up, (exp.And, exp.Paren)):
+        up = up.parent
+    return where is not None and up is where
+
+
+def _in_items_or_where(node: exp.Expression, select: exp.Select) -> bool:
+    up = node
+    while up.parent is not select:
+        up = up.parent
+    return up is select.args.get("where") or up in select.expressions
+
+
+def _positive(node: exp.Expression, select: exp.Select) -> bool:
+    """Under AND, OR and parentheses only, up to WHERE or a CASE
+    condition: where NULL and FALSE both fail."""
+    child, up = node, node.parent
+    while isinstance(up, (exp.And, exp.Or, exp.Paren)):
+        child, up = up, up.parent
+    if up is select.args.get("where"):
+        return True
+    return isinstance(up, exp.If) and up.this is child
+
+
+def _under_exists_union(node: exp.Exists, select: exp.Select) -> bool:
+    """Whether `node` is a term of an OR of EXISTS, a conjunct of WHERE,
+    each correlated by one equality with the same outer column (TPC-DS
+    Q10, Q35): `unnest_subqueries` makes it one IN over a UNION ALL."""
+    top = node
+    while isinstance(top.parent, (exp.Or, exp.Paren)):
+        top = top.parent
+    if top is node or not _conjunct_of_where(top, select):
+        return False
+    ors = top.unnest()
+    if not isinstance(ors, exp.Or):
+        return False
+    outers = set()
+    for term in ors.flatten():
+        found = exists_side(term.unnest())
+        if found is None:
             return False
-        parent = parent.parent
-    return seen_or
+        outers.add(found[1].sql())
+    return len(outers) == 1
+
+
+def _outside_aggregates(node: exp.Expression, select: exp.Select) -> bool:
+    """Read per group, not per row: neither in WHERE nor in an aggregate."""
+    return (
+        node.find_ancestor(exp.AggFunc, exp.Select) is select
+        and node.find_ancestor(exp.Where, exp.Select) is select
+    )
+
+
+def _grouped(select: exp.Select) -> bool:
+    return select.args.get("group") is not None or any(
+        a.parent_select is select for a in select.find_all(exp.AggFunc)
+    )
+
+
+def _group_keys_only(select: exp.Select, columns) -> bool:
+    """Outside aggregates of a grouped query only GROUP BY keys are read."""
+    if not _grouped(select):
+        return True
+    group = select.args.get("group")
+    keys = {e.sql() for e in group.expressions} if group is not None else set()
+    return all(c.sql() in keys for c in columns)
+
+
+def _own_columns(select: exp.Select, columns) -> bool:
+    """Whether `columns` are of this SELECT's own tables (not of an
+    enclosing query's, which a join here cannot read)."""
+    own = {
+        (s.alias_or_name or "").lower()
+        for s in select.find_all(exp.Table, exp.Subquery)
+        if s.parent_select is select
+    }
+    return all(c.table.lower() in own for c in columns)
 
 
 def _single_output(inner: exp.Expression) -> str | None:

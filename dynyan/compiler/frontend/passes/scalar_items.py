@@ -1,4 +1,5 @@
-"""A scalar subquery in the SELECT list -> a join with it.
+"""A scalar subquery in the SELECT list (or in WHERE, where it is not a
+side of a comparison that is a conjunct) -> a join with it.
 
 `SELECT x / (SELECT SUM(y) FROM s) FROM r`: an aggregate without GROUP BY
 has exactly one row (also over no rows), so the subquery becomes a derived
@@ -18,6 +19,11 @@ rows: NULL, or 0 for a COUNT:
     SELECT COALESCE(__scalar1.v, 0) FROM r
     LEFT JOIN (SELECT s.b AS k1, COUNT(*) AS v FROM s GROUP BY s.b) AS __scalar1
       ON __scalar1.k1 = r.b
+
+In WHERE the same joins serve a subquery under OR, in a CASE or in
+arithmetic with columns (`WHERE x > (SELECT AVG(y) FROM s) OR …`); one
+compared in a conjunct of WHERE is left to `unnest_subqueries`, which
+keeps it as a test that re-checks only the rows a change can flip.
 
 Not taken (the query is refused later, saying what is supported): a
 subquery that is not one aggregate column, one correlated other than by
@@ -59,38 +65,78 @@ def scalar_items(tree: exp.Expression, ctx: Context) -> exp.Expression:
             a.parent_select is select for a in select.find_all(exp.AggFunc)
         )
         grouped = aggregates or group is not None
-        for item in select.expressions:
-            for node in list(item.find_all(exp.Subquery)):
-                inner = node.this
-                if not _one_value(inner):
-                    continue
-                in_aggregate = node.find_ancestor(exp.AggFunc, exp.Select) is not select
-                alias = f"__scalar{count + 1}"
-                by_row = correlated(inner)
-                if by_row:
-                    keys = _group_keys(select) if grouped and not in_aggregate else None
-                    join = _correlated_join(select, inner, alias, keys)
-                elif aggregates and group is None:
-                    continue  # a global aggregate keeps its row over no input
-                else:
-                    body = inner.copy()
-                    body.set(
-                        "expressions", [exp.alias_(body.expressions[0].unalias(), "v")]
-                    )
-                    join = exp.Join(this=body.subquery(alias, copy=False), kind="CROSS")
-                if join is None:
-                    continue
-                count += 1
-                select.append("joins", join)
-                column = exp.column("v", table=alias)
-                if by_row and isinstance(inner.expressions[0].unalias(), exp.Count):
-                    column = exp.Coalesce(
-                        this=column, expressions=[exp.Literal.number(0)]
-                    )
-                if grouped and not in_aggregate:
-                    column = exp.Max(this=column)  # one value in every group
-                node.replace(column)
+        where = select.args.get("where")
+        for node in _scalar_subqueries(select):
+            inner = node.this
+            if not _one_value(inner):
+                continue
+            in_where = where is not None and node.find_ancestor(exp.Where) is where
+            if in_where and _left_to_unnest(node, where):
+                continue
+            # read per row (in WHERE or an aggregate), not per group
+            per_row = in_where or (
+                node.find_ancestor(exp.AggFunc, exp.Select) is not select
+            )
+            alias = f"__scalar{count + 1}"
+            by_row = correlated(inner)
+            if by_row:
+                keys = _group_keys(select) if grouped and not per_row else None
+                join = _correlated_join(select, inner, alias, keys)
+            elif aggregates and group is None and not in_where:
+                continue  # a global aggregate keeps its row over no input
+            else:
+                body = inner.copy()
+                body.set(
+                    "expressions", [exp.alias_(body.expressions[0].unalias(), "v")]
+                )
+                join = exp.Join(this=body.subquery(alias, copy=False), kind="CROSS")
+            if join is None:
+                continue
+            count += 1
+            select.append("joins", join)
+            column = exp.column("v", table=alias)
+            if by_row and isinstance(inner.expressions[0].unalias(), exp.Count):
+                column = exp.Coalesce(this=column, expressions=[exp.Literal.number(0)])
+            if grouped and not per_row:
+                column = exp.Max(this=column)  # one value in every group
+            node.replace(column)
     return tree
+
+
+def _scalar_subqueries(select: exp.Select):
+    """This SELECT's subqueries in its SELECT list and its WHERE."""
+    where = select.args.get("where")
+    for part in [*select.expressions, *([where] if where is not None else [])]:
+        for node in list(part.find_all(exp.Subquery)):
+            if node.parent_select is select:
+                yield node
+
+
+_ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Neg)
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE)
+
+
+def _left_to_unnest(node: exp.Subquery, where: exp.Where) -> bool:
+    """Whether `node` is a side of a comparison that is a conjunct of
+    WHERE (through parentheses and arithmetic with constants), which
+    `unnest_subqueries` keeps as a test on the outer rows instead of a
+    join."""
+    top = node
+    while isinstance(top.parent, (exp.Paren, *_ARITHMETIC)):
+        others = [c for c in top.parent.iter_expressions() if c is not top]
+        if any(o.find(exp.Column, exp.Subquery, exp.Select) for o in others):
+            return False
+        top = top.parent
+    anchor = top.parent
+    if not isinstance(anchor, _COMPARISONS):
+        return False
+    other = anchor.expression if anchor.this is top else anchor.this
+    if other.find(exp.Subquery, exp.Select) is not None:
+        return False
+    up = anchor.parent
+    while isinstance(up, (exp.And, exp.Paren)):
+        up = up.parent
+    return up is where
 
 
 def _one_value(inner: exp.Expression) -> bool:

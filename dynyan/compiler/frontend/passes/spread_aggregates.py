@@ -41,7 +41,7 @@ _SPREADS = {
 def spread_aggregates(tree: exp.Expression, ctx: Context) -> exp.Expression:
     for node in list(tree.find_all(*_SPREADS)):
         if isinstance(node.this, exp.Distinct):
-            raise unsupported("only COUNT takes DISTINCT", node)
+            raise unsupported("only COUNT, SUM, AVG and STRING_AGG take DISTINCT", node)
         sample, root = _SPREADS[type(node)]
         node.replace(_spread(node.this, sample, root))
     return tree

@@ -109,7 +109,7 @@ def _exists_unions(where: exp.Where) -> None:
         sides, outer = [], None
         for term in node.flatten():
             term = term.unnest()
-            found = _exists_side(term)
+            found = exists_side(term)
             if found is None or (outer is not None and found[1] != outer):
                 break
             sides.append(found[0])
@@ -125,7 +125,7 @@ def _exists_unions(where: exp.Where) -> None:
             anchor.replace(exp.In(this=outer.copy(), query=exp.Subquery(this=members)))
 
 
-def _exists_side(term: exp.Expression):
+def exists_side(term: exp.Expression):
     """(SELECT i AS k … WHERE its own conditions, outer column o) for an
     `EXISTS (SELECT … WHERE i = o AND …)` correlated by that equality only;
     None for any other term."""
@@ -182,6 +182,20 @@ def _membership(select, where, node, ctx: Context) -> exp.Select:
             ],
         )
         grouped = is_grouped(inner)
+        if grouped and not _selects_group_keys(inner):
+            # (a, b) IN (SELECT a, MAX(b) … GROUP BY a): the distinct rows of
+            # the grouped result
+            inner = (
+                exp.select(
+                    *[
+                        exp.alias_(exp.column(f"k{i + 1}", table="__g"), f"k{i + 1}")
+                        for i in range(len(outer))
+                    ]
+                )
+                .from_(inner.subquery("__g"))
+                .distinct()
+            )
+            grouped = False
         if not grouped:
             inner.set("distinct", exp.Distinct())  # IN never multiplies rows
         alias = f"in{len(ctx.subqueries) + 1}"
@@ -228,6 +242,14 @@ def _membership(select, where, node, ctx: Context) -> exp.Select:
     select = select.join(exp.table_(name, alias=alias), join_type="cross", copy=False)
     anchor.replace(condition)
     return select
+
+
+def _selects_group_keys(inner: exp.Select) -> bool:
+    """Whether every column a grouped subquery selects is a GROUP BY key
+    (then its rows are already distinct)."""
+    group = inner.args.get("group")
+    keys = {e.sql() for e in group.expressions} if group is not None else set()
+    return all(e.unalias().sql() in keys for e in inner.expressions)
 
 
 def _scalar(where: exp.Where, node: exp.Subquery, ctx: Context) -> None:
@@ -550,7 +572,7 @@ def _leaf_digits(query: Query, expr) -> int | None:
         agg = query.aggregates[expr.index]
         if agg.kind in _PICKS and agg.computed is None:
             return _exact_digits(query, Var(agg.arg))
-        if agg.kind == "quantile_cont":  # a DECIMAL's digits (else a DOUBLE)
+        if agg.kind in ("quantile_cont", "sum_distinct"):  # kept in these digits
             return agg.scale
         if agg.kind != "sum":
             return None
@@ -595,6 +617,8 @@ def output_type(query: Query, expr) -> str:
                 return "int"
             if agg.kind.startswith("string_agg"):
                 return "str"
+            if agg.kind == "sum_distinct":  # an INTEGER's is an integer
+                return "int" if agg.scale == 0 else "float"
             if agg.kind in _PICKS and agg.computed is not None:
                 return infer_type(agg.computed, leaf)
             if agg.kind in _PICKS:

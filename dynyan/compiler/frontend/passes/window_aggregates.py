@@ -30,10 +30,13 @@ from ..context import Context
 from .name_outputs import named
 from .window_orders import (
     COUNT_ROWS,
+    Measure,
     RANKINGS,
+    band_table,
     ordered_table,
     order_levels,
     running_measures,
+    rows_band_table,
     running_value,
     same_keys,
     shifted_table,
@@ -111,7 +114,10 @@ def function_refusal(window: exp.Window, select: exp.Select) -> str | None:
             "this window frame is not supported: running aggregates take the "
             "default frame, RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW, or "
             "ROWS up to the current row where the ORDER BY keys tell the rows "
-            "apart (the GROUP BY keys of a grouped query)"
+            "apart (the GROUP BY keys of a grouped query); sliding frames: RANGE "
+            "BETWEEN constant offsets (n or INTERVAL PRECEDING or FOLLOWING, "
+            "CURRENT ROW) over one ORDER BY key, and ROWS BETWEEN any bounds "
+            "where the ORDER BY keys tell the rows apart"
         )
     if order and isinstance(func.this, exp.Distinct):
         return f"a running {func.sql_name()}(DISTINCT …) is not supported"
@@ -122,7 +128,8 @@ def frame(window: exp.Window, select: exp.Select) -> str | None:
     """What an aggregate window's rows are: "partition" (no ORDER BY, or a
     frame over the whole partition), "running" (ORDER BY with the default
     frame, or ROWS up to the current row where the ORDER BY keys tell every
-    row of a partition apart), None for any other frame."""
+    row of a partition apart), "band" (RANGE between offsets around one
+    ORDER BY key: `band_bounds`), None for any other frame."""
     spec = window.args.get("spec")
     if not window.args.get("order"):
         return "partition" if spec is None or _whole(spec) else None
@@ -130,14 +137,72 @@ def frame(window: exp.Window, select: exp.Select) -> str | None:
         return "running"
     if _whole(spec):
         return "partition"
-    start, end = spec.args.get("start"), spec.args.get("end")
-    if not (start == "UNBOUNDED" and spec.args.get("start_side") == "PRECEDING"):
+    if band_bounds(window) is not None:
+        return "band"
+    if band_bounds(window, "ROWS") is not None and _unique_order(window, select):
+        return "rows"
+    start, end = _bound(spec, "start"), _bound(spec, "end")
+    if start != ("UNBOUNDED", "PRECEDING") or end not in (None, ("CURRENT ROW", None)):
         return None
-    if end not in (None, "CURRENT ROW"):
-        return None
-    if spec.args.get("kind") == "RANGE" or _unique_order(window, select):
+    if _text(spec.args.get("kind")) == "RANGE" or _unique_order(window, select):
         return "running"
     return None
+
+
+def band_bounds(window: exp.Window, kind: str = "RANGE"):
+    """The (start, end) bounds of a sliding `kind` frame (RANGE or ROWS),
+    each None (CURRENT ROW), "UNBOUNDED" (ROWS only) or (offset,
+    following); None for any other frame. A RANGE frame
+    orders by one key and offsets it by numbers or INTERVALs (an unbounded
+    side would reach the NULL keys, which DuckDB orders last); a ROWS frame
+    counts rows, by whole numbers."""
+    spec, order = window.args.get("spec"), window.args.get("order")
+    if spec is None or order is None or _text(spec.args.get("kind")) != kind:
+        return None
+    if kind == "RANGE" and len(order.expressions) != 1:
+        return None
+    bounds = []
+    for side in ("start", "end"):
+        bound = _bound(spec, side)
+        if bound == ("CURRENT ROW", None) or (bound is None and side == "end"):
+            bounds.append(None)  # `RANGE 3 PRECEDING`: … AND CURRENT ROW
+            continue
+        if bound is None:
+            return None
+        if isinstance(spec.args.get(side), str):  # UNBOUNDED
+            if kind != "ROWS":
+                return None
+            bounds.append("UNBOUNDED")
+            continue
+        offset = spec.args[side]
+        if kind == "ROWS":
+            if not (isinstance(offset, exp.Literal) and offset.name.isdigit()):
+                return None
+        elif not isinstance(offset, (exp.Literal, exp.Interval)) or (
+            isinstance(offset, exp.Literal) and offset.is_string
+        ):
+            return None
+        bounds.append((offset, bound[1] == "FOLLOWING"))
+    if kind == "RANGE" and bounds == [None, None]:
+        return None  # the peers only: refused with the other RANGE frames
+    if kind == "ROWS" and bounds in ([None, None], ["UNBOUNDED", None]):
+        return None  # the current row; a running aggregate
+    return tuple(bounds)
+
+
+def _bound(spec: exp.WindowSpec, side: str):
+    """A frame bound as (UNBOUNDED | CURRENT ROW | the offset's SQL,
+    PRECEDING | FOLLOWING | None), upper-cased as SQL is case-blind; None
+    when absent."""
+    value = spec.args.get(side)
+    if value is None:
+        return None
+    text = _text(value) if isinstance(value, str) else value.sql()
+    return text, _text(spec.args.get(f"{side}_side")) or None
+
+
+def _text(value) -> str:
+    return value.upper() if isinstance(value, str) else ""
 
 
 def shift_refusal(window: exp.Window, select: exp.Select) -> str | None:
@@ -197,12 +262,9 @@ def _ntile(n: int, rank: exp.Expression, rows: exp.Expression) -> exp.Expression
 
 
 def _whole(spec: exp.WindowSpec) -> bool:
-    return (
-        spec.args.get("start") == "UNBOUNDED"
-        and spec.args.get("start_side") == "PRECEDING"
-        and spec.args.get("end") == "UNBOUNDED"
-        and spec.args.get("end_side") == "FOLLOWING"
-    )
+    return _bound(spec, "start") == ("UNBOUNDED", "PRECEDING") and _bound(
+        spec, "end"
+    ) == ("UNBOUNDED", "FOLLOWING")
 
 
 def _unique_order(window: exp.Window, select: exp.Select) -> bool:
@@ -246,6 +308,12 @@ class _Rewrite:
         # LAG/LEAD's signature -> its table's alias, the rank's arguments,
         # the argument's column and the offset (negative: LEAD)
         self.shifted: dict[tuple, tuple[str, tuple, str, int]] = {}
+        # a RANGE frame's signature -> its table's alias and `band_table`'s
+        # arguments but the rows
+        self.banded: dict[tuple, tuple[str, tuple]] = {}
+        # a ROWS frame's signature -> its table's alias and
+        # `rows_band_table`'s arguments but the rows
+        self.rows_banded: dict[tuple, tuple[str, tuple]] = {}
 
     def query(self) -> exp.Select:
         select = self.select
@@ -281,6 +349,13 @@ class _Rewrite:
         for alias, args in self.ordered.values():
             table = ordered_table(_rows(base), *args)
             joins.append((table, alias, _order_keys(args), None))
+        for alias, args in self.banded.values():
+            table = band_table(_rows(base), *args)
+            keys = args[0] + [args[1]] if args[1] not in args[0] else args[0]
+            joins.append((table, alias, keys, None))
+        for alias, args in self.rows_banded.values():
+            table = rows_band_table(_rows(base), *args)
+            joins.append((table, alias, _order_keys(args[0]), None))
         for alias, args, column, offset in self.shifted.values():
             table = shifted_table(_rows(base), args, column, offset)
             joins.append((table, alias, _order_keys(args), "left"))
@@ -337,8 +412,13 @@ class _Rewrite:
             return self._outer(window.this.this)  # the row's own value
         if isinstance(window.this, SHIFTS):
             return self._shift(window)
-        if frame(window, self.select) == "running":
+        framed = frame(window, self.select)
+        if framed == "running":
             return self._running(window)
+        if framed == "band":
+            return self._band(window)
+        if framed == "rows":
+            return self._rows_band(window)
         keys = list(window.args.get("partition_by") or [])
         signature = tuple(k.sql() for k in keys)
         if signature not in self.partitions:
@@ -427,13 +507,7 @@ class _Rewrite:
     def _running(self, window: exp.Window) -> exp.Expression:
         """The aggregate over the rows before the row's, level by level, and
         over its peers."""
-        func = window.this
-        keys = [self._column(k, "k") for k in window.args.get("partition_by") or []]
-        levels = order_levels(window, self._column, keys)
-        arg = func.this
-        column = None
-        if arg is not None and not isinstance(arg, exp.Star):
-            column = self._column(arg, "x")
+        func, keys, levels, column = self._aggregate_over(window)
         measures = running_measures(func, column)
         args = (
             keys,
@@ -444,6 +518,98 @@ class _Rewrite:
             True,
         )
         return self._ordered(("running", func.key, tuple(keys), levels, column), args)
+
+    def _band(self, window: exp.Window) -> exp.Expression:
+        """The aggregate over the rows whose key is within the frame's
+        offsets of the row's (`band_table`)."""
+        func = window.this
+        keys = [self._column(k, "k") for k in window.args.get("partition_by") or []]
+        (ordered,) = window.args["order"].expressions
+        key = self._column(ordered.this, "k")
+        arg = func.this
+        column = None
+        if arg is not None and not isinstance(arg, exp.Star):
+            column = self._column(arg, "x")
+        bounds = band_bounds(window)
+        descending = bool(ordered.args.get("desc"))
+        signature = (
+            func.key,
+            tuple(keys),
+            key,
+            descending,
+            tuple(None if b is None else (b[0].sql(), b[1]) for b in bounds),
+            column,
+        )
+        if signature not in self.banded:
+            args = (
+                keys,
+                key,
+                descending,
+                bounds,
+                running_measures(func, column),
+                lambda tables: running_value(func, column, tables),
+            )
+            self.banded[signature] = (f"__band{len(self.banded) + 1}", args)
+        return exp.column("__value", table=self.banded[signature][0])
+
+    def _aggregate_over(self, window: exp.Window) -> tuple:
+        """An aggregate window's function, its partition's key columns, the
+        levels of its order and the column of its argument (None: none, or
+        `*`)."""
+        func = window.this
+        keys = [self._column(k, "k") for k in window.args.get("partition_by") or []]
+        levels = order_levels(window, self._column, keys)
+        arg = func.this
+        column = None
+        if arg is not None and not isinstance(arg, exp.Star):
+            column = self._column(arg, "x")
+        return func, keys, levels, column
+
+    def _rows_band(self, window: exp.Window) -> exp.Expression:
+        """The aggregate over the rows whose rank is within the frame's
+        offsets of the row's (`rows_band_table`; the order tells the rows
+        apart)."""
+        func, keys, levels, column = self._aggregate_over(window)
+        bounds = band_bounds(window, "ROWS")
+        if not levels:  # every partition one row (its keys all ORDER BY's)
+            return self._own_row(window, bounds)
+        shown = tuple(
+            b if not isinstance(b, tuple) else (b[0].sql(), b[1]) for b in bounds
+        )
+        signature = (func.key, tuple(keys), levels, shown, column)
+        if signature not in self.rows_banded:
+            x = "__x" if column is not None else None
+            measures = (
+                running_measures(func, x) if x else (Measure("__n", "count", "__x"),)
+            )
+            args = (
+                _rank_args(keys, levels, dense=False),
+                column,
+                bounds,
+                measures,
+                lambda tables: running_value(func, x, tables),
+            )
+            alias = f"__rows_band{len(self.rows_banded) + 1}"
+            self.rows_banded[signature] = (alias, args)
+        return exp.column("__value", table=self.rows_banded[signature][0])
+
+    def _own_row(self, window: exp.Window, bounds: tuple) -> exp.Expression:
+        """A ROWS frame over partitions of one row: the aggregate over the
+        partition where the frame holds the current row, else over none."""
+        lower, upper = (
+            (
+                0
+                if b is None
+                else None if b == "UNBOUNDED" else int(b[0].name) * (1 if b[1] else -1)
+            )
+            for b in bounds
+        )
+        if (lower is None or lower <= 0) and (upper is None or upper >= 0):
+            partition = window.args.get("partition_by")
+            return self._window(exp.Window(this=window.this, partition_by=partition))
+        if isinstance(window.this, exp.Count):
+            return exp.Literal.number(0)
+        return exp.null()
 
     def _ordered(self, signature: tuple, args: tuple) -> exp.Column:
         """The value of an ordered window (one table per signature)."""

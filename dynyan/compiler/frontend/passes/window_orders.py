@@ -20,6 +20,11 @@ Equality is IS NOT DISTINCT FROM, as windows group NULLs. A key that may be NULL
 own over `key IS NULL`, so NULLS LAST (DuckDB's default) or NULLS FIRST
 orders the NULL rows, which then tie among themselves on the key's level.
 
+A RANGE frame between offsets (`RANGE BETWEEN INTERVAL 6 DAY PRECEDING
+AND CURRENT ROW`: a moving sum) is one table: the groups of (partition,
+key) LEFT JOINed with themselves on the partition and `key - 6 days <=
+other key <= key`, a band join (`band_table`).
+
 ROW_NUMBER() is RANK() where the order tells the rows apart (GROUP BY keys
 among the window's keys) and refused elsewhere: among tied rows its numbers
 are arbitrary, so no view can agree with a database run after run.
@@ -224,6 +229,130 @@ def running_value(
         value = exp.Div(this=value, expression=total("__c"))
     none = exp.EQ(this=total("__c"), expression=exp.Literal.number(0))
     return exp.Paren(this=exp.case().when(none, exp.null()).else_(value))
+
+
+def band_table(
+    rows: exp.Expression,
+    partition: list[str],
+    key: str,
+    descending: bool,
+    bounds: tuple,
+    measures: tuple[Measure, ...],
+    value,
+) -> exp.Select:
+    """Per group of (partition, key) of `rows`, `__value`: `value` (a
+    function of the one table's alias) over the measures of the partition's
+    rows whose key lies in the frame: from the start bound's position to the
+    end bound's in the order's direction, each the row's key (CURRENT ROW,
+    None) or the key ± an offset (`(offset, following)`). A row whose key is
+    NULL has its peers as its frame, as DuckDB (NULL ± n is no position)."""
+    table = rows.alias_or_name
+    keys = partition + [key] if key not in partition else partition
+    groups = (
+        exp.select(*[exp.column(k, table=table) for k in keys])
+        .select(*[exp.alias_(m.of_rows(table), m.name) for m in measures])
+        .from_(rows)
+        .group_by(*[exp.column(k, table=table) for k in keys])
+    )
+    mine, other = exp.column(key, table="__g1"), exp.column(key, table="__g2")
+
+    def position(bound) -> exp.Expression:
+        if bound is None:
+            return mine.copy()
+        offset, following = bound
+        later = following != descending  # a larger key
+        shift = exp.Add if later else exp.Sub
+        return exp.Paren(this=shift(this=mine.copy(), expression=offset.copy()))
+
+    first, last = (position(b) for b in bounds)
+    low, high = (last, first) if descending else (first, last)
+    inside = [
+        exp.GTE(this=other.copy(), expression=low),
+        exp.LTE(this=other.copy(), expression=high),
+    ]
+    null_key = exp.Is(this=mine.copy(), expression=exp.null())
+    band = (
+        exp.select(*[exp.column(k, table="__g1").as_(k) for k in keys])
+        .select(
+            *[
+                exp.alias_(
+                    exp.case()
+                    .when(
+                        null_key.copy(), exp.Max(this=exp.column(m.name, table="__g1"))
+                    )
+                    .else_(m.of_groups("__g2")),
+                    m.name,
+                )
+                for m in measures
+            ]
+        )
+        .from_(groups.subquery("__g1"))
+        .join(
+            groups.subquery("__g2"),
+            on=exp.and_(*same_keys(partition, "__g1", "__g2"), *inside),
+            join_type="left",
+        )
+        .group_by(*[exp.column(k, table="__g1") for k in keys])
+    )
+    return exp.select(
+        *[exp.column(k, table="__b").as_(k) for k in keys],
+        exp.alias_(value(["__b"]), "__value"),
+    ).from_(band.subquery("__b"))
+
+
+def rows_band_table(
+    rows: exp.Expression,
+    rank: tuple,
+    column: str | None,
+    bounds: tuple,
+    measures: tuple[Measure, ...],
+    value,
+) -> exp.Select:
+    """Per row of `rows` (its partition and ORDER BY keys, which tell the
+    rows apart), `__value`: `value` (a function of the one table's alias)
+    over `measures` of `__x` (the rows' `column`; None: 1, for COUNT(*))
+    over the rows of its partition ranked from the start bound to the end
+    bound around it: each its own rank (CURRENT ROW, None), the partition's
+    end ("UNBOUNDED") or the rank ± an offset (`(offset, following)`).
+    `rank`: `ordered_table`'s arguments of the RANK."""
+    partition, levels = rank[:2]
+    keys = partition + [level.column for level in levels]
+    x = exp.column(column, table="__r") if column else exp.Literal.number(1)
+    numbered = (
+        exp.select(*[exp.column(k, table="__r").as_(k) for k in keys])
+        .select(x.as_("__x"), exp.column("__value", table="__o").as_("__n"))
+        .from_(rows.this.copy().subquery("__r"))
+        .join(
+            ordered_table(rows, *rank).subquery("__o"),
+            on=exp.and_(*same_keys(keys, "__r", "__o")),
+        )
+    )
+    mine, other = exp.column("__n", table="__cur"), exp.column("__n", table="__prev")
+    inside = []
+    for bound, compare in zip(bounds, (exp.GTE, exp.LTE)):
+        if bound == "UNBOUNDED":
+            continue
+        position: exp.Expression = mine.copy()
+        if bound is not None:
+            offset, following = bound
+            shift = exp.Add if following else exp.Sub
+            position = exp.Paren(this=shift(this=position, expression=offset.copy()))
+        inside.append(compare(this=other.copy(), expression=position))
+    band = (
+        exp.select(*[exp.column(k, table="__cur").as_(k) for k in keys])
+        .select(*[exp.alias_(m.of_rows("__prev"), m.name) for m in measures])
+        .from_(numbered.subquery("__cur"))
+        .join(
+            numbered.subquery("__prev"),
+            on=exp.and_(*same_keys(partition, "__cur", "__prev"), *inside),
+            join_type="left",
+        )
+        .group_by(*[exp.column(k, table="__cur") for k in keys])
+    )
+    return exp.select(
+        *[exp.column(k, table="__b").as_(k) for k in keys],
+        exp.alias_(value(["__b"]), "__value"),
+    ).from_(band.subquery("__b"))
 
 
 def shifted_table(
