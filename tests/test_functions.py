@@ -92,8 +92,8 @@ CASES = {
     "year": ["EXTRACT(YEAR FROM r.d)", "YEAR(r.ts)"],
     "month": ["EXTRACT(MONTH FROM r.d)"],
     "day": ["EXTRACT(DAY FROM r.d)", "DAY(r.ts)"],
-    "upper": ["UPPER(r.s)"],
-    "lower": ["LOWER(r.s)"],
+    "upper": ["UPPER(r.s)", "UPPER(r.s || 'ßﬁŉ straße')"],  # one for one
+    "lower": ["LOWER(r.s)", "LOWER(r.s || 'İ ΟΔΟΣ')"],  # no final sigma
     "abs": ["ABS(r.a)", "ABS(r.x)"],
     "neg": ["-r.a", "-r.x"],
     "concat": ["r.s || r.t"],
@@ -135,6 +135,8 @@ CASES = {
         "CAST(r.p AS INTEGER)",  # DECIMAL 5.50 -> 6: away from zero
         "CAST(r.p * 0.5 AS BIGINT)",
         "CAST(r.f AS INTEGER)",
+        "CAST(r.a AS TINYINT)",  # in range: checked, unchanged
+        "CAST(r.x * 0 + r.b AS SMALLINT)",
     ],
     "to_decimal": [
         "CAST(CASE WHEN r.x < 1e6 THEN r.x END AS DECIMAL(9, 0))",
@@ -366,6 +368,30 @@ def test_mod_by_zero_is_an_error():
     assert bag(view.rows()) == oracle(sql, ROWS[:1])
     with pytest.raises(ZeroDivisionError):
         ivm(sql, ROWS[3:4])
+
+
+@pytest.mark.parametrize(
+    "value, rows",
+    [
+        ("CAST(r.x AS BIGINT)", ROWS[4:5]),  # 1e300
+        ("CAST(r.x * 1e9 AS INTEGER)", ROWS[0:1]),  # 2.5e9
+        ("CAST(r.p * 100 AS TINYINT)", ROWS[0:1]),  # 325
+        ("CAST(r.a * 100 AS TINYINT)", ROWS[0:1]),  # 700
+        ("CAST(r.a AS UBIGINT)", ROWS[1:2]),  # -7
+    ],
+)
+def test_cast_to_integer_out_of_range_is_an_error(value, rows):
+    """DuckDB refuses a value out of the integer type's range; so do the
+    generated module (the update is rejected) and the IVM."""
+    sql = f"SELECT r.k FROM r WHERE {value} > 0"
+    with pytest.raises(duckdb.Error, match="Conversion Error"):
+        oracle(sql, rows)
+    view = dynyan.load(SCHEMA + sql).View()
+    with pytest.raises(ValueError, match="out of range"):
+        view.insert("r", rows[0])
+    assert bag(view.rows()) == collections.Counter()
+    with pytest.raises(ValueError, match="out of range"):
+        ivm(sql, rows)
 
 
 NULL_ROWS = [ROWS[0], (None,) * 10]

@@ -607,3 +607,41 @@ def test_an_empty_range_weighs_nothing():
         for rel, rs in rows.items():  # t before s: s's insert sums t's range
             view.update(rel, rs)
         assert list(view.rows()) == con.execute(sql).fetchall() == [(0,)]
+
+
+@pytest.mark.parametrize(
+    "text, upper, lower",
+    [
+        ("abc", "ABC", "abc"),
+        ("straße", "STRAẞE", "straße"),  # one character for one, as DuckDB
+        ("ﬁŉ", "ﬁŉ", "ﬁŉ"),  # no simple upper case: kept
+        ("İstanbul", "İSTANBUL", "istanbul"),
+        ("ΟΔΟΣ", "ΟΔΟΣ", "οδοσ"),  # no final sigma
+    ],
+)
+def test_case_mapping_is_one_character_for_one(text, upper, lower):
+    assert sqlfuncs._upper(text) == upper
+    assert sqlfuncs._lower(text) == lower
+
+
+@pytest.mark.parametrize(
+    "value, low, high, expected",
+    [
+        (2.5, None, None, 2),  # halves to even
+        (127.4, -128, 127, 127),
+        (-128.5, -128, 127, -128),
+        (True, -128, 127, 1),
+        (None, -128, 127, None),
+    ],
+)
+def test_to_int_in_range(value, low, high, expected):
+    assert sqlfuncs._to_int(value, low, high) == expected
+
+
+@pytest.mark.parametrize(
+    "value, low, high",
+    [(127.6, -128, 127), (300, -128, 127), (-1, 0, 2**64 - 1), (math.inf, None, None)],
+)
+def test_to_int_out_of_range_raises(value, low, high):
+    with pytest.raises(ValueError, match="out of range"):
+        sqlfuncs._to_int(value, low, high)

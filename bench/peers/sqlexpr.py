@@ -138,15 +138,21 @@ def sql_round(x, digits, exact=None):
     return int(rounded) if isinstance(x, int) else float(rounded)
 
 
-def sql_to_int(x):
+def sql_to_int(x, low=None, high=None):
     """CAST(number AS INTEGER) as DuckDB: a DOUBLE's exact binary value to
-    the nearest integer, ties to even (a DECIMAL arrives rounded)."""
-    if isinstance(x, bool):
-        return int(x)
-    if x is None or isinstance(x, int):
+    the nearest integer, ties to even (a DECIMAL arrives rounded); outside
+    the type's [low, high] a conversion error."""
+    if x is None:
         return x
-    value = decimal.Decimal(x)
-    return int(value.quantize(decimal.Decimal(1), rounding=decimal.ROUND_HALF_EVEN))
+    if isinstance(x, bool):
+        x = int(x)
+    elif not isinstance(x, int):
+        if math.isinf(x) or math.isnan(x):
+            raise ValueError(f"CAST of {x} to an integer: out of range")
+        x = round(Fraction(x))  # the exact binary value, ties to even
+    if low is not None and (x < low or x > high):
+        raise ValueError(f"CAST of {x} to an integer: out of range")
+    return x
 
 
 def sql_sqrt(x):
@@ -526,6 +532,8 @@ def _quotient(e) -> bool:
 # IR operators rendered as one call of a helper over non-NULL operands (NULL
 # if one is): op -> (the helper, constant arguments before the operands)
 _STRICT_CALLS = {
+    "upper": ("_sql_case", (True,)),
+    "lower": ("_sql_case", (False,)),
     "exact_double": ("_sql_exact_double", ()),
     "ceil": ("_sql_ceil_floor", (True,)),
     "floor": ("_sql_ceil_floor", (False,)),
@@ -570,8 +578,23 @@ _CALLS = {
     "to_str": "_sql_to_str",
 }
 
+
+def sql_case(upper: bool, text: str) -> str:
+    """UPPER/LOWER as DuckDB maps case: character by character, a character
+    whose full mapping is several characters keeps itself, but for the two
+    whose simple mapping differs (sharp s up to capital sharp s, dotted
+    capital I down to i)."""
+    special = {"\u00df": "\u1e9e"} if upper else {"\u0130": "i"}
+    out = []
+    for ch in text:
+        mapped = ch.upper() if upper else ch.lower()
+        out.append(mapped if len(mapped) == 1 else special.get(ch, ch))
+    return "".join(out)
+
+
 HELPERS = {
     "datetime": datetime,
+    "_sql_case": sql_case,
     "_sql_nan_rank": sql_nan_rank,
     "_sql_extreme": sql_extreme,
     "_sql_coalesce": sql_coalesce,
@@ -855,8 +878,6 @@ class SQLPython:
             )
         if op in _CALLS:  # a helper that takes NULLs
             return f"{_CALLS[op]}({', '.join(self.value(a, env) for a in args)})"
-        if op in ("upper", "lower"):
-            return self._strict([self.value(args[0], env)], lambda t: f"{t[0]}.{op}()")
         if op == "abs":
             return self._strict([self.value(args[0], env)], lambda t: f"abs({t[0]})")
         raise NotImplementedError(f"operator {op} in the IVM baseline")

@@ -52,6 +52,8 @@ HELPERS = (
     Helper("_replace", "sqlfuncs", "_replace"),
     Helper("_right", "sqlfuncs", "_right"),
     Helper("_to_str", "sqlfuncs", "_to_str"),
+    Helper("_upper", "sqlfuncs", "_upper"),
+    Helper("_lower", "sqlfuncs", "_lower"),
     Helper("_greatest", "sqlfuncs", "_greatest"),
     Helper("_least", "sqlfuncs", "_least"),
     Helper("_quantile_cont", "sqlfuncs", "_quantile_cont"),

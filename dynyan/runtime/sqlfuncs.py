@@ -95,15 +95,20 @@ def _round(x, digits, exact=None):
     return out if out - out == 0 else x
 
 
-def _to_int(x):
+def _to_int(x, low=None, high=None):
     """CAST(x AS INTEGER) of a DOUBLE as DuckDB: the nearest integer, halves
-    to even (inf and NaN are errors); a BOOLEAN 1 or 0 (a DECIMAL is
-    `_round`ed to 0 digits first). NULL in, NULL out."""
-    if x is None or type(x) is int:
+    to even; a BOOLEAN 1 or 0 (a DECIMAL is `_round`ed to 0 digits first).
+    Out of the integer type's range [low, high] (inf, NaN) an error, as
+    DuckDB's. NULL in, NULL out."""
+    if x is None:
         return x
-    if x - x != 0:
+    if type(x) is not int:
+        if x - x != 0:
+            raise ValueError(f"CAST of {x} to an integer is out of range")
+        x = round(x)
+    if low is not None and not low <= x <= high:
         raise ValueError(f"CAST of {x} to an integer is out of range")
-    return round(x)
+    return x
 
 
 def _sqrt(x):
@@ -197,6 +202,27 @@ def _replace(string, old, new):
 def _right(string, n):
     """RIGHT(s, n): the last n characters; n < 0: all but the first -n."""
     return string[-n:] if n else ""
+
+
+def _upper(s):
+    """UPPER as DuckDB: each character's simple upper case, one character
+    for one ('ß' -> 'ẞ'; 'ﬁ' stays), not Python's full mapping ('SS',
+    'FI')."""
+    if s.isascii():
+        return s.upper()
+    return "".join(
+        u if len(u := c.upper()) == 1 else "\u1e9e" if c == "\xdf" else c for c in s
+    )
+
+
+def _lower(s):
+    """LOWER as DuckDB: each character's simple lower case, one for one
+    ('İ' -> 'i'), a final 'Σ' too ('σ': Python's str.lower makes it 'ς')."""
+    if s.isascii():
+        return s.lower()
+    return "".join(
+        low if len(low := c.lower()) == 1 else "i" if c == "\u0130" else c for c in s
+    )
 
 
 def _to_str(value):

@@ -90,6 +90,8 @@ def _cast(fe, node: exp.Cast):
         return Op("to_date", (inner,))
     if source == "float" and wanted in ("int", "float") and target != "DOUBLE":
         return _cast_number(fe, inner, node.to)
+    if wanted == "int" == source and target in ("TINYINT", "SMALLINT", "UBIGINT"):
+        return Op("to_int", (inner, *_int_range(node.to)))  # narrower: checked
     if wanted == source or (wanted == "float" and source == "int"):
         return _as_float(inner) if wanted == "float" else inner
     if wanted == "str" and source in ("int", "bool", "date", "timestamp"):
@@ -191,13 +193,32 @@ def _cast_number(fe, inner, to: exp.DataType):
     exact = fe.digits_of(inner)
     tail = () if exact is None else (Lit(exact),)
     if TYPES[to.this.name] == "int":  # a DECIMAL rounded first, as a decimal
-        return Op("to_int", (Op("round", (inner, Lit(0), *tail)) if tail else inner,))
+        rounded = Op("round", (inner, Lit(0), *tail)) if tail else inner
+        return Op("to_int", (rounded, *_int_range(to)))
     scale = declared_scale(to)
     if scale is None:  # FLOAT, REAL: as DOUBLE
         return inner
     if exact is not None and exact <= scale:
         return inner
     return Op("to_decimal", (inner, Lit(scale), *tail))
+
+
+# an integer type's values (sqlglot's name -> lowest, highest)
+_INT_RANGES = {
+    "TINYINT": (-(2**7), 2**7 - 1),
+    "SMALLINT": (-(2**15), 2**15 - 1),
+    "INT": (-(2**31), 2**31 - 1),
+    "BIGINT": (-(2**63), 2**63 - 1),
+    "UBIGINT": (0, 2**64 - 1),
+    "HUGEINT": (-(2**127), 2**127 - 1),
+}
+
+
+def _int_range(to: exp.DataType) -> tuple:
+    """The bounds a CAST to integer type `to` checks (as literals): out of
+    them DuckDB raises a conversion error."""
+    low, high = _INT_RANGES.get(to.this.name, _INT_RANGES["BIGINT"])
+    return Lit(low), Lit(high)
 
 
 def _as_float(e):
