@@ -95,8 +95,7 @@ def function_refusal(window: exp.Window, select: exp.Select) -> str | None:
             return None  # from RANK(): no two rows tie
         return (
             f"{name} is supported only over an order that tells the rows "
-            "apart (a grouped query whose GROUP BY keys are among the PARTITION "
-            "BY and ORDER BY expressions): tied rows get arbitrary numbers, which "
+            f"apart ({_TELLS_APART}): tied rows get arbitrary numbers, which "
             "no view can reproduce; use RANK() (the same where no rows tie)"
         )
     if isinstance(func, RANKINGS):
@@ -226,9 +225,8 @@ def shift_refusal(window: exp.Window, select: exp.Select) -> str | None:
         return f"{name} needs a constant offset"
     if not _unique_order(window, select):
         return (
-            f"{name} needs an order that tells the rows apart (a grouped query "
-            "whose GROUP BY keys are among the PARTITION BY and ORDER BY "
-            "expressions): among tied rows the previous one is arbitrary"
+            f"{name} needs an order that tells the rows apart ({_TELLS_APART}): "
+            "among tied rows the previous one is arbitrary"
         )
     return None
 
@@ -267,20 +265,79 @@ def _whole(spec: exp.WindowSpec) -> bool:
     ) == ("UNBOUNDED", "FOLLOWING")
 
 
+# where `_unique_order` knows that no two rows of a partition tie
+_TELLS_APART = (
+    "a grouped query whose GROUP BY keys are among the PARTITION BY and ORDER "
+    "BY expressions, or a query over one derived table of groups whose keys "
+    "are among them"
+)
+
+
 def _unique_order(window: exp.Window, select: exp.Select) -> bool:
     """Whether no two rows of a partition tie on the ORDER BY keys, so ROWS
-    and RANGE frames agree: over groups whose GROUP BY keys are all among
-    the PARTITION BY and ORDER BY expressions."""
-    group = select.args.get("group")
-    if group is None or any(
-        group.args.get(k) for k in ("rollup", "cube", "grouping_sets")
-    ):
-        return False
+    and RANGE frames agree: over groups whose GROUP BY keys (also named by
+    position or alias) are all among the PARTITION BY and ORDER BY
+    expressions, or over the rows of one derived table that are its groups
+    (or DISTINCT) whose key columns are all among them."""
     keys = list(window.args.get("partition_by") or []) + [
         o.this for o in window.args["order"].expressions
     ]
     named = {k.sql() for k in keys}
-    return bool(group.expressions) and all(g.sql() in named for g in group.expressions)
+    group = select.args.get("group")
+    if group is not None:
+        if any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets")):
+            return False
+        spelled = [_spelled_key(g, select) for g in group.expressions]
+        return bool(spelled) and all(g.sql() in named for g in spelled)
+    columns = _key_columns_of_source(select)
+    names = {k.name.lower() for k in keys if isinstance(k, exp.Column)}
+    return bool(columns) and columns <= names
+
+
+def _spelled_key(key: exp.Expression, select: exp.Select) -> exp.Expression:
+    """A GROUP BY key as the expression it names: `GROUP BY 1` the first
+    SELECT item's, `GROUP BY y` an item aliased `y` (that is no column)."""
+    items = select.expressions
+    if isinstance(key, exp.Literal) and not key.is_string and key.name.isdigit():
+        if 1 <= int(key.name) <= len(items):
+            return items[int(key.name) - 1].unalias()
+    if isinstance(key, exp.Column) and not key.table:
+        for item in items:
+            if isinstance(item, exp.Alias) and item.alias.lower() == key.name.lower():
+                inner = item.this
+                if not (isinstance(inner, exp.Column) and inner.name == key.name):
+                    return inner
+    return key
+
+
+def _key_columns_of_source(select: exp.Select) -> set[str]:
+    """The output columns that tell apart the rows of `select`'s one source
+    when it is a derived table of groups (its GROUP BY keys, each an output
+    column) or a SELECT DISTINCT (all its columns); empty otherwise."""
+    source = select.args.get("from_") or select.args.get("from")
+    if source is None or select.args.get("joins"):
+        return set()
+    inner = source.this
+    if not (isinstance(inner, exp.Subquery) and isinstance(inner.this, exp.Select)):
+        return set()
+    inner = inner.this
+    outputs = {}
+    for item in inner.expressions:
+        if isinstance(item, exp.Star) or not item.alias_or_name:
+            return set()
+        outputs[item.unalias().sql()] = item.alias_or_name.lower()
+    distinct = inner.args.get("distinct")
+    if distinct is not None and not distinct.args.get("on"):
+        return set(outputs.values())
+    group = inner.args.get("group")
+    if group is None or not group.expressions:
+        return set()
+    if any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets")):
+        return set()
+    spelled = [_spelled_key(g, inner).sql() for g in group.expressions]
+    if not all(g in outputs for g in spelled):
+        return set()
+    return {outputs[g] for g in spelled}
 
 
 def in_select_list(window: exp.Window) -> bool:
