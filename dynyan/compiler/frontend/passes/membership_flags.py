@@ -91,7 +91,7 @@ def _exists_flag(select: exp.Select, node: exp.Exists, n: int):
         return None
     keep, conds, is_inner = split_correlation(inner)
     pairs = [column_equality(c, is_inner) for c in conds]
-    if not pairs or None in pairs or not _own_columns(select, [o for _, o in pairs]):
+    if not pairs or None in pairs or not own_columns(select, [o for _, o in pairs]):
         return None
     if _outside_aggregates(node, select) and not _group_keys_only(
         select, [o for _, o in pairs]
@@ -130,7 +130,7 @@ def _in_flag(select: exp.Select, node: exp.In, n: int):
         return None
     inner = query.this if isinstance(query, exp.Subquery) else query
     name = _single_output(inner)
-    if name is None or correlated(inner) or not _own_columns(select, [node.this]):
+    if name is None or correlated(inner) or not own_columns(select, [node.this]):
         return None
     if _outside_aggregates(node, select) and not _group_keys_only(select, [node.this]):
         return None
@@ -225,7 +225,7 @@ def _group_keys_only(select: exp.Select, columns) -> bool:
     return all(c.sql() in keys for c in columns)
 
 
-def _own_columns(select: exp.Select, columns) -> bool:
+def own_columns(select: exp.Select, columns) -> bool:
     """Whether `columns` are of this SELECT's own tables (not of an
     enclosing query's, which a join here cannot read)."""
     own = {

@@ -53,7 +53,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..context import Context
-from .membership_flags import correlated
+from .membership_flags import correlated, own_columns
 from .unnest_subqueries import column_equality, split_correlation
 
 
@@ -171,12 +171,7 @@ def _correlated_join(
     pairs = [column_equality(c, is_inner) for c in conds]
     if not pairs or None in pairs:
         return None
-    own = {
-        (s.alias_or_name or "").lower()
-        for s in select.find_all(exp.Table, exp.Subquery)
-        if s.parent_select is select
-    }
-    if any(outer.table.lower() not in own for _, outer in pairs):
+    if not own_columns(select, [outer for _, outer in pairs]):
         return None  # a table of an enclosing query
     if keys is not None and any(outer.sql() not in keys for _, outer in pairs):
         return None  # not one value per group
