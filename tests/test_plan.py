@@ -159,3 +159,50 @@ def test_self_join_has_one_leaf_per_atom():
 def test_plans_print_deterministically():
     sql = (ROOT / "queries" / "tpch" / "fq1.sql").read_text()
     assert str(plan_of(sql, TPCH)) == str(plan_of(sql, TPCH))
+
+
+def test_an_inner_view_read_at_several_depths_is_compiled_and_rendered_once(
+    monkeypatch,
+):
+    """A window's rewriting reads one derived table at several depths: the
+    frontend compiles each distinct subquery once and the module defines one
+    class per distinct inner view (the module of this query was 4.8 MB of
+    text, 162 nested classes, before)."""
+    import re
+
+    from dynyan.compiler import compile_sql
+    from dynyan.compiler.plan import SetPlan
+
+    path = ROOT / "tests/fixtures/sql/109_lag_over_a_derived_table_of_groups.sql"
+    sql = path.read_text()
+
+    reads = []
+
+    def walk(plan):
+        for side in plan.plans() if isinstance(plan, SetPlan) else [plan]:
+            for _, sub in side.subplans:
+                reads.append(sub)
+                walk(sub)
+
+    from dynyan.compiler import frontend
+
+    calls = []
+    compile_select = frontend.compile_select
+
+    def counted(tree, ctx):
+        calls.append(tree)
+        return compile_select(tree, ctx)
+
+    monkeypatch.setattr(frontend, "compile_select", counted)
+    walk(compile_query(sql))
+    assert len(calls) < len(reads) / 2  # each distinct subquery's text once
+    distinct = []
+    for sub in reads:
+        if sub not in distinct:
+            distinct.append(sub)
+    assert len(reads) > 3 * len(distinct)  # the same views, read again and again
+    text = compile_sql(sql, formatted=False)
+    bodies = re.split(r"\n(?=def _inner_view_\d+\(\):\n)", text)[1:]
+    assert len(bodies) <= len(distinct)
+    assert len(set(bodies)) == len(bodies)  # no inner view written twice
+    assert len(text) < 2_000_000

@@ -526,7 +526,8 @@ def test_int_payload_source_is_the_hand_written_one():
 )
 def test_generated_modules_define_exactly_the_helpers_they_use(path):
     """Each scope defines the helpers its code uses: the module, and each
-    inner view's factory function (`_make_…`), which carries its own."""
+    inner view's factory function (`_inner_view_…`, a set operation's
+    sides' `_make_…`), which carries its own."""
 
     def check(body):
         defined = {
@@ -545,7 +546,8 @@ def test_generated_modules_define_exactly_the_helpers_they_use(path):
         factories = [
             n
             for n in rest
-            if isinstance(n, ast.FunctionDef) and n.name.startswith("_make_")
+            if isinstance(n, ast.FunctionDef)
+            and n.name.startswith(("_make_", "_inner_view_"))
         ]
         used = {
             n.id

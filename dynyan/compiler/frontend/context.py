@@ -52,6 +52,9 @@ class Context:
     # Whether the planner joins a query's atoms as they are (else its cyclic
     # part is grouped into bags, passes/decompose_cycles.py).
     acyclic: Callable[[Query], bool] | None = None
+    # The queries compiled for inner views, by SQL text and the relations
+    # it reads: shared by every context of one program (see `virtual`).
+    compiled: dict = field(default_factory=dict)
 
     def inner(self) -> "Context":
         """The context of a subquery: the same relations, its own inner views."""
@@ -61,6 +64,7 @@ class Context:
             compile=self.compile,
             top=False,
             acyclic=self.acyclic,
+            compiled=self.compiled,
         )
 
     def fresh_name(self, prefix: str) -> str:

@@ -65,7 +65,7 @@ def unnest_subqueries(select: exp.Select, ctx: Context) -> exp.Select:
                 raise unsupported("only SELECT subqueries are supported in FROM", sub)
             text = sub.this.sql()
             if text not in ctx.derived:
-                ctx.derived[text], _ = virtual(ctx, sub.this, "derived")
+                ctx.derived[text], _ = virtual(ctx, sub.this, "derived", text)
             holder.set("this", exp.table_(ctx.derived[text], alias=sub.alias))
     where = select.args.get("where")
     if where is not None:
@@ -355,10 +355,20 @@ def _merge_projection(select: exp.Select) -> exp.Select:
     return _merge_projection(merged)
 
 
-def virtual(ctx: Context, inner: exp.Expression, prefix: str) -> tuple[str, Query]:
+def virtual(
+    ctx: Context, inner: exp.Expression, prefix: str, text: str | None = None
+) -> tuple[str, Query]:
     """Compile `inner` as its own query and declare its result as a relation
-    the outer query can join."""
-    query = ctx.compile(inner, ctx.inner())
+    the outer query can join. The same text over the same relations is
+    compiled once per program (a window's rewriting reads one derived table
+    at several depths; `text`: `inner`'s, when the caller has it)."""
+    key = (
+        inner.sql() if text is None else text,
+        tuple((t.name, ctx.relations.get(t.name)) for t in inner.find_all(exp.Table)),
+    )
+    query = ctx.compiled.get(key)
+    if query is None:
+        query = ctx.compiled[key] = ctx.compile(inner, ctx.inner())
     name = ctx.fresh_name(prefix)
     columns = tuple(o.name for o in query.outputs)
     if len(set(columns)) != len(columns):
