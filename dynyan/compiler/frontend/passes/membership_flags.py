@@ -97,26 +97,11 @@ def _exists_flag(select: exp.Select, node: exp.Exists, n: int):
         select, [o for _, o in pairs]
     ):
         return None
-    body = inner.copy()
-    body.set(
-        "where", exp.Where(this=exp.and_(*[c.copy() for c in keep])) if keep else None
-    )
-    body.set(
-        "expressions",
-        [exp.alias_(i.copy(), f"__k{j}") for j, (i, _) in enumerate(pairs, 1)]
-        + [exp.alias_(exp.Literal.number(1), "__in")],
-    )
-    body.set("distinct", exp.Distinct())
-    if correlated(body):
-        return None  # the outer query read elsewhere (a join's ON, a nested query)
     alias = f"__in{n}"
-    on = exp.and_(
-        *[
-            exp.EQ(this=o.copy(), expression=exp.column(f"__k{j}", table=alias))
-            for j, (_, o) in enumerate(pairs, 1)
-        ]
-    )
-    join = exp.Join(this=body.subquery(alias, copy=False), side="LEFT", on=on)
+    flag = exp.alias_(exp.Literal.number(1), "__in")
+    join = correlated_left_join(inner, keep, pairs, alias, "__k", flag, "distinct")
+    if join is None:
+        return None
     return join, exp.column("__in", table=alias)
 
 
@@ -247,6 +232,44 @@ def _single_output(inner: exp.Expression) -> str | None:
     if isinstance(item, exp.Star) or not item.alias_or_name:
         return None
     return item.alias_or_name
+
+
+def correlated_left_join(
+    inner: exp.Select,
+    keep: list[exp.Expression],
+    pairs: list[tuple[exp.Column, exp.Column]],
+    alias: str,
+    prefix: str,
+    item: exp.Expression,
+    once: str,
+) -> exp.Join | None:
+    """`LEFT JOIN (SELECT the inner columns AS <prefix>1…, item FROM … WHERE
+    keep, once per key) AS alias ON <prefix>j = outer column …` for a
+    subquery correlated by the `(inner, outer)` column equalities `pairs`
+    (`once`: "distinct", its rows; "group", grouped by the keys). None when
+    the outer query is read elsewhere in it (a join's ON, a nested query)."""
+    body = inner.copy()
+    body.set(
+        "where", exp.Where(this=exp.and_(*[c.copy() for c in keep])) if keep else None
+    )
+    body.set(
+        "expressions",
+        [exp.alias_(i.copy(), f"{prefix}{j}") for j, (i, _) in enumerate(pairs, 1)]
+        + [item],
+    )
+    if once == "group":
+        body.set("group", exp.Group(expressions=[i.copy() for i, _ in pairs]))
+    else:
+        body.set("distinct", exp.Distinct())
+    if correlated(body):
+        return None
+    on = exp.and_(
+        *[
+            exp.EQ(this=exp.column(f"{prefix}{j}", table=alias), expression=o.copy())
+            for j, (_, o) in enumerate(pairs, 1)
+        ]
+    )
+    return exp.Join(this=body.subquery(alias, copy=False), side="LEFT", on=on)
 
 
 def correlated(inner: exp.Expression) -> bool:

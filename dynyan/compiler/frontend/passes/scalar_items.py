@@ -53,7 +53,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..context import Context
-from .membership_flags import correlated, own_columns
+from .membership_flags import correlated, correlated_left_join, own_columns
 from .unnest_subqueries import column_equality, split_correlation
 
 
@@ -175,22 +175,5 @@ def _correlated_join(
         return None  # a table of an enclosing query
     if keys is not None and any(outer.sql() not in keys for _, outer in pairs):
         return None  # not one value per group
-    body = inner.copy()
-    body.set(
-        "where", exp.Where(this=exp.and_(*[c.copy() for c in keep])) if keep else None
-    )
-    body.set(
-        "expressions",
-        [exp.alias_(i.copy(), f"k{j}") for j, (i, _) in enumerate(pairs, 1)]
-        + [exp.alias_(value.copy(), "v")],
-    )
-    body.set("group", exp.Group(expressions=[i.copy() for i, _ in pairs]))
-    if correlated(body):
-        return None  # the outer query read elsewhere (a join's ON, the value)
-    on = exp.and_(
-        *[
-            exp.EQ(this=exp.column(f"k{j}", table=alias), expression=o.copy())
-            for j, (_, o) in enumerate(pairs, 1)
-        ]
-    )
-    return exp.Join(this=body.subquery(alias, copy=False), side="LEFT", on=on)
+    value = exp.alias_(value.copy(), "v")
+    return correlated_left_join(inner, keep, pairs, alias, "k", value, "group")
