@@ -35,7 +35,7 @@ SELECT r.a AS a FROM r AS r LEFT JOIN (SELECT DISTINCT __s1.c AS __k, 1 AS __in 
 ...     "SELECT r.a AS a, EXISTS (SELECT 1 FROM s AS s WHERE s.b = r.b AND s.c > 0) AS e FROM r AS r",
 ...     read="duckdb")
 >>> print(membership_flags(tree, Context({})).sql("duckdb"))
-SELECT r.a AS a, NOT __in1.__in IS NULL AS e FROM r AS r LEFT JOIN (SELECT DISTINCT s.b AS __k1, 1 AS __in FROM s AS s WHERE s.c > 0) AS __in1 ON r.b = __in1.__k1
+SELECT r.a AS a, NOT __in1.__in IS NULL AS e FROM r AS r LEFT JOIN (SELECT DISTINCT s.b AS __k1, 1 AS __in FROM s AS s WHERE s.c > 0) AS __in1 ON __in1.__k1 = r.b
 """
 
 from __future__ import annotations
