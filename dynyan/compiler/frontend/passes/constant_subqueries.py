@@ -125,4 +125,4 @@ def _drop_constant_tables(select: exp.Select, ctx: Context) -> None:
             first = sources[0]
             select.set(key, exp.From(this=first.this))
             sources[0] = select.args[key]
-        select.set("joins", [s for s in sources[1:]] or None)
+        select.set("joins", sources[1:] or None)
