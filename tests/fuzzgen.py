@@ -353,6 +353,58 @@ def with_table(g: Gen, alias: str):
     g.q.atoms.append(Atom(alias, None, cols, f"w{alias} {alias}", sources=sources))
 
 
+@production("from", weight=0.5)
+def values_table(g: Gen, alias: str):
+    """(VALUES (1, 'a'), …) alias(k, v): constant rows (a duplicate or a NULL
+    among them), never the first FROM item (a stream needs a table)."""
+    if not g.q.atoms:
+        return False
+    kinds = g.choice([("int", "str"), ("int", "dec"), ("str", "date")])
+    rows = []
+    for _ in range(g.rng.randint(1, 4)):
+        row = [g.literal(k) if not g.chance(0.1) else "NULL" for k in kinds]
+        rows.append(row)
+    if g.chance(0.3):
+        rows.append(list(rows[0]))
+    body = ", ".join("(" + ", ".join(r) + ")" for r in rows)
+    cols = tuple((f"c{i}", k) for i, k in enumerate(kinds))
+    names = ", ".join(c for c, _ in cols)
+    g.q.atoms.append(Atom(alias, None, cols, f"(VALUES {body}) {alias}({names})"))
+
+
+@production("from", weight=0.6)
+def lateral_select(g: Gen, alias: str):
+    """LATERAL (SELECT s.a AS a, … FROM t s WHERE s.k = outer.col [AND s.x op
+    outer.y]) alias: a join with its rows per key (an inequality in ON), or
+    LATERAL (SELECT COUNT(*) AS n, SUM(…) AS m …): one row per outer row."""
+    outer = [a for a in g.q.atoms if not a.outer]
+    if not outer:
+        return False
+    a = g.choice(outer)
+    ref = g.col(a, ("int",))
+    if ref is None:
+        return False
+    t = g.choice(sorted(TABLES))
+    inner = _table_atom(t, "l" + alias)
+    key = g.col(inner, ("int",))
+    where = f" WHERE {key[0]} = {ref[0]}"
+    if g.chance(0.5):
+        num = g.col(inner, NUMERIC)
+        items = [f"COUNT(*) AS n", f"{g.choice(['SUM', 'MAX'])}({num[0]}) AS m"]
+        cols = (("n", "int"), ("m", "int" if num[1] == "int" else num[1]))
+    else:
+        picked = g.rng.sample(g.cols(inner), min(len(inner.columns), 2))
+        items = [f"{inner.alias}.{c} AS {c}" for c, _ in picked]
+        cols = tuple(picked)
+        other = g.col(a, ("int",))
+        if g.chance(0.4):
+            where += (
+                f" AND {g.col(inner, ('int',))[0]} {g.choice(['<', '>='])} {other[0]}"
+            )
+    sql = f"LATERAL (SELECT {', '.join(items)} FROM {t} {inner.alias}{where}) {alias}"
+    g.q.atoms.append(Atom(alias, None, cols, sql))
+
+
 # --- JOIN: the edges of a random join tree --------------------------------------------
 
 
@@ -738,6 +790,30 @@ def scalar_subquery(g, atom):
     )
 
 
+@production("subquery", weight=0.6)
+def single_row_subquery(g, atom):
+    """`x op (SELECT [DISTINCT] c FROM t WHERE t.k = … AND …)`: no aggregate,
+    so the value of its one row, NULL over none, an error over several (the
+    check expects the view's reads to fail where DuckDB's query does)."""
+    ref = g.col(atom, ("int",))
+    if ref is None:
+        return False
+    t, s, inner = _inner(g, atom)
+    key = g.col(s, ("int",))[0]
+    if g.chance(0.6):  # correlated
+        where = f" WHERE {key} = {g.col(atom, ('int',))[0]}"
+    else:
+        where = f" WHERE {key} = {g.literal('int')}"
+    distinct = "DISTINCT " if g.chance(0.3) else ""
+    g.q.where.append(
+        Part(
+            f"{ref[0]} {g.choice(['>=', '<', '=', '<>'])} (SELECT {distinct}"
+            f"{inner[0]} FROM {t} {s.alias}{where}{_inner_filter(g, s)})",
+            frozenset({atom.alias}),
+        )
+    )
+
+
 @production("subquery", weight=1)
 def subquery_under_or(g, atom):
     """A subquery test that is no conjunct of WHERE: `(EXISTS (…) OR c)`,
@@ -907,6 +983,23 @@ def select_scalar_subquery(g):
     )
     where = f" WHERE {g.col(s, ('int',))[0]} = {ref[0]}" + _inner_filter(g, s)
     sub = Part(f"(SELECT {agg} FROM {t} {s.alias}{where})", frozenset({atom.alias}))
+    g.q.items = _pick_columns(g, 2) + [sub]
+
+
+@production("select", weight=0.4)
+def select_single_row_subquery(g):
+    """Columns and `(SELECT c FROM t WHERE t.k = outer.col [AND …])`: a
+    scalar subquery without an aggregate in the SELECT list (an error where
+    an outer row reads a key with several rows)."""
+    atom = g.choice(g.q.atoms)
+    ref = g.col(atom, ("int",))
+    if ref is None:
+        return False
+    t, s, inner = _inner(g, atom)
+    where = f" WHERE {g.col(s, ('int',))[0]} = {ref[0]}" + _inner_filter(g, s)
+    sub = Part(
+        f"(SELECT {inner[0]} FROM {t} {s.alias}{where})", frozenset({atom.alias})
+    )
     g.q.items = _pick_columns(g, 2) + [sub]
 
 

@@ -79,6 +79,7 @@ CASES = {
     "hour": ["EXTRACT(HOUR FROM r.ts)", "HOUR(r.ts)", "EXTRACT(HOUR FROM r.d)"],
     "minute": ["EXTRACT(MINUTE FROM r.ts)"],
     "second": ["EXTRACT(SECOND FROM r.ts)", "DATE_PART('second', r.ts)"],
+    "epoch": ["EXTRACT(EPOCH FROM r.ts)", "DATE_PART('epoch', r.d)"],
     "date_trunc": [
         "DATE_TRUNC('month', r.d)",
         "DATE_TRUNC('year', r.d)",
@@ -210,6 +211,13 @@ CASES = {
         "MAKE_DATE(2020, r.k, 1)",
         "MAKE_DATE(YEAR(r.d), 2, 28)",
         "MAKE_DATE(2000 + r.k, r.k, r.k * 5)",
+    ],
+    "strftime": [
+        "STRFTIME(r.d, '%Y-%m-%d %H:%M:%S')",
+        "STRFTIME(r.ts, '%d/%m/%y %j %a %A %b %B %w %u %%')",
+        "STRFTIME(r.ts, '%I %p %f at %-H:%-M:%-S, %-d/%-m, day %-j')",
+        "STRFTIME(r.d, '%G-W%V, %U %W')",
+        "STRFTIME('%Y', r.ts)",  # the format first, as DuckDB also takes it
     ],
     "dayname": ["DAYNAME(r.d)", "DAYNAME(r.ts)"],
     "monthname": ["MONTHNAME(r.d)", "MONTHNAME(r.ts)"],
@@ -613,6 +621,10 @@ def test_values_not_matched_are_errors(value, word):
         ("MAKE_DATE(2020, 1)", "MAKE_DATE"),
         ("MAKE_DATE(2020, 1, x)", "MAKE_DATE needs INTEGER"),
         ("LAST_DAY(s)", "LAST_DAY needs a DATE or TIMESTAMP"),
+        ("STRFTIME(d, s)", "STRFTIME needs a string literal format"),
+        ("STRFTIME(d, '%Y %Q')", "the specifier at position 4 is not supported"),
+        ("STRFTIME(d, '%-b')", "the specifier at position 1 is not supported"),
+        ("STRFTIME(s, '%Y')", "STRFTIME needs a DATE or TIMESTAMP"),
         ("(s, t) IN (('a', 'b', 'c'))", "a row of 3 values in the list of a row of 2"),
         ("s IN (t, a)", "type mismatch"),
     ],

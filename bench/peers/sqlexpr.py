@@ -25,6 +25,7 @@ import re
 import unicodedata
 
 from dynyan.compiler.ir import AggRef, InnerTest, Lit, Op, Ref, Var, ViewColumn
+from dynyan.runtime import sqlfuncs
 
 _LOCAL = re.compile(r"^[A-Za-z_]\w*(\[\d+\])?$")  # a local, or one subscript of it
 _CONSTANT = re.compile(
@@ -198,6 +199,8 @@ def sql_coalesce(*values):
 def sql_date_part(part: str, d):
     if d is None:
         return None
+    if part == "epoch":
+        return (d - datetime.datetime(1970, 1, 1)).total_seconds()
     return {
         "year": d.year,
         "month": d.month,
@@ -558,6 +561,7 @@ _STRICT_CALLS = {
     "date_diff": ("_sql_date_diff", ()),
     "last_day": ("_sql_last_day", ()),
     "make_date": ("_sql_make_date", ()),
+    "strftime": ("_sql_strftime", ()),
     "dayname": ("(lambda d: _SQL_DAYS[d.weekday()])", ()),
     "monthname": ("(lambda d: _SQL_MONTHS[d.month - 1])", ()),
     "text_to_int": ("_sql_text_to_int", ()),
@@ -600,6 +604,7 @@ HELPERS = {
     "_sql_coalesce": sql_coalesce,
     "_sql_date_part": sql_date_part,
     "_sql_date_trunc": sql_date_trunc,
+    "_sql_strftime": sqlfuncs._strftime,
     "_sql_replace": sql_replace,
     "_sql_left": sql_left,
     "_sql_right": sql_right,
@@ -836,6 +841,7 @@ class SQLPython:
             "hour",
             "minute",
             "second",
+            "epoch",
         ):
             return f"_sql_date_part({op!r}, {self.value(args[0], env)})"
         if op in ("greatest", "least"):

@@ -74,6 +74,12 @@ SCALARS = {
             uses_datetime=True,
         ),
         Scalar(
+            "strftime",
+            "_strftime({0}, {1})",
+            helper="_strftime",
+            uses_datetime=True,
+        ),
+        Scalar(
             "add_seconds",
             "({0} + datetime.timedelta(seconds={1}))",
             uses_datetime=True,
@@ -88,6 +94,11 @@ SCALARS = {
         Scalar("hour", "{0}.hour"),
         Scalar("minute", "{0}.minute"),
         Scalar("second", "{0}.second"),
+        Scalar(
+            "epoch",
+            "({0} - datetime.datetime(1970, 1, 1)).total_seconds()",
+            uses_datetime=True,
+        ),
         Scalar("year", "{0}.year"),
         Scalar("month", "{0}.month"),
         Scalar("day", "{0}.day"),
@@ -172,6 +183,10 @@ SCALARS = {
         ),
     )
 }
+
+# The STRFTIME specifiers `sqlfuncs._strftime` fills in (each also as %-x,
+# without zero padding, where it is a number); DuckDB's others are refused.
+STRFTIME_CODES = "aAbBpYmdyHIMSfjwuGVUW%"
 
 QUANTILE_KINDS = ("quantile_cont", "quantile_disc")
 # the aggregates that read every value of their argument in order

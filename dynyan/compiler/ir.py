@@ -75,6 +75,7 @@ FUNCTIONS = {
     "add_days",  # (date, Lit(int))
     "add_months",  # (date, Lit(int))
     "date_trunc",  # (Lit(unit), date): the first day of its year, …, ISO week
+    "strftime",  # (Lit(format), date or timestamp): its text, as DuckDB spells it
     "year",
     "month",
     "day",
@@ -105,6 +106,7 @@ FUNCTIONS = {
     "hour",
     "minute",
     "second",
+    "epoch",  # (timestamp): seconds since 1970-01-01 00:00:00, a DOUBLE
     "sqrt",
     "round",  # (number, Lit(digits)[, Lit(exact digits of a DECIMAL)]): halves away from zero
     "to_decimal",  # CAST(DOUBLE or DECIMAL AS DECIMAL(p, s)): (x, Lit(s)[, Lit(exact)]), as round
@@ -228,6 +230,7 @@ class InnerTest:
     default: object = None
     condition: object = None
     negated: bool = False
+    guard: int | None = None  # the view's `Relation.guard`
 
     @property
     def args(self) -> tuple:
@@ -255,6 +258,7 @@ class InnerTest:
             self.default,
             condition,
             self.negated,
+            self.guard,
         )
 
     def __str__(self) -> str:
@@ -304,6 +308,12 @@ class Relation:
     # Per column: declared NOT NULL (or PRIMARY KEY); () when none is. Such a
     # column never holds NULL (the generated module refuses a None there).
     notnull: tuple[bool, ...] = ()
+    # An inner view of a scalar subquery without an aggregate: the column
+    # counting its rows (the subquery's value is an error where it is > 1).
+    guard: int | None = None
+    # A table of constant rows (VALUES in FROM): the View holds them from the
+    # start, and no update reaches it.
+    rows: tuple[tuple, ...] | None = None
 
     def __str__(self) -> str:
         cols = ", ".join(

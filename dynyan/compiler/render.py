@@ -1989,6 +1989,14 @@ def render_module(
                 "leaves": leaves,
                 "reunpack": len(leaves) > 1,
                 "virtual": rel.name in virtual,
+                # VALUES: its rows, which the outermost View applies at start
+                "constant": (
+                    None
+                    if rel.rows is None
+                    else tuple_literal(
+                        [tuple_literal([py(v) for v in r]) for r in rel.rows]
+                    )
+                ),
                 "type_check": type_check,
                 "null_check": null_check,
                 "forwards": feeds,
@@ -2135,7 +2143,8 @@ def render_module(
         "helpers": sorted(expressions.helpers),
         "runtime": _runtime_source(layout, ring, expressions, relations),
         "uses_datetime": expressions.uses_datetime
-        or any({"date", "timestamp"} & set(kinds) for kinds in class_sets.values()),
+        or any({"date", "timestamp"} & set(kinds) for kinds in class_sets.values())
+        or any("datetime." in (r["constant"] or "") for r in relations),
         "uses_re": expressions.uses_re,
         "uses_floor": expressions.uses_floor,
     }
@@ -2145,6 +2154,13 @@ def render_module(
         re.search(r"\bmath\.", context["runtime"]) is not None
     )
     methods = {r["name"]: r["method"] for r in relations}
+
+    def guard_of(name: str) -> int | None:
+        """The column of a virtual relation counting its subquery's rows."""
+        if name in tests:
+            return tests[name]["test"].guard
+        return query.relation(name).guard
+
     for r in relations:
         r["forwards"] = [
             {
@@ -2155,6 +2171,7 @@ def render_module(
                     else methods[f["relation"]]
                 ),
                 "batch": f["relation"] in tests,  # the handler takes all changes
+                "guard": guard_of(f["relation"]),
             }
             for f in r["forwards"]
         ]
@@ -2190,10 +2207,14 @@ def render_module(
                 else methods[sub["name"]]
             ),
             "batch": sub["name"] in tests,
+            "guard": guard_of(sub["name"]),
         }
         for sub in subviews
     ]
     context["subviews"] = subviews
+    context["values_tables"] = any(r["constant"] for r in relations)
+    context["guards"] = any(guard_of(sub["name"]) is not None for sub in subviews)
+    context["guarded"] = guarded(plan)
     context["inner_views"] = [] if inner else inner_views.entries
     context["trusting"] = any(
         leaf["kept_check"] for r in relations for leaf in r["leaves"]
@@ -2285,6 +2306,8 @@ def _state_entries(context) -> list[tuple[str, str]]:
         attrs.append("_ordered")
     if context["exact_groups"]:
         attrs.append("_reported")
+    if context["guards"]:
+        attrs.append("_many")
     entries = [(py(a), f"self.{a}") for a in attrs]
     entries += [
         (py(f"sub:{sub['attr']}"), f"self.{sub['attr']}.snapshot()")
@@ -2434,6 +2457,22 @@ class InnerViews:
         return entry
 
 
+def guarded(plan: Plan | SetPlan) -> bool:
+    """Whether the plan reads, itself or in an inner view, the view of a
+    scalar subquery without an aggregate (`Relation.guard`): its module
+    counts where that subquery has several rows, and a View reads nothing
+    then (SQL's value is an error)."""
+    if isinstance(plan, SetPlan):
+        return guarded(plan.left) or guarded(plan.right)
+    query = plan.query
+    tests = [f for atom in query.atoms for f in atom.filters]
+    return (
+        any(r.guard is not None for r in query.relations)
+        or any(isinstance(f, InnerTest) and f.guard is not None for f in tests)
+        or any(guarded(sub) for _, sub in plan.subplans)
+    )
+
+
 def _subviews(
     plan: Plan, names: Names, source: str, trust_input: bool, inner_views: InnerViews
 ):
@@ -2446,7 +2485,14 @@ def _subviews(
         entry = inner_views.of(sub, f"{source} (subquery {name})", trust_input)
         returns = entry["returns"]
         attr = names.new(f"sub_{name}")
-        subviews.append({"name": name, "attr": attr, "cls": entry["cls"]})
+        subviews.append(
+            {
+                "name": name,
+                "attr": attr,
+                "cls": entry["cls"],
+                "guarded": guarded(sub),
+            }
+        )
         reads = {r.name for r in base_relations(sub.query)}
         for rel in sorted(reads):
             forwards.setdefault(rel, []).append(
@@ -2692,6 +2738,7 @@ def render_set_view(plan: SetPlan, source: str, inner_views: InnerViews) -> str:
                     )
                 ),
                 "reads": {r.name for r in base_relations(side.query)},
+                "guarded": guarded(side),
                 "cast": (
                     tuple_literal(
                         [
@@ -2726,6 +2773,7 @@ def render_set_view(plan: SetPlan, source: str, inner_views: InnerViews) -> str:
             sides=sides,
             relations=relations,
             multiplicity=_SET_MULTIPLICITY.get((query.kind, query.all)),
+            guarded=guarded(plan),
             query_id=py(hashlib.sha256(query.sql.encode()).hexdigest()[:16]),
         )
     )

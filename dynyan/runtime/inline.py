@@ -49,6 +49,7 @@ HELPERS = (
     Helper("_nan_value", "sqlfuncs", "_nan_value"),
     Helper("_add_months", "sqlfuncs", "_add_months"),
     Helper("_date_trunc", "sqlfuncs", "_date_trunc"),
+    Helper("_strftime", "sqlfuncs", "_strftime"),
     Helper("_replace", "sqlfuncs", "_replace"),
     Helper("_right", "sqlfuncs", "_right"),
     Helper("_to_str", "sqlfuncs", "_to_str"),

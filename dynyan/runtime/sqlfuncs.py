@@ -263,6 +263,60 @@ def _date_trunc(unit, date):
     return date
 
 
+def _strftime(fmt, t):
+    """STRFTIME(t, fmt) as DuckDB spells it: the specifiers of `fmt` (checked
+    when the query is compiled: `functions.STRFTIME_CODES`) filled in from a
+    DATE (at midnight) or TIMESTAMP, `%-x` without zero padding."""
+    if type(t) is datetime.date:
+        t = datetime.datetime(t.year, t.month, t.day)
+    days = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
+    days += ("Sunday",)
+    months = ("January", "February", "March", "April", "May", "June", "July")
+    months += ("August", "September", "October", "November", "December")
+    out = []
+    i = 0
+    while i < len(fmt):
+        if fmt[i] != "%":
+            out.append(fmt[i])
+            i += 1
+            continue
+        pad = fmt[i + 1] != "-"
+        code = fmt[i + 1] if pad else fmt[i + 2]
+        i += 2 if pad else 3
+        if code in "aA":
+            name = days[t.weekday()]
+            out.append(name[:3] if code == "a" else name)
+        elif code in "bB":
+            name = months[t.month - 1]
+            out.append(name[:3] if code == "b" else name)
+        elif code == "p":
+            out.append("PM" if t.hour >= 12 else "AM")
+        elif code == "%":
+            out.append("%")
+        else:
+            value, width = {
+                "Y": (t.year, 4),
+                "m": (t.month, 2),
+                "d": (t.day, 2),
+                "y": (t.year % 100, 2),
+                "H": (t.hour, 2),
+                "I": ((t.hour - 1) % 12 + 1, 2),
+                "M": (t.minute, 2),
+                "S": (t.second, 2),
+                "f": (t.microsecond, 6),
+                "j": (t.timetuple().tm_yday, 3),
+                "w": (t.isoweekday() % 7, 1),
+                "u": (t.isoweekday(), 1),
+                "G": (t.isocalendar()[0], 4),
+                "V": (t.isocalendar()[1], 2),
+                # weeks that start on Sunday (U) or Monday (W), week 0 first
+                "U": ((t.timetuple().tm_yday + 6 - t.isoweekday() % 7) // 7, 2),
+                "W": ((t.timetuple().tm_yday + 6 - t.weekday()) // 7, 2),
+            }[code]
+            out.append(f"{value:0{width}d}" if pad else str(value))
+    return "".join(out)
+
+
 def _add_months(date, months):
     """date + INTERVAL 'months' MONTH, clamped to the end of the month (a
     TIMESTAMP keeps its time of day)."""

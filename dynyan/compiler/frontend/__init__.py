@@ -33,6 +33,7 @@ from .passes.decompose_cycles import choose_bags, decompose_cycles
 from .passes.grouping_sets import grouping_sets
 from .passes.having_subqueries import having_subqueries
 from .passes.inline_views import inline_views
+from .passes.lateral_joins import lateral_joins
 from .passes.membership_flags import membership_flags
 from .passes.name_outputs import name_outputs
 from .passes.order_limit import order_limit
@@ -40,14 +41,17 @@ from .passes.outer_joins import outer_joins
 from .passes.qualify_names import qualify_names
 from .passes.quantified_subqueries import quantified_subqueries
 from .passes.scalar_items import scalar_items
+from .passes.single_rows import single_rows
 from .passes.spread_aggregates import spread_aggregates
 from .passes.unnest_subqueries import output_types, unnest_subqueries
+from .passes.values_tables import values_tables
 from .passes.window_aggregates import window_aggregates
 from .passes.wrap_set_operations import wrap_set_operations
 from .statements import parse_schema, read_program
 
 # Over the whole query, once, in this order.
 TREE_PASSES = (
+    values_tables,  # VALUES in FROM -> a table of constant rows
     inline_views,  # WITH and CREATE VIEW -> derived tables
     aggregate_spellings,  # FILTER (WHERE …), GROUP BY ALL -> plain aggregation
     window_aggregates,  # AGG(x) OVER (PARTITION BY …) -> a join with the partitions
@@ -59,7 +63,9 @@ TREE_PASSES = (
     name_outputs,  # every SELECT item gets its name as an alias
     having_subqueries,  # HAVING with a subquery -> WHERE over the groups
     qualify_names,  # every name resolved and qualified
+    lateral_joins,  # LATERAL (SELECT …) -> a join with a derived table
     quantified_subqueries,  # x op ANY/ALL (subquery) -> [NOT] EXISTS
+    single_rows,  # (SELECT e …) without an aggregate -> MIN(e), its rows counted
     membership_flags,  # x IN (subquery) under OR -> a LEFT JOIN flag
     scalar_items,  # (SELECT AGG(…)) in the SELECT list -> a cross join with it
     outer_joins,  # LEFT/RIGHT/FULL JOIN -> UNION ALL of matched and unmatched rows

@@ -149,6 +149,7 @@ class SelectBuilder:
             test.default,
             condition,
             test.negated,
+            self.relations[test.view].guard,
         )
 
     def column(self, node: exp.Column) -> Ref | ViewColumn:

@@ -19,6 +19,7 @@ from sqlglot import exp
 
 from ...runtime import sqlfuncs
 from ...runtime.sqlfuncs import _to_str
+from ..functions import STRFTIME_CODES
 from ..ir import Lit, Op, Ref
 from .diagnostics import sql_error, unsupported
 from .statements import TYPES, declared_scale
@@ -648,6 +649,7 @@ DATE_PARTS = {
     "HOUR": "hour",
     "MINUTE": "minute",
     "SECOND": "second",
+    "EPOCH": "epoch",
 }
 
 
@@ -659,7 +661,7 @@ def _date_part(fe, part: str, value, node):
             + ", ".join(sorted(DATE_PARTS)),
             node,
         )
-    if op in ("hour", "minute", "second") and fe.type_of(value) == "date":
+    if op in ("hour", "minute", "second", "epoch") and fe.type_of(value) == "date":
         value = to_timestamp(value)  # midnight: 0
     return Op(op, (value,))
 
@@ -685,6 +687,34 @@ def _date_trunc(fe, node: exp.TimestampTrunc):
             node,
         )
     return Op("date_trunc", (Lit(unit), fe.expr(node.this)))
+
+
+def _strftime(fe, node: exp.TimeToStr):
+    """STRFTIME(t, 'format') (or with the format first, as DuckDB also
+    takes it): the format must be a string literal of the specifiers
+    `functions.STRFTIME_CODES`, so that an unknown one is refused here."""
+    value, fmt = node.this, node.args.get("format")
+    if isinstance(value, exp.Literal) and value.is_string:
+        value, fmt = fmt, value
+    if not (isinstance(fmt, exp.Literal) and fmt.is_string):
+        raise unsupported("STRFTIME needs a string literal format", node)
+    text = fmt.this
+    i = 0
+    while i < len(text):
+        if text[i] != "%":
+            i += 1
+            continue
+        flag = text[i + 1 : i + 2] == "-"  # no zero padding
+        code = text[i + 1 + flag : i + 2 + flag]
+        if not code or code not in STRFTIME_CODES or (flag and code in "aAbBp%"):
+            raise unsupported(
+                f"STRFTIME format {text!r}: the specifier at position {i + 1} "
+                "is not supported; supported: "
+                + " ".join(f"%{c}" for c in STRFTIME_CODES),
+                node,
+            )
+        i += 2 + flag
+    return Op("strftime", (Lit(text), fe.expr(value)))
 
 
 def _variadic(op: str) -> Callable:
@@ -1034,6 +1064,7 @@ CONVERTERS: dict[type, Callable] = {
     ),
     exp.StrPosition: _strpos,
     exp.TimestampTrunc: _date_trunc,
+    exp.TimeToStr: _strftime,
     exp.DateTrunc: _date_trunc,
     exp.Substring: _substring,
     exp.Anonymous: _function,

@@ -177,6 +177,9 @@ def op_type(e: Op, types: list) -> str | None:
     if op in ("hour", "minute", "second"):
         need({"timestamp"}, "EXTRACT of a time of day needs a TIMESTAMP", 0)
         return "int"
+    if op == "epoch":
+        need({"timestamp"}, "EXTRACT(EPOCH …) needs a DATE or TIMESTAMP", 0)
+        return "float"
     if op == "to_timestamp":
         need({"date"}, "CAST to TIMESTAMP needs a DATE", 0)
         return "timestamp"
@@ -223,6 +226,9 @@ def op_type(e: Op, types: list) -> str | None:
     if op in ("add_days", "add_months"):
         need(TIMES, "INTERVAL arithmetic needs a DATE or TIMESTAMP", 0)
         return types[0]
+    if op == "strftime":
+        need(TIMES, "STRFTIME needs a DATE or TIMESTAMP", 1)
+        return "str"
     if op == "date_trunc":
         need(TIMES, "DATE_TRUNC needs a DATE or TIMESTAMP", 1)
         if types[1] == "date" and args[0].value in ("hour", "minute", "second"):

@@ -32,8 +32,6 @@ def check_supported(tree: exp.Expression, ctx: Context) -> exp.Expression:
         for arg, what in _REFUSED.items():
             if select.args.get(arg):
                 raise unsupported(f"{what} is not supported", select.args[arg])
-    for node in tree.find_all(exp.Lateral):
-        raise unsupported("LATERAL subqueries are not supported", node)
     for select in tree.find_all(exp.Select):
         if select is not tree:
             _inner_order(select)

@@ -26,6 +26,11 @@ from ..context import Context
 from ..diagnostics import sql_error, unsupported
 
 
+def _all(node: exp.Expression) -> bool:
+    """`ALL` of DuckDB's ORDER BY ALL: every SELECT item, left to right."""
+    return isinstance(node, (exp.Var, exp.Column)) and node.name.upper() == "ALL"
+
+
 def order_limit(select: exp.Select, ctx: Context) -> exp.Select:
     if not ctx.top:
         return select
@@ -37,7 +42,17 @@ def order_limit(select: exp.Select, ctx: Context) -> exp.Select:
     items = list(select.expressions)
     visible = len(items)
     keys = []
-    for ordered in order.expressions if order is not None else []:
+    spelled = order.expressions if order is not None else []
+    if len(spelled) == 1 and _all(spelled[0].this):  # DuckDB: ORDER BY ALL
+        spelled = [
+            spelled[0].__class__(
+                this=exp.Literal.number(i + 1),
+                desc=spelled[0].args.get("desc"),
+                nulls_first=spelled[0].args.get("nulls_first"),
+            )
+            for i in range(visible)
+        ]
+    for ordered in spelled:
         position = _position(ordered.this, items, visible)
         if position is None:
             if select.args.get("distinct") is not None:

@@ -97,7 +97,7 @@ class _Names:
             return
         if not isinstance(query, exp.Select):
             return
-        sources = self._sources(query)
+        sources = self._sources(query, outer)
         scopes = [sources, *outer]
         for inner in query.find_all(exp.Select):
             if (
@@ -110,8 +110,11 @@ class _Names:
             if col.parent_select is query and not isinstance(col.this, exp.Star):
                 self._resolve(col, query, scopes)
 
-    def _sources(self, select: exp.Select) -> dict[str, tuple[str, tuple[str, ...]]]:
-        """alias -> (what it is, its column names), in FROM order."""
+    def _sources(
+        self, select: exp.Select, outer: list[dict] = ()
+    ) -> dict[str, tuple[str, tuple[str, ...]]]:
+        """alias -> (what it is, its column names), in FROM order (a LATERAL
+        subquery sees the sources before it, and the scopes `outer`)."""
         sources: dict[str, tuple[str, tuple[str, ...]]] = {}
         from_ = select.args.get("from_") or select.args.get("from")
         items = [from_.this] if from_ is not None else []
@@ -119,6 +122,13 @@ class _Names:
         for item in items:
             if isinstance(item, exp.Table):
                 what, columns, alias = self._table(item)
+            elif isinstance(item, exp.Lateral) and isinstance(item.this, exp.Subquery):
+                self.check(item.this.this, [dict(sources), *outer])
+                alias = item.alias.lower()
+                if not alias:
+                    raise sql_error("a LATERAL subquery needs an alias", item)
+                columns = self.output_names(item.this.this)
+                what = f"subquery {alias}"
             elif isinstance(item, exp.Subquery):
                 self.check(item.this, [])
                 alias = item.alias.lower()

@@ -39,6 +39,7 @@ from ...ir import AggRef, Atom, Lit, Op, Query, Ref, Relation, SetQuery, Var
 from ..aggregates import is_grouped
 from ..context import Context, PendingTest
 from ..diagnostics import unsupported
+from .single_rows import COLUMN, ROWS
 from ..types import exact_digits, infer_type, lit_type
 
 # comparison node -> (op, op with the sides swapped)
@@ -64,6 +65,8 @@ def unnest_subqueries(select: exp.Select, ctx: Context) -> exp.Select:
             if not isinstance(sub.this, (exp.Select, exp.SetOperation)):
                 raise unsupported("only SELECT subqueries are supported in FROM", sub)
             text = sub.this.sql()
+            if sub.this.meta.get(ROWS) is not None:
+                text += f" /* {COLUMN} */"  # not the same as that text unguarded
             if text not in ctx.derived:
                 ctx.derived[text], _ = virtual(ctx, sub.this, "derived", text)
             holder.set("this", exp.table_(ctx.derived[text], alias=sub.alias))
@@ -282,7 +285,7 @@ def _scalar(where: exp.Where, node: exp.Subquery, ctx: Context) -> None:
             anchor,
             value=value.copy(),
             op=op,
-            default=_empty_value(sub, sub.outputs[-1].expr, node),
+            default=_empty_value(sub, sub.outputs[len(keys)].expr, node),
         )
     )
     anchor.replace(exp.true())
@@ -361,7 +364,14 @@ def virtual(
     """Compile `inner` as its own query and declare its result as a relation
     the outer query can join. The same text over the same relations is
     compiled once per program (a window's rewriting reads one derived table
-    at several depths; `text`: `inner`'s, when the caller has it)."""
+    at several depths; `text`: `inner`'s, when the caller has it). A
+    scalar subquery `single_rows` made aggregate gets its count of rows as
+    a last column, the relation's `guard`."""
+    count = inner.meta.get(ROWS)
+    if count is not None:
+        inner = inner.copy()
+        inner.append("expressions", exp.alias_(count.copy(), COLUMN))
+        text = None
     key = (
         inner.sql() if text is None else text,
         tuple((t.name, ctx.relations.get(t.name)) for t in inner.find_all(exp.Table)),
@@ -377,7 +387,8 @@ def virtual(
         )
     types = tuple(t or "float" for t in output_types(query))  # NULL: any type
     scales = output_scales(query, types)
-    ctx.relations[name] = Relation(name, columns, types, scales)
+    guard = len(columns) - 1 if count is not None else None
+    ctx.relations[name] = Relation(name, columns, types, scales, guard=guard)
     ctx.subqueries.append((name, query))
     return name, query
 
@@ -401,7 +412,14 @@ def split_correlation(inner: exp.Select):
         )
     keep, correlated = [], []
     for cond in conds:
-        if all(is_inner(c) for c in cond.find_all(exp.Column)):
+        # a subquery in the condition reads its own tables
+        nested = {
+            (t.alias_or_name or "").lower()
+            for t in cond.find_all(exp.Table, exp.Subquery)
+        }
+        if all(
+            is_inner(c) or c.table.lower() in nested for c in cond.find_all(exp.Column)
+        ):
             keep.append(cond)
         else:
             correlated.append(cond)

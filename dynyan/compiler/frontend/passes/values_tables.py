@@ -1,0 +1,173 @@
+"""VALUES in FROM -> a table of constant rows.
+
+`FROM r JOIN (VALUES ('A', 1), ('B', 2)) AS t(code, rank) ON r.c = t.code`:
+the VALUES list becomes a relation of its own (`__values1`, with the
+columns the alias names, else col0, col1, … as DuckDB), whose rows the
+generated View holds from the start (`Relation.rows`); an application cannot
+update it (it is not among `View.RELATIONS`). The values must be constants
+(numbers, strings, NULL, TRUE/FALSE, DATE and TIMESTAMP literals); a
+column's type is theirs (INTEGER, DECIMAL with the most digits after the
+point, DOUBLE for an exponent, VARCHAR, DATE, TIMESTAMP, BOOLEAN; a column
+of NULLs only is INTEGER, as DuckDB). Runs first: a WITH or a view of
+VALUES is then a query of that table.
+
+>>> import sqlglot
+>>> from dynyan.compiler.frontend.context import Context
+>>> ctx = Context({})
+>>> tree = sqlglot.parse_one(
+...     "SELECT t.k FROM (VALUES (1, 'a'), (2, NULL)) AS t(k, name)", read="duckdb")
+>>> print(values_tables(tree, ctx).sql("duckdb"))
+SELECT t.k FROM __values1 AS t
+>>> print(ctx.relations["__values1"], ctx.relations["__values1"].rows)
+__values1(k int, name str) ((1, 'a'), (2, None))
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from ...ir import Relation
+from ..context import Context
+from ..diagnostics import unsupported
+from ..statements import TYPES
+from ..types import parse_date, parse_timestamp
+
+
+def values_tables(tree: exp.Expression, ctx: Context) -> exp.Expression:
+    for view in ctx.views.values():  # CREATE VIEW bodies, inlined next
+        _tables(view, ctx)
+    return _tables(tree, ctx)
+
+
+def _tables(tree: exp.Expression, ctx: Context) -> exp.Expression:
+    for values in list(tree.find_all(exp.Values)):
+        holder = values.parent
+        node = holder if isinstance(holder, exp.Subquery) else values
+        if not isinstance(node.parent, (exp.From, exp.Join)):
+            raise unsupported("VALUES is supported as a table in FROM", values)
+        alias = node.args.get("alias") or values.args.get("alias")
+        if alias is None or not alias.name:
+            raise unsupported("VALUES in FROM needs an alias: AS t(a, b)", values)
+        cells = [_row(t) for t in values.expressions]
+        width = len(cells[0])
+        if any(len(r) != width for r in cells):
+            raise unsupported("the rows of VALUES differ in length", values)
+        names = (
+            [c.name.lower() for c in alias.columns]
+            or _cte_names(node)
+            or [f"col{i}" for i in range(width)]
+        )
+        if len(names) != width:
+            raise unsupported(
+                f"VALUES has {width} columns, its alias names {len(names)}", alias
+            )
+        types, scales = [], []
+        for i in range(width):
+            kind, scale = _column_type([r[i] for r in cells], values)
+            types.append(kind)
+            scales.append(scale)
+        rows = [
+            tuple(
+                float(v) if t == "float" and v is not None else v
+                for (v, _, _), t in zip(r, types)
+            )
+            for r in cells
+        ]
+        name = f"__values{sum(n.startswith('__values') for n in ctx.relations) + 1}"
+        ctx.relations[name] = Relation(
+            name, tuple(names), tuple(types), tuple(scales), rows=tuple(rows)
+        )
+        node.replace(
+            exp.Table(
+                this=exp.to_identifier(name),
+                alias=exp.TableAlias(this=exp.to_identifier(alias.name)),
+            )
+        )
+    return tree
+
+
+def _cte_names(node: exp.Expression) -> list[str]:
+    """`WITH t (a, b) AS (VALUES …)` (sqlglot reads `SELECT * FROM (VALUES
+    …) AS _values`): the CTE's column names, and its `*` spelled out as
+    them, so that the CTE's query names its columns."""
+    select = node.parent.parent
+    cte = select.parent
+    if not (
+        isinstance(cte, exp.CTE)
+        and cte.args.get("alias") is not None
+        and cte.args["alias"].columns
+        and isinstance(select, exp.Select)
+        and len(select.expressions) == 1
+        and isinstance(select.expressions[0], exp.Star)
+        and not select.args.get("joins")
+    ):
+        return []
+    names = [c.name.lower() for c in cte.args["alias"].columns]
+    select.set(
+        "expressions", [exp.column(n, table=node.args["alias"].name) for n in names]
+    )
+    return names
+
+
+def _row(item: exp.Expression) -> tuple:
+    values = item.expressions if isinstance(item, exp.Tuple) else [item]
+    return tuple(_constant(v) for v in values)
+
+
+def _constant(node: exp.Expression):
+    """A constant of VALUES as (Python value, type, digits after the point)."""
+    if isinstance(node, exp.Paren):
+        return _constant(node.this)
+    if isinstance(node, exp.Null):
+        return (None, None, None)
+    if isinstance(node, exp.Boolean):
+        return (bool(node.this), "bool", 0)
+    if isinstance(node, exp.Neg):
+        value, kind, scale = _constant(node.this)
+        if kind in ("int", "float"):
+            return (-value, kind, scale)
+    if isinstance(node, exp.Literal):
+        text = node.this
+        if node.is_string:
+            return (text, "str", None)
+        if "e" in text.lower():
+            return (float(text), "float", None)
+        if "." in text:
+            return (float(text), "float", len(text.split(".")[1]))
+        return (int(text), "int", 0)
+    if (
+        isinstance(node, exp.Cast)
+        and isinstance(node.this, exp.Literal)
+        and node.this.is_string
+    ):
+        kind = TYPES.get(node.to.this.name)
+        try:
+            if kind == "date":
+                return (parse_date(node.this.this), "date", None)
+            if kind == "timestamp":
+                return (parse_timestamp(node.this.this), "timestamp", None)
+        except ValueError:
+            raise unsupported(f"not a {kind} literal", node) from None
+    raise unsupported(
+        "VALUES holds constants only (numbers, strings, NULL, TRUE/FALSE, DATE "
+        "and TIMESTAMP literals)",
+        node,
+    )
+
+
+def _column_type(cells: list, node) -> tuple[str, int | None]:
+    """One column's type and exact digits from its constants."""
+    kinds = {kind for _, kind, _ in cells if kind is not None}
+    if not kinds:
+        return "int", 0
+    if kinds <= {"int", "float"}:
+        scales = [scale for _, kind, scale in cells if kind is not None]
+        if "float" not in kinds:
+            return "int", 0
+        return "float", None if None in scales else max(scales)
+    if len(kinds) > 1:
+        raise unsupported(
+            "a column of VALUES mixes types: " + ", ".join(sorted(kinds)), node
+        )
+    (kind,) = kinds
+    return kind, 0 if kind == "bool" else None
