@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ..context import Context
+from ..context import Context, sql_conjuncts
 
 ROWS = "dynyan_rows"  # the meta key: what counts the subquery's rows
 COLUMN = "__rows"  # the inner view's column of that count
@@ -126,7 +126,7 @@ def _read_keys_only(node: exp.Subquery, inner: exp.Select, ctx: Context) -> None
     in_where = node.find_ancestor(exp.Where) is not None
     where = outer.args.get("where")
     kept = []
-    for cond in _conjuncts(where.this) if where is not None else []:
+    for cond in sql_conjuncts(where.this) if where is not None else []:
         subquery = cond.find(exp.Subquery, exp.Select, exp.Exists) is not None
         if cond is node or node in cond.find_all(exp.Subquery):
             continue
@@ -157,16 +157,8 @@ def _read_keys_only(node: exp.Subquery, inner: exp.Select, ctx: Context) -> None
         else exp.Tuple(expressions=[i.copy() for i, _ in pairs])
     )
     cut = exp.In(this=this, query=exp.Subquery(this=keys))
-    conds = _conjuncts(inner.args["where"].this) + [cut]  # correlated: has WHERE
+    conds = sql_conjuncts(inner.args["where"].this) + [cut]  # correlated: has WHERE
     inner.set("where", exp.Where(this=_chain(conds)))
-
-
-def _conjuncts(cond: exp.Expression) -> list[exp.Expression]:
-    while isinstance(cond, exp.Paren):
-        cond = cond.this
-    if isinstance(cond, exp.And):
-        return _conjuncts(cond.this) + _conjuncts(cond.expression)
-    return [cond]
 
 
 def _grouped_item(inner: exp.Expression) -> bool:
