@@ -37,7 +37,7 @@ from sqlglot import exp
 
 from ...ir import AggRef, Atom, Lit, Op, Query, Ref, Relation, SetQuery, Var
 from ..aggregates import is_grouped
-from ..context import Context, PendingTest
+from ..context import Context, PendingTest, sql_conjuncts
 from ..diagnostics import unsupported
 from .single_rows import COLUMN, ROWS
 from ..types import exact_digits, infer_type, lit_type
@@ -404,12 +404,8 @@ def split_correlation(inner: exp.Select):
 
     where = inner.args.get("where")
     conds = []
-    if where is not None:
-        conds = (
-            list(where.this.flatten())
-            if isinstance(where.this, exp.And)
-            else [where.this]
-        )
+    for cond in sql_conjuncts(where.this) if where is not None else []:
+        conds += _common_conjuncts(cond)
     keep, correlated = [], []
     for cond in conds:
         # a subquery in the condition reads its own tables
@@ -424,6 +420,32 @@ def split_correlation(inner: exp.Select):
         else:
             correlated.append(cond)
     return keep, correlated, is_inner
+
+
+def _common_conjuncts(cond: exp.Expression) -> list[exp.Expression]:
+    """`(a AND b) OR (a AND c)` -> `[a, b OR c]`: the conjuncts every side of
+    an OR has, taken out of it (TPC-DS Q41's correlation inside each
+    side); any other condition as it is."""
+    sides = []
+    stack = [cond]
+    while stack:
+        node = stack.pop()
+        while isinstance(node, exp.Paren):
+            node = node.this
+        if isinstance(node, exp.Or):
+            stack += [node.expression, node.this]
+        else:
+            sides.append(sql_conjuncts(node))
+    if len(sides) < 2:
+        return [cond]
+    common = [c for c in sides[0] if all(c in side for side in sides[1:])]
+    if not common:
+        return [cond]
+    rests = [[c for c in side if c not in common] for side in sides]
+    if any(not rest for rest in rests):  # a side that is just the common part
+        return [c.copy() for c in common]
+    rest = exp.or_(*[exp.and_(*[c.copy() for c in r]) for r in rests])
+    return [c.copy() for c in common] + [rest]
 
 
 def column_equality(cond, is_inner) -> tuple[exp.Column, exp.Column] | None:
