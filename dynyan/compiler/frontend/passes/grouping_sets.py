@@ -4,7 +4,9 @@ Each grouping set is the query grouped by its keys, with the other keys
 NULL in its rows and `GROUPING(k, …)` the bit mask of the keys rolled up
 (as DuckDB and PostgreSQL give them); the empty set is a global aggregate, so
 the grand total has its row even over no input. Each branch is an ordinary
-grouped query, maintained as one side of a set operation.
+grouped query, maintained as one side of a set operation; a subquery in
+WHERE or HAVING is in every branch, each with its own view of it (TPC-DS
+Q14a, Q70: state and work grow with the number of grouping sets).
 
 >>> import sqlglot
 >>> from dynyan.compiler.frontend.context import Context
@@ -40,14 +42,6 @@ def grouping_sets(tree: exp.Expression, ctx: Context) -> exp.Expression:
             continue
         _spell_out(select, group, ctx)
         sets = _sets(group)
-        for clause in select.find_all(exp.Where, exp.Having):
-            if len(sets) > 1 and clause.find(exp.Subquery, exp.Exists) is not None:
-                raise unsupported(
-                    "ROLLUP/CUBE/GROUPING SETS over a query with a subquery "
-                    f"condition is not supported (each of its {len(sets)} grouping "
-                    "sets would keep its own copy of the subquery's view)",
-                    group,
-                )
         union = _expand(select, sets)
         if select is tree:
             tree = union
