@@ -124,3 +124,18 @@ def test_the_subquery_reads_only_keys_of_outer_rows_that_pass_their_conditions()
     assert sorted(view.rows()) == [(1,)]
     view.insert("s", (1, 21))
     assert _error(view) is not None
+
+
+def test_a_key_computed_from_the_outer_row():
+    # `s.k = r.a + 1`: the outer row reads the key its expression gives
+    module = _module(
+        "SELECT r.a FROM r WHERE r.b = (SELECT v FROM s WHERE s.k = r.a + 1)"
+    )
+    view = module.View()
+    view.update("r", [(1, 10), (2, 20), (None, 10)])
+    view.update("s", [(2, 10), (3, 21), (9, 1), (9, 2)])  # k = 9: no row reads it
+    assert sorted(view.rows()) == [(1,)]
+    view.insert("s", (3, 20))  # two rows where r.a = 2 reads
+    assert _error(view) is not None
+    view.delete("s", (3, 21))
+    assert sorted(view.rows()) == [(1,), (2,)]

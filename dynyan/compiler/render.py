@@ -341,7 +341,14 @@ class Expressions:
         """Python that is true exactly when an `InnerTest` is TRUE, reading
         what the module keeps of the inner view's result."""
         state = f"self.{self.tests[e.view]['state']}"
-        keys = [self.render(k, env) for k in e.keys]
+        # keys and the compared value are tested for NULL here: their leaves
+        # are not guarded by the condition around the test
+        outer, self.guarded = self.guarded, False
+        try:
+            keys = [self.render(k, env) for k in e.keys]
+            x = self.render(e.value, env) if e.value is not None else None
+        finally:
+            self.guarded = outer
         key = tup(keys)
         nulls = " or ".join(f"{k} is None" for k in keys) or "False"
         if e.kind == "not_in":
@@ -374,7 +381,6 @@ class Expressions:
         lookup = f"{state}.get({key}, {default})"
         if keys:
             lookup = f"({default} if {nulls} else {lookup})"
-        x = self.render(e.value, env)
         known = self.nonnull(e.value, env) if isinstance(e.value, Lit) else None
         x_nonnull = "" if known == "True" else f" and {x} is not None"
         return (
@@ -2213,8 +2219,8 @@ def render_module(
     ]
     context["subviews"] = subviews
     context["values_tables"] = any(r["constant"] for r in relations)
-    context["guards"] = any(guard_of(sub["name"]) is not None for sub in subviews)
-    context["guarded"] = guarded(plan)
+    context["counts_many"] = any(guard_of(sub["name"]) is not None for sub in subviews)
+    context["many_rows"] = many_rows(plan)
     context["inner_views"] = [] if inner else inner_views.entries
     context["trusting"] = any(
         leaf["kept_check"] for r in relations for leaf in r["leaves"]
@@ -2306,7 +2312,7 @@ def _state_entries(context) -> list[tuple[str, str]]:
         attrs.append("_ordered")
     if context["exact_groups"]:
         attrs.append("_reported")
-    if context["guards"]:
+    if context["counts_many"]:
         attrs.append("_many")
     entries = [(py(a), f"self.{a}") for a in attrs]
     entries += [
@@ -2457,19 +2463,19 @@ class InnerViews:
         return entry
 
 
-def guarded(plan: Plan | SetPlan) -> bool:
+def many_rows(plan: Plan | SetPlan) -> bool:
     """Whether the plan reads, itself or in an inner view, the view of a
     scalar subquery without an aggregate (`Relation.guard`): its module
     counts where that subquery has several rows, and a View reads nothing
     then (SQL's value is an error)."""
     if isinstance(plan, SetPlan):
-        return guarded(plan.left) or guarded(plan.right)
+        return many_rows(plan.left) or many_rows(plan.right)
     query = plan.query
     tests = [f for atom in query.atoms for f in atom.filters]
     return (
         any(r.guard is not None for r in query.relations)
         or any(isinstance(f, InnerTest) and f.guard is not None for f in tests)
-        or any(guarded(sub) for _, sub in plan.subplans)
+        or any(many_rows(sub) for _, sub in plan.subplans)
     )
 
 
@@ -2490,7 +2496,7 @@ def _subviews(
                 "name": name,
                 "attr": attr,
                 "cls": entry["cls"],
-                "guarded": guarded(sub),
+                "many_rows": many_rows(sub),
             }
         )
         reads = {r.name for r in base_relations(sub.query)}
@@ -2738,7 +2744,7 @@ def render_set_view(plan: SetPlan, source: str, inner_views: InnerViews) -> str:
                     )
                 ),
                 "reads": {r.name for r in base_relations(side.query)},
-                "guarded": guarded(side),
+                "many_rows": many_rows(side),
                 "cast": (
                     tuple_literal(
                         [
@@ -2773,7 +2779,7 @@ def render_set_view(plan: SetPlan, source: str, inner_views: InnerViews) -> str:
             sides=sides,
             relations=relations,
             multiplicity=_SET_MULTIPLICITY.get((query.kind, query.all)),
-            guarded=guarded(plan),
+            many_rows=many_rows(plan),
             query_id=py(hashlib.sha256(query.sql.encode()).hexdigest()[:16]),
         )
     )

@@ -102,7 +102,8 @@ def single_rows(tree: exp.Expression, ctx: Context) -> exp.Expression:
 
 
 def _read_keys_only(node: exp.Subquery, inner: exp.Select, ctx: Context) -> None:
-    """A subquery correlated by `inner column = outer column` conditions is
+    """A subquery correlated by `inner column = outer column` conditions (or
+    an expression of outer columns) is
     an error only where a row of the outer query reads a key with several
     rows: DuckDB evaluates it on the rows of the outer FROM that pass its
     conditions without a subquery (all of WHERE for one in the SELECT
@@ -110,18 +111,19 @@ def _read_keys_only(node: exp.Subquery, inner: exp.Select, ctx: Context) -> None
     (SELECT the outer columns FROM <the outer FROM> WHERE those
     conditions)`. Correlated otherwise, every key is read (an error where
     any has several rows)."""
-    from .unnest_subqueries import column_equality, split_correlation
+    from .unnest_subqueries import keyed_equality, split_correlation
 
     outer = node.parent_select
     _, correlated, is_inner = split_correlation(inner)
-    pairs = [column_equality(c, is_inner) for c in correlated]
+    pairs = [keyed_equality(c, is_inner) for c in correlated]
     if outer is None or not pairs or None in pairs:
         return
     from_ = outer.args.get("from_") or outer.args.get("from")
     joins = outer.args.get("joins") or []
     items = ([from_.this] if from_ is not None else []) + [j.this for j in joins]
     own = {(t.alias_or_name or "").lower() for t in items}
-    if from_ is None or any(o.table.lower() not in own for _, o in pairs):
+    outer_columns = [c for _, o in pairs for c in o.find_all(exp.Column)]
+    if from_ is None or any(c.table.lower() not in own for c in outer_columns):
         return  # a column of an enclosing query
     in_where = node.find_ancestor(exp.Where) is not None
     where = outer.args.get("where")

@@ -461,6 +461,28 @@ def column_equality(cond, is_inner) -> tuple[exp.Column, exp.Column] | None:
     return None
 
 
+def keyed_equality(cond, is_inner) -> tuple[exp.Column, exp.Expression] | None:
+    """`inner column = outer column`, or `= an expression of outer columns`
+    (`c2.k = c.k + 1`), as (inner, outer), else None: the expression is a
+    key computed from the outer row, as a column is."""
+    if not isinstance(cond, exp.EQ):
+        return None
+    pair = column_equality(cond, is_inner)
+    if pair is not None:
+        return pair
+    for a, b in ((cond.this, cond.expression), (cond.expression, cond.this)):
+        columns = list(b.find_all(exp.Column))
+        if (
+            isinstance(a, exp.Column)
+            and is_inner(a)
+            and columns
+            and not any(is_inner(c) for c in columns)
+            and b.find(exp.Subquery, exp.Select, exp.AggFunc, exp.Window) is None
+        ):
+            return a, b
+    return None
+
+
 def _decorrelate(inner: exp.Expression):
     """EXISTS (SELECT … WHERE inner = outer AND …) -> a SELECT DISTINCT of the
     inner columns the correlation reads, the outer columns matched with the
@@ -520,11 +542,12 @@ def _decorrelate_scalar(inner: exp.Expression):
     keep, correlated, is_inner = split_correlation(inner)
     inner_cols, outer_cols = [], []
     for cond in correlated:
-        eq = column_equality(cond, is_inner)
+        eq = keyed_equality(cond, is_inner)
         if eq is None:
             raise unsupported(
                 "a scalar subquery may refer to the outer query only by "
-                "column = column",
+                "`inner column = outer column` (or an expression of outer "
+                "columns) conditions",
                 cond,
             )
         inner_cols.append(eq[0].copy())
