@@ -30,6 +30,7 @@ from .passes.aggregate_spellings import aggregate_spellings
 from .passes.check_supported import check_supported
 from .passes.constant_subqueries import constant_subqueries
 from .passes.decompose_cycles import choose_bags, decompose_cycles
+from .passes.distinct_on import distinct_on
 from .passes.grouping_sets import grouping_sets
 from .passes.having_subqueries import having_subqueries
 from .passes.inline_views import inline_views
@@ -53,6 +54,7 @@ from .statements import parse_schema, read_program
 TREE_PASSES = (
     values_tables,  # VALUES in FROM -> a table of constant rows
     inline_views,  # WITH and CREATE VIEW -> derived tables
+    distinct_on,  # DISTINCT ON (k) k, o … ORDER BY o -> GROUP BY k with MIN/MAX(o)
     aggregate_spellings,  # FILTER (WHERE …), GROUP BY ALL -> plain aggregation
     window_aggregates,  # AGG(x) OVER (PARTITION BY …) -> a join with the partitions
     grouping_sets,  # ROLLUP, CUBE, GROUPING SETS -> UNION ALL of GROUP BYs
