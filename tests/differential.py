@@ -224,7 +224,10 @@ class QuerySpec:
             or (isinstance(e, exp.Alias) and isinstance(e.this, exp.Column))
             for e in items
         ) and not any(
-            c.table.lower() in counted for e in items for c in e.find_all(exp.Column)
+            isinstance(e, exp.Star) or c.table.lower() in counted
+            for e in items
+            for c in ([e] if isinstance(e, exp.Star) else e.find_all(exp.Column))
+            if counted
         )
         aliases = [e.alias if isinstance(e, exp.Alias) else None for e in items]
         distinct = bool(select.args.get("distinct"))

@@ -498,8 +498,8 @@ def left_join(g, a, b):
     """`a` LEFT (sometimes RIGHT or FULL) JOINs what comes before it: the
     equality with its parent `b` goes into ON."""
     eq = _eq(g, a, b)
-    if eq is None or a is g.q.atoms[0]:
-        return False
+    if eq is None or a is g.q.atoms[0] or a.sql.startswith("LATERAL"):
+        return False  # an outer join of a LATERAL: lateral_select's own forms
     kind = g.rng.choices(["LEFT", "RIGHT", "FULL"], [3, 1, 1])[0]
     i = g.q.atoms.index(a)
     g.q.atoms[i] = replace(a, sql=f"{kind} JOIN {a.sql} ON {eq.sql}")

@@ -2165,7 +2165,8 @@ def render_module(
         """The column of a virtual relation counting its subquery's rows."""
         if name in tests:
             return tests[name]["test"].guard
-        return query.relation(name).guard
+        rel = next((r for r in query.relations if r.name == name), None)
+        return None if rel is None else rel.guard
 
     for r in relations:
         r["forwards"] = [

@@ -47,6 +47,10 @@ def lateral_joins(tree: exp.Expression, ctx: Context) -> exp.Expression:
         body = lateral.this.this if isinstance(lateral.this, exp.Subquery) else None
         if not isinstance(body, exp.Select):
             raise unsupported("LATERAL of a SELECT only is supported", lateral)
+        if (join.side or "").upper() in ("RIGHT", "FULL"):
+            raise unsupported(  # as DuckDB: its rows depend on the rows before it
+                "a LATERAL subquery joins as INNER or LEFT JOIN only", join
+            )
         for arg in ("limit", "offset"):
             if body.args.get(arg) is not None:
                 raise unsupported(
