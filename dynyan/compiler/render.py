@@ -2150,7 +2150,12 @@ def render_module(
         "runtime": _runtime_source(layout, ring, expressions, relations),
         "uses_datetime": expressions.uses_datetime
         or any({"date", "timestamp"} & set(kinds) for kinds in class_sets.values())
-        or any("datetime." in (r["constant"] or "") for r in relations),
+        or any(  # VALUES rows holding dates
+            isinstance(v, datetime.date)
+            for rel in base
+            for row in rel.rows or ()
+            for v in row
+        ),
         "uses_re": expressions.uses_re,
         "uses_floor": expressions.uses_floor,
     }

@@ -9,6 +9,12 @@ from sqlglot import exp
 
 from ..ir import Ordering, Query, Relation
 
+# A scalar subquery without an aggregate (`passes/single_rows`): the key of
+# its SELECT's meta holding what counts its rows, and the column of that
+# count in its inner view (`unnest_subqueries.virtual`, `Relation.guard`).
+ROWS = "dynyan_rows"
+COLUMN = "__rows"
+
 
 @dataclass
 class PendingTest:

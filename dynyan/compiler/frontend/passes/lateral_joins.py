@@ -37,6 +37,7 @@ from sqlglot import exp
 
 from ..context import Context
 from ..diagnostics import unsupported
+from .unnest_subqueries import column_equality, split_correlation
 
 
 def lateral_joins(tree: exp.Expression, ctx: Context) -> exp.Expression:
@@ -82,8 +83,6 @@ def _correlation(body: exp.Select, lateral: exp.Lateral):
     """The (inner, outer) column equalities that correlate `body` with the
     tables before it, and its other conditions; refused if it reads them
     otherwise."""
-    from .unnest_subqueries import column_equality, split_correlation
-
     keep, correlated, is_inner = split_correlation(body)
     pairs, others = [], []
     for cond in correlated:

@@ -38,10 +38,9 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ..context import Context, sql_conjuncts
-
-ROWS = "dynyan_rows"  # the meta key: what counts the subquery's rows
-COLUMN = "__rows"  # the inner view's column of that count
+from ..context import ROWS, Context, sql_conjuncts
+from .membership_flags import correlated
+from .unnest_subqueries import keyed_equality, split_correlation
 
 # Where a subquery is not a scalar: a table, a set, a quantifier's operand.
 _NOT_SCALAR = (
@@ -111,8 +110,6 @@ def _read_keys_only(node: exp.Subquery, inner: exp.Select, ctx: Context) -> None
     (SELECT the outer columns FROM <the outer FROM> WHERE those
     conditions)`. Correlated otherwise, every key is read (an error where
     any has several rows)."""
-    from .unnest_subqueries import keyed_equality, split_correlation
-
     outer = node.parent_select
     _, correlated, is_inner = split_correlation(inner)
     pairs = [keyed_equality(c, is_inner) for c in correlated]
@@ -165,8 +162,6 @@ def _read_keys_only(node: exp.Subquery, inner: exp.Select, ctx: Context) -> None
 
 def _grouped_item(inner: exp.Expression) -> bool:
     """An uncorrelated SELECT of one item with GROUP BY: one row per group."""
-    from .membership_flags import correlated
-
     return (
         isinstance(inner, exp.Select)
         and len(inner.expressions) == 1

@@ -37,9 +37,8 @@ from sqlglot import exp
 
 from ...ir import AggRef, Atom, Lit, Op, Query, Ref, Relation, SetQuery, Var
 from ..aggregates import is_grouped
-from ..context import Context, PendingTest, sql_conjuncts
+from ..context import COLUMN, ROWS, Context, PendingTest, sql_conjuncts
 from ..diagnostics import unsupported
-from .single_rows import COLUMN, ROWS
 from ..types import exact_digits, infer_type, lit_type
 
 # comparison node -> (op, op with the sides swapped)
