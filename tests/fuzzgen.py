@@ -739,6 +739,26 @@ def in_subquery(g, atom):
 
 
 @production("subquery", weight=1)
+def correlated_in_subquery(g, atom):
+    """`x [NOT] IN (SELECT v … WHERE <a condition on atom>)`: an EXISTS
+    with `v = x` (NOT IN with its NULL rules)."""
+    ref = g.col(atom, ("int",))
+    if ref is None:
+        return False
+    t, s, inner = _inner(g, atom)
+    other = g.col(s, ("int",))
+    op = g.choice(["=", "=", "<"])
+    where = f" WHERE {other[0]} {op} {g.col(atom, ('int',))[0]}{_inner_filter(g, s)}"
+    neg = "NOT " if g.chance(0.4) else ""
+    g.q.where.append(
+        Part(
+            f"{ref[0]} {neg}IN (SELECT {inner[0]} FROM {t} {s.alias}{where})",
+            frozenset({atom.alias}),
+        )
+    )
+
+
+@production("subquery", weight=1)
 def in_grouped_subquery(g, atom):
     ref = g.col(atom, ("int",))
     if ref is None:
@@ -1040,9 +1060,20 @@ def _aggregate(g: Gen) -> Part:
     kind = g.choice(
         ["COUNT(*)", "COUNT", "SUM", "AVG", "MIN", "MAX", "COUNT DISTINCT", "SUM2"]
         + ["MEDIAN", "QUANTILE", "STRING_AGG", "SUM DISTINCT", "AVG DISTINCT"]
+        + ["PAIRED"]
     )
     if kind == "COUNT(*)" or not nums:
         return Part("COUNT(*)")
+    exact = [e for e in nums if e[1] != "dbl"]
+    if kind == "PAIRED" and exact:  # CORR, COVAR, REGR_* of exact numbers
+        (y, _, a), (x, _, b) = g.choice(exact), g.choice(exact)
+        func = g.choice(
+            ["CORR", "COVAR_POP", "COVAR_SAMP", "REGR_SLOPE", "REGR_INTERCEPT"]
+            + ["REGR_R2", "REGR_COUNT", "REGR_AVGX", "REGR_SXX", "REGR_SXY"]
+        )
+        return Part(f"{func}({y}, {x})", frozenset({a.alias, b.alias}))
+    if kind == "PAIRED":  # over DOUBLEs only: a plain sum
+        kind = "SUM"
     texts = [e for e in every if e[1] not in ("dec", "dbl")]
     if kind == "STRING_AGG" and texts:  # ordered by its argument
         ref, _, a = g.choice(texts)

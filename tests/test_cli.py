@@ -68,7 +68,7 @@ BAD = {
     ),
     "window_function": (
         "CREATE TABLE r (a INT);\nSELECT a, ROW_NUMBER() OVER () FROM r",
-        "ROW_NUMBER() is supported only over an order that tells the rows apart",
+        "ROW_NUMBER() needs ORDER BY in its window",
     ),
     "tablesample": (
         "CREATE TABLE r (a INT);\nSELECT a FROM r TABLESAMPLE 10 PERCENT",

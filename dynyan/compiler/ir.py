@@ -295,6 +295,12 @@ def conjuncts(expr: Expr) -> list[Expr]:
 # --- the query ---------------------------------------------------------------
 
 
+# The names of a guard's column (`Relation.guard`): what a View says when it
+# reads nothing because a group of it has several rows.
+GUARD_ROWS = "__rows"
+GUARD_TIES = "__ties"
+
+
 @dataclass(frozen=True)
 class Relation:
     """An input relation as declared by CREATE TABLE."""
@@ -309,7 +315,9 @@ class Relation:
     # column never holds NULL (the generated module refuses a None there).
     notnull: tuple[bool, ...] = ()
     # An inner view of a scalar subquery without an aggregate: the column
-    # counting its rows (the subquery's value is an error where it is > 1).
+    # counting its rows (the subquery's value is an error where it is > 1),
+    # named GUARD_ROWS; of the groups of peers of a window's order that may
+    # tie: the rows of each, named GUARD_TIES (the order is open where > 1).
     guard: int | None = None
     # A table of constant rows (VALUES in FROM): the View holds them from the
     # start, and no update reaches it.

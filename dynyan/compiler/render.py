@@ -27,6 +27,8 @@ from ..runtime import inline
 from . import functions
 from .functions import DISTINCT_SUM_KINDS, ORDERED_KINDS, QUANTILE_KINDS, RANKED_KINDS
 from .ir import (
+    GUARD_ROWS,
+    GUARD_TIES,
     COMPARISONS,
     FLIPPED,
     NULL_ABSORBING,
@@ -2227,6 +2229,7 @@ def render_module(
     context["values_tables"] = any(r["constant"] for r in relations)
     context["counts_many"] = any(guard_of(sub["name"]) is not None for sub in subviews)
     context["many_rows"] = many_rows(plan)
+    context["many_message"] = py(many_message(context["many_rows"]))
     context["inner_views"] = [] if inner else inner_views.entries
     context["trusting"] = any(
         leaf["kept_check"] for r in relations for leaf in r["leaves"]
@@ -2469,20 +2472,42 @@ class InnerViews:
         return entry
 
 
-def many_rows(plan: Plan | SetPlan) -> bool:
-    """Whether the plan reads, itself or in an inner view, the view of a
-    scalar subquery without an aggregate (`Relation.guard`): its module
-    counts where that subquery has several rows, and a View reads nothing
-    then (SQL's value is an error)."""
+def many_rows(plan: Plan | SetPlan) -> frozenset[str]:
+    """The guards the plan reads, itself or in an inner view, by the name
+    of their column (`Relation.guard`): the view of a scalar subquery
+    without an aggregate ("__rows"), the groups of peers of a window's
+    order that may tie ("__ties"). Its module counts the groups with
+    several rows, and a View reads nothing then (SQL's value is an error,
+    or not determined). Empty: none."""
     if isinstance(plan, SetPlan):
-        return many_rows(plan.left) or many_rows(plan.right)
+        return many_rows(plan.left) | many_rows(plan.right)
     query = plan.query
     tests = [f for atom in query.atoms for f in atom.filters]
-    return (
-        any(r.guard is not None for r in query.relations)
-        or any(isinstance(f, InnerTest) and f.guard is not None for f in tests)
-        or any(many_rows(sub) for _, sub in plan.subplans)
-    )
+    kinds = {r.columns[r.guard] for r in query.relations if r.guard is not None}
+    if any(isinstance(f, InnerTest) and f.guard is not None for f in tests):
+        kinds.add(GUARD_ROWS)
+    for _, sub in plan.subplans:
+        kinds |= many_rows(sub)
+    return frozenset(kinds)
+
+
+def many_message(kinds: frozenset[str]) -> str:
+    """What a View's read says while a guard of `kinds` has a group of
+    several rows."""
+    why = []
+    if GUARD_ROWS in kinds:
+        why.append(
+            "more than one row returned by a subquery used as an expression: the "
+            "result has no value until that subquery has one row again"
+        )
+    if GUARD_TIES in kinds:
+        why.append(
+            "rows tie in the order of a window function that numbers or shifts "
+            "them (ROW_NUMBER, NTILE, LAG, LEAD, FIRST_VALUE, LAST_VALUE, a ROWS "
+            "frame): SQL leaves their order open, so the result is not "
+            "determined until no two rows of a partition tie"
+        )
+    return "; or ".join(why)
 
 
 def _subviews(

@@ -44,6 +44,7 @@ from .passes.quantified_subqueries import quantified_subqueries
 from .passes.scalar_items import scalar_items
 from .passes.single_rows import single_rows
 from .passes.spread_aggregates import spread_aggregates
+from .passes.subquery_limits import subquery_limits
 from .passes.unnest_subqueries import output_types, unnest_subqueries
 from .passes.values_tables import values_tables
 from .passes.window_aggregates import window_aggregates
@@ -55,11 +56,12 @@ TREE_PASSES = (
     values_tables,  # VALUES in FROM -> a table of constant rows
     inline_views,  # WITH and CREATE VIEW -> derived tables
     distinct_on,  # DISTINCT ON (k) k, o … ORDER BY o -> GROUP BY k with MIN/MAX(o)
+    subquery_limits,  # ORDER BY … LIMIT in a subquery -> ROW_NUMBER() in QUALIFY
     aggregate_spellings,  # FILTER (WHERE …), GROUP BY ALL -> plain aggregation
+    spread_aggregates,  # VARIANCE, STDDEV, CORR, REGR_* -> arithmetic over SUM, COUNT
     window_aggregates,  # AGG(x) OVER (PARTITION BY …) -> a join with the partitions
     grouping_sets,  # ROLLUP, CUBE, GROUPING SETS -> UNION ALL of GROUP BYs
     wrap_set_operations,  # a whole query that is a UNION -> a derived table
-    spread_aggregates,  # VARIANCE/STDDEV -> arithmetic over SUM and COUNT
     check_supported,  # refuse what cannot be maintained, by name
     constant_subqueries,  # (SELECT 1) without FROM -> the constant
     name_outputs,  # every SELECT item gets its name as an alias

@@ -609,8 +609,10 @@ def _grouped_comparison(op: str) -> Callable:
 
 _GROUPED_CONVERTERS: dict[type, Callable] = {
     exp.Paren: lambda g, node: g.convert(node.this),
-    exp.Add: _grouped_binary("add"),
-    exp.Sub: _grouped_binary("sub"),
+    # + and - as over rows (`expressions._shift`): MAX(d) - MIN(d) in days,
+    # MAX(d) + INTERVAL 1 DAY
+    exp.Add: lambda g, node: CONVERTERS[exp.Add](_OverGroups(g), node),
+    exp.Sub: lambda g, node: CONVERTERS[exp.Sub](_OverGroups(g), node),
     exp.Mul: _grouped_binary("mul"),
     exp.Div: _grouped_binary("div"),
     exp.Mod: _grouped_binary("mod"),

@@ -7,13 +7,19 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from ..ir import Ordering, Query, Relation
+from ..ir import GUARD_ROWS, GUARD_TIES, Ordering, Query, Relation
 
 # A scalar subquery without an aggregate (`passes/single_rows`): the key of
 # its SELECT's meta holding what counts its rows, and the column of that
 # count in its inner view (`unnest_subqueries.virtual`, `Relation.guard`).
 ROWS = "dynyan_rows"
-COLUMN = "__rows"
+COLUMN = GUARD_ROWS
+# A window that needs the rows of a partition told apart over an order that
+# may tie (`passes/window_aggregates`): the table of its groups of peers is
+# marked the same way, its count in the column named under this meta key
+# (TIES), so the View reads nothing while two rows tie.
+GUARD_COLUMN = "dynyan_guard_column"
+TIES = GUARD_TIES
 
 
 @dataclass

@@ -43,7 +43,8 @@ def check_supported(tree: exp.Expression, ctx: Context) -> exp.Expression:
             raise unsupported(
                 f"aggregate {node.sql_name()} is not supported; supported: "
                 "COUNT(*), COUNT(col), COUNT(DISTINCT col), SUM, SUM(DISTINCT x), "
-                "AVG, AVG(DISTINCT x), MIN, MAX, VARIANCE, STDDEV, MEDIAN, "
+                "AVG, AVG(DISTINCT x), MIN, MAX, VARIANCE, STDDEV, CORR, COVAR_POP, "
+                "COVAR_SAMP, REGR_SLOPE (and the other REGR_*), MEDIAN, "
                 "QUANTILE_CONT, QUANTILE_DISC, STRING_AGG(x, sep ORDER BY x)",
                 node,
             )
@@ -68,9 +69,10 @@ def _window_refusal(node: exp.Window) -> str:
     aggregates over partitions or running in an order, and rankings)."""
     supported = (
         "supported: SUM, COUNT, AVG, MIN, MAX OVER ([PARTITION BY …] [ORDER BY …]) "
-        "and RANK, DENSE_RANK, PERCENT_RANK, CUME_DIST, LAG, LEAD (ROW_NUMBER, "
-        "NTILE, FIRST_VALUE, LAST_VALUE over orders without ties) OVER ([PARTITION "
-        "BY …] ORDER BY …) in the SELECT list, QUALIFY or ORDER BY"
+        "and RANK, DENSE_RANK, PERCENT_RANK, CUME_DIST, ROW_NUMBER, NTILE, LAG, "
+        "LEAD, FIRST_VALUE, LAST_VALUE OVER ([PARTITION BY …] ORDER BY …) in the "
+        "SELECT list, QUALIFY or ORDER BY (those that number or shift rows read "
+        "nothing while two rows of a partition tie in the order)"
     )
     refusal = function_refusal(node, node.find_ancestor(exp.Select))
     if refusal is not None:

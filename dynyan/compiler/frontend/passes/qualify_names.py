@@ -125,8 +125,9 @@ class _Names:
             elif isinstance(item, exp.Lateral) and isinstance(item.this, exp.Subquery):
                 self.check(item.this.this, [dict(sources), *outer])
                 alias = item.alias.lower()
-                if not alias:
-                    raise sql_error("a LATERAL subquery needs an alias", item)
+                if not alias:  # DuckDB names it; its columns are read unqualified
+                    alias = f"__unnamed{len(sources) + 1}"
+                    item.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
                 columns = self.output_names(item.this.this)
                 what = f"subquery {alias}"
             elif isinstance(item, exp.Subquery):

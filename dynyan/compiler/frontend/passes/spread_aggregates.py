@@ -1,4 +1,4 @@
-"""VARIANCE and STDDEV as arithmetic over SUM and COUNT.
+"""VARIANCE, STDDEV, COVAR, CORR and REGR_* as arithmetic over SUM and COUNT.
 
 A view maintains SUM and COUNT under inserts and deletes; the spread of a
 group follows from three of them: with n = COUNT(x), s = SUM(x) and
@@ -14,6 +14,17 @@ zero. Over DECIMAL and INTEGER arguments q and s are exact; over DOUBLE the
 formula loses digits when the spread is tiny against the mean (DuckDB uses
 Welford's update, which a view cannot reverse on delete).
 
+The aggregates of two arguments (`CORR(y, x)`, `COVAR_POP`, `COVAR_SAMP`,
+`REGR_SLOPE(y, x)`, `REGR_INTERCEPT`, `REGR_R2`, `REGR_COUNT`, `REGR_AVGX`,
+`REGR_AVGY`, `REGR_SXX`, `REGR_SYY`, `REGR_SXY`) read the rows where both are
+non-NULL: over x' = `CASE WHEN y IS NOT NULL THEN x END` and y' likewise, with
+n = COUNT(x'), the sums of x', y', x'x', y'y', x'y', and the scaled co-moments
+dx = n SUM(x'x') - SUM(x')², dy likewise, dxy = n SUM(x'y') - SUM(x') SUM(y')
+(exact over DECIMAL and INTEGER), each is a CASE over them with DuckDB's
+edge cases: NULL over no pair; CORR and REGR_SLOPE NaN where x (for CORR
+also y) does not vary, REGR_INTERCEPT and REGR_R2 NULL there, REGR_R2 1
+where only y does not vary.
+
 >>> import sqlglot
 >>> from dynyan.compiler.frontend.context import Context
 >>> tree = sqlglot.parse_one("SELECT STDDEV_SAMP(x) AS sd FROM t", read="duckdb")
@@ -23,10 +34,13 @@ SELECT SQRT(CASE WHEN COUNT(x) > 1 THEN GREATEST((SUM(x * x) - SUM(x) * SUM(x) /
 
 from __future__ import annotations
 
+import re
+
+import sqlglot
 from sqlglot import exp
 
 from ..context import Context
-from ..diagnostics import unsupported
+from ..diagnostics import DIALECT, unsupported
 
 # aggregate -> (sample variance?, square root?)
 _SPREADS = {
@@ -38,13 +52,77 @@ _SPREADS = {
 }
 
 
+# aggregate of (y, x) -> its value over n, sx, sy, sxx, syy, sxy, dx, dy, dxy
+# (NaN is SQRT(-1.0), as in DuckDB)
+_PAIRED = {
+    exp.CovarPop: "CASE WHEN n > 0 THEN CAST(dxy AS DOUBLE) / (n * n) END",
+    exp.CovarSamp: "CASE WHEN n > 1 THEN CAST(dxy AS DOUBLE) / (n * (n - 1)) END",
+    exp.Corr: "CASE WHEN n > 0 THEN CASE WHEN dx = 0 OR dy = 0 THEN"
+    " SQRT(-1.0) ELSE CAST(dxy AS DOUBLE) / SQRT(CAST(dx AS DOUBLE))"
+    " / SQRT(CAST(dy AS DOUBLE)) END END",
+    exp.RegrSlope: "CASE WHEN n > 0 THEN CASE WHEN dx = 0 THEN"
+    " SQRT(-1.0) ELSE CAST(dxy AS DOUBLE) / dx END END",
+    exp.RegrIntercept: "CASE WHEN n > 0 AND dx <> 0 THEN CAST(sy AS DOUBLE) / n"
+    " - CAST(dxy AS DOUBLE) / dx * (CAST(sx AS DOUBLE) / n) END",
+    exp.RegrR2: "CASE WHEN n > 0 AND dx <> 0 THEN CASE WHEN dy = 0 THEN 1.0"
+    " ELSE CAST(dxy AS DOUBLE) / dx * (CAST(dxy AS DOUBLE) / dy) END END",
+    exp.RegrCount: "n",
+    exp.RegrAvgx: "CASE WHEN n > 0 THEN CAST(sx AS DOUBLE) / n END",
+    exp.RegrAvgy: "CASE WHEN n > 0 THEN CAST(sy AS DOUBLE) / n END",
+    exp.RegrSxx: "CASE WHEN n > 0 THEN CAST(dx AS DOUBLE) / n END",
+    exp.RegrSyy: "CASE WHEN n > 0 THEN CAST(dy AS DOUBLE) / n END",
+    exp.RegrSxy: "CASE WHEN n > 0 THEN CAST(dxy AS DOUBLE) / n END",
+}
+# the co-moments, as the names of _PAIRED read them
+_MOMENTS = {
+    "dx": "(n * sxx - sx * sx)",
+    "dy": "(n * syy - sy * sy)",
+    "dxy": "(n * sxy - sx * sy)",
+}
+
+
 def spread_aggregates(tree: exp.Expression, ctx: Context) -> exp.Expression:
-    for node in list(tree.find_all(*_SPREADS)):
+    for node in list(tree.find_all(*_SPREADS, *_PAIRED)):
         if isinstance(node.this, exp.Distinct):
             raise unsupported("only COUNT, SUM, AVG and STRING_AGG take DISTINCT", node)
-        sample, root = _SPREADS[type(node)]
-        node.replace(_spread(node.this, sample, root))
+        if type(node) in _PAIRED:
+            value = _paired(type(node), node.this, node.expression)
+        else:
+            value = _spread(node.this, *_SPREADS[type(node)])
+        window = node.parent
+        if isinstance(window, exp.Window) and window.this is node:
+            # AGG(x) OVER (w): each SUM and COUNT of its arithmetic over w
+            for part in list(value.find_all(exp.Count, exp.Sum)):
+                if part.find_ancestor(exp.AggFunc) is None:
+                    over = window.copy()
+                    over.set("this", part.copy())
+                    part.replace(over)
+            node = window
+        if isinstance(node.parent, exp.Select):  # an item: named as written
+            value = exp.alias_(value, node.sql(dialect=DIALECT), quoted=True)
+        node.replace(value)
     return tree
+
+
+def _paired(kind: type, y: exp.Expression, x: exp.Expression) -> exp.Expression:
+    """An aggregate of the pairs (y, x) where both are non-NULL."""
+    xp = exp.Case(ifs=[exp.If(this=y.copy().is_(exp.null()).not_(), true=x.copy())])
+    yp = exp.Case(ifs=[exp.If(this=x.copy().is_(exp.null()).not_(), true=y.copy())])
+    parts = {
+        "n": exp.Count(this=xp.copy()),
+        "sx": exp.Sum(this=xp.copy()),
+        "sy": exp.Sum(this=yp.copy()),
+        "sxx": exp.Sum(this=exp.Mul(this=xp.copy(), expression=xp.copy())),
+        "syy": exp.Sum(this=exp.Mul(this=yp.copy(), expression=yp.copy())),
+        "sxy": exp.Sum(this=exp.Mul(this=xp.copy(), expression=yp.copy())),
+    }
+    text = _PAIRED[kind]
+    for name, moment in _MOMENTS.items():
+        text = re.sub(rf"\b{name}\b", moment, text)
+    value = exp.Paren(this=sqlglot.parse_one(text, read=DIALECT))
+    for column in list(value.find_all(exp.Column)):
+        column.replace(parts[column.name].copy())
+    return value
 
 
 def _spread(x: exp.Expression, sample: bool, root: bool) -> exp.Expression:

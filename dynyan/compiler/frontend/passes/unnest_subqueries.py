@@ -37,7 +37,7 @@ from sqlglot import exp
 
 from ...ir import AggRef, Atom, Lit, Op, Query, Ref, Relation, SetQuery, Var
 from ..aggregates import is_grouped
-from ..context import COLUMN, ROWS, Context, PendingTest, sql_conjuncts
+from ..context import COLUMN, GUARD_COLUMN, ROWS, Context, PendingTest, sql_conjuncts
 from ..diagnostics import unsupported
 from ..types import exact_digits, infer_type, lit_type
 
@@ -65,7 +65,8 @@ def unnest_subqueries(select: exp.Select, ctx: Context) -> exp.Select:
                 raise unsupported("only SELECT subqueries are supported in FROM", sub)
             text = sub.this.sql()
             if sub.this.meta.get(ROWS) is not None:
-                text += f" /* {COLUMN} */"  # not the same as that text unguarded
+                # not the same as that text unguarded
+                text += f" /* {sub.this.meta.get(GUARD_COLUMN, COLUMN)} */"
             if text not in ctx.derived:
                 ctx.derived[text], _ = virtual(ctx, sub.this, "derived", text)
             holder.set("this", exp.table_(ctx.derived[text], alias=sub.alias))
@@ -175,6 +176,10 @@ def _membership(select, where, node, ctx: Context) -> exp.Select:
             )
         if negated and len(outer) > 1:
             raise unsupported("NOT IN over a row of values is not supported", anchor)
+        if _reads_outer(inner):
+            exists = exp.Exists(this=_correlated_in(inner, outer, negated, node))
+            node.replace(exists)
+            return _membership(select, where, exists, ctx)
         inner = inner.copy()
         inner.set(
             "expressions",
@@ -368,8 +373,9 @@ def virtual(
     a last column, the relation's `guard`."""
     count = inner.meta.get(ROWS)
     if count is not None:
+        column = inner.meta.get(GUARD_COLUMN, COLUMN)
         inner = inner.copy()
-        inner.append("expressions", exp.alias_(count.copy(), COLUMN))
+        inner.append("expressions", exp.alias_(count.copy(), column))
         text = None
     key = (
         inner.sql() if text is None else text,
@@ -584,6 +590,49 @@ def _empty_value(query: Query, expr, node):
         "a scalar subquery's value must be arithmetic over aggregates and " "constants",
         node,
     )
+
+
+def _reads_outer(inner: exp.Select) -> bool:
+    """Whether a (qualified) subquery reads a column of an enclosing query
+    (its nested subqueries' own columns aside)."""
+    local = _aliases(inner)
+    for column in inner.find_all(exp.Column):
+        owner = column.find_ancestor(exp.Select)
+        if owner is inner and column.table and column.table.lower() not in local:
+            return True
+    return False
+
+
+def _correlated_in(
+    inner: exp.Select, outer: list, negated: bool, node: exp.In
+) -> exp.Select:
+    """`e IN (SELECT v … WHERE <correlated>)` as the subquery of an EXISTS:
+    `SELECT 1 … WHERE <correlated> AND v = e`. Under NOT, SQL's NULL rules:
+    `e NOT IN S` holds where S has no v equal to e, no NULL v, and e is not
+    NULL unless S is empty, so the rows that make it fail are those with
+    `v = e OR v IS NULL OR e IS NULL` (NOT EXISTS of them)."""
+    if is_grouped(inner):
+        raise unsupported(
+            "IN a correlated subquery that aggregates is not supported", node
+        )
+    matches = []
+    for value, e in zip(inner.expressions, outer):
+        value = value.unalias()
+        equal = exp.EQ(this=value.copy(), expression=e.copy())
+        if negated:
+            equal = exp.Paren(
+                this=exp.or_(
+                    equal, value.copy().is_(exp.null()), e.copy().is_(exp.null())
+                )
+            )
+        matches.append(equal)
+    exists = inner.copy()
+    exists.set("distinct", None)
+    exists.set("expressions", [exp.Literal.number(1)])
+    where = exists.args.get("where")
+    conditions = ([where.this] if where is not None else []) + matches
+    exists.set("where", exp.Where(this=exp.and_(*conditions)))
+    return exists
 
 
 def _aliases(select: exp.Select) -> set[str]:

@@ -9,7 +9,9 @@ IS NOT DISTINCT FROM (NULL keys form one partition, as in SQL). Windows
 with ORDER BY (RANK(), DENSE_RANK(), PERCENT_RANK(), CUME_DIST(), running
 aggregates, LAG/LEAD; ROW_NUMBER() as RANK() where no two rows tie) join
 one table per window, built from one table per ORDER BY level
-(window_orders.py). Windows are computed before QUALIFY (a
+(window_orders.py). A window that numbers or shifts rows over an order
+that may tie also joins its groups of peers, marked as a guard (`TIES`):
+the View reads nothing while one has several rows. Windows are computed before QUALIFY (a
 WHERE over the join), DISTINCT, ORDER BY and LIMIT, which stay on the
 outer query.
 
@@ -26,7 +28,7 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import exp
 
-from ..context import Context
+from ..context import GUARD_COLUMN, ROWS, TIES, Context
 from .name_outputs import named
 from .window_orders import (
     COUNT_ROWS,
@@ -91,13 +93,9 @@ def function_refusal(window: exp.Window, select: exp.Select) -> str | None:
             return "NTILE needs a constant number of buckets"
         if isinstance(func, exp.Ntile) and int(n.name) < 1:
             return "NTILE needs at least one bucket"
-        if order and not spec and _unique_order(window, select):
-            return None  # from RANK(): no two rows tie
-        return (
-            f"{name} is supported only over an order that tells the rows "
-            f"apart ({_TELLS_APART}): tied rows get arbitrary numbers, which "
-            "no view can reproduce; use RANK() (the same where no rows tie)"
-        )
+        if order and not spec:
+            return None  # from RANK(), where no two rows tie (else guarded)
+        return f"{name} needs ORDER BY in its window and no frame"
     if isinstance(func, RANKINGS):
         name = func.sql(dialect="duckdb")
         if not order:
@@ -112,11 +110,10 @@ def function_refusal(window: exp.Window, select: exp.Select) -> str | None:
         return (
             "this window frame is not supported: running aggregates take the "
             "default frame, RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW, or "
-            "ROWS up to the current row where the ORDER BY keys tell the rows "
-            "apart (the GROUP BY keys of a grouped query); sliding frames: RANGE "
-            "BETWEEN constant offsets (n or INTERVAL PRECEDING or FOLLOWING, "
-            "CURRENT ROW) over one ORDER BY key, and ROWS BETWEEN any bounds "
-            "where the ORDER BY keys tell the rows apart"
+            "ROWS up to the current row; sliding frames: RANGE BETWEEN constant "
+            "offsets (n or INTERVAL PRECEDING or FOLLOWING, CURRENT ROW) over one "
+            "ORDER BY key, and ROWS BETWEEN any bounds (ROWS frames read nothing "
+            "while two rows of a partition tie in the order)"
         )
     if order and isinstance(func.this, exp.Distinct):
         return f"a running {func.sql_name()}(DISTINCT …) is not supported"
@@ -138,14 +135,12 @@ def frame(window: exp.Window, select: exp.Select) -> str | None:
         return "partition"
     if band_bounds(window) is not None:
         return "band"
-    if band_bounds(window, "ROWS") is not None and _unique_order(window, select):
+    if band_bounds(window, "ROWS") is not None:
         return "rows"
     start, end = _bound(spec, "start"), _bound(spec, "end")
     if start != ("UNBOUNDED", "PRECEDING") or end not in (None, ("CURRENT ROW", None)):
         return None
-    if _text(spec.args.get("kind")) == "RANGE" or _unique_order(window, select):
-        return "running"
-    return None
+    return "running"
 
 
 def band_bounds(window: exp.Window, kind: str = "RANGE"):
@@ -223,12 +218,25 @@ def shift_refusal(window: exp.Window, select: exp.Select) -> str | None:
         return f"{name} needs ORDER BY in its window and no frame"
     if offset is not None and not (offset.is_int and int(offset.name) >= 0):
         return f"{name} needs a constant offset"
-    if not _unique_order(window, select):
-        return (
-            f"{name} needs an order that tells the rows apart ({_TELLS_APART}): "
-            "among tied rows the previous one is arbitrary"
-        )
     return None
+
+
+def needs_apart(window: exp.Window, select: exp.Select) -> bool:
+    """Whether the window's value depends on which of two tied rows comes
+    first (ROW_NUMBER, NTILE, LAG, LEAD, FIRST_VALUE, LAST_VALUE, a ROWS
+    frame) while its order may tie: the rewrite then keeps the groups of
+    peers under a guard (`TIES`), and the View reads nothing while two rows
+    of a partition tie (SQL leaves their order, so the result, open)."""
+    func, spec = window.this, window.args.get("spec")
+    if not window.args.get("order") or _unique_order(window, select):
+        return False
+    if isinstance(func, (exp.RowNumber, exp.Ntile, *SHIFTS)):
+        return True
+    return (
+        spec is not None
+        and _text(spec.args.get("kind")) == "ROWS"
+        and frame(window, select) in ("rows", "running")
+    )
 
 
 def _ntile(n: int, rank: exp.Expression, rows: exp.Expression) -> exp.Expression:
@@ -263,14 +271,6 @@ def _whole(spec: exp.WindowSpec) -> bool:
     return _bound(spec, "start") == ("UNBOUNDED", "PRECEDING") and _bound(
         spec, "end"
     ) == ("UNBOUNDED", "FOLLOWING")
-
-
-# where `_unique_order` knows that no two rows of a partition tie
-_TELLS_APART = (
-    "a grouped query whose GROUP BY keys are among the PARTITION BY and ORDER "
-    "BY expressions, or a query over one derived table of groups whose keys "
-    "are among them"
-)
 
 
 def _unique_order(window: exp.Window, select: exp.Select) -> bool:
@@ -371,6 +371,8 @@ class _Rewrite:
         # a ROWS frame's signature -> its table's alias and
         # `rows_band_table`'s arguments but the rows
         self.rows_banded: dict[tuple, tuple[str, tuple]] = {}
+        # the PARTITION BY lists (SQL) of tables of peers under a tie guard
+        self.guarded: set[tuple] = set()
 
     def query(self) -> exp.Select:
         select = self.select
@@ -393,7 +395,7 @@ class _Rewrite:
             exp.Subquery(this=base, alias=exp.TableAlias(this=_name("__windowed")))
         )
         joins = []  # (table, alias, the __windowed columns it joins on, kind)
-        for alias, keys, windows in self.partitions.values():
+        for signature, (alias, keys, windows) in self.partitions.items():
             grouped = exp.select(
                 *[exp.alias_(exp.column(k, table="__rows"), k) for k in keys],
                 *windows,
@@ -402,6 +404,9 @@ class _Rewrite:
                 grouped = grouped.group_by(
                     *[exp.column(k, table="__rows") for k in keys]
                 )
+            if signature in self.guarded:
+                grouped.meta[ROWS] = exp.Count(this=exp.Star())
+                grouped.meta[GUARD_COLUMN] = TIES
             joins.append((grouped, alias, keys, None))
         for alias, args in self.ordered.values():
             table = ordered_table(_rows(base), *args)
@@ -454,6 +459,8 @@ class _Rewrite:
         return body.copy().transform(lift)
 
     def _window(self, window: exp.Window) -> exp.Expression:
+        if needs_apart(window, self.select):
+            self._tie_guard(window)
         if isinstance(window.this, (exp.RowNumber, exp.Ntile)):  # rows never tie
             ranked = window.copy()
             ranked.set("this", exp.Rank())
@@ -498,6 +505,16 @@ class _Rewrite:
         name = f"__w{sum(len(w) for _, _, w in self.partitions.values()) + 1}"
         windows.append(exp.alias_(agg, name))
         return exp.column(name, table=alias)
+
+    def _tie_guard(self, window: exp.Window) -> None:
+        """The rows' groups of peers (PARTITION BY and ORDER BY keys) as a
+        table joined like a partition's, its COUNT(*) the guard (`TIES`)."""
+        keys = list(window.args.get("partition_by") or []) + [
+            o.this for o in window.args["order"].expressions
+        ]
+        count = exp.Count(this=exp.Star())
+        self._window(exp.Window(this=count, partition_by=keys))
+        self.guarded.add(tuple(k.sql() for k in keys))
 
     def _rank(self, window: exp.Window) -> exp.Expression:
         """1 + the rows (keys) before the row's, summed over the levels;

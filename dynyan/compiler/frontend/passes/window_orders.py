@@ -26,8 +26,10 @@ key) LEFT JOINed with themselves on the partition and `key - 6 days <=
 other key <= key`, a band join (`band_table`).
 
 ROW_NUMBER() is RANK() where the order tells the rows apart (GROUP BY keys
-among the window's keys) and refused elsewhere: among tied rows its numbers
-are arbitrary, so no view can agree with a database run after run.
+among the window's keys). Elsewhere it is RANK() too, beside a guard on the
+groups of peers: among tied rows its numbers are arbitrary, so no view can
+agree with a database run after run, and the View reads nothing while two
+rows of a partition tie (`window_aggregates.needs_apart`).
 
 >>> import sqlglot
 >>> rows = sqlglot.parse_one("SELECT d AS k1, s AS k2 FROM emp").subquery("__rows")
