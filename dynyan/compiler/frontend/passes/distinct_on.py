@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from ..aggregates import is_grouped
 from ..context import Context
 from ..diagnostics import unsupported
 from .name_outputs import named
@@ -52,9 +53,7 @@ def distinct_on(tree: exp.Expression, ctx: Context) -> exp.Expression:
             continue
         keys = on.expressions if isinstance(on, exp.Tuple) else [on]
         spelled = {k.sql() for k in keys}
-        grouped = select.args.get("group") or any(
-            a.parent_select is select for a in select.find_all(exp.AggFunc)
-        )
+        grouped = is_grouped(select)
         order = select.args.get("order")
         extra = [
             o

@@ -42,9 +42,11 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from ..aggregates import is_grouped
 from ..context import Context, sql_conjuncts
 from ..diagnostics import unsupported
 from .name_outputs import named
+from .window_aggregates import spelled_key
 
 
 def subquery_limits(tree: exp.Expression, ctx: Context) -> exp.Expression:
@@ -65,7 +67,7 @@ def subquery_limits(tree: exp.Expression, ctx: Context) -> exp.Expression:
         _refuse_others(select)
         outer = _outer_columns(select, ctx)
         if not outer:
-            if not _grouped(select):
+            if not is_grouped(select):
                 raise unsupported(
                     "ORDER BY … LIMIT in an uncorrelated subquery over rows (not "
                     "groups) is not supported: every update would renumber the "
@@ -77,12 +79,6 @@ def subquery_limits(tree: exp.Expression, ctx: Context) -> exp.Expression:
         else:
             select.replace(_number_per_key(select, outer, first, count))
     return tree
-
-
-def _grouped(select: exp.Select) -> bool:
-    return bool(select.args.get("group")) or any(
-        a.find_ancestor(exp.Select) is select for a in select.find_all(exp.AggFunc)
-    )
 
 
 def _bounds(select: exp.Select) -> tuple[int, int | None]:
@@ -114,22 +110,10 @@ def _refuse_others(select: exp.Select) -> None:
 
 def spelled_order(select: exp.Select) -> list[exp.Ordered]:
     """The ORDER BY items, an alias or position of a SELECT item spelled out."""
-    items = select.expressions
-    aliases = {i.alias.lower(): i.this for i in items if isinstance(i, exp.Alias)}
     out = []
     for o in select.args["order"].expressions:
         o = o.copy()
-        key = o.this
-        if (
-            isinstance(key, exp.Literal)
-            and key.is_int
-            and 0 < int(key.name) <= len(items)
-        ):
-            o.set("this", items[int(key.name) - 1].unalias().copy())
-        elif isinstance(key, exp.Column) and not key.table:
-            value = aliases.get(key.name.lower())
-            if value is not None:
-                o.set("this", value.copy())
+        o.set("this", spelled_key(o.this, select).copy())
         out.append(o)
     return out
 
@@ -208,7 +192,7 @@ def _number_per_key(
 ) -> exp.Select:
     """The correlated subquery over a derived table of its own rows numbered
     per correlation key; the correlation applied to that table."""
-    if _grouped(select):
+    if is_grouped(select):
         raise unsupported("LIMIT in a correlated subquery that aggregates", select)
     outer_ids = {id(c) for c in outer}
     where = select.args.get("where")

@@ -287,14 +287,14 @@ def _unique_order(window: exp.Window, select: exp.Select) -> bool:
     if group is not None:
         if any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets")):
             return False
-        spelled = [_spelled_key(g, select) for g in group.expressions]
+        spelled = [spelled_key(g, select) for g in group.expressions]
         return bool(spelled) and all(g.sql() in named for g in spelled)
     columns = _key_columns_of_source(select)
     names = {k.name.lower() for k in keys if isinstance(k, exp.Column)}
     return bool(columns) and columns <= names
 
 
-def _spelled_key(key: exp.Expression, select: exp.Select) -> exp.Expression:
+def spelled_key(key: exp.Expression, select: exp.Select) -> exp.Expression:
     """A GROUP BY key as the expression it names: `GROUP BY 1` the first
     SELECT item's, `GROUP BY y` an item aliased `y` (that is no column)."""
     items = select.expressions
@@ -334,7 +334,7 @@ def _key_columns_of_source(select: exp.Select) -> set[str]:
         return set()
     if any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets")):
         return set()
-    spelled = [_spelled_key(g, inner).sql() for g in group.expressions]
+    spelled = [spelled_key(g, inner).sql() for g in group.expressions]
     if not all(g in outputs for g in spelled):
         return set()
     return {outputs[g] for g in spelled}
