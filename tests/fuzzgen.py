@@ -790,6 +790,37 @@ def exists_subquery(g, atom):
 
 
 @production("subquery", weight=1)
+def bounded_exists_subquery(g, atom):
+    """`[NOT] EXISTS (… WHERE [i = o AND | i IS NOT DISTINCT FROM o AND]
+    i2 < o2 + n)`: one inequality beside at most one key, which the compiler
+    tests against MIN or MAX of the inner side per key."""
+    ref, bound = g.col(atom, ("int",)), g.col(atom, ("int", "dec"))
+    if ref is None or bound is None:
+        return False
+    t, s, inner = _inner(g, atom)
+    key = g.choice(
+        [
+            "",
+            f"{inner[0]} = {ref[0]} AND ",
+            f"{inner[0]} IS NOT DISTINCT FROM {ref[0]} AND ",
+        ]
+    )
+    other = g.col(s, ("int",))
+    op = g.choice(["<", "<=", ">", ">="])
+    cond = f"{other[0]} {op} {bound[0]}"
+    if g.chance(0.3):
+        cond = f"{bound[0]} + {g.literal('int')} {op} {other[0]}"
+    neg = "NOT " if g.chance(0.5) else ""
+    g.q.where.append(
+        Part(
+            f"{neg}EXISTS (SELECT 1 FROM {t} {s.alias} WHERE {key}{cond}"
+            f"{_inner_filter(g, s)})",
+            frozenset({atom.alias}),
+        )
+    )
+
+
+@production("subquery", weight=1)
 def scalar_subquery(g, atom):
     """`x >= (SELECT MAX(…) …)`, uncorrelated or correlated with `atom`."""
     ref = g.col(atom, ("int",))

@@ -216,7 +216,8 @@ class InnerTest:
       `negated`: NOT EXISTS of the same;
     - "scalar": `value op result`, where the result row with the key holds the
       subquery's value after the key columns (`default` where it has no row:
-      the value of the subquery over no rows).
+      the value of the subquery over no rows); `negated`: NOT of it, TRUE
+      where either side is NULL (NOT EXISTS of a bound, `bounded_exists`).
 
     The generated module keeps the atom's rows by key, so that when the inner
     view's result changes at a key only the rows whose test can change are
@@ -231,6 +232,9 @@ class InnerTest:
     condition: object = None
     negated: bool = False
     guard: int | None = None  # the view's `Relation.guard`
+    # per key, whether NULL matches NULL (IS NOT DISTINCT FROM); () or False:
+    # `=`, where an atom's NULL key matches no result row
+    null_safe: tuple = ()
 
     @property
     def args(self) -> tuple:
@@ -259,13 +263,22 @@ class InnerTest:
             condition,
             self.negated,
             self.guard,
+            self.null_safe,
         )
 
+    def matches_null(self, i: int) -> bool:
+        """Whether key `i` matches a NULL with a NULL."""
+        return i < len(self.null_safe) and self.null_safe[i]
+
     def __str__(self) -> str:
-        keys = ", ".join(map(str, self.keys))
+        keys = ", ".join(
+            f"{k} null-safe" if self.matches_null(i) else str(k)
+            for i, k in enumerate(self.keys)
+        )
         if self.kind == "scalar":
             where = f" at ({keys})" if self.keys else ""
-            return f"({self.value} {INFIX[self.op]} {self.view}{where})"
+            test = f"({self.value} {INFIX[self.op]} {self.view}{where})"
+            return f"NOT {test}" if self.negated else test
         word = {"not_in": "NOT IN", "not_exists": "NOT EXISTS"}.get(self.kind)
         if word is None:
             word = "NOT EXISTS" if self.negated else "EXISTS"

@@ -352,7 +352,13 @@ class Expressions:
         finally:
             self.guarded = outer
         key = tup(keys)
-        nulls = " or ".join(f"{k} is None" for k in keys) or "False"
+        # a NULL key matches nothing, except by IS NOT DISTINCT FROM
+        nulls = (
+            " or ".join(
+                f"{k} is None" for i, k in enumerate(keys) if not e.matches_null(i)
+            )
+            or "False"
+        )
         if e.kind == "not_in":
             # x NOT IN (subquery), SQL's three-valued logic: TRUE when the
             # subquery is empty; else NULL (dropped) when x is NULL or the
@@ -373,7 +379,7 @@ class Expressions:
                 rows = f"{state}.get({key}, _EMPTY)"
                 cond = self.condition(e.condition, env)
                 found = f"any({cond} for _c in {rows})"
-            if keys:
+            if nulls != "False":
                 found = f"(not ({nulls}) and {found})"
             return f"(not {found})" if e.negated else found
         # scalar: value op (the subquery's value at the key)
@@ -381,14 +387,14 @@ class Expressions:
         t = f"_t{self.fresh}"
         default = py(e.default)
         lookup = f"{state}.get({key}, {default})"
-        if keys:
+        if nulls != "False":
             lookup = f"({default} if {nulls} else {lookup})"
         known = self.nonnull(e.value, env) if isinstance(e.value, Lit) else None
         x_nonnull = "" if known == "True" else f" and {x} is not None"
-        return (
-            f"(({t} := {lookup}) is not None{x_nonnull}"
-            f" and {x} {_INFIX_PY[e.op]} {t})"
+        test = (
+            f"(({t} := {lookup}) is not None{x_nonnull} and {x} {_INFIX_PY[e.op]} {t})"
         )
+        return f"(not {test})" if e.negated else test
 
     def _regexp(self, e: Op, subject: str) -> str:
         """A regular expression's test, replacement or extraction; the
@@ -2398,7 +2404,9 @@ def _inner_tests(plan: Plan, names: Names, expressions: Expressions) -> dict:
                     "()" if not n else "sub_row[0]" if n == 1 else f"sub_row[:{n}]"
                 ),
                 "key_nulls": " or ".join(
-                    f"{expressions.render(k, env)} is None" for k in f.keys
+                    f"{expressions.render(k, env)} is None"
+                    for j, k in enumerate(f.keys)
+                    if not f.matches_null(j)
                 ),
                 # scalar: the compared value of a row, the view row's value
                 "row_value": (

@@ -150,6 +150,7 @@ class SelectBuilder:
             condition,
             test.negated,
             self.relations[test.view].guard,
+            tuple(test.null_safe) if any(test.null_safe) else (),
         )
 
     def column(self, node: exp.Column) -> Ref | ViewColumn:

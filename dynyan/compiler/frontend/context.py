@@ -27,7 +27,9 @@ class PendingTest:
     """A condition of WHERE that reads an inner view (NOT IN, [NOT] EXISTS,
     a comparison with a scalar subquery), its expressions still SQL: the
     builder turns it into an `InnerTest` on the atom holding its columns.
-    In `condition`, the inner view's columns are `__inner.cN` (N from 1)."""
+    In `condition`, the inner view's columns are `__inner.cN` (N from 1).
+    `null_safe`: per key, whether it is matched by IS NOT DISTINCT FROM
+    (a NULL key then matches a NULL) rather than `=` (it matches nothing)."""
 
     kind: str
     view: str
@@ -38,6 +40,7 @@ class PendingTest:
     default: object = None
     condition: exp.Expression | None = None
     negated: bool = False
+    null_safe: tuple[bool, ...] = ()
 
 
 @dataclass

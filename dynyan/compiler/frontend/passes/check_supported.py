@@ -14,6 +14,27 @@ from ..diagnostics import unsupported
 from .window_aggregates import function_refusal, in_select_list
 
 _ONLY_DISTINCT = "only COUNT, SUM, AVG and STRING_AGG take DISTINCT"
+# What to write instead of an aggregate that picks a row arbitrarily (no
+# maintained view could agree with a database run after run).
+_PICKS = {
+    exp.AnyValue: "it picks any row's value (DuckDB the first it reads): where "
+    "the group holds one value, MIN or MAX gives the same",
+    exp.First: "it picks the first row read: where the group holds one value, "
+    "MIN or MAX gives the same",
+    exp.Last: "it picks the last row read: where the group holds one value, "
+    "MIN or MAX gives the same",
+    exp.ArgMax: "among rows that tie on the largest value it picks any: write "
+    "`(SELECT x FROM … WHERE k = outer.k ORDER BY y DESC, <a unique column> "
+    "LIMIT 1)` or `QUALIFY ROW_NUMBER() OVER (PARTITION BY k ORDER BY y DESC, "
+    "<a unique column>) = 1`",
+    exp.ArgMin: "among rows that tie on the smallest value it picks any: write "
+    "`(SELECT x FROM … WHERE k = outer.k ORDER BY y, <a unique column> LIMIT 1)` "
+    "or `QUALIFY ROW_NUMBER() OVER (PARTITION BY k ORDER BY y, <a unique "
+    "column>) = 1`",
+    exp.Mode: "among values as frequent as each other it picks any",
+    exp.ArrayAgg: "its value is a LIST, a type views do not hold; STRING_AGG(x, "
+    "sep ORDER BY x) is supported",
+}
 # SELECT clauses refused wherever they appear: clause -> how to name it.
 _REFUSED = {"windows": "WINDOW", "qualify": "QUALIFY without a window function"}
 
@@ -38,7 +59,19 @@ def check_supported(tree: exp.Expression, ctx: Context) -> exp.Expression:
         distinct = select.args.get("distinct")
         if distinct is not None and distinct.args.get("on"):
             raise unsupported("DISTINCT ON is not supported", distinct)
+    for node in tree.find_all(exp.CurrentDate, exp.CurrentTimestamp, exp.CurrentTime):
+        raise unsupported(
+            f"{node.sql('duckdb')} is not supported: it changes while a view is "
+            "maintained, so a row's fate would depend on when it came; write the "
+            "date as a literal (DATE '2026-01-31')",
+            node,
+        )
     for node in tree.find_all(exp.AggFunc):
+        why = next((w for kind, w in _PICKS.items() if isinstance(node, kind)), None)
+        if why is not None:
+            raise unsupported(
+                f"aggregate {node.sql_name()} is not supported: {why}", node
+            )
         if not isinstance(node, AGGREGATES):
             raise unsupported(
                 f"aggregate {node.sql_name()} is not supported; supported: "

@@ -223,7 +223,13 @@ def _membership(select, where, node, ctx: Context) -> exp.Select:
             ]
         )
     else:
-        inner, pairs, rest = _decorrelate(node.this)
+        bounded = bounded_exists(node.this)
+        if bounded is not None:
+            subquery, value, op = bounded
+            _scalar_test(ctx, subquery, value, op, anchor, node, negated=negated)
+            anchor.replace(exp.true())
+            return select
+        inner, pairs, rest, null_safe = _decorrelate(node.this)
         alias = f"exists{len(ctx.subqueries) + 1}"
         name, _ = virtual(ctx, inner, "exists_")
         if negated or rest is not None or not pairs:
@@ -236,14 +242,17 @@ def _membership(select, where, node, ctx: Context) -> exp.Select:
                     anchor,
                     condition=rest,
                     negated=negated and kind == "exists",
+                    null_safe=null_safe,
                 )
             )
             anchor.replace(exp.true())
             return select
         condition = exp.and_(
             *[
-                exp.EQ(this=outer, expression=exp.column(f"k{i + 1}", table=alias))
-                for i, outer in enumerate(pairs)
+                (exp.NullSafeEQ if safe else exp.EQ)(
+                    this=outer, expression=exp.column(f"k{i + 1}", table=alias)
+                )
+                for i, (outer, safe) in enumerate(zip(pairs, null_safe))
             ]
         )
     select = select.join(exp.table_(name, alias=alias), join_type="cross", copy=False)
@@ -279,7 +288,14 @@ def _scalar(where: exp.Where, node: exp.Subquery, ctx: Context) -> None:
     value, op = (left, ops[0]) if on_right else (right, ops[1])
     if value.find(exp.Subquery, exp.Select) is not None:
         raise unsupported("a comparison of two subqueries is not supported", anchor)
-    inner, keys = _decorrelate_scalar(node.this)
+    _scalar_test(ctx, node.this, value, op, anchor, node)
+    anchor.replace(exp.true())
+
+
+def _scalar_test(ctx, subquery, value, op, anchor, node, negated=False) -> None:
+    """The test `value op (subquery)` (`negated`: NOT of it, TRUE where
+    either side is NULL) on the rows of the outer query."""
+    inner, keys, null_safe = _decorrelate_scalar(subquery)
     name, sub = virtual(ctx, inner, "scalar_")
     ctx.tests.append(
         PendingTest(
@@ -290,9 +306,64 @@ def _scalar(where: exp.Where, node: exp.Subquery, ctx: Context) -> None:
             value=value.copy(),
             op=op,
             default=_empty_value(sub, sub.outputs[len(keys)].expr, node),
+            negated=negated,
+            null_safe=null_safe,
         )
     )
-    anchor.replace(exp.true())
+
+
+# `inner_e OP outer_e` -> (the test `outer_e op' bound`, the bound's aggregate)
+_BOUNDS = {
+    exp.LT: ("gt", exp.Min),
+    exp.LTE: ("ge", exp.Min),
+    exp.GT: ("lt", exp.Max),
+    exp.GTE: ("le", exp.Max),
+}
+_SWAPPED = {exp.LT: exp.GT, exp.LTE: exp.GTE, exp.GT: exp.LT, exp.GTE: exp.LTE}
+
+
+def bounded_exists(inner: exp.Expression):
+    """`EXISTS (SELECT … WHERE <key pairs> AND inner_e < outer_e)` holds
+    exactly where `outer_e > MIN(inner_e)` over the rows of the key (for
+    `inner_e > outer_e`: `outer_e < MAX(inner_e)`, and so on, NULLs
+    matching nothing either way): as that scalar test, a row reads one value instead
+    of every inner row of its key, and a change of the bound re-checks only
+    the rows between its old and new value (a window's first group in a
+    partition, over a whole table). (subquery, outer_e, op) for such an
+    EXISTS, else None. A quotient may be NaN, which SQL orders above every
+    number but MIN/MAX keep as any other value: not rewritten."""
+    if not isinstance(inner, exp.Select) or is_grouped(inner):
+        return None
+    shaped = ("group", "having", "limit", "offset", "qualify", "distinct")
+    if any(inner.args.get(arg) for arg in shaped):
+        return None
+    keep, correlated, is_inner = split_correlation(inner)
+    bounds = [
+        c for c in correlated if column_equality(c, is_inner, null_safe=True) is None
+    ]
+    if len(bounds) != 1 or type(bounds[0]) not in _BOUNDS:
+        return None
+    (cond,) = bounds
+
+    def reads_only(e: exp.Expression, own: bool) -> bool:
+        columns = list(e.find_all(exp.Column))
+        return bool(columns) and all(is_inner(c) == own for c in columns)
+
+    if reads_only(cond.this, True) and reads_only(cond.expression, False):
+        inner_e, outer_e, kind = cond.this, cond.expression, type(cond)
+    elif reads_only(cond.expression, True) and reads_only(cond.this, False):
+        inner_e, outer_e, kind = cond.expression, cond.this, _SWAPPED[type(cond)]
+    else:
+        return None
+    special = (exp.Subquery, exp.Select, exp.AggFunc, exp.Window, exp.Div, exp.Sqrt)
+    if inner_e.find(*special) is not None or outer_e.find(*special) is not None:
+        return None
+    op, bound = _BOUNDS[kind]
+    scalar = inner.copy()
+    scalar.set("expressions", [bound(this=inner_e.copy())])
+    rest = keep + [c for c in correlated if c is not cond]
+    scalar.set("where", exp.Where(this=exp.and_(*rest)) if rest else None)
+    return scalar, outer_e, op
 
 
 _ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Paren, exp.Neg)
@@ -453,10 +524,14 @@ def _common_conjuncts(cond: exp.Expression) -> list[exp.Expression]:
     return [c.copy() for c in common] + [rest]
 
 
-def column_equality(cond, is_inner) -> tuple[exp.Column, exp.Column] | None:
-    """`inner column = outer column` as (inner, outer), else None."""
+def column_equality(
+    cond, is_inner, null_safe: bool = False
+) -> tuple[exp.Column, exp.Column] | None:
+    """`inner column = outer column` as (inner, outer), else None;
+    `null_safe`: also `IS NOT DISTINCT FROM`."""
+    kinds = (exp.EQ, exp.NullSafeEQ) if null_safe else exp.EQ
     if (
-        isinstance(cond, exp.EQ)
+        isinstance(cond, kinds)
         and isinstance(cond.this, exp.Column)
         and isinstance(cond.expression, exp.Column)
         and is_inner(cond.this) != is_inner(cond.expression)
@@ -491,18 +566,21 @@ def keyed_equality(cond, is_inner) -> tuple[exp.Column, exp.Expression] | None:
 def _decorrelate(inner: exp.Expression):
     """EXISTS (SELECT … WHERE inner = outer AND …) -> a SELECT DISTINCT of the
     inner columns the correlation reads, the outer columns matched with the
-    first of them (equalities), and the rest of the correlation over the outer
-    columns and `__inner.kN` (None when it is all equalities)."""
+    first of them (equalities), the rest of the correlation over the outer
+    columns and `__inner.kN` (None when it is all equalities), and per
+    equality whether it is IS NOT DISTINCT FROM (window levels' partitions:
+    a key all the same, so a change re-tests only its partition's rows)."""
     if not isinstance(inner, exp.Select):
         raise unsupported("EXISTS needs a SELECT", inner)
     inner = inner.copy()
     keep, correlated, is_inner = split_correlation(inner)
-    pairs, inner_cols, others = [], [], []
+    pairs, inner_cols, others, null_safe = [], [], [], []
     for cond in correlated:
-        eq = column_equality(cond, is_inner)
+        eq = column_equality(cond, is_inner, null_safe=True)
         if eq is not None:
             inner_cols.append(eq[0].copy())
             pairs.append(eq[1].copy())
+            null_safe.append(isinstance(cond, exp.NullSafeEQ))
         else:
             others.append(cond)
     rest = None
@@ -527,12 +605,13 @@ def _decorrelate(inner: exp.Expression):
         inner.set("expressions", [exp.alias_(exp.true(), "k1")])
     inner.set("distinct", exp.Distinct())
     inner.set("where", exp.Where(this=exp.and_(*keep)) if keep else None)
-    return inner, pairs, rest
+    return inner, pairs, rest, tuple(null_safe)
 
 
 def _decorrelate_scalar(inner: exp.Expression):
     """A scalar subquery -> its query grouped by the inner columns of its
-    correlation (k1, …, then the value), and the outer columns they match."""
+    correlation (k1, …, then the value), the outer columns they match and
+    whether each is matched by IS NOT DISTINCT FROM."""
     if not isinstance(inner, exp.Select) or len(inner.expressions) != 1:
         raise unsupported("a scalar subquery must select one value", inner)
     if not is_grouped(inner) or inner.args.get("group") or inner.args.get("having"):
@@ -545,18 +624,21 @@ def _decorrelate_scalar(inner: exp.Expression):
         raise unsupported("SELECT DISTINCT in a scalar subquery", inner)
     inner = inner.copy()
     keep, correlated, is_inner = split_correlation(inner)
-    inner_cols, outer_cols = [], []
+    inner_cols, outer_cols, null_safe = [], [], []
     for cond in correlated:
-        eq = keyed_equality(cond, is_inner)
+        eq = keyed_equality(cond, is_inner) or column_equality(
+            cond, is_inner, null_safe=True
+        )
         if eq is None:
             raise unsupported(
                 "a scalar subquery may refer to the outer query only by "
                 "`inner column = outer column` (or an expression of outer "
-                "columns) conditions",
+                "columns, or IS NOT DISTINCT FROM an outer column) conditions",
                 cond,
             )
         inner_cols.append(eq[0].copy())
         outer_cols.append(eq[1].copy())
+        null_safe.append(isinstance(cond, exp.NullSafeEQ))
     value = inner.expressions[0].unalias().copy()
     inner.set(
         "expressions",
@@ -566,7 +648,7 @@ def _decorrelate_scalar(inner: exp.Expression):
     inner.set("where", exp.Where(this=exp.and_(*keep)) if keep else None)
     if inner_cols:
         inner.set("group", exp.Group(expressions=[c.copy() for c in inner_cols]))
-    return inner, outer_cols
+    return inner, outer_cols, tuple(null_safe)
 
 
 def _empty_value(query: Query, expr, node):
