@@ -625,7 +625,7 @@ def test_values_not_matched_are_errors(value, word):
         ("STRFTIME(d, '%Y %Q')", "the specifier at position 4 is not supported"),
         ("STRFTIME(d, '%-b')", "the specifier at position 1 is not supported"),
         ("STRFTIME(s, '%Y')", "STRFTIME needs a DATE or TIMESTAMP"),
-        ("(s, t) IN (('a', 'b', 'c'))", "a row of 3 values in the list of a row of 2"),
+        ("(s, t) IN (('a', 'b', 'c'))", "a row of 2 values compared with a row of 3"),
         ("s IN (t, a)", "type mismatch"),
     ],
 )

@@ -16,6 +16,7 @@ import datetime
 import hashlib
 import logging
 import re
+import warnings
 from dataclasses import dataclass, field, replace
 
 import black
@@ -327,15 +328,24 @@ class Expressions:
         if op in ("regexp", "regexp_replace", "regexp_extract"):
             return self._regexp(e, a[0])
         if op == "isnull":
+            if isinstance(e.args[0], Lit):  # `'x' is None` warns, and is known
+                return str(e.args[0].value is None)
             return f"({a[0]} is None)"
         if op == "coalesce":  # the first operand that is not NULL, each once
             out = a[-1]
-            for x in reversed(a[:-1]):
+            for arg, x in reversed(list(zip(e.args[:-1], a[:-1]))):
+                if isinstance(arg, Lit):  # known: a constant or NULL
+                    out = out if arg.value is None else x
+                    continue
                 name, first = self._once(x)
                 out = f"({name} if {first} is not None else {out})"
             return out
         if op == "nullif":
+            if isinstance(e.args[0], Lit) and e.args[0].value is None:
+                return "None"
             (x, x_first), (y, y_first) = self._once(a[0]), self._once(a[1])
+            if isinstance(e.args[0], Lit):
+                return f"(None if {x} == {y_first} else {x})"
             return f"(None if {x_first} is None or {x} == {y_first} else {x})"
         raise RenderError(f"no Python for operator {op}")
 
@@ -2252,7 +2262,9 @@ def render_module(
     )
     try:
         module = black.format_str(text, mode=BLACK_MODE) if formatted else text
-        compile(module, source, "exec")
+        with warnings.catch_warnings():  # a SyntaxWarning would greet the user
+            warnings.simplefilter("error", SyntaxWarning)
+            compile(module, source, "exec")
     except Exception as err:  # a compiler bug: show the raw text to debug
         log.error("rendered module does not compile:\n%s", text)
         raise RenderError(

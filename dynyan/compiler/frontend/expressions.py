@@ -320,6 +320,9 @@ def shift_date(value: datetime.date, op: str, amount: int) -> datetime.date:
 
 def _comparison(op: str) -> Callable:
     def convert(fe, node):
+        if op in ("eq", "ne") and isinstance(node.this, exp.Tuple):
+            same = _same_row(fe, node.this, node.expression, node)
+            return same if op == "eq" else Op("not", (same,))
         left, right = fe.expr(node.this), fe.expr(node.expression)
         return Op(op, coerce_dates(left, right, fe.type_of, node))
 
@@ -566,30 +569,31 @@ def _in(fe, node):
 
 
 def _row_in(fe, node):
-    """`(a, b) IN ((1, 'x'), (c, d))`: DuckDB compares rows as STRUCTs, a
-    NULL field equal to a NULL and unequal to any value, so the test is
-    never NULL: some row of the list is equal field by field (IS NOT
-    DISTINCT FROM)."""
-    fields = [fe.expr(f) for f in node.this.expressions]
-    rows = []
-    for row in node.expressions:
-        items = row.expressions if isinstance(row, exp.Tuple) else [row]
-        if len(items) != len(fields):
-            raise sql_error(
-                f"IN: a row of {len(items)} values in the list of a row of "
-                f"{len(fields)}",
-                row,
-            )
-        rows.append(
-            _chain(
-                "and",
-                [
-                    _not_distinct(fe, field, fe.expr(item), node)
-                    for field, item in zip(fields, items)
-                ],
-            )
+    """`(a, b) IN ((1, 'x'), (c, d))`: some row of the list is the same
+    (`_same_row`), never NULL."""
+    rows = node.expressions
+    return _chain("or", [_same_row(fe, node.this, row, node) for row in rows])
+
+
+def _same_row(fe, left: exp.Tuple, right: exp.Expression, node):
+    """`(a, b) = (c, d)`: DuckDB compares rows as STRUCTs, a NULL field
+    equal to a NULL and unequal to any value, so the test is never NULL:
+    equal field by field (IS NOT DISTINCT FROM; between two tables'
+    columns, a join whose NULLs join each other)."""
+    items = right.expressions if isinstance(right, exp.Tuple) else [right]
+    if len(items) != len(left.expressions):
+        raise sql_error(
+            f"a row of {len(left.expressions)} values compared with a row of "
+            f"{len(items)}",
+            right,
         )
-    return _chain("or", rows)
+    return _chain(
+        "and",
+        [
+            _not_distinct(fe, fe.expr(field), fe.expr(item), node)
+            for field, item in zip(left.expressions, items)
+        ],
+    )
 
 
 def _not_distinct(fe, left, right, node):
@@ -1000,8 +1004,15 @@ def _strpos(fe, node: exp.StrPosition):
 
 
 def _is(fe, node):
+    """`x IS [NOT] NULL`; `x IS [NOT] TRUE / FALSE`, which is never NULL:
+    COALESCE(x, FALSE) (of NOT x for FALSE)."""
+    if isinstance(node.expression, exp.Boolean):
+        value = fe.expr(node.this)
+        if not node.expression.this:
+            value = Op("not", (value,))
+        return Op("coalesce", (value, Lit(False)))
     if not isinstance(node.expression, exp.Null):
-        raise unsupported("IS is supported as IS [NOT] NULL", node)
+        raise unsupported("IS is supported as IS [NOT] NULL, TRUE or FALSE", node)
     return Op("isnull", (fe.expr(node.this),))
 
 

@@ -34,4 +34,6 @@ def named(e: exp.Expression) -> exp.Expression:
         if isinstance(e.this, exp.Star):
             return e
         return exp.alias_(e, e.name, copy=False)
-    return exp.alias_(e, e.sql(dialect=DIALECT), quoted=True, copy=False)
+    name = exp.to_identifier(e.sql(dialect=DIALECT), quoted=True)
+    # a subquery takes an alias as a table does: wrapped, it names a column
+    return exp.Alias(this=e, alias=name)

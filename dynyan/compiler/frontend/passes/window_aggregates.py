@@ -60,7 +60,7 @@ def window_aggregates(tree: exp.Expression, ctx: Context) -> exp.Expression:
         ]
         if not windows or not all(_supported(w, select) for w in windows):
             continue  # none, or refused by check_supported, by name
-        rewritten = _Rewrite(select).query()
+        rewritten = _Rewrite(select, ctx.relations).query()
         if select is tree:
             tree = rewritten
         else:
@@ -340,6 +340,36 @@ def _key_columns_of_source(select: exp.Select) -> set[str]:
     return {outputs[g] for g in spelled}
 
 
+def never_null(key: exp.Expression, select: exp.Select, relations: dict) -> bool:
+    """Whether `key` is a column declared NOT NULL of a table `select`
+    reads directly, not from the side of an outer join that pads rows with
+    NULLs."""
+    if not isinstance(key, exp.Column):
+        return False
+    from_ = select.args.get("from_") or select.args.get("from")
+    joins = select.args.get("joins") or []
+    if from_ is None or any(j.args.get("side") in ("RIGHT", "FULL") for j in joins):
+        return False
+    sources = [from_.this] + [j.this for j in joins if not j.args.get("side")]
+    tables = [
+        (t.alias_or_name.lower(), relations[t.name.lower()])
+        for t in sources
+        if isinstance(t, exp.Table) and t.name.lower() in relations
+    ]
+    name = key.name.lower()
+    if key.table:
+        found = [rel for alias, rel in tables if alias == key.table.lower()]
+    elif len(tables) == 1 + len(joins):  # every source a table: no other has it
+        found = [rel for _, rel in tables if name in rel.columns]
+    else:
+        return False
+    return (
+        len(found) == 1
+        and name in found[0].columns
+        and found[0].is_notnull(found[0].columns.index(name))
+    )
+
+
 def in_select_list(window: exp.Window) -> bool:
     """Whether the window is (inside) an item of its SELECT's list, its
     QUALIFY condition or its ORDER BY."""
@@ -353,8 +383,11 @@ def in_select_list(window: exp.Window) -> bool:
 class _Rewrite:
     """One SELECT with windows -> the outer query over `__windowed`."""
 
-    def __init__(self, select: exp.Select):
+    def __init__(self, select: exp.Select, relations: dict | None = None):
         self.select = select
+        # the ORDER BY keys that are never NULL need no level of their own
+        # for where NULLs sort (`window_orders.order_levels`)
+        self.never_null = lambda key: never_null(key, select, relations or {})
         self.columns: dict[str, str] = {}  # SQL of a base expression -> its column
         self.base_items: list[exp.Expression] = []
         # PARTITION BY list (SQL) -> (alias, key columns, window items)
@@ -544,7 +577,7 @@ class _Rewrite:
                 this=exp.case().when(more, share).else_(exp.Literal.number("0.0"))
             )
         keys = [self._column(k, "k") for k in window.args.get("partition_by") or []]
-        levels = order_levels(window, self._column, keys)
+        levels = order_levels(window, self._column, keys, self.never_null)
         if not levels:  # every row of a partition ties
             return exp.Literal.number(1)
         dense = isinstance(window.this, exp.DenseRank)
@@ -558,7 +591,7 @@ class _Rewrite:
         FIRST_VALUE: of the row ranked 1."""
         func = window.this
         keys = [self._column(k, "k") for k in window.args.get("partition_by") or []]
-        levels = order_levels(window, self._column, keys)
+        levels = order_levels(window, self._column, keys, self.never_null)
         column = self._column(func.this, "x")
         if isinstance(func, exp.FirstValue):
             offset = None  # the row ranked first
@@ -632,7 +665,7 @@ class _Rewrite:
         `*`)."""
         func = window.this
         keys = [self._column(k, "k") for k in window.args.get("partition_by") or []]
-        levels = order_levels(window, self._column, keys)
+        levels = order_levels(window, self._column, keys, self.never_null)
         arg = func.this
         column = None
         if arg is not None and not isinstance(arg, exp.Star):

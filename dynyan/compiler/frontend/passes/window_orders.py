@@ -16,9 +16,11 @@ the sum and count of x, its minimum or maximum); the view maintains it as
 any grouped inequality join (IEDyn). A window's level tables (and the
 table of peers) join on their keys into one table, a row per group of
 equal ORDER BY keys with the window's value, which the query joins once.
-Equality is IS NOT DISTINCT FROM, as windows group NULLs. A key that may be NULL is preceded by a level of its
-own over `key IS NULL`, so NULLS LAST (DuckDB's default) or NULLS FIRST
-orders the NULL rows, which then tie among themselves on the key's level.
+Equality is IS NOT DISTINCT FROM, as windows group NULLs. A key that may
+be NULL is preceded by a level of its own over `key IS NULL`, so NULLS
+LAST (DuckDB's default) or NULLS FIRST orders the NULL rows, which then tie
+among themselves on the key's level (a column declared NOT NULL, read
+where no outer join pads it, needs none: one level table fewer).
 
 A RANGE frame between offsets (`RANGE BETWEEN INTERVAL 6 DAY PRECEDING
 AND CURRENT ROW`: a moving sum) is one table: the groups of (partition,
@@ -86,11 +88,15 @@ class Measure:
 COUNT_ROWS = Measure("__before", "count")
 
 
-def order_levels(window: exp.Window, column, partition: list[str]) -> tuple[Level, ...]:
+def order_levels(
+    window: exp.Window, column, partition: list[str], never_null=lambda key: False
+) -> tuple[Level, ...]:
     """The levels of the window's ORDER BY; `column(expression, prefix)`
     names (and adds) the base column that outputs an expression. A key
     already in the partition or an earlier level, or a constant, is equal
-    on both sides of every comparison, so it adds no level."""
+    on both sides of every comparison, so it adds no level; a key that may
+    be NULL adds one before its own (where its NULLs sort), unless
+    `never_null(key)`."""
     levels: list[Level] = []
     for ordered in window.args["order"].expressions:
         key = ordered.this
@@ -98,7 +104,7 @@ def order_levels(window: exp.Window, column, partition: list[str]) -> tuple[Leve
             level.column for level in levels
         ]:
             continue
-        if not isinstance(key, exp.Count):  # COUNT is never NULL
+        if not isinstance(key, exp.Count) and not never_null(key):  # COUNT: never
             is_null = exp.case().when(
                 exp.Is(this=key.copy(), expression=exp.null()), exp.Literal.number(1)
             )
