@@ -324,6 +324,9 @@ TRUST_CORPUS = (
             "13_exists_not_equal",
             "18_scalar_in_where_fixture",
             "65_in_subquery_under_or",
+            "138_not_exists_null_safe_correlation",
+            "141_exists_bounded_by_min_max",
+            "147_window_not_null_key",
         )
     ]
 )

@@ -1433,6 +1433,24 @@ def _count_from_tests(tests: list[dict], kept: str = "row") -> str | None:
     return None
 
 
+def _test_kept_check(t: dict) -> str:
+    """Python that is true where deleting `d` copies of a row would drive
+    its kept count in a test's index of rows below zero (trusting mode: the
+    index counts projections `_r`; a row it does not index, never). The
+    leaves' own checks see only rows their atom takes."""
+    if t["kind"] == "scalar":
+        found = f"self.{t['rows']}.get({t['row_key']}, _EMPTY).get(_x, _EMPTY)"
+        nulls = f" and not ({t['key_nulls']})" if t["key_nulls"] else ""
+        return (
+            f"(_x := {t['row_value']}) is not None and _x == _x{nulls}"
+            f" and {found}.get(_r, 0) + d < 0"
+        )
+    below = f"self.{t['rows']}.get({t['row_key']}, _EMPTY).get(_r, 0) + d < 0"
+    if t["key_nulls"] and t["kind"] != "not_in":
+        return f"not ({t['key_nulls']}) and {below}"
+    return below
+
+
 def _projected_row(rel, leaves: list[dict], tests: list[dict]) -> str | None:
     """In trusting mode, what the indexes of the tests on inner views keep of
     a row of `rel`: the columns its atoms read and the tests' keys and
@@ -2028,6 +2046,9 @@ def render_module(
                 "test_indexes": test_indexes,
                 # what the tests' indexes keep of a row (trusting), as `_r`
                 "kept_row": kept_row,
+                "test_kept_checks": (
+                    [_test_kept_check(t) for t in test_indexes] if kept_row else []
+                ),
                 "locals": sorted(
                     {
                         s["index"]

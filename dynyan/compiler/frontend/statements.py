@@ -28,7 +28,19 @@ logging.getLogger("sqlglot").setLevel(logging.ERROR)
 # generated module").
 TYPES = {
     **dict.fromkeys(
-        ["INT", "BIGINT", "SMALLINT", "TINYINT", "UBIGINT", "UINT", "HUGEINT"], "int"
+        [
+            "INT",
+            "BIGINT",
+            "SMALLINT",
+            "TINYINT",
+            "UBIGINT",
+            "UINT",
+            "USMALLINT",
+            "UTINYINT",
+            "INT128",  # HUGEINT
+            "UINT128",  # UHUGEINT
+        ],
+        "int",
     ),
     **dict.fromkeys(["DECIMAL", "DOUBLE", "FLOAT", "REAL", "BIGDECIMAL"], "float"),
     **dict.fromkeys(["CHAR", "VARCHAR", "TEXT", "NCHAR", "NVARCHAR"], "str"),
