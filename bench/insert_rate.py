@@ -9,7 +9,9 @@ The first N events of the TPC-H SF 0.1 insert stream (`--stream`) that
 touch a relation of the query are inserted into a fresh View for each N;
 the query is compiled against `tpch/schema.sql`. `--repo` imports the
 compiler from another checkout (a `git worktree` of an older commit), so
-two commits can be timed by the same script, alternated.
+two commits can be timed by the same script, alternated; the templates
+come from the installed package either way, so compare commits whose
+`templates/` agree.
 """
 
 from __future__ import annotations
