@@ -1570,8 +1570,9 @@ def _group_slots(query, expressions: Expressions) -> dict:
     for i, agg in enumerate(query.aggregates):
         if agg.kind in QUANTILE_KINDS:
             expressions.helpers.add(agg.kind)
-        if agg.cast_text:
+        if agg.cast_text:  # _to_str tells a TIMESTAMP by its class
             expressions.helpers.add("to_str")
+            expressions.uses_datetime = True
         if agg.computed is None and (agg.arg is None or agg.arg not in extras):
             continue
         x = expressions.render(agg.computed or Var(agg.arg), env)
