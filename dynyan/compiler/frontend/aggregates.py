@@ -531,9 +531,10 @@ def nonnull_leaves(e, negate: bool = False) -> set:
     if isinstance(e, Op) and e.op == "isnull":  # IS NOT NULL: TRUE says so
         return {(r.atom, r.column) for r in _plain_refs(e.args[0])} if negate else set()
     if isinstance(e, InnerTest):  # TRUE says little of its columns
-        return (
-            {(r.atom, r.column) for r in refs(e.value)} if e.kind == "scalar" else set()
-        )
+        # but a scalar comparison that holds has a compared value: where
+        # the test (NOT of it when `negated`) is TRUE, FALSE with `negate`
+        compared = e.kind == "scalar" and e.negated == negate
+        return {(r.atom, r.column) for r in refs(e.value)} if compared else set()
     return {(r.atom, r.column) for r in _plain_refs(e)}
 
 
