@@ -746,12 +746,29 @@ def output_types(query: Query | SetQuery) -> tuple[str, ...]:
 def output_scales(query: Query | SetQuery, types) -> tuple[int | None, ...]:
     """Decimal digits each output column holds exactly (0: an integer; None:
     a float), so that sums over a subquery's DECIMAL columns stay exact."""
-    if isinstance(query, SetQuery):
-        return tuple(0 if t == "int" else None for t in types)
+    if isinstance(query, SetQuery):  # exact where every side is (NULLs aside)
+        sides = [
+            (s, output_scales(s, output_types(s))) for s in (query.left, query.right)
+        ]
+        out = []
+        for i, t in enumerate(types):
+            digits = [d[i] for s, d in sides if not _null_column(s, i)]
+            exact = t != "int" and digits and None not in digits
+            out.append(0 if t == "int" else max(digits) if exact else None)
+        return tuple(out)
     return tuple(
         0 if t == "int" else _exact_digits(query, o.expr)
         for t, o in zip(types, query.outputs)
     )
+
+
+def _null_column(query: Query | SetQuery, i: int) -> bool:
+    """Whether output column `i` of a set operation's side is NULL in every
+    row (an outer join's padding)."""
+    if isinstance(query, SetQuery):
+        return _null_column(query.left, i) and _null_column(query.right, i)
+    expr = query.outputs[i].expr
+    return isinstance(expr, Lit) and expr.value is None
 
 
 def _exact_digits(query: Query, expr) -> int | None:
