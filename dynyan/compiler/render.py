@@ -363,12 +363,8 @@ class Expressions:
             self.guarded = outer
         key = tup(keys)
         # a NULL key matches nothing, except by IS NOT DISTINCT FROM
-        nulls = (
-            " or ".join(
-                f"{k} is None" for i, k in enumerate(keys) if not e.matches_null(i)
-            )
-            or "False"
-        )
+        plain = [k for i, k in enumerate(keys) if not e.matches_null(i)]
+        nulls = " or ".join(f"{k} is None" for k in plain) or "False"
         if e.kind == "not_in":
             # x NOT IN (subquery), SQL's three-valued logic: TRUE when the
             # subquery is empty; else NULL (dropped) when x is NULL or the
@@ -389,7 +385,7 @@ class Expressions:
                 rows = f"{state}.get({key}, _EMPTY)"
                 cond = self.condition(e.condition, env)
                 found = f"any({cond} for _c in {rows})"
-            if nulls != "False":
+            if plain:
                 found = f"(not ({nulls}) and {found})"
             return f"(not {found})" if e.negated else found
         # scalar: value op (the subquery's value at the key)
@@ -397,7 +393,7 @@ class Expressions:
         t = f"_t{self.fresh}"
         default = py(e.default)
         lookup = f"{state}.get({key}, {default})"
-        if nulls != "False":
+        if plain:
             lookup = f"({default} if {nulls} else {lookup})"
         known = self.nonnull(e.value, env) if isinstance(e.value, Lit) else None
         x_nonnull = "" if known == "True" else f" and {x} is not None"
@@ -1428,16 +1424,24 @@ def _count_from_tests(tests: list[dict], kept: str = "row") -> str | None:
     (then no separate row store). `kept`: what the index keeps of the row (in
     trusting mode its projection `_r`, whose count is a kept count)."""
     for t in tests:
-        if t["kind"] != "scalar" and (t["kind"] == "not_in" or not t["key_nulls"]):
+        if _holds_every_row(t):
             return f"self.{t['rows']}.get({t['row_key']}, _EMPTY).get({kept}, 0)"
     return None
+
+
+def _holds_every_row(t: dict) -> bool:
+    """Whether a test's index of the relation's rows holds every row (a
+    scalar's skips NULL values, the others NULL keys, but NOT IN's)."""
+    return t["kind"] != "scalar" and (t["kind"] == "not_in" or not t["key_nulls"])
 
 
 def _test_kept_check(t: dict) -> str:
     """Python that is true where deleting `d` copies of a row would drive
     its kept count in a test's index of rows below zero (trusting mode: the
-    index counts projections `_r`; a row it does not index, never). The
-    leaves' own checks see only rows their atom takes."""
+    index counts projections `_r`; a row it does not index, never), for an
+    index that skips some rows (one that holds every row is the relation's
+    count, checked already). The leaves' own checks see only rows their
+    atom takes."""
     if t["kind"] == "scalar":
         found = f"self.{t['rows']}.get({t['row_key']}, _EMPTY).get(_x, _EMPTY)"
         nulls = f" and not ({t['key_nulls']})" if t["key_nulls"] else ""
@@ -1446,9 +1450,7 @@ def _test_kept_check(t: dict) -> str:
             f" and {found}.get(_r, 0) + d < 0"
         )
     below = f"self.{t['rows']}.get({t['row_key']}, _EMPTY).get(_r, 0) + d < 0"
-    if t["key_nulls"] and t["kind"] != "not_in":
-        return f"not ({t['key_nulls']}) and {below}"
-    return below
+    return f"not ({t['key_nulls']}) and {below}"
 
 
 def _projected_row(rel, leaves: list[dict], tests: list[dict]) -> str | None:
@@ -2047,9 +2049,11 @@ def render_module(
                 "test_indexes": test_indexes,
                 # what the tests' indexes keep of a row (trusting), as `_r`
                 "kept_row": kept_row,
-                "test_kept_checks": (
-                    [_test_kept_check(t) for t in test_indexes] if kept_row else []
-                ),
+                "test_kept_checks": [
+                    _test_kept_check(t)
+                    for t in test_indexes
+                    if kept_row and not _holds_every_row(t)
+                ],
                 "locals": sorted(
                     {
                         s["index"]

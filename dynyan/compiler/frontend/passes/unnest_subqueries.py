@@ -753,8 +753,10 @@ def output_scales(query: Query | SetQuery, types) -> tuple[int | None, ...]:
         out = []
         for i, t in enumerate(types):
             digits = [d[i] for s, d in sides if not _null_column(s, i)]
-            exact = t != "int" and digits and None not in digits
-            out.append(0 if t == "int" else max(digits) if exact else None)
+            if t == "int":
+                out.append(0)
+            else:
+                out.append(max(digits) if digits and None not in digits else None)
         return tuple(out)
     return tuple(
         0 if t == "int" else _exact_digits(query, o.expr)

@@ -383,11 +383,9 @@ def in_select_list(window: exp.Window) -> bool:
 class _Rewrite:
     """One SELECT with windows -> the outer query over `__windowed`."""
 
-    def __init__(self, select: exp.Select, relations: dict | None = None):
+    def __init__(self, select: exp.Select, relations: dict):
         self.select = select
-        # the ORDER BY keys that are never NULL need no level of their own
-        # for where NULLs sort (`window_orders.order_levels`)
-        self.never_null = lambda key: never_null(key, select, relations or {})
+        self.relations = relations  # the declared tables (NOT NULL columns)
         self.columns: dict[str, str] = {}  # SQL of a base expression -> its column
         self.base_items: list[exp.Expression] = []
         # PARTITION BY list (SQL) -> (alias, key columns, window items)
@@ -576,8 +574,7 @@ class _Rewrite:
             return exp.Paren(
                 this=exp.case().when(more, share).else_(exp.Literal.number("0.0"))
             )
-        keys = [self._column(k, "k") for k in window.args.get("partition_by") or []]
-        levels = order_levels(window, self._column, keys, self.never_null)
+        keys, levels = self._levels(window)
         if not levels:  # every row of a partition ties
             return exp.Literal.number(1)
         dense = isinstance(window.this, exp.DenseRank)
@@ -590,8 +587,7 @@ class _Rewrite:
         (LAG) or plus (LEAD) the offset, its DEFAULT where there is none;
         FIRST_VALUE: of the row ranked 1."""
         func = window.this
-        keys = [self._column(k, "k") for k in window.args.get("partition_by") or []]
-        levels = order_levels(window, self._column, keys, self.never_null)
+        keys, levels = self._levels(window)
         column = self._column(func.this, "x")
         if isinstance(func, exp.FirstValue):
             offset = None  # the row ranked first
@@ -664,8 +660,7 @@ class _Rewrite:
         levels of its order and the column of its argument (None: none, or
         `*`)."""
         func = window.this
-        keys = [self._column(k, "k") for k in window.args.get("partition_by") or []]
-        levels = order_levels(window, self._column, keys, self.never_null)
+        keys, levels = self._levels(window)
         arg = func.this
         column = None
         if arg is not None and not isinstance(arg, exp.Star):
@@ -717,6 +712,18 @@ class _Rewrite:
         if isinstance(window.this, exp.Count):
             return exp.Literal.number(0)
         return exp.null()
+
+    def _levels(self, window: exp.Window) -> tuple[list[str], tuple]:
+        """The window's partition key columns and the levels of its order
+        (a key never NULL needs no level for where NULLs sort)."""
+        keys = [self._column(k, "k") for k in window.args.get("partition_by") or []]
+        levels = order_levels(
+            window,
+            self._column,
+            keys,
+            lambda key: never_null(key, self.select, self.relations),
+        )
+        return keys, levels
 
     def _ordered(self, signature: tuple, args: tuple) -> exp.Column:
         """The value of an ordered window (one table per signature)."""
