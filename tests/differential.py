@@ -312,7 +312,15 @@ def _ordering(query: exp.Query, select: exp.Select):
             positions = None
             break
         positions.append((at, bool(ordered.args.get("desc"))))
-    count = lambda c: int(c.expression.this) if c is not None else None  # noqa: E731
+
+    def count(clause):  # LIMIT n, OFFSET n, FETCH FIRST n ROWS ONLY
+        if clause is None:
+            return None
+        if isinstance(clause, exp.Fetch):  # FETCH FIRST ROW ONLY: one
+            n = clause.args.get("count")
+            return 1 if n is None else int(n.this)
+        return int(clause.expression.this)
+
     return positions, count(limit), count(offset) or 0
 
 

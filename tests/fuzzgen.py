@@ -1274,6 +1274,29 @@ def _ranking(g: Gen) -> Part:
     return Part(f"{func}() OVER ({over})", frozenset(aliases))
 
 
+@production("select", weight=0.4)
+def window_ends(g):
+    """Columns and FIRST_VALUE/LAST_VALUE of the first ORDER BY key or the
+    PARTITION BY key (the default frame or the whole partition): rows
+    that tie agree on it, so the value is determined while they tie."""
+    over, aliases = _ordered_over(g)
+    keys = over.split("ORDER BY ", 1)[1].split(", ")[0].split(" ")[0]
+    if over.startswith("PARTITION BY ") and g.chance(0.3):
+        keys = over.removeprefix("PARTITION BY ").split(" ")[0]
+    frame = g.choice(
+        [
+            "",
+            " ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING",
+            " RANGE BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING",
+        ]
+    )
+    items = [
+        Part(f"{func}({keys}) OVER ({over}{frame})", frozenset(aliases))
+        for func in g.rng.sample(["FIRST_VALUE", "LAST_VALUE"], g.rng.randint(1, 2))
+    ]
+    g.q.items = _pick_columns(g, 3) + items
+
+
 @production("select", weight=0.8)
 def window_running(g):
     """Columns and running aggregates: AGG(x) OVER ([PARTITION BY k] ORDER BY

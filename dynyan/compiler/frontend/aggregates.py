@@ -480,6 +480,16 @@ def _subexpressions(e):
             yield from _subexpressions(a)
 
 
+def _null_tested(e):
+    """`e` and the parts of it whose NULL-ness decides whether `e` is NULL
+    (a CASE: its branches, not its conditions)."""
+    yield e
+    if isinstance(e, Op):
+        parts = (*e.args[1:-1:2], e.args[-1]) if e.op == "case" else e.args
+        for a in parts:
+            yield from _null_tested(a)
+
+
 def _may_be_null(e, nonnull: set) -> bool:
     """Whether `e` can be NULL in a row the query takes (conservative)."""
     if isinstance(e, Ref):
@@ -503,8 +513,11 @@ def _may_be_null(e, nonnull: set) -> bool:
 
 def _check_null_safe(e, nonnull: set, node) -> None:
     """Refuse an aggregate argument whose NULL test the generated code cannot
-    make exactly: a NULL-able boolean (AND/OR/NOT are not NULL-strict)."""
-    for x in _subexpressions(e):
+    make exactly: a NULL-able boolean (AND/OR/NOT are not NULL-strict).
+    A CASE's conditions are only tested TRUE or not, as WHERE tests them
+    (render `condition`): the NULL test reads its branches alone, so
+    `COUNT(*) FILTER (WHERE NOT flag)` is taken."""
+    for x in _null_tested(e):
         if (
             isinstance(x, Op)
             and x.op in ("and", "or", "not")

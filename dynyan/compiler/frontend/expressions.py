@@ -674,6 +674,11 @@ def _extract(fe, node: exp.Extract):
     return _date_part(fe, node.this.name, fe.expr(node.expression), node)
 
 
+def _epoch(fe, node: exp.TimeToUnix):
+    """EPOCH(t): the seconds since 1970-01-01, as EXTRACT(epoch FROM t)."""
+    return _date_part(fe, "epoch", fe.expr(node.this), node)
+
+
 # DATE_TRUNC units (DuckDB's spellings, singular or plural)
 TRUNC_UNITS = ("year", "quarter", "month", "week", "day", "hour", "minute", "second")
 
@@ -1063,6 +1068,7 @@ CONVERTERS: dict[type, Callable] = {
         ),
     ),
     exp.Extract: _extract,
+    exp.TimeToUnix: _epoch,
     exp.Replace: lambda fe, node: Op(
         "replace",
         tuple(fe.expr(node.args[a]) for a in ("this", "expression", "replacement")),

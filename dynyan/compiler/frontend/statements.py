@@ -67,6 +67,7 @@ def read_program(sql: str, schema: str | None = None) -> Program:
     views: dict[str, exp.Expression] = {}
     queries = []
     for stmt in statements:
+        stmt = _fetch_as_limit(stmt)
         kind = (
             (stmt.args.get("kind") or "").upper()
             if isinstance(stmt, (exp.Create, exp.Drop))
@@ -107,6 +108,27 @@ def read_program(sql: str, schema: str | None = None) -> Program:
             "the file holds several queries; write one SELECT per file", queries[1]
         )
     return Program(relations, queries[0], views)
+
+
+def _fetch_as_limit(stmt: exp.Expression) -> exp.Expression:
+    """`FETCH FIRST|NEXT n ROWS ONLY` is the standard's spelling of LIMIT n:
+    written as LIMIT, every later step reads one clause. PERCENT and WITH
+    TIES pick rows by another rule and are refused."""
+    for fetch in list(stmt.find_all(exp.Fetch)):
+        options = fetch.args.get("limit_options")
+        if options is not None and (
+            options.args.get("percent") or options.args.get("with_ties")
+        ):
+            raise unsupported(
+                "FETCH … PERCENT and FETCH … WITH TIES are not supported (FETCH "
+                "FIRST n ROWS ONLY is: the first n rows of the order)",
+                fetch,
+            )
+        count = fetch.args.get("count") or exp.Literal.number(1)
+        limit = exp.Limit(expression=count)
+        limit.meta.update(fetch.meta)  # where the query says it, for messages
+        fetch.replace(limit)
+    return stmt
 
 
 def _view(create: exp.Create) -> tuple[str, exp.Expression]:

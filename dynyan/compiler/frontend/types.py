@@ -130,6 +130,13 @@ def op_type(e: Op, types: list) -> str | None:
             check_comparable(args[0], types[0], b, tb)
         return "bool"
     if op in ("add", "sub", "mul", "div", "mod"):
+        if op == "sub" and "timestamp" in types and set(types) <= TIMES:
+            raise ExprError(
+                "TIMESTAMP - TIMESTAMP is an INTERVAL, a type views do not hold; "
+                "date_diff('second', a, b) (or 'minute', 'hour', 'day', …) is "
+                "the number of boundaries between them, epoch(b) - epoch(a) "
+                "the seconds"
+            )
         if "date" in types or "timestamp" in types:
             raise ExprError(DATE_ARITHMETIC)
         need(NUMERIC, f"{INFIX[op]} needs numbers", 0, 1)

@@ -115,8 +115,14 @@ def _window_refusal(node: exp.Window) -> str:
             "a window function outside the SELECT list, QUALIFY and ORDER BY is "
             f"not supported; {supported}"
         )
-    if any(isinstance(e, exp.Star) for e in node.find_ancestor(exp.Select).expressions):
-        return "a window function beside SELECT * is not supported (name the columns)"
+    if any(
+        isinstance(e, exp.Star) or isinstance(e.this, exp.Star)
+        for e in node.find_ancestor(exp.Select).expressions
+    ):
+        return (
+            "a window function beside SELECT * with USING, NATURAL, EXCLUDE, "
+            "REPLACE or RENAME is not supported (name the columns)"
+        )
     return f"this window function is not supported; {supported}"
 
 

@@ -46,6 +46,43 @@ def qualify_names(tree: exp.Expression, ctx: Context) -> exp.Expression:
     return tree
 
 
+def expand_stars(select: exp.Select, ctx: Context) -> bool:
+    """Write `*` and `alias.*` of `select` as the columns they name, each
+    qualified by its source (for passes that move a SELECT's items before
+    names are qualified). False, and `select` unchanged, where a star is
+    not that plain: USING or NATURAL merge columns, EXCLUDE/REPLACE/RENAME
+    rewrite them."""
+    stars = [e for e in select.expressions if _is_star(e)]
+    if not stars:
+        return True
+    joins = select.args.get("joins") or []
+    if any(j.args.get("using") or j.args.get("method") for j in joins) or any(
+        any(s.args.get(k) for k in ("except", "replace", "rename"))
+        for e in stars
+        for s in ([e] if isinstance(e, exp.Star) else [e.this])
+    ):
+        return False
+    sources = _Names(ctx)._sources(select)
+    items = []
+    for e in select.expressions:
+        if not _is_star(e):
+            items.append(e)
+            continue
+        named = [e.table.lower()] if isinstance(e, exp.Column) else list(sources)
+        for alias in named:
+            if alias not in sources:
+                raise sql_error(f"{alias}.* names no table or subquery in FROM", e)
+            items += [exp.column(c, table=alias) for c in sources[alias][1]]
+    select.set("expressions", items)
+    return True
+
+
+def _is_star(e: exp.Expression) -> bool:
+    return isinstance(e, exp.Star) or (
+        isinstance(e, exp.Column) and isinstance(e.this, exp.Star)
+    )
+
+
 def _inner_using(select: exp.Select) -> bool:
     """Whether `select` joins with USING or NATURAL, every join inner."""
     joins = select.args.get("joins") or []

@@ -20,6 +20,10 @@ rows: NULL, or 0 for a COUNT:
     LEFT JOIN (SELECT s.b AS k1, COUNT(*) AS v FROM s GROUP BY s.b) AS __scalar1
       ON __scalar1.k1 = r.b
 
+A SELECT without FROM (`SELECT (SELECT COUNT(*) FROM r), (SELECT
+MAX(b) FROM s)`, a dashboard's row of figures) reads its first such
+subquery as FROM and joins the others.
+
 In WHERE the same joins serve a subquery under OR, in a CASE or in
 arithmetic with columns (`WHERE x > (SELECT AVG(y) FROM s) OR …`); one
 compared in a conjunct of WHERE is left to `unnest_subqueries`, which
@@ -93,7 +97,10 @@ def scalar_items(tree: exp.Expression, ctx: Context) -> exp.Expression:
             if join is None:
                 continue
             count += 1
-            select.append("joins", join)
+            if select.args.get("from_") is None:  # SELECT (SELECT …), (SELECT …)
+                select.set("from_", exp.From(this=join.this))
+            else:
+                select.append("joins", join)
             column = exp.column("v", table=alias)
             if by_row and isinstance(inner.expressions[0].unalias(), exp.Count):
                 column = exp.Coalesce(this=column, expressions=[exp.Literal.number(0)])

@@ -30,6 +30,7 @@ from sqlglot import exp
 
 from ..context import GUARD_COLUMN, ROWS, TIES, Context
 from .name_outputs import named
+from .qualify_names import expand_stars
 from .window_orders import (
     COUNT_ROWS,
     Measure,
@@ -58,8 +59,10 @@ def window_aggregates(tree: exp.Expression, ctx: Context) -> exp.Expression:
             for w in select.find_all(exp.Window)
             if w.find_ancestor(exp.Select) is select
         ]
-        if not windows or not all(_supported(w, select) for w in windows):
+        if not windows or not expand_stars(select, ctx):
             continue  # none, or refused by check_supported, by name
+        if not all(_supported(w, select) for w in windows):
+            continue
         rewritten = _Rewrite(select, ctx.relations).query()
         if select is tree:
             tree = rewritten
@@ -74,8 +77,6 @@ def _supported(window: exp.Window, select: exp.Select) -> bool:
     if function_refusal(window, select) is not None:
         return False
     if window.this.args.get("expressions"):
-        return False
-    if any(isinstance(e, exp.Star) for e in select.expressions):
         return False
     return in_select_list(window)
 
@@ -210,10 +211,8 @@ def shift_refusal(window: exp.Window, select: exp.Select) -> str | None:
         if not window.args.get("order"):
             return f"{name} needs ORDER BY in its window"
         framed = frame(window, select)
-        if framed is None or (isinstance(func, exp.LastValue) and framed != "running"):
-            return f"{name} is supported with the default frame" + (
-                " or the whole partition" if isinstance(func, exp.FirstValue) else ""
-            )
+        if framed not in ("running", "partition"):
+            return f"{name} is supported with the default frame or the whole partition"
     elif not window.args.get("order") or window.args.get("spec"):
         return f"{name} needs ORDER BY in its window and no frame"
     if offset is not None and not (offset.is_int and int(offset.name) >= 0):
@@ -230,12 +229,32 @@ def needs_apart(window: exp.Window, select: exp.Select) -> bool:
     func, spec = window.this, window.args.get("spec")
     if not window.args.get("order") or _unique_order(window, select):
         return False
+    if isinstance(func, (exp.FirstValue, exp.LastValue)) and _peers_agree(window):
+        return False
     if isinstance(func, (exp.RowNumber, exp.Ntile, *SHIFTS)):
         return True
     return (
         spec is not None
         and _text(spec.args.get("kind")) == "ROWS"
         and frame(window, select) in ("rows", "running")
+    )
+
+
+def _first_of_reversed(window: exp.Window) -> exp.Window:
+    """LAST_VALUE(x) over a whole partition as FIRST_VALUE(x) over the
+    order reversed (each key's direction and NULLs' place flipped)."""
+    order = [
+        exp.Ordered(
+            this=o.this.copy(),
+            desc=not o.args.get("desc"),
+            nulls_first=not o.args.get("nulls_first"),
+        )
+        for o in window.args["order"].expressions
+    ]
+    return exp.Window(
+        this=exp.FirstValue(this=window.this.this.copy()),
+        partition_by=[k.copy() for k in window.args.get("partition_by") or []],
+        order=exp.Order(expressions=order),
     )
 
 
@@ -271,6 +290,15 @@ def _whole(spec: exp.WindowSpec) -> bool:
     return _bound(spec, "start") == ("UNBOUNDED", "PRECEDING") and _bound(
         spec, "end"
     ) == ("UNBOUNDED", "FOLLOWING")
+
+
+def _peers_agree(window: exp.Window) -> bool:
+    """Whether FIRST_VALUE(x)'s or LAST_VALUE(x)'s argument is a PARTITION
+    BY key or the first ORDER BY key (`FIRST_VALUE(d) OVER (PARTITION BY k
+    ORDER BY d)`, the first date per key): rows that tie agree on it, so
+    which comes first does not change the value (`_Rewrite._end_key`)."""
+    partition = list(window.args.get("partition_by") or [])
+    return window.this.this in [*partition, window.args["order"].expressions[0].this]
 
 
 def _unique_order(window: exp.Window, select: exp.Select) -> bool:
@@ -503,8 +531,14 @@ class _Rewrite:
             return _ntile(int(window.this.this.name), self._rank(ranked), rows)
         if isinstance(window.this, RANKINGS):
             return self._rank(window)
-        if isinstance(window.this, exp.LastValue):  # default frame, no ties
-            return self._outer(window.this.this)  # the row's own value
+        if isinstance(window.this, (exp.FirstValue, exp.LastValue)) and _peers_agree(
+            window
+        ):
+            return self._end_key(window)
+        if isinstance(window.this, exp.LastValue):
+            if frame(window, self.select) == "running":  # default frame, no ties
+                return self._outer(window.this.this)  # the row's own value
+            return self._shift(_first_of_reversed(window))  # the partition's last
         if isinstance(window.this, SHIFTS):
             return self._shift(window)
         framed = frame(window, self.select)
@@ -580,6 +614,38 @@ class _Rewrite:
         dense = isinstance(window.this, exp.DenseRank)
         return self._ordered(
             ("rank", tuple(keys), levels, dense), _rank_args(keys, levels, dense)
+        )
+
+    def _end_key(self, window: exp.Window) -> exp.Expression:
+        """FIRST_VALUE or LAST_VALUE of a key the rows' peers agree on
+        (`_peers_agree`): a PARTITION BY key or, for LAST_VALUE in the
+        default frame, the row's own; else the first ORDER BY key's MIN or
+        MAX over the partition, or NULL where NULLs sort first and the
+        partition has one."""
+        x = window.this.this
+        partition = list(window.args.get("partition_by") or [])
+        if x in partition or (
+            isinstance(window.this, exp.LastValue)
+            and frame(window, self.select) == "running"
+        ):
+            return self._outer(x)
+        if isinstance(window.this, exp.LastValue):
+            window = _first_of_reversed(window)
+        first = window.args["order"].expressions[0]
+        end = exp.Max if first.args.get("desc") else exp.Min
+        value = self._window(
+            exp.Window(this=end(this=x.copy()), partition_by=partition)
+        )
+        if not first.args.get("nulls_first"):
+            return value  # NULLs last: the MIN or MAX, NULL if every x is
+        rows, known = (
+            self._window(exp.Window(this=count, partition_by=partition))
+            for count in (exp.Count(this=exp.Star()), exp.Count(this=x.copy()))
+        )
+        return exp.Paren(
+            this=exp.case()
+            .when(exp.GT(this=rows, expression=known), exp.null())
+            .else_(value)
         )
 
     def _shift(self, window: exp.Window) -> exp.Expression:
