@@ -477,12 +477,21 @@ def _interval_days(select: exp.Select) -> set[int]:
     return days
 
 
-def _like_instances(pattern: str) -> list[str]:
-    """Strings that match a LIKE pattern, and near misses."""
+def _like_instances(pattern: str, escape: str | None = None) -> list[str]:
+    """Strings that match a LIKE pattern (with its ESCAPE character, if
+    any: after it `%`, `_` or itself is that character), and near misses."""
     out = []
     for pct, und in (("", "q"), ("x", "z"), ("yy ", "Q")):
         s = pattern.replace("%", pct).replace("_", und)
         out.append(s)
+        if escape:
+            parts = re.split(f"({re.escape(escape)}.)", pattern)
+            out.append(
+                "".join(
+                    p[1] if i % 2 else p.replace("%", pct).replace("_", und)
+                    for i, p in enumerate(parts)
+                )
+            )
     base = pattern.replace("%", "").replace("_", "")
     out.extend([base, base + "!", "!" + base, base[1:], base[:-1]])
     return [s for s in dict.fromkeys(out)]
@@ -511,8 +520,12 @@ def _domains(select, tables, relations) -> dict[tuple[str, str], list[Any]]:
         cols = [k for c in node.find_all(exp.Column) for k in resolve(c)]
         strings, numbers, _dates = _literal_values(node)
         if isinstance(node, (exp.Like, exp.ILike)):
-            pats = [s for s in strings]
-            strings = [inst for p in pats for inst in _like_instances(p)]
+            escape = (
+                node.parent.expression if isinstance(node.parent, exp.Escape) else None
+            )
+            esc = escape.name if isinstance(escape, exp.Literal) else None
+            pats = [s for s in strings if s != esc]
+            strings = [inst for p in pats for inst in _like_instances(p, esc)]
         for key in cols:
             root = uf.find(key)
             info = kinds[key]

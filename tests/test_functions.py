@@ -609,7 +609,7 @@ def test_values_not_matched_are_errors(value, word):
         ("DATE_DIFF('decade', d, d)", "DATE_DIFF part 'DECADE' is not supported"),
         ("DATE_DIFF('day', s, t)", "DATE_DIFF needs a DATE or TIMESTAMP"),
         ("CONCAT_WS(s, s, t)", "CONCAT_WS needs a string literal separator"),
-        ("CONCAT_WS(',', s, x)", "CONCAT_WS of a DOUBLE"),
+        ("CONCAT_WS(',', s, x + 1)", "CONCAT_WS of a DOUBLE or DECIMAL expression"),
         ("TRUNC(x, a)", "TRUNC needs an integer literal"),
         ("LPAD(a, 3, 'x')", "LPAD needs a string as argument 1"),
         ("LPAD(s, x, 'x')", "LPAD needs an INTEGER as argument 2"),

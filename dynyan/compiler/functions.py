@@ -117,7 +117,7 @@ SCALARS = {
         Scalar("left", "{0}[:{1}]"),
         Scalar("right", "_right({0}, {1})", helper="_right"),
         Scalar("strpos", "({0}.find({1}) + 1)"),
-        Scalar("to_str", "_to_str({0})", helper="_to_str"),
+        Scalar("to_str", "_to_str({0})", helper="_to_str", variadic=True),
         Scalar("greatest", "_greatest({0})", helper="_greatest", variadic=True),
         Scalar("least", "_least({0})", helper="_least", variadic=True),
         Scalar("upper", "_upper({0})", helper="_upper"),

@@ -98,7 +98,7 @@ FUNCTIONS = {
     "left",  # (string, n): the first n characters (n < 0: all but the last -n)
     "right",  # (string, n): the last n characters (n < 0: all but the first -n)
     "strpos",  # (string, part): 1-based position of its first occurrence, 0 if none
-    "to_str",  # CAST(x AS VARCHAR) of an INTEGER, BOOLEAN, DATE, TIMESTAMP
+    "to_str",  # CAST(x AS VARCHAR) (x[, the DECIMAL's scale])
     "to_timestamp",  # CAST(DATE AS TIMESTAMP): its midnight
     "to_date",  # CAST(TIMESTAMP AS DATE)
     "days_between",  # DATE - DATE: days

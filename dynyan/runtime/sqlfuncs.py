@@ -225,14 +225,20 @@ def _lower(s):
     )
 
 
-def _to_str(value):
-    """CAST(value AS VARCHAR) of an INTEGER, BOOLEAN, DATE or TIMESTAMP, as
-    DuckDB spells them (a TIMESTAMP's fraction of a second without trailing
-    zeros)."""
+def _to_str(value, scale=None):
+    """CAST(value AS VARCHAR) of an INTEGER, BOOLEAN, DATE, TIMESTAMP, DOUBLE
+    or DECIMAL with `scale` digits, as DuckDB spells them (a TIMESTAMP's
+    fraction of a second without trailing zeros, a DOUBLE's shortest
+    repr, a DECIMAL's every digit: 1.50, never -0.00)."""
+    if scale is not None:
+        text = f"{value:.{scale}f}"
+        return text[1:] if text[0] == "-" and not text.strip("-0.") else text
     if value is True or value is False:
         return "true" if value else "false"
     if type(value) is int:
         return str(value)
+    if type(value) is float:
+        return repr(value)
     if type(value) is datetime.datetime:
         text = value.isoformat(sep=" ")
         return text.rstrip("0") if value.microsecond else text

@@ -38,3 +38,8 @@ def line_col(message: str) -> tuple[int | None, int | None]:
     """The position sqlglot writes into some of its messages."""
     m = re.search(r"Line: (\d+), Col: (\d+)", message)
     return (int(m.group(1)), int(m.group(2))) if m else (None, None)
+
+
+# What a DISTINCT inside another aggregate is told (`check_supported`,
+# `spread_aggregates`).
+ONLY_DISTINCT = "only COUNT, SUM, AVG, MIN, MAX and STRING_AGG take DISTINCT"

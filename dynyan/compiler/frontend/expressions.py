@@ -97,6 +97,8 @@ def _cast(fe, node: exp.Cast):
         return _as_float(inner) if wanted == "float" else inner
     if wanted == "str" and source in ("int", "bool", "date", "timestamp"):
         return Op("to_str", (inner,))
+    if wanted == "str" and source == "float" and isinstance(inner, Ref):
+        return _column_text(fe, inner)
     if wanted == "int" and source == "bool":
         return Op("to_int", (inner,))
     if wanted == "bool" and source in ("int", "float"):  # non-zero is true
@@ -104,8 +106,8 @@ def _cast(fe, node: exp.Cast):
     raise unsupported(
         f"CAST of a {_SQL_TYPES.get(source, 'NULL')} to {node.to.sql()} is not "
         "supported; supported: between numbers, DATE and TIMESTAMP, a string "
-        "literal to DATE or TIMESTAMP, an INTEGER, BOOLEAN, DATE or TIMESTAMP to "
-        "VARCHAR",
+        "literal to DATE or TIMESTAMP, an INTEGER, BOOLEAN, DATE or TIMESTAMP "
+        "or a DOUBLE or DECIMAL column to VARCHAR",
         node,
     )
 
@@ -542,7 +544,39 @@ def _quantifier(pattern: str, i: int, after_group: bool = False) -> bool:
 
 
 def _escape(fe, node):
-    raise unsupported("LIKE … ESCAPE is not supported", node)
+    """`s LIKE p ESCAPE 'c'` ([NOT] [I]LIKE): after `c`, a `%`, `_` or `c`
+    is itself; the pattern becomes a regular expression of the whole
+    string (`%` any characters, newlines too; `_` one)."""
+    like = node.this
+    if not isinstance(like, (exp.Like, exp.ILike)):
+        raise unsupported("ESCAPE is supported after LIKE and ILIKE", node)
+    name = "ILIKE" if isinstance(like, exp.ILike) else "LIKE"
+    pattern, escape = fe.expr(like.expression), fe.expr(node.expression)
+    if not all(
+        isinstance(x, Lit) and isinstance(x.value, str) for x in (pattern, escape)
+    ):
+        raise unsupported(f"{name} … ESCAPE needs string literals", node)
+    if len(escape.value) != 1:
+        raise sql_error("the ESCAPE of LIKE must be one character", node)
+    text, parts, i = pattern.value, [], 0
+    if isinstance(like, exp.ILike):
+        text = text.lower()
+    while i < len(text):
+        ch = text[i]
+        if ch == escape.value:
+            if i + 1 == len(text):
+                raise sql_error("a LIKE pattern must not end with its ESCAPE", node)
+            parts.append(re.escape(text[i + 1]))
+            i += 2
+            continue
+        parts.append(".*" if ch == "%" else "." if ch == "_" else re.escape(ch))
+        i += 1
+    subject = fe.expr(like.this)
+    if isinstance(like, exp.ILike):
+        subject = Op("lower", (subject,))
+    regex = rf"(?s)\A(?:{''.join(parts)})\Z"
+    result = Op("regexp", (subject, Lit(regex), Lit(False)))
+    return Op("not", (result,)) if like.args.get("negate") else result
 
 
 def _in(fe, node):
@@ -733,6 +767,15 @@ def _variadic(op: str) -> Callable:
     )
 
 
+def _column_text(fe, column: Ref) -> Op:
+    """A DOUBLE or DECIMAL column as VARCHAR: its declared type says how
+    DuckDB spells it, a DECIMAL with every digit of its scale (1.50), a
+    DOUBLE by its shortest repr (an expression's type is not told apart
+    so surely: refused)."""
+    scale = fe.digits_of(column)
+    return Op("to_str", (column,) if scale is None else (column, Lit(scale)))
+
+
 def _as_text(fe, value, node, name: str):
     """An argument of CONCAT or CONCAT_WS as VARCHAR: an INTEGER, BOOLEAN,
     DATE or TIMESTAMP as DuckDB spells it (a NULL stays NULL)."""
@@ -741,10 +784,13 @@ def _as_text(fe, value, node, name: str):
         if isinstance(value, Lit):
             return Lit(_to_str(value.value))
         return Op("to_str", (value,))
+    if kind == "float" and isinstance(value, Ref):
+        return _column_text(fe, value)
     if kind not in ("str", None):
         raise unsupported(
-            f"{name} of a DOUBLE or DECIMAL is not supported (DuckDB's spelling "
-            "of a number as text; CAST it to INTEGER first)",
+            f"{name} of a DOUBLE or DECIMAL expression is not supported (DuckDB's "
+            "spelling of a number as text; of a column it is, or CAST it to "
+            "INTEGER first)",
             node,
         )
     return value

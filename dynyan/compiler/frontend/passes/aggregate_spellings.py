@@ -8,6 +8,8 @@
   no condition is true or false).
 - `PERCENTILE_CONT(q) WITHIN GROUP (ORDER BY x)` (and _DISC) ->
   `QUANTILE_CONT(x, q)`; DuckDB's `QUANTILE(x, q)` -> `QUANTILE_DISC(x, q)`.
+- `MIN(DISTINCT x)`, `MAX(DISTINCT x)` -> `MIN(x)`, `MAX(x)`: the
+  smallest value is the smallest of the distinct values.
 - `GROUP BY ALL` (DuckDB) -> GROUP BY every SELECT item without an
   aggregate (none: one global group).
 
@@ -47,6 +49,10 @@ def aggregate_spellings(tree: exp.Expression, ctx: Context) -> exp.Expression:
             )
     for node in list(tree.find_all(*_RESPELLED)):
         node.replace(_RESPELLED[type(node)](node.this.copy()))
+    for node in list(tree.find_all(exp.Min, exp.Max)):
+        arg = node.this
+        if isinstance(arg, exp.Distinct) and len(arg.expressions) == 1:
+            node.set("this", arg.expressions[0].copy())
     for node in list(tree.find_all(exp.Filter)):
         node.replace(_filtered(node))
     for node in list(tree.find_all(exp.Quantile)):

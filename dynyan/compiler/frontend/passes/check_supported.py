@@ -10,10 +10,9 @@ from sqlglot import exp
 
 from ..aggregates import AGGREGATES
 from ..context import Context
-from ..diagnostics import unsupported
+from ..diagnostics import ONLY_DISTINCT, unsupported
 from .window_aggregates import function_refusal, in_select_list
 
-_ONLY_DISTINCT = "only COUNT, SUM, AVG and STRING_AGG take DISTINCT"
 # What to write instead of an aggregate that picks a row arbitrarily (no
 # maintained view could agree with a database run after run).
 _PICKS = {
@@ -84,7 +83,7 @@ def check_supported(tree: exp.Expression, ctx: Context) -> exp.Expression:
         if isinstance(node.this, exp.Distinct) and not isinstance(
             node, (exp.Count, exp.Sum, exp.Avg, exp.GroupConcat)
         ):
-            raise unsupported(_ONLY_DISTINCT, node)
+            raise unsupported(ONLY_DISTINCT, node)
         outer = node.find_ancestor(exp.AggFunc, exp.Select)
         if isinstance(outer, exp.AggFunc):
             raise unsupported("nested aggregates are not supported", node)

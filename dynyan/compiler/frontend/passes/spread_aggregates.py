@@ -40,7 +40,7 @@ import sqlglot
 from sqlglot import exp
 
 from ..context import Context
-from ..diagnostics import DIALECT, unsupported
+from ..diagnostics import DIALECT, ONLY_DISTINCT, unsupported
 
 # aggregate -> (sample variance?, square root?)
 _SPREADS = {
@@ -84,7 +84,7 @@ _MOMENTS = {
 def spread_aggregates(tree: exp.Expression, ctx: Context) -> exp.Expression:
     for node in list(tree.find_all(*_SPREADS, *_PAIRED)):
         if isinstance(node.this, exp.Distinct):
-            raise unsupported("only COUNT, SUM, AVG and STRING_AGG take DISTINCT", node)
+            raise unsupported(ONLY_DISTINCT, node)
         if type(node) in _PAIRED:
             value = _paired(type(node), node.this, node.expression)
         else:
