@@ -38,6 +38,18 @@ def having_subqueries(tree: exp.Expression, ctx: Context) -> exp.Expression:
     return tree
 
 
+def _aliases(select: exp.Select) -> set[str]:
+    """The names the tables and derived tables of `select`'s FROM go by."""
+    from_ = select.args.get("from_")
+    items = [from_.this] if from_ is not None else []
+    items += [j.this for j in select.args.get("joins") or []]
+    return {
+        (item.alias_or_name or "").lower()
+        for item in items
+        if isinstance(item, (exp.Table, exp.Subquery))
+    }
+
+
 def _split(select: exp.Select) -> exp.Select:
     if any(
         isinstance(e, exp.Star) or (isinstance(e, exp.Column) and e.is_star)
@@ -62,9 +74,18 @@ def _split(select: exp.Select) -> exp.Select:
         projected.append((e.copy(), name))
         return exp.column(name, table=ALIAS)
 
+    sources = _aliases(select)
+
     def lift(node: exp.Expression) -> exp.Expression:
-        """Aggregates and columns outside subqueries come from the groups."""
+        """Aggregates and columns outside subqueries come from the groups,
+        and so do a subquery's columns of the grouped query's tables (a
+        correlation with a GROUP BY key)."""
         if isinstance(node, (exp.Subquery, exp.Exists)):
+            inner_sources = set().union(*map(_aliases, node.find_all(exp.Select)))
+            for col in list(node.find_all(exp.Column)):
+                table = col.table.lower()
+                if table in sources and table not in inner_sources:
+                    col.replace(column(col))
             return node
         if isinstance(node, (exp.AggFunc, exp.Column)):
             return column(node)
