@@ -327,6 +327,8 @@ TRUST_CORPUS = (
             "138_not_exists_null_safe_correlation",
             "141_exists_bounded_by_min_max",
             "147_window_not_null_key",
+            "151_scalar_subqueries_without_from",
+            "158_having_subquery_correlated_by_a_group_key",
         )
     ]
 )
