@@ -1392,6 +1392,22 @@ def test_primary_key_and_not_null_columns_are_not_null():
     assert "a int NOT NULL" in str(rels["t"]) and "c int," in str(rels["t"])
 
 
+def test_serial_columns_are_not_null_integers():
+    """PostgreSQL's SERIAL types (a pg_dump's DDL) are INTEGERs that are
+    never NULL; the default collation is plain, NOCASE is refused."""
+    from dynyan.compiler.frontend import parse_schema
+    from dynyan.errors import UnsupportedQueryError
+
+    rels = parse_schema(
+        "CREATE TABLE t (a SERIAL, b BIGSERIAL, c SMALLSERIAL, d INTEGER, "
+        'e VARCHAR COLLATE pg_catalog."default", f TEXT COLLATE "C");'
+    )
+    assert rels["t"].types[:4] == ("int",) * 4
+    assert rels["t"].notnull == (True, True, True, False, False, False)
+    with pytest.raises(UnsupportedQueryError, match="COLLATE NOCASE"):
+        parse_schema("CREATE TABLE t (a INTEGER, b VARCHAR COLLATE NOCASE);")
+
+
 NOT_NULL_GUARD_SQL = (
     "SELECT r.b, SUM(r.a) AS x, AVG(r.p) AS y, COUNT(r.c) AS n, MIN(r.c) AS lo "
     "FROM r GROUP BY r.b;"

@@ -269,6 +269,10 @@ def relation(create: exp.Create) -> Relation:
             continue
         kind = col.args.get("kind")
         type_name = kind.this.name if kind is not None else None
+        serial = kind is not None and kind.sql().upper() in _SERIALS
+        if serial:  # PostgreSQL's auto-numbered INTEGER, never NULL
+            kind, type_name = exp.DataType.build("INT"), "INT"
+        _check_collation(col, name)
         if type_name not in TYPES:
             raise unsupported(
                 f"column {name}.{col.name} has type {kind.sql() if kind else 'none'}; "
@@ -279,7 +283,7 @@ def relation(create: exp.Create) -> Relation:
         columns.append(col.name.lower())
         types.append(TYPES[type_name])
         scales.append(declared_scale(kind))
-        notnull.append(_declared_notnull(col))
+        notnull.append(serial or _declared_notnull(col))
     if not columns:
         raise sql_error(f"table {name} declares no column", create)
     if len(set(columns)) != len(columns):
@@ -297,6 +301,28 @@ def relation(create: exp.Create) -> Relation:
         tuple(scales),
         tuple(notnull) if any(notnull) else (),
     )
+
+
+# PostgreSQL's SERIAL types: INTEGERs numbered by a sequence
+_SERIALS = {"SERIAL", "SERIAL2", "SERIAL4", "SERIAL8", "SMALLSERIAL", "BIGSERIAL"}
+# collations that compare strings as views do, by code point
+_PLAIN_COLLATIONS = {"default", "c", "posix", "binary", "ucs_basic"}
+
+
+def _check_collation(col: exp.ColumnDef, table: str) -> None:
+    """Refuse a COLLATE that compares strings otherwise than by code point
+    (NOCASE, a locale's order): views would answer differently."""
+    for constraint in col.constraints:
+        if isinstance(constraint.kind, exp.CollateColumnConstraint):
+            name = constraint.kind.this.name.lower()
+            if name not in _PLAIN_COLLATIONS:
+                raise unsupported(
+                    f"column {table}.{col.name} is declared COLLATE "
+                    f"{constraint.kind.this.sql()}: views compare and order "
+                    "strings by code point (drop COLLATE; lower() or ILIKE "
+                    "compare without case)",
+                    constraint,
+                )
 
 
 def _declared_notnull(col: exp.ColumnDef) -> bool:
