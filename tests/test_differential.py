@@ -329,6 +329,7 @@ TRUST_CORPUS = (
             "147_window_not_null_key",
             "151_scalar_subqueries_without_from",
             "158_having_subquery_correlated_by_a_group_key",
+            "160_scalar_subqueries_banded_by_an_inequality",
         )
     ]
 )

@@ -27,6 +27,7 @@ from .context import Context
 from .diagnostics import DIALECT, unsupported
 from .expressions import shift_date
 from .passes.aggregate_spellings import aggregate_spellings
+from .passes.banded_subqueries import banded_subqueries
 from .passes.check_supported import check_supported
 from .passes.constant_subqueries import constant_subqueries
 from .passes.decompose_cycles import choose_bags, decompose_cycles
@@ -67,6 +68,7 @@ TREE_PASSES = (
     name_outputs,  # every SELECT item gets its name as an alias
     having_subqueries,  # HAVING with a subquery -> WHERE over the groups
     qualify_names,  # every name resolved and qualified
+    banded_subqueries,  # (SELECT AGG … keys AND s.v < r.w) -> keyed by (keys, w)
     lateral_joins,  # LATERAL (SELECT …) -> a join with a derived table
     quantified_subqueries,  # x op ANY/ALL (subquery) -> [NOT] EXISTS
     single_rows,  # (SELECT e …) without an aggregate -> MIN(e), its rows counted

@@ -171,8 +171,11 @@ def _as_scalars(outer: exp.Select, join: exp.Join, body: exp.Select, alias) -> N
             )
         outer.where(condition.copy(), copy=False)
     items = {e.alias_or_name.lower(): e.unalias() for e in body.expressions}
+    lateral = join.this
     for col in list(outer.find_all(exp.Column)):
         if col.table.lower() != alias.lower():
+            continue
+        if col.find_ancestor(exp.Lateral) is lateral:  # the body's own `alias`
             continue
         expr = items.get(col.name.lower())
         if expr is None:

@@ -89,7 +89,8 @@ def unnest_subqueries(select: exp.Select, ctx: Context) -> exp.Select:
             "([NOT] IN, [NOT] EXISTS, a comparison with a scalar subquery); in "
             "the SELECT list, a one-aggregate subquery, uncorrelated (in a query "
             "that does not aggregate without GROUP BY) or correlated by "
-            "`inner column = outer column` conditions",
+            "`inner column = outer column` conditions (a COUNT, SUM, MIN or MAX "
+            "also by one <, <=, >, >= between an inner and an outer column)",
             node,
         )
     return select
@@ -633,7 +634,9 @@ def _decorrelate_scalar(inner: exp.Expression):
             raise unsupported(
                 "a scalar subquery may refer to the outer query only by "
                 "`inner column = outer column` (or an expression of outer "
-                "columns, or IS NOT DISTINCT FROM an outer column) conditions",
+                "columns, or IS NOT DISTINCT FROM an outer column) conditions, "
+                "a COUNT, SUM, MIN or MAX also by one <, <=, >, >= between an "
+                "inner and an outer column of one table",
                 cond,
             )
         inner_cols.append(eq[0].copy())
