@@ -1038,6 +1038,30 @@ def select_scalar_subquery(g):
 
 
 @production("select", weight=0.4)
+def select_banded_subquery(g):
+    """Columns and `(SELECT AGG(…) FROM t WHERE [t.k = outer.k AND] t.x op
+    outer.y [AND …])`: a scalar subquery correlated by an inequality (the
+    rows above a row, a running total, the previous value)."""
+    atom = g.choice(g.q.atoms)
+    key, bound = g.col(atom, ("int",)), g.col(atom, ("int",))
+    if key is None or bound is None:
+        return False
+    t, s, inner = _inner(g, atom)
+    agg = g.choice(
+        ["COUNT(*)", f"SUM({inner[0]})", f"MIN({inner[0]})", f"MAX({inner[0]})"]
+    )
+    op = g.choice(["<", "<=", ">", ">="])
+    cond = f"{g.col(s, ('int',))[0]} {op} {bound[0]}"
+    if g.chance(0.3):  # the outer column on the left
+        flipped = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
+        cond = f"{bound[0]} {flipped} {g.col(s, ('int',))[0]}"
+    keyed = f"{g.col(s, ('int',))[0]} = {key[0]} AND " if g.chance(0.7) else ""
+    where = f" WHERE {keyed}{cond}" + _inner_filter(g, s)
+    sub = Part(f"(SELECT {agg} FROM {t} {s.alias}{where})", frozenset({atom.alias}))
+    g.q.items = _pick_columns(g, 2) + [sub]
+
+
+@production("select", weight=0.4)
 def select_single_row_subquery(g):
     """Columns and `(SELECT c FROM t WHERE t.k = outer.col [AND …])`: a
     scalar subquery without an aggregate in the SELECT list (an error where
