@@ -35,6 +35,7 @@ from .passes.distinct_on import distinct_on
 from .passes.grouping_sets import grouping_sets
 from .passes.having_subqueries import having_subqueries
 from .passes.inline_views import inline_views
+from .passes.joined_group_keys import joined_group_keys
 from .passes.lateral_joins import lateral_joins
 from .passes.membership_flags import membership_flags
 from .passes.name_outputs import name_outputs
@@ -69,6 +70,7 @@ TREE_PASSES = (
     having_subqueries,  # HAVING with a subquery -> WHERE over the groups
     qualify_names,  # every name resolved and qualified
     banded_subqueries,  # (SELECT AGG … keys AND s.v < r.w) -> keyed by (keys, w)
+    joined_group_keys,  # GROUP BY r.a || s.b -> groups of a derived table of the join
     lateral_joins,  # LATERAL (SELECT …) -> a join with a derived table
     quantified_subqueries,  # x op ANY/ALL (subquery) -> [NOT] EXISTS
     single_rows,  # (SELECT e …) without an aggregate -> MIN(e), its rows counted
