@@ -119,6 +119,8 @@ CASES = {
         "CAST(r.d AS VARCHAR)",
         "CAST(r.a > 0 AS VARCHAR)",
         "CAST(r.k AS TEXT) || '-' || r.s",
+        "CAST(r.p AS VARCHAR)",  # a DECIMAL: every digit of its scale
+        "CAST(r.x AS VARCHAR)",  # a DOUBLE: its shortest repr
     ],
     "greatest": ["GREATEST(r.a, r.b)", "GREATEST(r.x, r.a, 0)"],
     "least": ["LEAST(r.a, r.b)", "LEAST(r.x, r.a, 0)"],
@@ -195,6 +197,8 @@ CASES = {
     "ends_with": ["ENDS_WITH(r.s, 'b')", "SUFFIX(r.s, r.t)"],
     "contains": ["CONTAINS(r.s, 'b')", "CONTAINS(r.t, r.s)"],
     "reverse": ["REVERSE(r.s)", "REVERSE(r.t || r.s)"],
+    "md5": ["MD5(r.s)", "MD5(r.t || r.s)"],
+    "sha256": ["SHA256(r.s)", "SHA256(r.t)"],
     "date_diff": [
         "DATE_DIFF('month', r.d, DATE '2020-02-01')",  # Jan 31 -> Feb 1: 1
         "DATEDIFF('year', r.d, r.ts)",

@@ -18,6 +18,7 @@ from __future__ import annotations
 import calendar
 import datetime
 import decimal
+import hashlib
 import itertools
 from fractions import Fraction
 import math
@@ -259,9 +260,13 @@ def sql_strpos(s, part):
     return s.index(part) + 1 if part in s else 0
 
 
-def sql_to_str(v):
+def sql_to_str(v, scale=None):
+    """CAST(v AS VARCHAR); `scale`: a DECIMAL's digits, all written."""
     if v is None:
         return None
+    if scale is not None:
+        text = "%.*f" % (scale, v)
+        return "0" + text[2:] if text.startswith("-0") and float(text) == 0 else text
     if isinstance(v, bool):
         return str(v).lower()
     if isinstance(v, datetime.datetime):
@@ -269,7 +274,12 @@ def sql_to_str(v):
         return text + f".{v.microsecond:06d}".rstrip("0") if v.microsecond else text
     if isinstance(v, datetime.date):
         return f"{v.year:04d}-{v.month:02d}-{v.day:02d}"
-    return str(v)
+    return repr(v) if isinstance(v, float) else str(v)
+
+
+def sql_digest(name: str, text: str) -> str:
+    """MD5 or SHA256 of the text's UTF-8 bytes, lower-case hex."""
+    return hashlib.new(name, text.encode("utf-8")).hexdigest()
 
 
 def sql_nan_rank(v):
@@ -558,6 +568,8 @@ _STRICT_CALLS = {
     "ends_with": ("(lambda s, p: s[len(s) - len(p) :] == p)", ()),
     "contains": ("(lambda s, p: s.find(p) >= 0)", ()),
     "reverse": ("_sql_reverse", ()),
+    "md5": ("_sql_digest", ("md5",)),
+    "sha256": ("_sql_digest", ("sha256",)),
     "date_diff": ("_sql_date_diff", ()),
     "last_day": ("_sql_last_day", ()),
     "make_date": ("_sql_make_date", ()),
@@ -630,6 +642,7 @@ HELPERS = {
     "_sql_repeat": sql_repeat,
     "_sql_split_part": sql_split_part,
     "_sql_reverse": sql_reverse,
+    "_sql_digest": sql_digest,
     "_sql_date_diff": sql_date_diff,
     "_sql_last_day": sql_last_day,
     "_sql_make_date": sql_make_date,

@@ -144,6 +144,8 @@ FUNCTIONS = {
     "ends_with",
     "contains",  # (string, part)
     "reverse",
+    "md5",  # MD5 of the text's UTF-8 bytes, lower-case hex
+    "sha256",  # SHA-256 of the text's UTF-8 bytes, lower-case hex
     "date_diff",  # (Lit(unit), start, end): unit boundaries crossed
     "last_day",
     "make_date",  # (year, month, day)

@@ -76,6 +76,8 @@ HELPERS = (
     Helper("_repeat", "sqlfuncs", "_repeat"),
     Helper("_split_part", "sqlfuncs", "_split_part"),
     Helper("_reverse", "sqlfuncs", "_reverse"),
+    Helper("_md5", "sqlfuncs", "_md5"),
+    Helper("_sha256", "sqlfuncs", "_sha256"),
     Helper("_date_diff", "sqlfuncs", "_date_diff"),
     Helper("_last_day", "sqlfuncs", "_last_day"),
     Helper("_make_date", "sqlfuncs", "_make_date"),

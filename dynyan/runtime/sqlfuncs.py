@@ -578,6 +578,20 @@ def _split_part(string, separator, index):
     return ""
 
 
+def _md5(string):
+    """MD5(s) as DuckDB: the digest of its UTF-8 bytes in lower-case hex."""
+    import hashlib
+
+    return hashlib.md5(string.encode()).hexdigest()
+
+
+def _sha256(string):
+    """SHA256(s) as DuckDB: the digest of its UTF-8 bytes in lower-case hex."""
+    import hashlib
+
+    return hashlib.sha256(string.encode()).hexdigest()
+
+
 def _reverse(string):
     """REVERSE as DuckDB, which reverses the bytes of ASCII text and the
     grapheme clusters of other text (a letter and its accents move

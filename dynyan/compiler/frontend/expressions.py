@@ -708,6 +708,14 @@ def _extract(fe, node: exp.Extract):
     return _date_part(fe, node.this.name, fe.expr(node.expression), node)
 
 
+def _sha2(fe, node: exp.SHA2):
+    """SHA256(s) (DuckDB's only SHA-2 length)."""
+    length = node.args.get("length")
+    if length is not None and length.name != "256":
+        raise unsupported(f"SHA2 of length {length.name} is not supported", node)
+    return Op("sha256", (fe.expr(node.this),))
+
+
 def _epoch(fe, node: exp.TimeToUnix):
     """EPOCH(t): the seconds since 1970-01-01, as EXTRACT(epoch FROM t)."""
     return _date_part(fe, "epoch", fe.expr(node.this), node)
@@ -1177,6 +1185,8 @@ CONVERTERS: dict[type, Callable] = {
     exp.EndsWith: _binary("ends_with"),
     exp.Contains: _binary("contains"),
     exp.Reverse: _unary("reverse"),
+    exp.MD5: _unary("md5"),
+    exp.SHA2: _sha2,
     exp.ConcatWs: _concat_ws,
     exp.DateDiff: _date_diff,
     exp.LastDay: _last_day,

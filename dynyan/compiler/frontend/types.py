@@ -298,6 +298,8 @@ _STRING_FUNCTIONS = {
     "ends_with": ("ENDS_WITH", ("str", "str"), "bool"),
     "contains": ("CONTAINS", ("str", "str"), "bool"),
     "reverse": ("REVERSE", ("str",), "str"),
+    "md5": ("MD5", ("str",), "str"),
+    "sha256": ("SHA256", ("str",), "str"),
 }
 # CAST of a VARCHAR: operator -> result type
 _TEXT_CASTS = {
