@@ -1,7 +1,7 @@
 """Windows that number or shift rows (ROW_NUMBER, NTILE, LAG, LEAD,
-FIRST_VALUE, LAST_VALUE, ROWS frames) over an order the compiler cannot
-prove tie-free: the value where no two rows of a partition tie, no result
-while two do (SQL leaves their order open; DuckDB picks any). The
+FIRST_VALUE and LAST_VALUE but of a key tied rows agree on, ROWS frames)
+over an order the compiler cannot prove tie-free: the value where no two
+rows of a partition tie, no result while two do (SQL leaves their order open; DuckDB picks any). The
 differential fixtures 126 and 127 compare with DuckDB on random streams
 (their `-- ties:` query says when rows tie); these pin the module's
 behaviour around the error: reads raise, updates are taken, push mode
@@ -71,7 +71,7 @@ def test_push_reports_the_net_change_once_no_two_rows_tie():
     [
         ("LAG(r.a) OVER (ORDER BY r.a)", [(1, None), (2, 1)]),
         ("NTILE(2) OVER (ORDER BY r.a)", [(1, 1), (2, 2)]),
-        ("FIRST_VALUE(r.a) OVER (ORDER BY r.a DESC)", [(1, 2), (2, 2)]),
+        ("FIRST_VALUE(r.c) OVER (ORDER BY r.a DESC)", [(1, "y"), (2, "y")]),
         (
             "SUM(r.a) OVER (ORDER BY r.a ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)",
             [(1, 1), (2, 3)],
@@ -96,3 +96,15 @@ def test_an_order_proved_tie_free_has_no_guard():
     view.update("r", [(1, "x"), (2, "x"), (3, "y")])
     assert sorted(view.rows()) == [("x", 2, 1), ("y", 1, 2)]
     assert "__ties" not in dynyan.compile_sql(SCHEMA + sql)
+
+
+def test_first_value_of_the_order_key_stands_while_rows_tie():
+    """Rows that tie agree on the first ORDER BY key (and the PARTITION BY
+    keys): FIRST_VALUE and LAST_VALUE of it are read, no guard."""
+    view = dynyan.load(
+        SCHEMA + "SELECT r.c, FIRST_VALUE(r.a) OVER (PARTITION BY r.c ORDER BY r.a "
+        "DESC) AS top, LAST_VALUE(r.c) OVER (PARTITION BY r.c ORDER BY r.a) AS c2 "
+        "FROM r"
+    ).View()
+    view.update("r", [(1, "x"), (2, "x"), (2, "x"), (3, "y")])
+    assert sorted(view.rows()) == [("x", 2, "x")] * 3 + [("y", 3, "y")]
