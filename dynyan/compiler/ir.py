@@ -92,6 +92,14 @@ FUNCTIONS = {
     "dayofweek",  # Sunday 0 ... Saturday 6
     "dayofyear",
     "week",  # ISO week
+    "isodow",  # Monday 1 ... Sunday 7
+    "isoyear",  # the year of the ISO week
+    "yearweek",  # ISO year * 100 + ISO week
+    "decade",  # year // 10
+    "century",  # (year - 1) // 100 + 1
+    "millennium",  # (year - 1) // 1000 + 1
+    "millisecond",  # of a TIMESTAMP: seconds * 1000 + its milliseconds
+    "microsecond",  # of a TIMESTAMP: seconds * 1000000 + its microseconds
     "length",
     "trim",  # spaces at both ends
     "replace",  # (string, from, to): every occurrence; an empty `from` none

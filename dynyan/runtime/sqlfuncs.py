@@ -578,6 +578,24 @@ def _split_part(string, separator, index):
     return ""
 
 
+def _yearweek(date):
+    """YEARWEEK(d) as DuckDB: the ISO year * 100 + the ISO week."""
+    year, week, _ = date.isocalendar()
+    return year * 100 + week
+
+
+def _millisecond(moment):
+    """EXTRACT(millisecond …) as DuckDB: the seconds with their fraction, in
+    whole milliseconds."""
+    return moment.second * 1000 + moment.microsecond // 1000
+
+
+def _microsecond(moment):
+    """EXTRACT(microsecond …) as DuckDB: the seconds with their fraction, in
+    microseconds."""
+    return moment.second * 1000000 + moment.microsecond
+
+
 def _md5(string):
     """MD5(s) as DuckDB: the digest of its UTF-8 bytes in lower-case hex."""
     import hashlib

@@ -688,6 +688,31 @@ DATE_PARTS = {
     "MINUTE": "minute",
     "SECOND": "second",
     "EPOCH": "epoch",
+    "ISODOW": "isodow",
+    "ISOYEAR": "isoyear",
+    "YEARWEEK": "yearweek",
+    "DECADE": "decade",
+    "CENTURY": "century",
+    "MILLENNIUM": "millennium",
+    "MILLISECOND": "millisecond",
+    "MILLISECONDS": "millisecond",
+    "MICROSECOND": "microsecond",
+    "MICROSECONDS": "microsecond",
+}
+
+
+# the parts of a time of day (of a DATE: its midnight's)
+TIME_OF_DAY = ("hour", "minute", "second", "millisecond", "microsecond", "epoch")
+# date-part functions by name (DuckDB's): the part they read
+PART_FUNCTIONS = {
+    "weekday": "dow",
+    "isoyear": "isoyear",
+    "yearweek": "yearweek",
+    "decade": "decade",
+    "century": "century",
+    "millennium": "millennium",
+    "millisecond": "millisecond",
+    "microsecond": "microsecond",
 }
 
 
@@ -699,13 +724,20 @@ def _date_part(fe, part: str, value, node):
             + ", ".join(sorted(DATE_PARTS)),
             node,
         )
-    if op in ("hour", "minute", "second", "epoch") and fe.type_of(value) == "date":
+    if op in TIME_OF_DAY and fe.type_of(value) == "date":
         value = to_timestamp(value)  # midnight: 0
     return Op(op, (value,))
 
 
 def _extract(fe, node: exp.Extract):
     return _date_part(fe, node.this.name, fe.expr(node.expression), node)
+
+
+def _date_add(fe, node: exp.DateAdd):
+    """DATE_ADD(d, INTERVAL …): d + INTERVAL …."""
+    if not isinstance(node.expression, exp.Interval):
+        raise unsupported("DATE_ADD is supported with an INTERVAL", node)
+    return fe.expr(exp.Add(this=node.this.copy(), expression=node.expression.copy()))
 
 
 def _sha2(fe, node: exp.SHA2):
@@ -1048,6 +1080,8 @@ def _function(fe, node: exp.Anonymous):
         if not (isinstance(part, exp.Literal) and part.is_string):
             raise unsupported("DATE_PART needs the part as a string literal", node)
         return _date_part(fe, part.this, fe.expr(args[1]), node)
+    if name in PART_FUNCTIONS and len(args) == 1:
+        return _date_part(fe, PART_FUNCTIONS[name], fe.expr(args[0]), node)
     if name in ("strlen", "char_length", "character_length") and len(args) == 1:
         return Op("length", (fe.expr(args[0]),))
     if name in ("suffix", "prefix") and len(args) == 2:
@@ -1162,6 +1196,9 @@ CONVERTERS: dict[type, Callable] = {
     exp.DayOfYear: lambda fe, node: Op("dayofyear", (fe.expr(node.this),)),
     exp.Week: lambda fe, node: Op("week", (fe.expr(node.this),)),
     exp.WeekOfYear: lambda fe, node: Op("week", (fe.expr(node.this),)),
+    exp.DayOfMonth: lambda fe, node: Op("day", (fe.expr(node.this),)),
+    exp.DayOfWeekIso: lambda fe, node: Op("isodow", (fe.expr(node.this),)),
+    exp.DateAdd: _date_add,
     exp.Length: lambda fe, node: Op("length", (fe.expr(node.this),)),
     exp.Trim: _trim,
     exp.TryCast: _cast,

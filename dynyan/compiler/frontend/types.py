@@ -19,6 +19,22 @@ from ..ir import COMPARISONS, INFIX, Lit, Op
 from .diagnostics import sql_error, unsupported
 
 NUMERIC = {"int", "float", "bool"}
+# the parts of a DATE (or a TIMESTAMP's date) EXTRACT reads, each an INTEGER
+DATE_PART_OPS = (
+    "year",
+    "month",
+    "day",
+    "quarter",
+    "dayofweek",
+    "dayofyear",
+    "week",
+    "isodow",
+    "isoyear",
+    "yearweek",
+    "decade",
+    "century",
+    "millennium",
+)
 TIMES = {"date", "timestamp"}
 DATE_ARITHMETIC = (
     "DATE arithmetic is not supported; supported: DATE ± n (days), DATE - DATE "
@@ -178,10 +194,10 @@ def op_type(e: Op, types: list) -> str | None:
     if op in ("regexp_replace", "regexp_extract"):
         need({"str"}, "a regular expression matches strings", 0)
         return "str"
-    if op in ("year", "month", "day", "quarter", "dayofweek", "dayofyear", "week"):
+    if op in DATE_PART_OPS:
         need(TIMES, "EXTRACT needs a DATE or TIMESTAMP", 0)
         return "int"
-    if op in ("hour", "minute", "second"):
+    if op in ("hour", "minute", "second", "millisecond", "microsecond"):
         need({"timestamp"}, "EXTRACT of a time of day needs a TIMESTAMP", 0)
         return "int"
     if op == "epoch":
