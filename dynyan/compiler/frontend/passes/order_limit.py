@@ -31,6 +31,21 @@ def _all(node: exp.Expression) -> bool:
     return isinstance(node, (exp.Var, exp.Column)) and node.name.upper() == "ALL"
 
 
+def _with_aliases(key: exp.Expression, items: list) -> exp.Expression:
+    """An ORDER BY expression with the SELECT aliases it names (`ORDER BY
+    dbl + id`; names qualification left bare) replaced by their items."""
+    named = {e.alias.lower(): e.unalias() for e in items if isinstance(e, exp.Alias)}
+
+    def swap(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Column) and not node.table:
+            item = named.get(node.name.lower())
+            if item is not None:
+                return item.copy()
+        return node
+
+    return key.transform(swap)
+
+
 def order_limit(select: exp.Select, ctx: Context) -> exp.Select:
     if not ctx.top:
         return select
@@ -61,9 +76,8 @@ def order_limit(select: exp.Select, ctx: Context) -> exp.Select:
                     ordered,
                 )
             position = len(items)
-            items.append(
-                exp.alias_(ordered.this.copy(), f"__order{position - visible + 1}")
-            )
+            key = _with_aliases(ordered.this.copy(), items[:visible])
+            items.append(exp.alias_(key, f"__order{position - visible + 1}"))
         keys.append(
             SortKey(
                 position,
