@@ -137,6 +137,9 @@ class QuerySpec:
     # `-- duplicates: none`: no row inserted again (nor with a multiplicity
     # above 1), so rows rarely tie where ties make the view read nothing
     duplicates: bool = True
+    # `-- unique: r.a, s.b`: per relation, the columns whose values no two
+    # rows share (a PRIMARY KEY the streams respect): their indexes
+    unique: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def ordered(self) -> bool:
@@ -284,7 +287,20 @@ class QuerySpec:
                 else None
             ),
             duplicates=not re.search(r"(?m)^-- duplicates: none$", text),
+            unique=_unique_columns(text, tables),
         )
+
+
+def _unique_columns(text: str, tables) -> dict[str, tuple[int, ...]]:
+    """The `-- unique: r.a, r.b, s.c` line: per relation, the indexes of the
+    columns that together are a key the streams keep unique."""
+    line = re.search(r"(?m)^-- unique: (.+)$", text)
+    out: dict[str, list[int]] = {}
+    for item in line.group(1).split(",") if line else []:
+        rel, col = item.strip().lower().split(".")
+        names = [c.name for c in tables[rel]]
+        out.setdefault(rel, []).append(names.index(col))
+    return {rel: tuple(cols) for rel, cols in out.items()}
 
 
 def _ordering(query: exp.Query, select: exp.Select):
@@ -705,6 +721,24 @@ class UpdateStream:
             for c in self.spec.tables[rel]
         )
 
+    def _fresh_row(self, rel: str, taken: set) -> tuple | None:
+        """A random row whose key (`spec.unique`) no row has: its key added
+        to `taken`; None if a few tries find none."""
+        key = self.spec.unique.get(rel)
+        for _ in range(20):
+            row = self.random_row(rel)
+            if key is None:
+                return row
+            k = tuple(row[i] for i in key)
+            if k not in taken and None not in k:
+                taken.add(k)
+                return row
+        return None
+
+    def _keys(self, rel: str) -> set:
+        key = self.spec.unique.get(rel, ())
+        return {tuple(row[i] for i in key) for row in self.db.rels[rel]}
+
     def absent_row(self, rel: str) -> tuple:
         """A row that is certainly not in `rel` (a value outside the domain)."""
         cols = self.spec.tables[rel]
@@ -748,6 +782,13 @@ class UpdateStream:
             # Wipe the whole relation in one batch.
             rows = sorted(current, key=repr)
             batch = Batch("update", rel, rows, [-current[row] for row in rows])
+        elif r < 0.25 and rel in self.spec.unique:
+            row = self._fresh_row(rel, self._keys(rel))
+            batch = (
+                Batch("insert", rel, [row])
+                if row is not None
+                else Batch("update", rel, [], [])
+            )
         elif r < 0.25:
             again = current and self.spec.duplicates and rng.random() < 0.3
             row = self._existing(rel) if again else None
@@ -758,7 +799,19 @@ class UpdateStream:
             n = rng.randint(1, 7)
             remaining = Counter(current)  # deletable copies (pre-batch state)
             rows, mults = [], []
+            keyed = rel in self.spec.unique
+            taken = self._keys(rel) if keyed else set()
             for _ in range(n):
+                if keyed:  # inserts of fresh keys (a key deleted here stays taken)
+                    if remaining and rng.random() < p_del:
+                        row = rng.choice(sorted(remaining, key=repr))
+                        del remaining[row]
+                        rows.append(row)
+                        mults.append(-1)
+                    elif (row := self._fresh_row(rel, taken)) is not None:
+                        rows.append(row)
+                        mults.append(1)
+                    continue
                 if remaining and rng.random() < p_del:
                     row = rng.choice(sorted(remaining, key=repr))
                     m = -1 if remaining[row] == 1 or rng.random() < 0.8 else -2

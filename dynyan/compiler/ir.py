@@ -345,6 +345,9 @@ class Relation:
     # A table of constant rows (VALUES in FROM): the View holds them from the
     # start, and no update reaches it.
     rows: tuple[tuple, ...] | None = None
+    # The columns of its declared PRIMARY KEY (none: ()): a row's other
+    # columns are one value per key.
+    key: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         cols = ", ".join(

@@ -36,6 +36,7 @@ from .passes.grouping_sets import grouping_sets
 from .passes.having_subqueries import having_subqueries
 from .passes.inline_views import inline_views
 from .passes.joined_group_keys import joined_group_keys
+from .passes.keyed_picks import keyed_picks
 from .passes.lateral_joins import lateral_joins
 from .passes.membership_flags import membership_flags
 from .passes.name_outputs import name_outputs
@@ -71,6 +72,7 @@ TREE_PASSES = (
     qualify_names,  # every name resolved and qualified
     banded_subqueries,  # (SELECT AGG … keys AND s.v < r.w) -> keyed by (keys, w)
     joined_group_keys,  # GROUP BY r.a || s.b -> groups of a derived table of the join
+    keyed_picks,  # ANY_VALUE(c.x) … GROUP BY c's PRIMARY KEY -> MIN(c.x)
     lateral_joins,  # LATERAL (SELECT …) -> a join with a derived table
     quantified_subqueries,  # x op ANY/ALL (subquery) -> [NOT] EXISTS
     single_rows,  # (SELECT e …) without an aggregate -> MIN(e), its rows counted

@@ -294,12 +294,21 @@ def relation(create: exp.Create) -> Relation:
             f"PRIMARY KEY names {unknown[0]}, not a column of {name}", create
         )
     notnull = [nn or c in key_columns for c, nn in zip(columns, notnull)]
+    keyed = [
+        col.name.lower()
+        for col in schema.expressions
+        if isinstance(col, exp.ColumnDef)
+        and any(
+            isinstance(c.kind, exp.PrimaryKeyColumnConstraint) for c in col.constraints
+        )
+    ]
     return Relation(
         name,
         tuple(columns),
         tuple(types),
         tuple(scales),
         tuple(notnull) if any(notnull) else (),
+        key=tuple(c for c in columns if c in key_columns) or tuple(keyed),
     )
 
 

@@ -11,17 +11,12 @@ from sqlglot import exp
 from ..aggregates import AGGREGATES
 from ..context import Context
 from ..diagnostics import ONLY_DISTINCT, unsupported
+from .keyed_picks import PICKS
 from .window_aggregates import function_refusal, in_select_list
 
 # What to write instead of an aggregate that picks a row arbitrarily (no
 # maintained view could agree with a database run after run).
 _PICKS = {
-    exp.AnyValue: "it picks any row's value (DuckDB the first it reads): where "
-    "the group holds one value, MIN or MAX gives the same",
-    exp.First: "it picks the first row read: where the group holds one value, "
-    "MIN or MAX gives the same",
-    exp.Last: "it picks the last row read: where the group holds one value, "
-    "MIN or MAX gives the same",
     exp.ArgMax: "among rows that tie on the largest value it picks any: write "
     "`(SELECT x FROM … WHERE k = outer.k ORDER BY y DESC, <a unique column> "
     "LIMIT 1)` or `QUALIFY ROW_NUMBER() OVER (PARTITION BY k ORDER BY y DESC, "
@@ -66,6 +61,8 @@ def check_supported(tree: exp.Expression, ctx: Context) -> exp.Expression:
             node,
         )
     for node in tree.find_all(exp.AggFunc):
+        if isinstance(node, PICKS):
+            continue  # passes/keyed_picks: MIN where the group has one value
         why = next((w for kind, w in _PICKS.items() if isinstance(node, kind)), None)
         if why is not None:
             raise unsupported(
