@@ -21,6 +21,19 @@ class UnsupportedQueryError(DynyanError):
     """The query is valid SQL, but dynyan cannot maintain it (yet)."""
 
 
+class CompilerBug(DynyanError):
+    """The compiler failed on a query in a way it does not mean to: a bug in
+    dynyan, reported as an error of the query's compile (no traceback
+    unless asked for), never as a module."""
+
+    def __init__(self, err: BaseException):
+        super().__init__(
+            f"dynyan failed on this query ({type(err).__name__}: {err}): a bug in "
+            "dynyan, not in the query; `dynyan --debug compile …` shows where, "
+            "and the query is worth a report"
+        )
+
+
 class CyclicQueryError(UnsupportedQueryError):
     """The query's hypergraph is cyclic: no join tree exists."""
 

@@ -95,12 +95,14 @@ _COMPILED: dict[str, tuple] = {}  # query text -> (module, refusal), while shrin
 def compile_query(text: str, cache: bool = False, trust_input: bool = False):
     """(module, None), or (None, refusal message); other exceptions propagate."""
     import dynyan
-    from dynyan.errors import DynyanError
+    from dynyan.errors import CompilerBug, DynyanError
 
     if cache and (text, trust_input) in _COMPILED:
         return _COMPILED[text, trust_input]
     try:
         out = dynyan.load(text, trust_input=trust_input), None
+    except CompilerBug as err:  # a crash inside the compiler, not a refusal
+        raise err.__cause__ or err
     except DynyanError as err:
         out = None, f"{type(err).__name__}: {err}"
     if cache:

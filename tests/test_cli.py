@@ -240,3 +240,29 @@ def test_every_bench_option_has_help_naming_its_choices():
     )
     for choice in (*SYSTEMS, *MODES):
         assert choice in help_text, choice
+
+
+def test_a_crash_inside_the_compiler_is_one_line_naming_a_bug(
+    tmp_path, monkeypatch, capsys
+):
+    """A failure the compiler does not mean (here a pass that raises
+    KeyError) is no traceback but a one-line error saying it is dynyan's
+    bug, with the original exception chained for --debug."""
+    import dynyan
+    import dynyan.compiler.frontend as frontend
+    from dynyan.errors import CompilerBug
+
+    def broken(tree, ctx):
+        raise KeyError("")
+
+    monkeypatch.setattr(frontend, "TREE_PASSES", (broken,))
+    query = tmp_path / "q.sql"
+    query.write_text("CREATE TABLE r (a INT);\nSELECT a FROM r")
+    assert main(["compile", str(query), "-o", str(tmp_path / "o.py")]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "dynyan failed on this query (KeyError: '')" in line
+    assert "a bug in dynyan, not in the query" in line
+    with pytest.raises(CompilerBug) as caught:
+        dynyan.load(query.read_text())
+    assert isinstance(caught.value.__cause__, KeyError)
+    assert not (tmp_path / "o.py").exists()

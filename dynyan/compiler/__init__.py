@@ -9,7 +9,7 @@ import linecache
 import sys
 import types
 
-from ..errors import UnsupportedQueryError
+from ..errors import CompilerBug, DynyanError, UnsupportedQueryError
 from .plan import Plan, complexity
 from .planner import estimated_work, plan_query
 from .stats import Stats
@@ -18,14 +18,19 @@ from .stats import Stats
 @contextlib.contextmanager
 def _nesting_limit():
     """Parsing, planning and rendering recurse over the query's expressions:
-    one nested too deeply (hundreds of ANDs) is refused, not a traceback."""
+    one nested too deeply (hundreds of ANDs) is refused, not a traceback;
+    any other failure that is not a refusal is a `CompilerBug`."""
     try:
         yield
+    except DynyanError:
+        raise
     except RecursionError:
         raise UnsupportedQueryError(
             "query too deeply nested (hundreds of nested conditions or terms); "
             "simplify the expression"
         ) from None
+    except Exception as err:
+        raise CompilerBug(err) from err
 
 
 def compile_query(
