@@ -10,6 +10,7 @@ import builtins
 import calendar
 import datetime
 import math
+import sys
 from pathlib import Path
 
 import pytest
@@ -474,7 +475,9 @@ def test_text_casts_refuse_spellings_not_matched(text, integer, double, date):
 @pytest.mark.parametrize("helper", inline.HELPERS, ids=lambda h: h.name)
 def test_helpers_use_only_what_a_module_provides(helper):
     """A helper's free names: builtins, the module's imports and `_ZERO`
-    (inline.MODULE_GLOBALS), other helpers, and its own locals."""
+    (inline.MODULE_GLOBALS), other helpers, and its own locals (a module of
+    the standard library it imports itself among them: a generated module
+    imports nothing else)."""
     _, node = inline._definition(helper.module, helper.source_name)
     loaded = {
         n.id
@@ -487,6 +490,14 @@ def test_helpers_use_only_what_a_module_provides(helper):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
     }
     local |= {n.arg for n in ast.walk(node) if isinstance(n, ast.arg)}
+    imported = {
+        (a.asname or a.name).split(".")[0]
+        for n in ast.walk(node)
+        if isinstance(n, ast.Import)
+        for a in n.names
+    }
+    assert imported <= sys.stdlib_module_names
+    local |= imported
     payload_calls = {"_padd", "_psub", "_pcount", "_psum"}
     allowed = set(dir(builtins)) | inline.MODULE_GLOBALS | set(inline.BY_NAME)
     assert loaded - local - allowed - payload_calls == set()
