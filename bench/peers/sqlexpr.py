@@ -25,6 +25,7 @@ import math
 import re
 import unicodedata
 
+from dynyan.compiler.frontend.types import DATE_PART_OPS, TIME_PART_OPS
 from dynyan.compiler.ir import AggRef, InnerTest, Lit, Op, Ref, Var, ViewColumn
 from dynyan.runtime import sqlfuncs
 
@@ -852,27 +853,7 @@ class SQLPython:
                 f"_sql_add_months({self.value(args[0], env)}, "
                 f"{literal(args[1].value)})"
             )
-        if op in (
-            "year",
-            "month",
-            "day",
-            "quarter",
-            "dayofweek",
-            "dayofyear",
-            "week",
-            "isodow",
-            "isoyear",
-            "yearweek",
-            "decade",
-            "century",
-            "millennium",
-            "millisecond",
-            "microsecond",
-            "hour",
-            "minute",
-            "second",
-            "epoch",
-        ):
+        if op in (*DATE_PART_OPS, *TIME_PART_OPS, "epoch"):
             return f"_sql_date_part({op!r}, {self.value(args[0], env)})"
         if op in ("greatest", "least"):
             values = ", ".join(self.value(a, env) for a in args)

@@ -154,8 +154,8 @@ SCALARS = {
         Scalar("ends_with", "{0}.endswith({1})"),
         Scalar("contains", "({1} in {0})"),
         Scalar("reverse", "_reverse({0})", helper="_reverse"),
-        Scalar("md5", "_md5({0})", helper="_md5"),
-        Scalar("sha256", "_sha256({0})", helper="_sha256"),
+        Scalar("md5", "_digest('md5', {0})", helper="_digest"),
+        Scalar("sha256", "_digest('sha256', {0})", helper="_digest"),
         Scalar("date_diff", "_date_diff({0}, {1}, {2})", helper="_date_diff"),
         Scalar("last_day", "_last_day({0})", helper="_last_day", uses_datetime=True),
         Scalar(

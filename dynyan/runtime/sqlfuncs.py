@@ -596,18 +596,12 @@ def _microsecond(moment):
     return moment.second * 1000000 + moment.microsecond
 
 
-def _md5(string):
-    """MD5(s) as DuckDB: the digest of its UTF-8 bytes in lower-case hex."""
+def _digest(name, string):
+    """MD5(s), SHA256(s) as DuckDB: the digest `name` of the text's UTF-8
+    bytes in lower-case hex."""
     import hashlib
 
-    return hashlib.md5(string.encode()).hexdigest()
-
-
-def _sha256(string):
-    """SHA256(s) as DuckDB: the digest of its UTF-8 bytes in lower-case hex."""
-    import hashlib
-
-    return hashlib.sha256(string.encode()).hexdigest()
+    return hashlib.new(name, string.encode()).hexdigest()
 
 
 def _reverse(string):

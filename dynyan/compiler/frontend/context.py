@@ -90,6 +90,19 @@ class Context:
         return name
 
 
+def from_items(select: exp.Select) -> list[exp.Expression]:
+    """The tables, derived tables and LATERALs of a SELECT's FROM and joins,
+    in order."""
+    from_ = select.args.get("from_") or select.args.get("from")
+    items = [from_.this] if from_ is not None else []
+    return items + [j.this for j in select.args.get("joins") or []]
+
+
+def from_aliases(select: exp.Select) -> set[str]:
+    """The names the sources of a SELECT's FROM go by."""
+    return {(item.alias or item.name).lower() for item in from_items(select)}
+
+
 def sql_conjuncts(e: exp.Expression) -> list[exp.Expression]:
     """The AND-ed parts of a SQL condition (parentheses looked through)."""
     while isinstance(e, exp.Paren):

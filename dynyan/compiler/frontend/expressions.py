@@ -23,7 +23,14 @@ from ..functions import STRFTIME_CODES
 from ..ir import Lit, Op, Ref
 from .diagnostics import sql_error, unsupported
 from .statements import TYPES, declared_scale
-from .types import TIMES, coerce_dates, parse_date, parse_timestamp, to_timestamp
+from .types import (
+    TIME_PART_OPS,
+    TIMES,
+    coerce_dates,
+    parse_date,
+    parse_timestamp,
+    to_timestamp,
+)
 
 
 def _binary(op: str) -> Callable:
@@ -702,7 +709,7 @@ DATE_PARTS = {
 
 
 # the parts of a time of day (of a DATE: its midnight's)
-TIME_OF_DAY = ("hour", "minute", "second", "millisecond", "microsecond", "epoch")
+TIME_OF_DAY = (*TIME_PART_OPS, "epoch")
 # date-part functions by name (DuckDB's): the part they read
 PART_FUNCTIONS = {
     "weekday": "dow",

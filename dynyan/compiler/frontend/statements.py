@@ -258,7 +258,7 @@ def relation(create: exp.Create) -> Relation:
         )
     name = schema.this.name.lower()
     columns, types, scales, notnull = [], [], [], []
-    key_columns: set[str] = set()  # named by a table constraint PRIMARY KEY (...)
+    key_columns: set[str] = set()  # of PRIMARY KEY (...) or a column's PRIMARY KEY
     for col in schema.expressions:
         if isinstance(col, exp.Identifier):
             raise sql_error(f"column {name}.{col.name} has no type", col)
@@ -284,6 +284,10 @@ def relation(create: exp.Create) -> Relation:
         types.append(TYPES[type_name])
         scales.append(declared_scale(kind))
         notnull.append(serial or _declared_notnull(col))
+        if any(
+            isinstance(c.kind, exp.PrimaryKeyColumnConstraint) for c in col.constraints
+        ):
+            key_columns.add(col.name.lower())
     if not columns:
         raise sql_error(f"table {name} declares no column", create)
     if len(set(columns)) != len(columns):
@@ -294,21 +298,13 @@ def relation(create: exp.Create) -> Relation:
             f"PRIMARY KEY names {unknown[0]}, not a column of {name}", create
         )
     notnull = [nn or c in key_columns for c, nn in zip(columns, notnull)]
-    keyed = [
-        col.name.lower()
-        for col in schema.expressions
-        if isinstance(col, exp.ColumnDef)
-        and any(
-            isinstance(c.kind, exp.PrimaryKeyColumnConstraint) for c in col.constraints
-        )
-    ]
     return Relation(
         name,
         tuple(columns),
         tuple(types),
         tuple(scales),
         tuple(notnull) if any(notnull) else (),
-        key=tuple(c for c in columns if c in key_columns) or tuple(keyed),
+        key=tuple(c for c in columns if c in key_columns),
     )
 
 

@@ -35,6 +35,8 @@ DATE_PART_OPS = (
     "century",
     "millennium",
 )
+# the parts of a time of day EXTRACT reads (of a TIMESTAMP), each an INTEGER
+TIME_PART_OPS = ("hour", "minute", "second", "millisecond", "microsecond")
 TIMES = {"date", "timestamp"}
 DATE_ARITHMETIC = (
     "DATE arithmetic is not supported; supported: DATE ± n (days), DATE - DATE "
@@ -197,7 +199,7 @@ def op_type(e: Op, types: list) -> str | None:
     if op in DATE_PART_OPS:
         need(TIMES, "EXTRACT needs a DATE or TIMESTAMP", 0)
         return "int"
-    if op in ("hour", "minute", "second", "millisecond", "microsecond"):
+    if op in TIME_PART_OPS:
         need({"timestamp"}, "EXTRACT of a time of day needs a TIMESTAMP", 0)
         return "int"
     if op == "epoch":

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ..context import Context
+from ..context import Context, from_items
 from .unnest_subqueries import column_equality, split_correlation
 
 # COUNT, SUM, MIN, MAX -> how the per-value parts combine over a range
@@ -158,10 +158,7 @@ def _source(select: exp.Select, aliases: set[str]) -> exp.Expression | None:
     if len(aliases) != 1:
         return None
     (alias,) = aliases
-    from_ = select.args.get("from_")
-    items = [from_.this] if from_ is not None else []
-    items += [j.this for j in select.args.get("joins") or []]
-    for item in items:
+    for item in from_items(select):
         if isinstance(item, (exp.Table, exp.Subquery)) and (
             (item.alias_or_name or "").lower() == alias
         ):

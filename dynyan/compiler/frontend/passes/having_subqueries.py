@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ..context import Context, sql_conjuncts
+from ..context import Context, from_aliases, sql_conjuncts
 from ..diagnostics import unsupported
 
 ALIAS = "__having"
@@ -36,18 +36,6 @@ def having_subqueries(tree: exp.Expression, ctx: Context) -> exp.Expression:
         else:
             select.replace(outer)
     return tree
-
-
-def _aliases(select: exp.Select) -> set[str]:
-    """The names the tables and derived tables of `select`'s FROM go by."""
-    from_ = select.args.get("from_")
-    items = [from_.this] if from_ is not None else []
-    items += [j.this for j in select.args.get("joins") or []]
-    return {
-        (item.alias_or_name or "").lower()
-        for item in items
-        if isinstance(item, (exp.Table, exp.Subquery))
-    }
 
 
 def _split(select: exp.Select) -> exp.Select:
@@ -74,14 +62,14 @@ def _split(select: exp.Select) -> exp.Select:
         projected.append((e.copy(), name))
         return exp.column(name, table=ALIAS)
 
-    sources = _aliases(select)
+    sources = from_aliases(select)
 
     def lift(node: exp.Expression) -> exp.Expression:
         """Aggregates and columns outside subqueries come from the groups,
         and so do a subquery's columns of the grouped query's tables (a
         correlation with a GROUP BY key)."""
         if isinstance(node, (exp.Subquery, exp.Exists)):
-            inner_sources = set().union(*map(_aliases, node.find_all(exp.Select)))
+            inner_sources = set().union(*map(from_aliases, node.find_all(exp.Select)))
             for col in list(node.find_all(exp.Column)):
                 table = col.table.lower()
                 if table in sources and table not in inner_sources:

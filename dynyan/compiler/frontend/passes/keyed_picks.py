@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ..context import Context
+from ..context import Context, from_items
 from ..diagnostics import unsupported
 
 PICKS = (exp.AnyValue, exp.First, exp.Last)
@@ -45,12 +45,9 @@ def _one_value(arg, select: exp.Select, ctx: Context) -> bool:
     if not isinstance(arg, exp.Column) or not arg.table or group is None:
         return False
     alias = arg.table.lower()
-    from_ = select.args.get("from_")
-    items = [from_.this] if from_ is not None else []
-    items += [j.this for j in select.args.get("joins") or []]
     tables = [
         t
-        for t in items
+        for t in from_items(select)
         if isinstance(t, exp.Table) and (t.alias_or_name or "").lower() == alias
     ]
     relation = ctx.relations.get(tables[0].name.lower()) if tables else None

@@ -37,7 +37,15 @@ from sqlglot import exp
 
 from ...ir import AggRef, Atom, Lit, Op, Query, Ref, Relation, SetQuery, Var
 from ..aggregates import is_grouped
-from ..context import COLUMN, GUARD_COLUMN, ROWS, Context, PendingTest, sql_conjuncts
+from ..context import (
+    COLUMN,
+    GUARD_COLUMN,
+    ROWS,
+    Context,
+    PendingTest,
+    from_aliases,
+    sql_conjuncts,
+)
 from ..diagnostics import unsupported
 from ..types import exact_digits, infer_type, lit_type
 
@@ -474,7 +482,7 @@ def split_correlation(inner: exp.Select):
     """The conjuncts of a subquery's WHERE split into those on its own
     tables and those that read the outer query, and whether a column is
     the subquery's own."""
-    local = _aliases(inner)
+    local = from_aliases(inner)
 
     def is_inner(col: exp.Column) -> bool:
         return col.table.lower() in local
@@ -680,7 +688,7 @@ def _empty_value(query: Query, expr, node):
 def _reads_outer(inner: exp.Select) -> bool:
     """Whether a (qualified) subquery reads a column of an enclosing query
     (its nested subqueries' own columns aside)."""
-    local = _aliases(inner)
+    local = from_aliases(inner)
     for column in inner.find_all(exp.Column):
         owner = column.find_ancestor(exp.Select)
         if owner is inner and column.table and column.table.lower() not in local:
@@ -718,15 +726,6 @@ def _correlated_in(
     conditions = ([where.this] if where is not None else []) + matches
     exists.set("where", exp.Where(this=exp.and_(*conditions)))
     return exists
-
-
-def _aliases(select: exp.Select) -> set[str]:
-    """The aliases of the sources in a (qualified) SELECT's FROM."""
-    from_ = select.args.get("from_") or select.args.get("from")
-    items = ([from_.this] if from_ is not None else []) + [
-        j.this for j in select.args.get("joins") or []
-    ]
-    return {(item.alias or item.name).lower() for item in items}
 
 
 def _in_conjunction(node: exp.Expression, where: exp.Where) -> bool:
