@@ -756,12 +756,14 @@ class _Dynyan(_Engine):
 
 class _DynyanBatch(_Dynyan):
     """dynyan trusting, fed the way DuckDB is: each `recompute_batch` events
-    as `update(relation, rows, mults)` calls, one per run of consecutive
-    events of one relation (the runs cut once per worker, untimed and
-    before tracemalloc starts, as DuckDB's batches are built untimed). In
-    push mode each call reports the net change of its run: never less often
-    than DuckDB's diff per batch (once per batch on a stream of one
-    relation)."""
+    as one `update(relation, rows, mults)` call per relation, its rows in
+    stream order, the relations in the order they first appear (DuckDB loads
+    a batch per relation too; the state after the batch is the same in any
+    order: a relation's inserts and deletes of one row are summed in its
+    call). The calls are cut once per worker, untimed and before tracemalloc
+    starts, as DuckDB's batches are built untimed. In push mode each call
+    reports its net change: never less often than DuckDB's diff per batch
+    (once per batch on a stream of one relation)."""
 
     per_event = False
 
@@ -770,12 +772,12 @@ class _DynyanBatch(_Dynyan):
         if not hasattr(self.query, "batch_runs"):
             self.query.batch_runs = {}
             for lo, hi in self.chunks():
-                runs = []
+                calls = {}
                 for rel, op, row in self.events[lo:hi]:
-                    if not runs or runs[-1][0] != rel:
-                        runs.append((rel, [], []))
-                    runs[-1][1].append(row)
-                    runs[-1][2].append(op)
+                    rows, mults = calls.setdefault(rel, ([], []))
+                    rows.append(row)
+                    mults.append(op)
+                runs = [(rel, rows, mults) for rel, (rows, mults) in calls.items()]
                 self.query.batch_runs[lo] = runs
         self.runs = self.query.batch_runs
 

@@ -2009,12 +2009,10 @@ def render_module(
         for leaf in leaves:
             leaf["kept_check"] = leaf["kept"] if trusted and not count else None
         # A batch of rows is summed per key before it propagates, where the
-        # relation feeds no subquery (those re-read rows one by one).
+        # relation feeds no subquery (those re-read rows one by one); the
+        # indexes of its tests on inner views take each row's summed change.
         batched = (
-            bool(leaves)
-            and rel.name not in virtual
-            and not forwards.get(rel.name)
-            and not test_indexes
+            bool(leaves) and rel.name not in virtual and not forwards.get(rel.name)
         )
         relations.append(
             {
