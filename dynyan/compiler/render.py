@@ -1319,11 +1319,17 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
         group = (["row"] if identity else []) + [
             layout.var_local[v] for v in dict.fromkeys(own) if v in uses
         ]
+        group_key = tup(group)
+        group_unpack = f"{', '.join(group)} = _k" if group else None
+        if identity and not any(v in uses for v, _ in atom.derived):
+            # whole rows: the row is the key, its columns loaded again
+            group_key = "row"
+            group_unpack = "\n".join(["row = _k", *loads])
         blocks.append(
             {
                 "name": info.name,
-                "group_key": tup(group),
-                "group_unpack": f"{', '.join(group)} = _k" if group else None,
+                "group_key": group_key,
+                "group_unpack": group_unpack,
                 "kept": _kept_count(steps, ring),
                 "loads": loads,
                 "columns": wanted,  # the positions of the row it reads
@@ -1344,6 +1350,9 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
                 "count": _count_from_index(
                     info, identity and cond is None, layout, ring
                 ),
+                # a batch's sums per row are its rows' changes (every row is
+                # the atom's, keyed by itself): the count is checked from them
+                "rows_summed": group_key == "row" and cond is None and not keep,
                 "atom": node.atom,
                 # the index attributes its steps use, loaded into locals
                 "locals": sorted({s["index"] for s in steps if "index" in s}),
@@ -2029,6 +2038,14 @@ def render_module(
                     else names.new(f"{rel.name}_rows")
                 ),
                 "count": count,
+                # a batch checks the count from its leaf's sums per row
+                "count_summed": bool(
+                    count
+                    and len(leaves) == 1
+                    and leaves[0]["rows_summed"]
+                    and count == leaves[0]["count"]
+                    and not test_indexes
+                ),
                 "leaves": leaves,
                 "reunpack": len(leaves) > 1,
                 "virtual": rel.name in virtual,

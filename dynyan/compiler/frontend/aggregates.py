@@ -340,9 +340,13 @@ class Grouping:
         return arg, self.fe.digits_of(arg) or None
 
     def _string_agg(self, node: exp.GroupConcat) -> tuple[exp.Expression, str, dict]:
-        """STRING_AGG([DISTINCT] x[, sep] ORDER BY x [DESC]): its argument,
-        its Aggregate's kind and options. Ordered by another key, or not at
-        all, the values join in an order no view can reproduce."""
+        """STRING_AGG([DISTINCT] x[, sep] ORDER BY x [DESC][, …]): its
+        argument, its Aggregate's kind and options. Rows that tie on x join
+        the same text whatever the later keys, and `CAST(x AS VARCHAR)`
+        ordered by x is x's values in x's order, cast (as STRING_AGG of a
+        non-string casts); not with DISTINCT, whose ORDER BY DuckDB takes of
+        the argument alone. Ordered by another key first, or not at all, the
+        values join in an order no view can reproduce."""
         order = node.this
         inner = order.this if isinstance(order, exp.Order) else order
         distinct = isinstance(inner, exp.Distinct)
@@ -351,11 +355,15 @@ class Grouping:
                 raise unsupported("STRING_AGG(DISTINCT …) takes one expression", node)
             inner = inner.expressions[0]
         keys = order.expressions if isinstance(order, exp.Order) else []
-        if len(keys) != 1 or keys[0].this != inner:
+        if distinct and len(keys) > 1:  # DuckDB: keys must be the argument
+            keys = keys[:0]
+        if keys and not distinct and _text_cast_of(inner, keys[0].this):
+            inner = keys[0].this
+        if not keys or keys[0].this != inner:
             raise unsupported(
-                "STRING_AGG is supported ordered by its argument, STRING_AGG(x, "
-                "sep ORDER BY x [DESC]): in any other order rows that tie join in "
-                "an arbitrary order",
+                "STRING_AGG is supported ordered by its argument first, "
+                "STRING_AGG(x, sep ORDER BY x [DESC][, …]): in any other order rows "
+                "that tie join in an arbitrary order",
                 node,
             )
         separator = node.args.get("separator")
@@ -641,3 +649,13 @@ _GROUPED_CONVERTERS: dict[type, Callable] = {
     exp.Not: lambda g, node: Op("not", (g.convert(node.this),)),
     exp.Neg: lambda g, node: Op("neg", (g.convert(node.this),)),
 }
+
+
+def _text_cast_of(arg: exp.Expression, key: exp.Expression) -> bool:
+    """Whether `arg` is `CAST(key AS VARCHAR)` (or TEXT, STRING)."""
+    return (
+        isinstance(arg, exp.Cast)
+        and arg.this == key
+        and arg.to.is_type(*exp.DataType.TEXT_TYPES)
+        and not arg.to.expressions  # VARCHAR(n) cuts: not the key's text
+    )
