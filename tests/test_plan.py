@@ -206,3 +206,29 @@ def test_an_inner_view_read_at_several_depths_is_compiled_and_rendered_once(
     assert len(bodies) <= len(distinct)
     assert len(set(bodies)) == len(bodies)  # no inner view written twice
     assert len(text) < 2_000_000
+
+
+def test_a_repeated_scalar_subquery_is_joined_once():
+    """REGR_R2 over a LATERAL's aggregate expands into some thirty reads of
+    one correlated scalar subquery: they share one LEFT JOIN (a join each,
+    rewritten as outer joins one after another, made the compile run for
+    minutes and gigabytes; fuzz seed 2741, query 270)."""
+    import sqlglot
+
+    from dynyan.compiler.frontend.context import Context
+    from dynyan.compiler.frontend.passes.qualify_names import qualify_names
+    from dynyan.compiler.frontend.passes.scalar_items import scalar_items
+    from dynyan.compiler.frontend.statements import parse_schema
+
+    ctx = Context(
+        parse_schema("CREATE TABLE r (a INT, b INT); CREATE TABLE s (b INT, c INT);")
+    )
+    sql = (
+        "SELECT r.a, (SELECT MAX(s.c) FROM s WHERE s.b = r.b) AS m, "
+        "r.a + (SELECT MAX(s.c) FROM s WHERE s.b = r.b) AS n, "
+        "(SELECT SUM(s.c) FROM s WHERE s.b = r.b) AS t FROM r"
+    )
+    tree = scalar_items(qualify_names(sqlglot.parse_one(sql, read="duckdb"), ctx), ctx)
+    joined = [j.this.alias for j in tree.args["joins"]]
+    assert joined == ["__scalar1", "__scalar2"]
+    assert tree.sql("duckdb").count("__scalar1.v") == 2

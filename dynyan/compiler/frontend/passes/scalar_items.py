@@ -70,6 +70,7 @@ def scalar_items(tree: exp.Expression, ctx: Context) -> exp.Expression:
         )
         grouped = aggregates or group is not None
         where = select.args.get("where")
+        made = {}  # one join per distinct subquery (an expanded REGR_* repeats one)
         for node in _scalar_subqueries(select):
             inner = node.this
             if not _one_value(inner):
@@ -81,26 +82,31 @@ def scalar_items(tree: exp.Expression, ctx: Context) -> exp.Expression:
             per_row = in_where or (
                 node.find_ancestor(exp.AggFunc, exp.Select) is not select
             )
-            alias = f"__scalar{count + 1}"
             by_row = correlated(inner)
-            if by_row:
-                keys = _group_keys(select) if grouped and not per_row else None
-                join = _correlated_join(select, inner, alias, keys)
-            elif aggregates and group is None and not in_where:
+            keys = _group_keys(select) if grouped and not per_row else None
+            if not by_row and aggregates and group is None and not in_where:
                 continue  # a global aggregate keeps its row over no input
-            else:
-                body = inner.copy()
-                body.set(
-                    "expressions", [exp.alias_(body.expressions[0].unalias(), "v")]
-                )
-                join = exp.Join(this=body.subquery(alias, copy=False), kind="CROSS")
-            if join is None:
-                continue
-            count += 1
-            if select.args.get("from_") is None:  # SELECT (SELECT …), (SELECT …)
-                select.set("from_", exp.From(this=join.this))
-            else:
-                select.append("joins", join)
+            same = (inner.sql(), by_row, tuple(sorted(keys)) if keys else keys)
+            alias = made.get(same)
+            if alias is None:
+                alias = f"__scalar{count + 1}"
+                if by_row:
+                    join = _correlated_join(select, inner, alias, keys)
+                else:
+                    body = inner.copy()
+                    body.set(
+                        "expressions",
+                        [exp.alias_(body.expressions[0].unalias(), "v")],
+                    )
+                    join = exp.Join(this=body.subquery(alias, copy=False), kind="CROSS")
+                if join is None:
+                    continue
+                count += 1
+                made[same] = alias
+                if select.args.get("from_") is None:  # SELECT (SELECT …), …
+                    select.set("from_", exp.From(this=join.this))
+                else:
+                    select.append("joins", join)
             column = exp.column("v", table=alias)
             if by_row and isinstance(inner.expressions[0].unalias(), exp.Count):
                 column = exp.Coalesce(this=column, expressions=[exp.Literal.number(0)])
