@@ -124,6 +124,12 @@ class _Names:
 
     def __init__(self, ctx: Context):
         self.relations = ctx.relations
+        # A derived table is checked, and its output names read, once: the
+        # sources of a SELECT are read both to check it and for its names,
+        # which without these would double the work at every level of
+        # nesting. id -> (node, result); the node keeps its id from reuse.
+        self._checked: dict[int, exp.Expression] = {}
+        self._outputs: dict[int, tuple[exp.Expression, tuple[str, ...]]] = {}
 
     def check(self, query: exp.Expression, outer: list[dict]) -> None:
         if isinstance(query, exp.Subquery):
@@ -168,7 +174,9 @@ class _Names:
                 columns = self.output_names(item.this.this)
                 what = f"subquery {alias}"
             elif isinstance(item, exp.Subquery):
-                self.check(item.this, [])
+                if self._checked.get(id(item.this)) is not item.this:
+                    self.check(item.this, [])
+                    self._checked[id(item.this)] = item.this
                 alias = item.alias.lower()
                 if not alias:  # DuckDB names it; its columns are read unqualified
                     alias = f"__unnamed{len(sources) + 1}"
@@ -220,6 +228,9 @@ class _Names:
             return self.output_names(query.this)
         if not isinstance(query, exp.Select):
             return ()
+        known = self._outputs.get(id(query))
+        if known is not None and known[0] is query:
+            return known[1]
         sources = self._sources(query)
         names: list[str] = []
         for e in query.expressions:
@@ -229,6 +240,7 @@ class _Names:
                 names += list(sources.get(e.table.lower(), ("", ()))[1])
             else:
                 names.append(e.alias_or_name.lower())
+        self._outputs[id(query)] = (query, tuple(names))
         return tuple(names)
 
     def _resolve(self, col: exp.Column, select: exp.Select, scopes) -> None:
