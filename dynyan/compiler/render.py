@@ -1350,9 +1350,6 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
                 "count": _count_from_index(
                     info, identity and cond is None, layout, ring
                 ),
-                # a batch's sums per row are its rows' changes (every row is
-                # the atom's, keyed by itself): the count is checked from them
-                "rows_summed": group_key == "row" and cond is None and not keep,
                 "atom": node.atom,
                 # the index attributes its steps use, loaded into locals
                 "locals": sorted({s["index"] for s in steps if "index" in s}),
@@ -2038,12 +2035,14 @@ def render_module(
                     else names.new(f"{rel.name}_rows")
                 ),
                 "count": count,
-                # a batch checks the count from its leaf's sums per row
+                # a batch checks the count from its leaf's sums: keyed by
+                # the row, every row the atom's, they are the rows' changes
                 "count_summed": bool(
                     count
                     and len(leaves) == 1
-                    and leaves[0]["rows_summed"]
-                    and count == leaves[0]["count"]
+                    and leaves[0]["group_key"] == "row"
+                    and leaves[0]["cond"] is None
+                    and not leaves[0]["keep"]
                     and not test_indexes
                 ),
                 "leaves": leaves,

@@ -356,7 +356,7 @@ class Grouping:
             inner = inner.expressions[0]
         keys = order.expressions if isinstance(order, exp.Order) else []
         if distinct and len(keys) > 1:  # DuckDB: keys must be the argument
-            keys = keys[:0]
+            keys = []
         if keys and not distinct and _text_cast_of(inner, keys[0].this):
             inner = keys[0].this
         if not keys or keys[0].this != inner:
