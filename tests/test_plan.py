@@ -232,3 +232,20 @@ def test_a_repeated_scalar_subquery_is_joined_once():
     joined = [j.this.alias for j in tree.args["joins"]]
     assert joined == ["__scalar1", "__scalar2"]
     assert tree.sql("duckdb").count("__scalar1.v") == 2
+
+
+def test_left_joins_of_a_fact_table_grow_linearly():
+    """A fact table LEFT JOINed to n dimensions on their keys: each
+    dimension is padded with the fact's keys it lacks (the fact table read
+    once more per join), not each join nested in the next (2^n copies of
+    the fact table, and of its state)."""
+    from dynyan.compiler.frontend import parse_query
+
+    n = 5
+    schema = "CREATE TABLE f (id INT, " + ", ".join(f"k{i} INT" for i in range(n))
+    schema += ");" + "".join(f"CREATE TABLE d{i} (k INT, v INT);" for i in range(n))
+    sql = "SELECT f.id, " + ", ".join(f"d{i}.v AS v{i}" for i in range(n))
+    sql += " FROM f " + " ".join(f"LEFT JOIN d{i} ON d{i}.k = f.k{i}" for i in range(n))
+    text = str(parse_query(schema + sql))
+    assert text.count("atom f(") == n + 1
+    assert all(text.count(f"atom d{i}(") == 2 for i in range(n))

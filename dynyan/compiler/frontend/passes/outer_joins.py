@@ -15,6 +15,23 @@ and go with the matches, since the NOT EXISTS is a test on `p`'s rows
 re-checked when `b` changes. Runs after `qualify_names` (every column has
 its table).
 
+A LEFT JOIN whose ON condition equates columns of `b` with columns of tables
+left of it (`b.k = t.c`, with conditions on `b` alone beside) keeps `p` as
+it is and pads `b` instead: `b` joins `p` on `b.__ojk1 IS NOT DISTINCT FROM
+t.c`, read from `b`'s rows (its key not NULL) and, NULL-padded, the distinct
+values of `t.c` no row of `b` matches:
+
+    FROM p JOIN (SELECT b.k AS __ojk1, b.… FROM b WHERE b.k IS NOT NULL
+                 UNION ALL
+                 SELECT DISTINCT t.c, NULL, … FROM t WHERE NOT EXISTS (…)) AS b
+           ON b.__ojk1 IS NOT DISTINCT FROM t.c
+
+Every row of `p` then meets its matches or exactly one padded row, the rest
+of the query reads `b`'s columns by their own names, and a fact table LEFT
+JOINed to n dimensions is n such joins (the general form nests each outer
+join in the next: 2^n copies of the fact table). `p RIGHT JOIN b` where `p`
+is one table is read as `b LEFT JOIN p`.
+
 >>> import sqlglot
 >>> from dynyan.compiler.frontend.context import Context
 >>> from dynyan.compiler.frontend.statements import parse_schema
@@ -22,7 +39,10 @@ its table).
 >>> ctx = Context(parse_schema("CREATE TABLE p (a INT, b INT); CREATE TABLE q (b INT, c INT);"))
 >>> tree = sqlglot.parse_one("SELECT p.a, q.c FROM p LEFT JOIN q ON p.b = q.b", read="duckdb")
 >>> print(outer_joins(qualify_names(tree, ctx), ctx).sql("duckdb"))
-SELECT __oj1.p__a AS a, __oj1.q__c AS c FROM (SELECT p.a AS p__a, q.c AS q__c FROM p AS p JOIN q AS q ON p.b = q.b UNION ALL SELECT p.a AS p__a, NULL AS q__c FROM p AS p WHERE NOT EXISTS(SELECT 1 FROM q AS q WHERE p.b = q.b)) AS __oj1
+SELECT p.a AS a, q.c AS c FROM p AS p JOIN (SELECT q.b AS __ojk1, q.c AS c FROM q AS q WHERE NOT q.b IS NULL UNION ALL SELECT DISTINCT p.b AS __ojk1, NULL AS c FROM p AS p WHERE NOT EXISTS(SELECT 1 FROM q AS q WHERE q.b = p.b)) AS q ON q.__ojk1 IS NOT DISTINCT FROM p.b
+>>> tree = sqlglot.parse_one("SELECT p.a, q.c FROM p LEFT JOIN q ON p.b < q.b", read="duckdb")
+>>> print(outer_joins(qualify_names(tree, ctx), ctx).sql("duckdb"))
+SELECT __oj1.p__a AS a, __oj1.q__c AS c FROM (SELECT p.a AS p__a, q.c AS q__c FROM p AS p JOIN q AS q ON p.b < q.b UNION ALL SELECT p.a AS p__a, NULL AS q__c FROM p AS p WHERE NOT EXISTS(SELECT 1 FROM q AS q WHERE p.b < q.b)) AS __oj1
 """
 
 from __future__ import annotations
@@ -47,7 +67,10 @@ def outer_joins(tree: exp.Expression, ctx: Context) -> exp.Expression:
             if at is None:
                 break
             count += 1
-            _rewrite(select, at, f"__oj{count}")
+            if at == 0 and joins[0].side.upper() == "RIGHT":
+                _swap(select)  # `p RIGHT JOIN b` of one table p: `b LEFT JOIN p`
+            if not _padded(select, at, ctx):
+                _rewrite(select, at, f"__oj{count}")
     return tree
 
 
@@ -138,6 +161,138 @@ def _rewrite(select: exp.Select, at: int, name: str) -> None:
         ),
     )
     select.set("joins", joins[at + 1 :])
+
+
+def _swap(select: exp.Select) -> None:
+    from_ = select.args.get("from_") or select.args.get("from")
+    join = select.args["joins"][0]
+    first = from_.this
+    from_.set("this", join.this)
+    join.set("this", first)
+    join.set("side", "LEFT")
+
+
+def _padded(select: exp.Select, at: int, ctx: Context) -> bool:
+    """Rewrite the LEFT JOIN `at` of `select` by padding its table (see the
+    module's docstring) when its ON condition has that form; else False."""
+    from_ = select.args.get("from_") or select.args.get("from")
+    joins = select.args["joins"]
+    join = joins[at]
+    cond = join.args.get("on")
+    if join.side.upper() != "LEFT" or cond is None or join.args.get("using"):
+        return False
+    prefix = {_alias(s): s for s in [from_.this] + [j.this for j in joins[:at]]}
+    other = _alias(join.this)
+    if other in prefix:
+        return False
+    keys: list[tuple[exp.Column, exp.Column]] = []  # (b's column, p's column)
+    local: list[exp.Expression] = []  # conditions on b alone
+    for term in _conjuncts(cond):
+        tables = {c.table.lower() for c in term.find_all(exp.Column)}
+        if tables <= {other} and not term.find(exp.Select):
+            local.append(term)
+            continue
+        if not isinstance(term, exp.EQ):
+            return False
+        sides = [term.this.unnest(), term.expression.unnest()]
+        if not all(isinstance(s, exp.Column) for s in sides):
+            return False
+        if sides[1].table.lower() == other:
+            sides.reverse()
+        mine, theirs = sides
+        if mine.table.lower() != other or theirs.table.lower() not in prefix:
+            return False
+        if not _same_type(mine, join.this, theirs, prefix[theirs.table.lower()], ctx):
+            return False
+        keys.append((mine, theirs))
+    if not keys:
+        return False
+
+    moved = {id(n) for part in [from_, *joins[: at + 1]] for n in part.walk()}
+    columns: list[str] = []  # b's columns the rest of the query reads
+    for col in select.find_all(exp.Column):
+        if (
+            id(col) not in moved
+            and col.table.lower() == other
+            and not _shadowed(col, select)
+            and col.name.lower() not in columns
+        ):
+            columns.append(col.name.lower())
+    names = [f"__ojk{i}" for i in range(1, len(keys) + 1)]
+
+    matched = exp.Select(
+        expressions=[exp.alias_(m.copy(), n) for (m, _), n in zip(keys, names)]
+        + [exp.alias_(exp.column(c, table=other), c) for c in columns]
+    )
+    matched.set("from_", exp.From(this=join.this.copy()))
+    present = [
+        exp.Not(this=exp.Is(this=m.copy(), expression=exp.Null())) for m, _ in keys
+    ]
+    matched.set("where", exp.Where(this=exp.and_(*[t.copy() for t in local], *present)))
+
+    tables = {t.table.lower() for _, t in keys}
+    if len(tables) == 1:  # that table's values: the prefix's among them
+        (table,) = tables
+        source = prefix[table].copy()
+        values = [t.copy() for _, t in keys]
+    else:  # the prefix's values, as one derived table the test reads
+        table = "__ojp"
+        inner = exp.Select(
+            expressions=[exp.alias_(t.copy(), n) for (_, t), n in zip(keys, names)]
+        )
+        inner.set("from_", from_.copy())
+        inner.set("joins", [j.copy() for j in joins[:at]])
+        source = inner.subquery(table, copy=False)
+        values = [exp.column(n, table=table) for n in names]
+    probe = exp.Select(expressions=[exp.Literal.number(1)])
+    probe.set("from_", exp.From(this=join.this.copy()))
+    matches = [
+        exp.EQ(this=m.copy(), expression=v.copy()) for (m, _), v in zip(keys, values)
+    ]
+    probe.set("where", exp.Where(this=exp.and_(*[t.copy() for t in local], *matches)))
+    unmatched = exp.Select(
+        expressions=[exp.alias_(v, n) for v, n in zip(values, names)]
+        + [exp.alias_(exp.Null(), c) for c in columns],
+        distinct=exp.Distinct(),
+    )
+    unmatched.set("from_", exp.From(this=source))
+    unmatched.set("where", exp.Where(this=exp.Not(this=exp.Exists(this=probe))))
+
+    padded = exp.Subquery(
+        this=exp.Union(this=matched, expression=unmatched, distinct=False),
+        alias=exp.TableAlias(this=exp.to_identifier(other)),
+    )
+    on = exp.and_(
+        *[
+            exp.NullSafeEQ(this=exp.column(n, table=other), expression=t.copy())
+            for (_, t), n in zip(keys, names)
+        ]
+    )
+    joins[at] = exp.Join(this=padded, on=on)
+    select.set("joins", joins)
+    return True
+
+
+def _conjuncts(cond: exp.Expression) -> list[exp.Expression]:
+    cond = cond.unnest()
+    if isinstance(cond, exp.And):
+        return _conjuncts(cond.this) + _conjuncts(cond.expression)
+    return [cond]
+
+
+def _same_type(mine, source, theirs, their_source, ctx: Context) -> bool:
+    """Whether two key columns have one type, where both are declared
+    tables' (the padded rows' key is the other table's column); derived
+    tables' are left to the UNION's own check."""
+    types = []
+    for col, src in ((mine, source), (theirs, their_source)):
+        if not isinstance(src, exp.Table):
+            return True
+        relation = ctx.relations.get(src.name.lower())
+        if relation is None or col.name.lower() not in relation.columns:
+            return True
+        types.append(relation.types[relation.columns.index(col.name.lower())])
+    return types[0] == types[1]
 
 
 def _shadowed(col: exp.Column, select: exp.Select) -> bool:
