@@ -123,12 +123,18 @@ def import_file(path: str) -> types.ModuleType:
 
 
 def _sections(plan) -> list[str]:
-    """ORDER BY, a decomposed cycle and the inner views, each with its cost
-    (`compiler/explain_sections.py`), after a blank line each."""
-    from .explain_sections import decomposition_lines, inner_view_lines, ordering_lines
+    """Unread tables, ORDER BY, a decomposed cycle and the inner views, each
+    with its cost (`compiler/explain_sections.py`), after a blank line each."""
+    from .explain_sections import (
+        decomposition_lines,
+        inner_view_lines,
+        ordering_lines,
+        unread_lines,
+    )
 
     out = []
     for lines in (
+        unread_lines(plan),
         ordering_lines(plan),
         decomposition_lines(plan),
         inner_view_lines(plan),

@@ -14,6 +14,18 @@ from .plan import Plan, SetPlan, ranked_root
 BAG_PREFIX = "__bag"  # aliases decompose_cycles gives the bags
 
 
+def unread_lines(plan: Plan) -> list[str]:
+    """Tables the SQL names that the result does not depend on."""
+    unread = getattr(plan.query, "unread", ())
+    if not unread:
+        return []
+    names = ", ".join(r.name for r in unread)
+    return [
+        f"Tables the result does not depend on: {names} (their updates are "
+        "checked, counted in strict mode, and change nothing)"
+    ]
+
+
 def ordering_lines(plan: Plan) -> list[str]:
     """ORDER BY [LIMIT k] [OFFSET m]: the structure the module keeps (ranked
     enumeration from the root, or a sorted index), its memory, and the cost

@@ -623,6 +623,10 @@ class Query:
     ordering: Ordering | None = None
     # Join variables of IS NOT DISTINCT FROM only: their NULLs join each other.
     null_safe: frozenset[str] = frozenset()
+    # Tables the SQL names that the result does not depend on (a LATERAL
+    # aggregate whose values are never read): the View takes their updates,
+    # checks them and keeps nothing else (the outermost query only).
+    unread: tuple[Relation, ...] = ()
 
     @property
     def visible_outputs(self) -> tuple[Output, ...]:
@@ -746,11 +750,14 @@ class SetQuery:
         return f"{left}\n{word}\n{right}"
 
 
-def base_relations(query) -> list[Relation]:
+def base_relations(query, outer: frozenset[str] = frozenset()) -> list[Relation]:
     """The stored relations a query reads, its inner views' included (the
-    virtual relations their results are, not)."""
-    virtual = {name for name, _ in query.subqueries}
+    virtual relations their results are, not; nor, in an inner view, those
+    of the views around it: a bag of a cyclic join inside a subquery reads
+    its siblings, `outer`)."""
+    virtual = outer | {name for name, _ in query.subqueries}
     out = [r for r in query.relations if r.name not in virtual]
     for _, sub in query.subqueries:
-        out += [r for r in base_relations(sub) if all(r.name != o.name for o in out)]
+        inner = base_relations(sub, virtual)
+        out += [r for r in inner if all(r.name != o.name for o in out)]
     return out

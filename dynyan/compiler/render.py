@@ -1964,6 +1964,7 @@ def render_module(
     virtual = {name for name, _ in plan.subplans} - set(tests)
     base = [r for r in query.relations if r.name not in virtual]
     base += [r for r in _inner_relations(plan) if r not in base]
+    base += [r for r in query.unread if r not in base]
 
     value_checks = _value_checks(query)
     inner_checks = _subquery_value_checks(plan)
@@ -2247,8 +2248,14 @@ def render_module(
         ]
         # Read by subqueries only: they validate, unless several trusting
         # views would each check their own projection (one may refuse a row
-        # another has taken); then whole rows are checked first, here.
-        if not r["leaves"] and (not trust_input or len(r["forwards"]) < 2):
+        # another has taken); then whole rows are checked first, here. (A
+        # table read by nothing, `Query.unread`, keeps its store.)
+        unread = not r["leaves"] and not r["forwards"]
+        if (
+            not r["leaves"]
+            and not unread
+            and (not trust_input or len(r["forwards"]) < 2)
+        ):
             r["store"] = None
             r["batch"] = None
     leaves = {leaf["atom"]: leaf for r in relations for leaf in r["leaves"]}

@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from sqlglot import exp
 
-from ..ir import Query, SetQuery
+from ..ir import Query, SetQuery, base_relations
 from .build import SelectBuilder
 from .context import Context
 from .diagnostics import DIALECT, unsupported
@@ -41,7 +41,7 @@ from .passes.lateral_joins import lateral_joins
 from .passes.membership_flags import membership_flags
 from .passes.name_outputs import name_outputs
 from .passes.order_limit import order_limit
-from .passes.outer_joins import outer_joins
+from .passes.outer_joins import outer_joins, unpadded
 from .passes.qualify_names import qualify_names
 from .passes.quantified_subqueries import quantified_subqueries
 from .passes.scalar_items import scalar_items
@@ -100,9 +100,19 @@ def parse_query(sql: str, schema: str | None = None, passes=None) -> Query:
         acyclic=is_acyclic,
     )
     tree = program.query.copy()
+    named: list[str] = []
     for step in TREE_PASSES if passes is None else passes:
         tree = step(tree, ctx)
-    return compile_select(tree, ctx)
+        if step is inline_views:
+            named = [t.name.lower() for t in tree.find_all(exp.Table)]
+    query = compile_select(tree, ctx)
+    read = {r.name for r in base_relations(query)}
+    unread = [
+        program.relations[name]
+        for name in dict.fromkeys(named)
+        if name in program.relations and name not in read
+    ]
+    return replace(query, unread=tuple(unread)) if unread else query
 
 
 def compile_select(tree: exp.Expression, ctx: Context) -> Query | SetQuery:
@@ -115,6 +125,7 @@ def compile_select(tree: exp.Expression, ctx: Context) -> Query | SetQuery:
     if not isinstance(tree, exp.Select):
         raise unsupported(f"{type(tree).__name__.upper()} is not supported", tree)
     select = tree.copy()
+    state = _state(ctx)
     for step in SELECT_PASSES:
         select = step(select, ctx)
     query = SelectBuilder(ctx.relations, ctx.tests).build(select)
@@ -122,11 +133,36 @@ def compile_select(tree: exp.Expression, ctx: Context) -> Query | SetQuery:
     if cyclic and choose_bags(query) is not None:  # bags of tables as inner views
         select = unnest_subqueries(decompose_cycles(select, ctx, query), ctx)
         query = SelectBuilder(ctx.relations, ctx.tests).build(select)
+    elif cyclic and (before := unpadded(tree, ctx)) is not None:
+        _restore(ctx, state)  # its LEFT JOINs as UNION ALLs: a join fewer
+        return compile_select(before, ctx)
     if ctx.subqueries:
         query = replace(query, subqueries=tuple(ctx.subqueries))
     if ctx.ordering is not None:
         query = replace(query, ordering=ctx.ordering)
     return query
+
+
+def _state(ctx: Context) -> tuple:
+    """What compiling one SELECT adds to `ctx`, as it is before."""
+    return (
+        list(ctx.subqueries),
+        list(ctx.tests),
+        dict(ctx.derived),
+        dict(ctx.relations),
+        ctx.ordering,
+    )
+
+
+def _restore(ctx: Context, state: tuple) -> None:
+    subqueries, tests, derived, relations, ordering = state
+    ctx.subqueries[:] = subqueries
+    ctx.tests[:] = tests
+    ctx.derived.clear()
+    ctx.derived.update(derived)
+    ctx.relations.clear()
+    ctx.relations.update(relations)
+    ctx.ordering = ordering
 
 
 def _set_query(tree: exp.SetOperation, ctx: Context) -> SetQuery:

@@ -70,6 +70,10 @@ class Context:
     # The queries compiled for inner views, by SQL text and the relations
     # it reads: shared by every context of one program (see `virtual`).
     compiled: dict = field(default_factory=dict)
+    # SELECTs whose LEFT JOINs were padded (`passes/outer_joins`), as they
+    # were before: compiled instead where padding leaves a join the planner
+    # cannot tree (a condition from the padded table to a third one).
+    unpadded: dict[int, exp.Select] = field(default_factory=dict)
 
     def inner(self) -> "Context":
         """The context of a subquery: the same relations, its own inner views."""
@@ -80,6 +84,7 @@ class Context:
             top=False,
             acyclic=self.acyclic,
             compiled=self.compiled,
+            unpadded=self.unpadded,
         )
 
     def fresh_name(self, prefix: str) -> str:

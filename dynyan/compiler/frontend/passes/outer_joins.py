@@ -49,29 +49,56 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ..context import Context
+from ..context import Context, sql_conjuncts
 from ..diagnostics import unsupported
 
 _SIDES = ("LEFT", "RIGHT", "FULL")
 
 
+# The meta key of a SELECT whose LEFT JOINs were padded: its key in
+# `Context.unpadded`.
+UNPADDED = "dynyan_unpadded"
+
+
 def outer_joins(tree: exp.Expression, ctx: Context) -> exp.Expression:
     for select in reversed(list(tree.find_all(exp.Select))):  # inner first
-        count = 0
-        while True:
-            joins = select.args.get("joins") or []
-            at = next(
-                (i for i, j in enumerate(joins) if (j.side or "").upper() in _SIDES),
-                None,
-            )
-            if at is None:
-                break
-            count += 1
-            if at == 0 and joins[0].side.upper() == "RIGHT":
-                _swap(select)  # `p RIGHT JOIN b` of one table p: `b LEFT JOIN p`
-            if not _padded(select, at, ctx):
-                _rewrite(select, at, f"__oj{count}")
+        before = select.copy() if select.args.get("joins") else None
+        if _outer_joins_of(select, ctx):
+            ctx.unpadded[len(ctx.unpadded)] = before
+            select.meta[UNPADDED] = len(ctx.unpadded) - 1
     return tree
+
+
+def unpadded(select: exp.Select, ctx: Context) -> exp.Select | None:
+    """The SELECT `select` was before its LEFT JOINs were padded, its outer
+    joins rewritten the general way; None where none was padded."""
+    key = select.meta.get(UNPADDED)
+    if key is None:
+        return None
+    before = ctx.unpadded[key].copy()
+    _outer_joins_of(before, None)
+    return before
+
+
+def _outer_joins_of(select: exp.Select, ctx: Context | None) -> bool:
+    """Rewrite the outer joins of one SELECT (`ctx` None: none padded);
+    whether one was padded."""
+    count, padded = 0, False
+    while True:
+        joins = select.args.get("joins") or []
+        at = next(
+            (i for i, j in enumerate(joins) if (j.side or "").upper() in _SIDES),
+            None,
+        )
+        if at is None:
+            return padded
+        count += 1
+        if at == 0 and joins[0].side.upper() == "RIGHT":
+            _swap(select)  # `p RIGHT JOIN b` of one table p: `b LEFT JOIN p`
+        if ctx is not None and _padded(select, at, ctx):
+            padded = True
+        else:
+            _rewrite(select, at, f"__oj{count}")
 
 
 def _alias(source: exp.Expression) -> str:
@@ -187,7 +214,7 @@ def _padded(select: exp.Select, at: int, ctx: Context) -> bool:
         return False
     keys: list[tuple[exp.Column, exp.Column]] = []  # (b's column, p's column)
     local: list[exp.Expression] = []  # conditions on b alone
-    for term in _conjuncts(cond):
+    for term in sql_conjuncts(cond):
         tables = {c.table.lower() for c in term.find_all(exp.Column)}
         if tables <= {other} and not term.find(exp.Select):
             local.append(term)
@@ -271,13 +298,6 @@ def _padded(select: exp.Select, at: int, ctx: Context) -> bool:
     joins[at] = exp.Join(this=padded, on=on)
     select.set("joins", joins)
     return True
-
-
-def _conjuncts(cond: exp.Expression) -> list[exp.Expression]:
-    cond = cond.unnest()
-    if isinstance(cond, exp.And):
-        return _conjuncts(cond.this) + _conjuncts(cond.expression)
-    return [cond]
 
 
 def _same_type(mine, source, theirs, their_source, ctx: Context) -> bool:

@@ -39,7 +39,14 @@ def qualify_names(tree: exp.Expression, ctx: Context) -> exp.Expression:
             validate_qualify_columns=True,
         )
     except OptimizeError as err:
-        raise SqlError(str(err).split(". Line")[0], *line_col(str(err))) from None
+        message = str(err).split(". Line")[0]
+        if message.startswith("Cannot automatically join: "):
+            column = message.split(": ", 1)[1]
+            message = (
+                f"USING ({column}): the tables on both sides of the join need "
+                f"a column {column}"
+            )
+        raise SqlError(message, *line_col(str(err))) from None
     for select in tree.find_all(exp.Select):
         if id(select) in inner_using:
             _plain_using_columns(select)

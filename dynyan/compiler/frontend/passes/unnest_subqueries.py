@@ -71,7 +71,7 @@ def unnest_subqueries(select: exp.Select, ctx: Context) -> exp.Select:
         if isinstance(sub, exp.Subquery):
             if not isinstance(sub.this, (exp.Select, exp.SetOperation)):
                 raise unsupported("only SELECT subqueries are supported in FROM", sub)
-            text = sub.this.sql()
+            text = sub.this.sql(copy=False)  # a key: generated, not kept
             if sub.this.meta.get(ROWS) is not None:
                 # not the same as that text unguarded
                 text += f" /* {sub.this.meta.get(GUARD_COLUMN, COLUMN)} */"
@@ -458,7 +458,7 @@ def virtual(
         inner.append("expressions", exp.alias_(count.copy(), column))
         text = None
     key = (
-        inner.sql() if text is None else text,
+        inner.sql(copy=False) if text is None else text,
         tuple((t.name, ctx.relations.get(t.name)) for t in inner.find_all(exp.Table)),
     )
     query = ctx.compiled.get(key)
