@@ -11,9 +11,11 @@ for every key, joined on the key:
 ON the keys AND c). A GROUP BY in it groups by the keys too; DISTINCT is
 over the keys and the items, the same rows per key. A subquery that
 aggregates without GROUP BY has exactly one row per outer row, also over
-no rows: each column it gives, `x.c`, is read as the scalar subquery
-`(SELECT <c's expression> FROM s WHERE …)` (which `scalar_items` joins, 0
-for a COUNT over no rows), and the join goes.
+no rows: correlated by equalities only, each item one COUNT, SUM, MIN, MAX
+or AVG, it is LEFT JOINed grouped by the keys (`COALESCE(x.c, 0)` read
+for a COUNT); otherwise each column it gives, `x.c`, is read as the scalar
+subquery `(SELECT <c's expression> FROM s WHERE …)` (which `scalar_items`
+joins, 0 for a COUNT over no rows), and the join goes.
 
 Other conditions with the tables before it (`s.v > r.a`) join the ON
 condition, over the inner columns they read (`x.__c1 > r.a`), where the
@@ -67,7 +69,8 @@ def lateral_joins(tree: exp.Expression, ctx: Context) -> exp.Expression:
         alias = lateral.alias
         pairs, others, keep, is_inner = _correlation(body, lateral)
         if _one_row(body):
-            _as_scalars(outer, join, body, alias)
+            if not _as_groups(outer, join, body, alias, pairs, others, keep):
+                _as_scalars(outer, join, body, alias)
             continue
         if others and (body.args.get("group") or body.args.get("distinct")):
             raise unsupported(
@@ -153,6 +156,56 @@ def _as_join(join: exp.Join, body: exp.Select, alias: str, pairs, keep, others) 
     join.set("on", exp.and_(*on) if on else None)
     if not on and not join.args.get("side"):
         join.set("kind", "CROSS")
+
+
+# Aggregates a LATERAL's groups may hold, and their value over no rows.
+_EMPTY_VALUES = {
+    exp.Count: 0,
+    exp.Sum: None,
+    exp.Min: None,
+    exp.Max: None,
+    exp.Avg: None,
+}
+
+
+def _as_groups(outer, join, body, alias, pairs, others, keep) -> bool:
+    """A LATERAL aggregate correlated by equalities only, each item one
+    aggregate -> a LEFT JOIN with its groups by the inner columns; outer
+    rows without one read NULL, 0 for a COUNT. False (nothing changed)
+    where it has another form."""
+    items = [e.unalias() for e in body.expressions]
+    if not pairs or others or body.args.get("having") is not None:
+        return False
+    if not all(type(e) in _EMPTY_VALUES for e in items):
+        return False
+    condition = join.args.get("on")
+    if condition is not None and not (
+        isinstance(condition, exp.Boolean) and condition.this
+    ):
+        if join.args.get("side"):
+            return False  # refused by `_as_scalars`, saying why
+        outer.where(condition.copy(), copy=False)
+    join.set("on", None)
+    counts = {
+        e.alias_or_name.lower()
+        for e, item in zip(body.expressions, items)
+        if _EMPTY_VALUES[type(item)] == 0
+    }
+    reads = [
+        c
+        for c in outer.find_all(exp.Column)
+        if c.table.lower() == alias.lower()
+        and c.name.lower() in counts
+        and c.find_ancestor(exp.Lateral) is not join.this
+    ]
+    _as_join(join, body, alias, pairs, keep, ([], []))
+    derived = join.this.this
+    derived.set("group", exp.Group(expressions=[i.copy() for i, _ in pairs]))
+    join.set("side", "LEFT")
+    join.set("kind", None)
+    for col in reads:
+        col.replace(exp.Coalesce(this=col.copy(), expressions=[exp.Literal.number(0)]))
+    return True
 
 
 def _as_scalars(outer: exp.Select, join: exp.Join, body: exp.Select, alias) -> None:
