@@ -2250,12 +2250,8 @@ def render_module(
         # views would each check their own projection (one may refuse a row
         # another has taken); then whole rows are checked first, here. (A
         # table read by nothing, `Query.unread`, keeps its store.)
-        unread = not r["leaves"] and not r["forwards"]
-        if (
-            not r["leaves"]
-            and not unread
-            and (not trust_input or len(r["forwards"]) < 2)
-        ):
+        feeds = r["forwards"]
+        if not r["leaves"] and feeds and (not trust_input or len(feeds) < 2):
             r["store"] = None
             r["batch"] = None
     leaves = {leaf["atom"]: leaf for r in relations for leaf in r["leaves"]}

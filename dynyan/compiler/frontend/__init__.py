@@ -41,7 +41,7 @@ from .passes.lateral_joins import lateral_joins
 from .passes.membership_flags import membership_flags
 from .passes.name_outputs import name_outputs
 from .passes.order_limit import order_limit
-from .passes.outer_joins import outer_joins, unpadded
+from .passes.outer_joins import UNPADDED, outer_joins, unpadded
 from .passes.qualify_names import qualify_names
 from .passes.quantified_subqueries import quantified_subqueries
 from .passes.scalar_items import scalar_items
@@ -125,7 +125,7 @@ def compile_select(tree: exp.Expression, ctx: Context) -> Query | SetQuery:
     if not isinstance(tree, exp.Select):
         raise unsupported(f"{type(tree).__name__.upper()} is not supported", tree)
     select = tree.copy()
-    state = _state(ctx)
+    state = _state(ctx) if tree.meta.get(UNPADDED) is not None else None
     for step in SELECT_PASSES:
         select = step(select, ctx)
     query = SelectBuilder(ctx.relations, ctx.tests).build(select)
@@ -133,9 +133,9 @@ def compile_select(tree: exp.Expression, ctx: Context) -> Query | SetQuery:
     if cyclic and choose_bags(query) is not None:  # bags of tables as inner views
         select = unnest_subqueries(decompose_cycles(select, ctx, query), ctx)
         query = SelectBuilder(ctx.relations, ctx.tests).build(select)
-    elif cyclic and (before := unpadded(tree, ctx)) is not None:
+    elif cyclic and state is not None:
         _restore(ctx, state)  # its LEFT JOINs as UNION ALLs: a join fewer
-        return compile_select(before, ctx)
+        return compile_select(unpadded(tree, ctx), ctx)
     if ctx.subqueries:
         query = replace(query, subqueries=tuple(ctx.subqueries))
     if ctx.ordering is not None:

@@ -147,10 +147,8 @@ def _as_join(join: exp.Join, body: exp.Select, alias: str, pairs, keep, others) 
         exp.EQ(this=exp.column(f"__k{j}", table=alias), expression=o.copy())
         for j, (_, o) in enumerate(pairs, 1)
     ] + conds
-    condition = join.args.get("on")
-    if condition is not None and not (
-        isinstance(condition, exp.Boolean) and condition.this
-    ):
+    condition = _on_condition(join)
+    if condition is not None:
         on.append(condition)
     join.set("this", derived.subquery(alias, copy=False))
     join.set("on", exp.and_(*on) if on else None)
@@ -158,14 +156,16 @@ def _as_join(join: exp.Join, body: exp.Select, alias: str, pairs, keep, others) 
         join.set("kind", "CROSS")
 
 
-# Aggregates a LATERAL's groups may hold, and their value over no rows.
-_EMPTY_VALUES = {
-    exp.Count: 0,
-    exp.Sum: None,
-    exp.Min: None,
-    exp.Max: None,
-    exp.Avg: None,
-}
+def _on_condition(join: exp.Join) -> exp.Expression | None:
+    """The join's ON condition; None without one or for ON TRUE."""
+    condition = join.args.get("on")
+    if isinstance(condition, exp.Boolean) and condition.this:
+        return None
+    return condition
+
+
+# Aggregates a LATERAL's groups may hold: NULL over no rows, but COUNT's 0.
+_GROUPED = (exp.Count, exp.Sum, exp.Min, exp.Max, exp.Avg)
 
 
 def _as_groups(outer, join, body, alias, pairs, others, keep) -> bool:
@@ -176,12 +176,10 @@ def _as_groups(outer, join, body, alias, pairs, others, keep) -> bool:
     items = [e.unalias() for e in body.expressions]
     if not pairs or others or body.args.get("having") is not None:
         return False
-    if not all(type(e) in _EMPTY_VALUES for e in items):
+    if not all(type(e) in _GROUPED for e in items):
         return False
-    condition = join.args.get("on")
-    if condition is not None and not (
-        isinstance(condition, exp.Boolean) and condition.this
-    ):
+    condition = _on_condition(join)
+    if condition is not None:
         if join.args.get("side"):
             return False  # refused by `_as_scalars`, saying why
         outer.where(condition.copy(), copy=False)
@@ -189,7 +187,7 @@ def _as_groups(outer, join, body, alias, pairs, others, keep) -> bool:
     counts = {
         e.alias_or_name.lower()
         for e, item in zip(body.expressions, items)
-        if _EMPTY_VALUES[type(item)] == 0
+        if isinstance(item, exp.Count)
     }
     reads = [
         c
@@ -212,9 +210,7 @@ def _as_scalars(outer: exp.Select, join: exp.Join, body: exp.Select, alias) -> N
     """Each `alias.c` of the outer query -> the correlated scalar subquery of
     c's expression; the join is dropped (its ON condition, of an inner
     join, joins WHERE)."""
-    condition = join.args.get("on")
-    if isinstance(condition, exp.Boolean) and condition.this:
-        condition = None
+    condition = _on_condition(join)
     if condition is not None:
         if join.args.get("side"):
             raise unsupported(

@@ -62,20 +62,19 @@ UNPADDED = "dynyan_unpadded"
 
 def outer_joins(tree: exp.Expression, ctx: Context) -> exp.Expression:
     for select in reversed(list(tree.find_all(exp.Select))):  # inner first
-        before = select.copy() if select.args.get("joins") else None
+        if _outer_join_at(select) is None:
+            continue
+        before = select.copy()
         if _outer_joins_of(select, ctx):
             ctx.unpadded[len(ctx.unpadded)] = before
             select.meta[UNPADDED] = len(ctx.unpadded) - 1
     return tree
 
 
-def unpadded(select: exp.Select, ctx: Context) -> exp.Select | None:
-    """The SELECT `select` was before its LEFT JOINs were padded, its outer
-    joins rewritten the general way; None where none was padded."""
-    key = select.meta.get(UNPADDED)
-    if key is None:
-        return None
-    before = ctx.unpadded[key].copy()
+def unpadded(select: exp.Select, ctx: Context) -> exp.Select:
+    """The SELECT `select` (marked UNPADDED) was before its LEFT JOINs were
+    padded, its outer joins rewritten the general way."""
+    before = ctx.unpadded[select.meta[UNPADDED]].copy()
     _outer_joins_of(before, None)
     return before
 
@@ -85,20 +84,39 @@ def _outer_joins_of(select: exp.Select, ctx: Context | None) -> bool:
     whether one was padded."""
     count, padded = 0, False
     while True:
-        joins = select.args.get("joins") or []
-        at = next(
-            (i for i, j in enumerate(joins) if (j.side or "").upper() in _SIDES),
-            None,
-        )
+        at = _outer_join_at(select)
         if at is None:
             return padded
         count += 1
+        joins = select.args["joins"]
         if at == 0 and joins[0].side.upper() == "RIGHT":
             _swap(select)  # `p RIGHT JOIN b` of one table p: `b LEFT JOIN p`
         if ctx is not None and _padded(select, at, ctx):
             padded = True
         else:
             _rewrite(select, at, f"__oj{count}")
+
+
+def _outer_join_at(select: exp.Select) -> int | None:
+    """The position of the first outer join among `select`'s joins."""
+    joins = select.args.get("joins") or []
+    sides = [(j.side or "").upper() for j in joins]
+    return next((i for i, side in enumerate(sides) if side in _SIDES), None)
+
+
+def _read_outside(select: exp.Select, at: int, aliases: set[str]) -> list:
+    """The columns of tables `aliases` that `select` reads outside its FROM
+    up to join `at` (a nested SELECT's own table of the same alias aside)."""
+    from_ = select.args.get("from_") or select.args.get("from")
+    joins = select.args["joins"]
+    moved = {id(n) for part in [from_, *joins[: at + 1]] for n in part.walk()}
+    return [
+        c
+        for c in select.find_all(exp.Column)
+        if id(c) not in moved
+        and c.table.lower() in aliases
+        and not _shadowed(c, select)
+    ]
 
 
 def _alias(source: exp.Expression) -> str:
@@ -116,14 +134,7 @@ def _rewrite(select: exp.Select, at: int, name: str) -> None:
     prefix_items = [from_.this] + [j.this for j in joins[:at]]
     prefix = {_alias(s) for s in prefix_items}
     other = _alias(join.this)
-    moved = {id(n) for part in [from_, *joins[: at + 1]] for n in part.walk()}
-    outside = [
-        c
-        for c in select.find_all(exp.Column)
-        if id(c) not in moved
-        and c.table.lower() in prefix | {other}
-        and not _shadowed(c, select)
-    ]
+    outside = _read_outside(select, at, prefix | {other})
     columns: list[tuple[str, str]] = []  # (alias, column), in first-use order
     for col in outside:
         key = (col.table.lower(), col.name.lower())
@@ -235,16 +246,10 @@ def _padded(select: exp.Select, at: int, ctx: Context) -> bool:
     if not keys:
         return False
 
-    moved = {id(n) for part in [from_, *joins[: at + 1]] for n in part.walk()}
-    columns: list[str] = []  # b's columns the rest of the query reads
-    for col in select.find_all(exp.Column):
-        if (
-            id(col) not in moved
-            and col.table.lower() == other
-            and not _shadowed(col, select)
-            and col.name.lower() not in columns
-        ):
-            columns.append(col.name.lower())
+    # b's columns the rest of the query reads
+    columns = list(
+        dict.fromkeys(c.name.lower() for c in _read_outside(select, at, {other}))
+    )
     names = [f"__ojk{i}" for i in range(1, len(keys) + 1)]
 
     matched = exp.Select(
