@@ -420,6 +420,14 @@ _JOINING = re.compile(
 )
 
 
+def sql_chr(n):
+    """CHR as DuckDB: an error for a number that is no code point of a
+    character."""
+    if n < 0 or n > 0x10FFFF or 0xD800 <= n < 0xE000:
+        raise ValueError(f"CHR({n}): not a Unicode character")
+    return chr(n)
+
+
 def sql_reverse(s):
     """REVERSE as DuckDB: ASCII by characters, other text by grapheme
     clusters (a character with the combining marks after it); refused where
@@ -578,6 +586,8 @@ _STRICT_CALLS = {
     "ends_with": ("(lambda s, p: s[len(s) - len(p) :] == p)", ()),
     "contains": ("(lambda s, p: s.find(p) >= 0)", ()),
     "reverse": ("_sql_reverse", ()),
+    "ascii": ("(lambda s: ord(s[:1]) if s else 0)", ()),
+    "chr": ("_sql_chr", ()),
     "md5": ("_sql_digest", ("md5",)),
     "sha256": ("_sql_digest", ("sha256",)),
     "date_diff": ("_sql_date_diff", ()),
@@ -652,6 +662,7 @@ HELPERS = {
     "_sql_repeat": sql_repeat,
     "_sql_split_part": sql_split_part,
     "_sql_reverse": sql_reverse,
+    "_sql_chr": sql_chr,
     "_sql_digest": sql_digest,
     "_sql_date_diff": sql_date_diff,
     "_sql_last_day": sql_last_day,

@@ -154,6 +154,8 @@ SCALARS = {
         Scalar("ends_with", "{0}.endswith({1})"),
         Scalar("contains", "({1} in {0})"),
         Scalar("reverse", "_reverse({0})", helper="_reverse"),
+        Scalar("ascii", "_ascii({0})", helper="_ascii"),
+        Scalar("chr", "_chr({0})", helper="_chr"),
         Scalar("md5", "_digest('md5', {0})", helper="_digest"),
         Scalar("sha256", "_digest('sha256', {0})", helper="_digest"),
         Scalar("date_diff", "_date_diff({0}, {1}, {2})", helper="_date_diff"),

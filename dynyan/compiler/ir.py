@@ -152,6 +152,8 @@ FUNCTIONS = {
     "ends_with",
     "contains",  # (string, part)
     "reverse",
+    "ascii",  # the code point of the first character (0 of '')
+    "chr",  # the character of a code point
     "md5",  # MD5 of the text's UTF-8 bytes, lower-case hex
     "sha256",  # SHA-256 of the text's UTF-8 bytes, lower-case hex
     "date_diff",  # (Lit(unit), start, end): unit boundaries crossed

@@ -76,6 +76,8 @@ HELPERS = (
     Helper("_repeat", "sqlfuncs", "_repeat"),
     Helper("_split_part", "sqlfuncs", "_split_part"),
     Helper("_reverse", "sqlfuncs", "_reverse"),
+    Helper("_ascii", "sqlfuncs", "_ascii"),
+    Helper("_chr", "sqlfuncs", "_chr"),
     Helper("_yearweek", "sqlfuncs", "_yearweek"),
     Helper("_millisecond", "sqlfuncs", "_millisecond"),
     Helper("_microsecond", "sqlfuncs", "_microsecond"),

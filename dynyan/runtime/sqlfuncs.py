@@ -596,6 +596,19 @@ def _microsecond(moment):
     return moment.second * 1000000 + moment.microsecond
 
 
+def _ascii(string):
+    """ASCII(s) as DuckDB: the code point of the first character, 0 of ''."""
+    return ord(string[0]) if string else 0
+
+
+def _chr(code):
+    """CHR(n) as DuckDB: the character of code point n; an error outside
+    Unicode's code points and for surrogates, which are no characters."""
+    if not 0 <= code <= 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+        raise ValueError(f"Invalid UTF8 Codepoint {code}")
+    return chr(code)
+
+
 def _digest(name, string):
     """MD5(s), SHA256(s) as DuckDB: the digest `name` of the text's UTF-8
     bytes in lower-case hex."""

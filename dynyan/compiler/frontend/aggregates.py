@@ -231,11 +231,12 @@ class Grouping:
                 raise unsupported(
                     f"{node.sql_name()}(DISTINCT …) takes one expression", node
                 )
-            arg_node = node.this.expressions[0] if distinct else node.this
-            kind = _DISTINCT_KINDS[type(node)] if distinct else node.sql_name().lower()
-            options = {}  # the Aggregate's fields beyond kind and argument
-            if isinstance(node, exp.GroupConcat):
+            if isinstance(node, exp.GroupConcat):  # DISTINCT maybe in ORDER BY
                 arg_node, kind, options = self._string_agg(node)
+            else:
+                arg_node = node.this.expressions[0] if distinct else node.this
+                kind = _DISTINCT_KINDS[type(node)] if distinct else node.sql_name()
+                kind, options = kind.lower(), {}  # options: fields beyond these
             arg = self.fe.expr(arg_node)
             if kind in DISTINCT_SUM_KINDS:
                 arg, options["scale"] = self._distinct_sum(arg, node)

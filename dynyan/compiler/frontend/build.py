@@ -39,6 +39,7 @@ from .types import (
     exact_digits,
     infer_type,
     lit_type,
+    to_timestamp,
     typed,
 )
 
@@ -129,6 +130,14 @@ class SelectBuilder:
         if test.value is not None:
             value = self.expr(test.value)
             result = view.types[len(keys)]
+            if result == "timestamp" and self.type_of(value) == "date":
+                value = to_timestamp(value)  # DuckDB compares its midnight
+            elif result == "date" and self.type_of(value) == "timestamp":
+                raise unsupported(
+                    "a TIMESTAMP compared with a DATE of the subquery: write that "
+                    "DATE as CAST(… AS TIMESTAMP)",
+                    test.node,
+                )
             typed(
                 lambda e: check_comparable(e, self.type_of(e), test.view, result),
                 value,

@@ -1229,6 +1229,8 @@ CONVERTERS: dict[type, Callable] = {
     exp.EndsWith: _binary("ends_with"),
     exp.Contains: _binary("contains"),
     exp.Reverse: _unary("reverse"),
+    exp.Ascii: _unary("ascii"),
+    exp.Chr: lambda fe, node: Op("chr", (fe.expr(node.expressions[0]),)),
     exp.MD5: _unary("md5"),
     exp.SHA2: _sha2,
     exp.ConcatWs: _concat_ws,

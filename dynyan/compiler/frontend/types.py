@@ -316,6 +316,8 @@ _STRING_FUNCTIONS = {
     "ends_with": ("ENDS_WITH", ("str", "str"), "bool"),
     "contains": ("CONTAINS", ("str", "str"), "bool"),
     "reverse": ("REVERSE", ("str",), "str"),
+    "ascii": ("ASCII", ("str",), "int"),
+    "chr": ("CHR", ("int",), "str"),
     "md5": ("MD5", ("str",), "str"),
     "sha256": ("SHA256", ("str",), "str"),
 }

@@ -11,11 +11,11 @@ becomes a LEFT JOIN with a flag instead:
   NULL, so this is its value in any place (a NULL outer key meets no key:
   FALSE, as `inner = NULL` never holds). Uncorrelated, it becomes
   `(SELECT COUNT(*) FROM (…)) > 0`, which `scalar_items` joins.
-- `x IN (SELECT y …)`, uncorrelated, in a positive place (under AND and OR
-  only, up to WHERE or a CASE condition): a LEFT JOIN with the distinct
-  values of the subquery, and `flag IS NOT NULL`. There NULL and FALSE both
-  fail, so a NULL `x` or a NULL among the values (where SQL's IN gives
-  NULL) gives the same rows.
+- `x IN (SELECT y …)`, uncorrelated: a LEFT JOIN with the distinct values
+  of the subquery, and `flag IS NOT NULL`. In a positive place (under AND
+  and OR only, up to WHERE or a CASE condition) NULL and FALSE both fail,
+  so that is all; elsewhere (the SELECT list, under NOT) SQL's NULL, where
+  x is NULL or a value is, comes from two counts of the subquery's rows.
 
 A row of the outer query meets at most one distinct key, so no row is
 repeated. In a grouped query, a test outside aggregates must read GROUP BY
@@ -65,7 +65,10 @@ def membership_flags(tree: exp.Expression, ctx: Context) -> exp.Expression:
             select.append("joins", join)
             if _outside_aggregates(node, select) and _grouped(select):
                 flag = exp.Max(this=flag)  # one value in every group
-            node.replace(exp.Not(this=exp.Is(this=flag, expression=exp.Null())))
+            found = exp.Not(this=exp.Is(this=flag, expression=exp.Null()))
+            if isinstance(node, exp.In) and not _positive(node, select):
+                found = _in_value(node, found, count)
+            node.replace(found)
     return tree
 
 
@@ -111,8 +114,6 @@ def _in_flag(select: exp.Select, node: exp.In, n: int):
     query = node.args.get("query")
     if query is None or not isinstance(node.this, exp.Column):
         return None
-    if not _positive(node, select):
-        return None
     inner = query.this if isinstance(query, exp.Subquery) else query
     name = _single_output(inner)
     if name is None or correlated(inner) or not own_columns(select, [node.this]):
@@ -134,6 +135,29 @@ def _in_flag(select: exp.Select, node: exp.In, n: int):
         on=exp.EQ(this=node.this.copy(), expression=exp.column("__k", table=alias)),
     )
     return join, exp.column("__in", table=alias)
+
+
+def _in_value(node: exp.In, found: exp.Expression, n: int) -> exp.Expression:
+    """`x IN (SELECT y …)` with SQL's NULL where FALSE and NULL differ (the
+    SELECT list, under NOT): TRUE if `found`; else NULL if x is NULL over a
+    subquery with rows, or if a y is NULL; else FALSE."""
+    query = node.args["query"]
+    inner = query.this if isinstance(query, exp.Subquery) else query
+    name = _single_output(inner)
+
+    def rows(where: exp.Expression | None = None) -> exp.Expression:
+        count = exp.select(exp.Count(this=exp.Star())).from_(
+            inner.copy().subquery(f"__n{n}")
+        )
+        if where is not None:
+            count = count.where(where)
+        return exp.GT(this=exp.Subquery(this=count), expression=exp.Literal.number(0))
+
+    unknown = exp.or_(
+        exp.and_(exp.Is(this=node.this.copy(), expression=exp.Null()), rows()),
+        rows(exp.Is(this=exp.column(name, table=f"__n{n}"), expression=exp.Null())),
+    )
+    return exp.Case().when(found, exp.true()).when(unknown, exp.null()).else_(exp.false())
 
 
 def _conjunct_of_where(node: exp.Expression, select: exp.Select) -> bool:
