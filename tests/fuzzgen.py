@@ -1081,8 +1081,9 @@ def select_single_row_subquery(g):
 @production("select", weight=0.7)
 def select_membership(g):
     """Columns and a membership test as a value: `EXISTS (SELECT … WHERE
-    t.c = outer.col …)` (never NULL), or `CASE WHEN x IN (SELECT …) THEN …
-    END` (NULL and FALSE alike there)."""
+    t.c = outer.col …)` (never NULL), `CASE WHEN x IN (SELECT …) THEN …
+    END` (NULL and FALSE alike there), or `[NOT] x IN (SELECT …)` itself
+    (TRUE, FALSE or NULL)."""
     atom = g.choice(g.q.atoms)
     ref = g.col(atom, ("int",))
     if ref is None:
@@ -1096,9 +1097,9 @@ def select_membership(g):
     else:
         where = _inner_filter(g, s)
         where = f" WHERE {where[5:]}" if where else ""
-        sql = (
-            f"CASE WHEN {ref[0]} IN (SELECT {inner[0]} FROM {t} {s.alias}{where}) "
-            f"THEN 'in' ELSE 'out' END"
+        member = f"{ref[0]} IN (SELECT {inner[0]} FROM {t} {s.alias}{where})"
+        sql = g.choice(
+            [f"CASE WHEN {member} THEN 'in' ELSE 'out' END", member, f"NOT {member}"]
         )
     g.q.items = _pick_columns(g, 2) + [Part(sql, frozenset({atom.alias}))]
 

@@ -206,6 +206,11 @@ CASES = {
     "ends_with": ["ENDS_WITH(r.s, 'b')", "SUFFIX(r.s, r.t)"],
     "contains": ["CONTAINS(r.s, 'b')", "CONTAINS(r.t, r.s)"],
     "reverse": ["REVERSE(r.s)", "REVERSE(r.t || r.s)"],
+    "interval_epoch": [
+        "EPOCH(r.ts - TIMESTAMP '2020-01-01 00:00:30')",
+        "EXTRACT(EPOCH FROM r.d - r.ts)",  # the DATE's midnight
+        "EPOCH(r.ts - r.ts + INTERVAL 90 MINUTE)",
+    ],
     "ascii": ["ASCII(r.s)", "ASCII(r.t || r.s)", "ASCII(SUBSTRING(r.s, 2))"],
     "chr": ["CHR(r.k + 64)", "CHR(ABS(r.a) % 300 + 32)"],
     "md5": ["MD5(r.s)", "MD5(r.t || r.s)"],
@@ -561,7 +566,11 @@ def test_try_cast_of_text_agrees_with_duckdb(target, system):
         ("LPAD(s, 3, t)", ["abc", "a"], "Insufficient padding"),
         ("RPAD(s, 3, t)", ["abcd", "a"], "Insufficient padding"),
         ("MAKE_DATE(2021, 2, LENGTH(s))", ["abc", "x" * 29], "Date out of range"),
-        ("CHR(CAST(55295 + LENGTH(s) AS INTEGER))", ["", "x"], "Invalid UTF8 Codepoint"),
+        (
+            "CHR(CAST(55295 + LENGTH(s) AS INTEGER))",
+            ["", "x"],
+            "Invalid UTF8 Codepoint",
+        ),
     ],
 )
 def test_run_time_errors_are_duckdbs(value, words, error):

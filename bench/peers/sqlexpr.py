@@ -44,7 +44,7 @@ def literal(value) -> str:
         return repr(value)
     if isinstance(value, float) and math.isfinite(value):
         return repr(value)
-    if isinstance(value, datetime.datetime):
+    if isinstance(value, (datetime.datetime, datetime.timedelta)):
         return repr(value)
     if isinstance(value, datetime.date):
         return f"datetime.date({value.year}, {value.month}, {value.day})"
@@ -586,6 +586,7 @@ _STRICT_CALLS = {
     "ends_with": ("(lambda s, p: s[len(s) - len(p) :] == p)", ()),
     "contains": ("(lambda s, p: s.find(p) >= 0)", ()),
     "reverse": ("_sql_reverse", ()),
+    "interval_epoch": ("(lambda i: i.total_seconds())", ()),
     "ascii": ("(lambda s: ord(s[:1]) if s else 0)", ()),
     "chr": ("_sql_chr", ()),
     "md5": ("_sql_digest", ("md5",)),

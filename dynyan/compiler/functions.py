@@ -99,6 +99,7 @@ SCALARS = {
             "({0} - datetime.datetime(1970, 1, 1)).total_seconds()",
             uses_datetime=True,
         ),
+        Scalar("interval_epoch", "{0}.total_seconds()"),
         Scalar("year", "{0}.year"),
         Scalar("month", "{0}.month"),
         Scalar("day", "{0}.day"),

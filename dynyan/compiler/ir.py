@@ -115,6 +115,7 @@ FUNCTIONS = {
     "minute",
     "second",
     "epoch",  # (timestamp): seconds since 1970-01-01 00:00:00, a DOUBLE
+    "interval_epoch",  # (interval): its length in seconds, a DOUBLE
     "sqrt",
     "round",  # (number, Lit(digits)[, Lit(exact digits of a DECIMAL)]): halves away from zero
     "to_decimal",  # CAST(DOUBLE or DECIMAL AS DECIMAL(p, s)): (x, Lit(s)[, Lit(exact)]), as round

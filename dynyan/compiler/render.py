@@ -105,6 +105,9 @@ def py(value) -> str:
         return f"datetime.datetime({', '.join(map(str, parts))})"
     if isinstance(value, datetime.date):
         return f"datetime.date({value.year}, {value.month}, {value.day})"
+    if isinstance(value, datetime.timedelta):
+        parts = (value.days, value.seconds, value.microseconds)
+        return f"datetime.timedelta({', '.join(map(str, parts))})"
     raise RenderError(f"no literal for {type(value).__name__}")
 
 
@@ -206,7 +209,7 @@ class Expressions:
         if isinstance(e, InnerTest):
             return self._inner_test(e, env)
         if isinstance(e, Lit):
-            if isinstance(e.value, datetime.date):
+            if isinstance(e.value, (datetime.date, datetime.timedelta)):
                 self.uses_datetime = True
                 return self._constant("_DATE", py(e.value))
             return py(e.value)

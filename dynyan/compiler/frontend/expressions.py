@@ -193,6 +193,7 @@ _SQL_TYPES = {
     "date": "DATE",
     "timestamp": "TIMESTAMP",
     "bool": "BOOLEAN",
+    "interval": "INTERVAL",
 }
 
 
@@ -293,9 +294,11 @@ def _shift(fe, node, sign: int):
             if isinstance(a, Lit) and isinstance(b, Lit):
                 return Lit((a.value - b.value).days)
             return Op("days_between", (a, b))
-        return _arith("add" if sign > 0 else "sub", a, b)
-    op, amount = _interval(right)
+        return _arith("add" if sign > 0 else "sub", *_timestamps(fe, a, b, sign))
     date = fe.expr(left)
+    if fe.type_of(date) == "interval":  # INTERVAL ± INTERVAL
+        return Op("add" if sign > 0 else "sub", (date, _interval_value(fe, right)))
+    op, amount = _interval(right)
     if fe.type_of(date) not in TIMES:
         raise unsupported("INTERVAL arithmetic needs a DATE or TIMESTAMP operand", node)
     if op == "add_seconds" and fe.type_of(date) == "date":  # DuckDB: a TIMESTAMP
@@ -303,6 +306,36 @@ def _shift(fe, node, sign: int):
     if isinstance(date, Lit):
         return Lit(shift_date(date.value, op, sign * amount))
     return Op(op, (date, Lit(sign * amount)))
+
+
+def _timestamps(fe, a, b, sign: int) -> tuple:
+    """The operands of `a ± b` with a DATE read as its midnight where the
+    result is a TIMESTAMP or an INTERVAL (a TIMESTAMP's difference, an
+    INTERVAL added), as DuckDB does."""
+    kinds = (fe.type_of(a), fe.type_of(b))
+    takes = (
+        {"timestamp", "interval"} if sign > 0 or kinds[1] != "date" else {"timestamp"}
+    )
+    if kinds[0] == "date" and kinds[1] in takes:
+        a = to_timestamp(a)
+    if kinds[1] == "date" and kinds[0] in takes:
+        b = to_timestamp(b)
+    return a, b
+
+
+def _interval_value(fe, node: exp.Interval) -> Lit:
+    """An INTERVAL of seconds, minutes, hours, days or weeks as a value (a
+    timedelta); one of months or years has no fixed length but DuckDB's
+    30-day month, refused."""
+    op, amount = _interval(node)
+    if op == "add_months":
+        raise unsupported(
+            "an INTERVAL of months or years is supported added to a DATE or "
+            "TIMESTAMP; as a value, an INTERVAL of days, hours, minutes or seconds",
+            node,
+        )
+    unit = 86400 if op == "add_days" else 1
+    return Lit(datetime.timedelta(seconds=amount * unit))
 
 
 def _whole_literal(e) -> bool:
@@ -731,6 +764,14 @@ def _date_part(fe, part: str, value, node):
             + ", ".join(sorted(DATE_PARTS)),
             node,
         )
+    if fe.type_of(value) == "interval":
+        if op != "epoch":
+            raise unsupported(
+                f"EXTRACT({part} FROM an INTERVAL) is not supported; EPOCH(i), "
+                "EXTRACT(EPOCH FROM i) are its seconds",
+                node,
+            )
+        return Op("interval_epoch", (value,))
     if op in TIME_OF_DAY and fe.type_of(value) == "date":
         value = to_timestamp(value)  # midnight: 0
     return Op(op, (value,))
@@ -1125,6 +1166,7 @@ CONVERTERS: dict[type, Callable] = {
     exp.Cast: _cast,
     exp.Add: lambda fe, node: _shift(fe, node, +1),
     exp.Sub: lambda fe, node: _shift(fe, node, -1),
+    exp.Interval: _interval_value,
     exp.Mul: _binary("mul"),
     exp.Div: _binary("div"),
     exp.Mod: _binary("mod"),

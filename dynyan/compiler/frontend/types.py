@@ -2,8 +2,9 @@
 
 Operands the generated Python would reject at run time (or combine unlike
 SQL: `'1' = 1` never matches) are refused where the query says them. Types
-are "int", "float", "bool", "str", "date", "timestamp"; None is unknown
-(NULL).
+are "int", "float", "bool", "str", "date", "timestamp", "interval" (a
+TIMESTAMP's difference, a datetime.timedelta: days and microseconds, never
+months); None is unknown (NULL).
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ def lit_type(e) -> str | None:
         return None
     if isinstance(e.value, datetime.datetime):
         return "timestamp"
+    if isinstance(e.value, datetime.timedelta):
+        return "interval"
     if isinstance(e.value, datetime.date):
         return "date"
     return {bool: "bool", int: "int", float: "float", str: "str"}.get(type(e.value))
@@ -148,13 +151,8 @@ def op_type(e: Op, types: list) -> str | None:
             check_comparable(args[0], types[0], b, tb)
         return "bool"
     if op in ("add", "sub", "mul", "div", "mod"):
-        if op == "sub" and "timestamp" in types and set(types) <= TIMES:
-            raise ExprError(
-                "TIMESTAMP - TIMESTAMP is an INTERVAL, a type views do not hold; "
-                "date_diff('second', a, b) (or 'minute', 'hour', 'day', …) is "
-                "the number of boundaries between them, epoch(b) - epoch(a) "
-                "the seconds"
-            )
+        if "interval" in types or (op == "sub" and types == ["timestamp"] * 2):
+            return _interval_arithmetic(op, types)
         if "date" in types or "timestamp" in types:
             raise ExprError(DATE_ARITHMETIC)
         need(NUMERIC, f"{INFIX[op]} needs numbers", 0, 1)
@@ -204,6 +202,9 @@ def op_type(e: Op, types: list) -> str | None:
         return "int"
     if op == "epoch":
         need({"timestamp"}, "EXTRACT(EPOCH …) needs a DATE or TIMESTAMP", 0)
+        return "float"
+    if op == "interval_epoch":
+        need({"interval"}, "EPOCH of an INTERVAL needs an INTERVAL", 0)
         return "float"
     if op == "to_timestamp":
         need({"date"}, "CAST to TIMESTAMP needs a DATE", 0)
@@ -286,8 +287,29 @@ def op_type(e: Op, types: list) -> str | None:
     if op == "isnull":
         return "bool"
     if op == "concat":
+        if "interval" in types:  # DuckDB's text of one is not Python's
+            raise ExprError("an INTERVAL has no text here (EPOCH(i) is its seconds)")
         return "str"  # rendered as str(a) + str(b), as DuckDB casts to VARCHAR
     return "bool"  # anti
+
+
+def _interval_arithmetic(op: str, types: list) -> str:
+    """TIMESTAMP - TIMESTAMP is an INTERVAL; TIMESTAMP ± INTERVAL a
+    TIMESTAMP, INTERVAL ± INTERVAL (or NULL) an INTERVAL; nothing else."""
+    pair = tuple(types)
+    if op == "sub" and pair == ("timestamp", "timestamp"):
+        return "interval"
+    if op in ("add", "sub") and pair == ("timestamp", "interval"):
+        return "timestamp"
+    if op == "add" and pair == ("interval", "timestamp"):
+        return "timestamp"
+    if op in ("add", "sub") and set(pair) <= {"interval", None}:
+        return "interval"
+    raise ExprError(
+        "INTERVAL arithmetic is not supported here; supported: TIMESTAMP - "
+        "TIMESTAMP (an INTERVAL), TIMESTAMP ± INTERVAL, INTERVAL ± INTERVAL, "
+        "comparisons, MIN/MAX and EPOCH(i) (its seconds)"
+    )
 
 
 # operator -> (SQL name, result type) of the functions of numbers

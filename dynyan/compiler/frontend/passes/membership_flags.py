@@ -157,7 +157,9 @@ def _in_value(node: exp.In, found: exp.Expression, n: int) -> exp.Expression:
         exp.and_(exp.Is(this=node.this.copy(), expression=exp.Null()), rows()),
         rows(exp.Is(this=exp.column(name, table=f"__n{n}"), expression=exp.Null())),
     )
-    return exp.Case().when(found, exp.true()).when(unknown, exp.null()).else_(exp.false())
+    return (
+        exp.Case().when(found, exp.true()).when(unknown, exp.null()).else_(exp.false())
+    )
 
 
 def _conjunct_of_where(node: exp.Expression, select: exp.Select) -> bool:
