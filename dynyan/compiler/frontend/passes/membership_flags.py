@@ -102,7 +102,7 @@ def _exists_flag(select: exp.Select, node: exp.Exists, n: int):
         return None
     alias = f"__in{n}"
     flag = exp.alias_(exp.Literal.number(1), "__in")
-    join = correlated_left_join(inner, keep, pairs, alias, "__k", flag, "distinct")
+    join = correlated_left_join(inner, keep, pairs, alias, "__k", [flag], "distinct")
     if join is None:
         return None
     return join, exp.column("__in", table=alias)
@@ -266,10 +266,10 @@ def correlated_left_join(
     pairs: list[tuple[exp.Column, exp.Column]],
     alias: str,
     prefix: str,
-    item: exp.Expression,
+    items: list[exp.Expression],
     once: str,
 ) -> exp.Join | None:
-    """`LEFT JOIN (SELECT the inner columns AS <prefix>1…, item FROM … WHERE
+    """`LEFT JOIN (SELECT the inner columns AS <prefix>1…, items FROM … WHERE
     keep, once per key) AS alias ON <prefix>j = outer column …` for a
     subquery correlated by the `(inner, outer)` column equalities `pairs`
     (`once`: "distinct", its rows; "group", grouped by the keys). None when
@@ -281,7 +281,7 @@ def correlated_left_join(
     body.set(
         "expressions",
         [exp.alias_(i.copy(), f"{prefix}{j}") for j, (i, _) in enumerate(pairs, 1)]
-        + [item],
+        + items,
     )
     if once == "group":
         body.set("group", exp.Group(expressions=[i.copy() for i, _ in pairs]))

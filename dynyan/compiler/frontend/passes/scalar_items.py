@@ -20,6 +20,10 @@ rows: NULL, or 0 for a COUNT:
     LEFT JOIN (SELECT s.b AS k1, COUNT(*) AS v FROM s GROUP BY s.b) AS __scalar1
       ON __scalar1.k1 = r.b
 
+A value over several aggregates (`MAX(s.t) - MIN(s.t)`, `SUM(x) / COUNT(*)`)
+joins each as a column (`v`, `v2`, …) and reads the expression over them:
+over no rows each is what it is there, so the expression is too.
+
 A SELECT without FROM (`SELECT (SELECT COUNT(*) FROM r), (SELECT
 MAX(b) FROM s)`, a dashboard's row of figures) reads its first such
 subquery as FROM and joins the others.
@@ -30,7 +34,7 @@ compared in a conjunct of WHERE is left to `unnest_subqueries`, which
 keeps it as a test that re-checks only the rows a change can flip.
 
 Not taken (the query is refused later, saying what is supported): a
-subquery that is not one aggregate column, one correlated other than by
+subquery that is not one column over aggregates, one correlated other than by
 `inner column = outer column` conjuncts of its WHERE or with a table of an
 enclosing query, a correlated value outside aggregates of a grouped query
 whose outer columns are not GROUP BY keys, and an uncorrelated one in a
@@ -107,13 +111,40 @@ def scalar_items(tree: exp.Expression, ctx: Context) -> exp.Expression:
                     select.set("from_", exp.From(this=join.this))
                 else:
                     select.append("joins", join)
-            column = exp.column("v", table=alias)
-            if by_row and isinstance(inner.expressions[0].unalias(), exp.Count):
-                column = exp.Coalesce(this=column, expressions=[exp.Literal.number(0)])
-            if grouped and not per_row:
-                column = exp.Max(this=column)  # one value in every group
-            node.replace(column)
+            once = grouped and not per_row  # MAX(v): one value in every group
+            if by_row:
+                node.replace(_grouped_value(inner, alias, once))
+            else:
+                column = exp.column("v", table=alias)
+                node.replace(exp.Max(this=column) if once else column)
     return tree
+
+
+def _aggregates(value: exp.Expression) -> list[exp.AggFunc]:
+    """The distinct aggregates a correlated subquery's value computes, in
+    order: the columns `v`, `v2`, … of its join."""
+    found = {}
+    for agg in value.find_all(exp.AggFunc):
+        if not isinstance(agg.find_ancestor(exp.AggFunc, exp.Select), exp.AggFunc):
+            found.setdefault(agg.sql(), agg)
+    return list(found.values())
+
+
+def _grouped_value(inner: exp.Select, alias: str, once: bool) -> exp.Expression:
+    """The value of a correlated subquery read from its join: each
+    aggregate its column (0 for a COUNT where no row of the key meets it,
+    as over no rows), in the expression over them."""
+    names = {}
+    for i, agg in enumerate(_aggregates(inner.expressions[0].unalias()), 1):
+        column = exp.column("v" if i == 1 else f"v{i}", table=alias)
+        if isinstance(agg, exp.Count):
+            column = exp.Coalesce(this=column, expressions=[exp.Literal.number(0)])
+        names[agg.sql()] = exp.Max(this=column) if once else column
+
+    def read(e: exp.Expression) -> exp.Expression:
+        return names[e.sql()].copy() if isinstance(e, exp.AggFunc) else e
+
+    return inner.expressions[0].unalias().copy().transform(read)
 
 
 def _scalar_subqueries(select: exp.Select):
@@ -178,8 +209,11 @@ def _correlated_join(
     outer columns must be, for a value read outside aggregates of a grouped
     query."""
     value = inner.expressions[0].unalias()
-    if not isinstance(value, exp.AggFunc) or value.find(exp.Window):
-        return None  # an expression over the aggregate: not NULL over no rows
+    if value.find(exp.Window, exp.Subquery, exp.Select) or any(
+        isinstance(c.find_ancestor(exp.AggFunc, exp.Select), exp.Select)
+        for c in value.find_all(exp.Column)
+    ):
+        return None  # arithmetic over aggregates and constants only
     keep, conds, is_inner = split_correlation(inner)
     pairs = [column_equality(c, is_inner) for c in conds]
     if not pairs or None in pairs:
@@ -188,5 +222,8 @@ def _correlated_join(
         return None  # a table of an enclosing query
     if keys is not None and any(outer.sql() not in keys for _, outer in pairs):
         return None  # not one value per group
-    value = exp.alias_(value.copy(), "v")
-    return correlated_left_join(inner, keep, pairs, alias, "k", value, "group")
+    items = [
+        exp.alias_(agg.copy(), "v" if i == 1 else f"v{i}")
+        for i, agg in enumerate(_aggregates(value), 1)
+    ]
+    return correlated_left_join(inner, keep, pairs, alias, "k", items, "group")
