@@ -211,6 +211,12 @@ CASES = {
         "EXTRACT(EPOCH FROM r.d - r.ts)",  # the DATE's midnight
         "EPOCH(r.ts - r.ts + INTERVAL 90 MINUTE)",
     ],
+    "like_match": [
+        "r.s LIKE r.t",
+        "r.t ILIKE '%' || r.s || '%'",
+        "r.s NOT LIKE r.t || '_%'",
+        "r.t LIKE REPLACE(r.s, 'a', '%')",
+    ],
     "ascii": ["ASCII(r.s)", "ASCII(r.t || r.s)", "ASCII(SUBSTRING(r.s, 2))"],
     "chr": ["CHR(r.k + 64)", "CHR(ABS(r.a) % 300 + 32)"],
     "md5": ["MD5(r.s)", "MD5(r.t || r.s)"],

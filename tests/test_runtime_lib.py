@@ -10,6 +10,7 @@ import builtins
 import calendar
 import datetime
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -658,3 +659,15 @@ def test_to_int_in_range(value, low, high, expected):
 def test_to_int_out_of_range_raises(value, low, high):
     with pytest.raises(ValueError, match="out of range"):
         sqlfuncs._to_int(value, low, high)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text("ab%_\\", max_size=8), st.text("ab%_\\", max_size=8))
+def test_like_match_is_the_like_regex(string, pattern):
+    """The wildcard walk of a computed LIKE pattern matches as the regex of a
+    literal one: `%` any run, `_` one character, no escape."""
+    regex = "".join(
+        ".*" if c == "%" else "." if c == "_" else re.escape(c) for c in pattern
+    )
+    expected = re.fullmatch(regex, string, re.DOTALL) is not None
+    assert sqlfuncs._like_match(string, pattern) == expected

@@ -156,6 +156,7 @@ SCALARS = {
         Scalar("contains", "({1} in {0})"),
         Scalar("reverse", "_reverse({0})", helper="_reverse"),
         Scalar("ascii", "_ascii({0})", helper="_ascii"),
+        Scalar("like_match", "_like_match({0}, {1})", helper="_like_match"),
         Scalar("chr", "_chr({0})", helper="_chr"),
         Scalar("md5", "_digest('md5', {0})", helper="_digest"),
         Scalar("sha256", "_digest('sha256', {0})", helper="_digest"),

@@ -153,6 +153,7 @@ FUNCTIONS = {
     "ends_with",
     "contains",  # (string, part)
     "reverse",
+    "like_match",  # (string, pattern): LIKE with a pattern computed per row
     "ascii",  # the code point of the first character (0 of '')
     "chr",  # the character of a code point
     "md5",  # MD5 of the text's UTF-8 bytes, lower-case hex

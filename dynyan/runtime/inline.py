@@ -77,6 +77,7 @@ HELPERS = (
     Helper("_split_part", "sqlfuncs", "_split_part"),
     Helper("_reverse", "sqlfuncs", "_reverse"),
     Helper("_ascii", "sqlfuncs", "_ascii"),
+    Helper("_like_match", "sqlfuncs", "_like_match"),
     Helper("_chr", "sqlfuncs", "_chr"),
     Helper("_yearweek", "sqlfuncs", "_yearweek"),
     Helper("_millisecond", "sqlfuncs", "_millisecond"),

@@ -596,6 +596,29 @@ def _microsecond(moment):
     return moment.second * 1000000 + moment.microsecond
 
 
+def _like_match(string, pattern):
+    """`string LIKE pattern` for a pattern computed per row: `%` any run of
+    characters, `_` one, every other character itself (DuckDB has no
+    default escape). The wildcard walk: on a mismatch, the last `%` takes
+    one more character; no regex is built per row."""
+    s = p = 0
+    star = taken = -1
+    n, m = len(string), len(pattern)
+    while s < n:
+        if p < m and pattern[p] == "%":
+            star, taken, p = p, s, p + 1
+        elif p < m and (pattern[p] == "_" or pattern[p] == string[s]):
+            s, p = s + 1, p + 1
+        elif star >= 0:
+            taken += 1
+            s, p = taken, star + 1
+        else:
+            return False
+    while p < m and pattern[p] == "%":
+        p += 1
+    return p == m
+
+
 def _ascii(string):
     """ASCII(s) as DuckDB: the code point of the first character, 0 of ''."""
     return ord(string[0]) if string else 0

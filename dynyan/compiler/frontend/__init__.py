@@ -40,6 +40,7 @@ from .passes.keyed_picks import keyed_picks
 from .passes.lateral_joins import lateral_joins
 from .passes.membership_flags import membership_flags
 from .passes.name_outputs import name_outputs
+from .passes.named_windows import named_windows
 from .passes.order_limit import order_limit
 from .passes.outer_joins import UNPADDED, outer_joins, unpadded
 from .passes.qualify_names import qualify_names
@@ -58,6 +59,7 @@ from .statements import parse_schema, read_program
 TREE_PASSES = (
     values_tables,  # VALUES in FROM -> a table of constant rows
     inline_views,  # WITH and CREATE VIEW -> derived tables
+    named_windows,  # OVER w … WINDOW w AS (…) -> the window spelled out
     distinct_on,  # DISTINCT ON (k) k, o … ORDER BY o -> GROUP BY k with MIN/MAX(o)
     subquery_limits,  # ORDER BY … LIMIT in a subquery -> ROW_NUMBER() in QUALIFY
     aggregate_spellings,  # FILTER (WHERE …), GROUP BY ALL -> plain aggregation

@@ -403,14 +403,14 @@ def null_safe_pair(cond) -> tuple | None:
 def _like(fe, node):
     name = "ILIKE" if isinstance(node, exp.ILike) else "LIKE"
     pattern = fe.expr(node.expression)
-    if not (isinstance(pattern, Lit) and isinstance(pattern.value, str)):
-        raise unsupported(f"{name} needs a string literal pattern", node)
     if node.args.get("escape") is not None:
         raise unsupported(f"{name} … ESCAPE is not supported", node)
     subject = fe.expr(node.this)
+    computed = not (isinstance(pattern, Lit) and isinstance(pattern.value, str))
     if isinstance(node, exp.ILike):  # case-insensitive: both sides lowered
-        subject, pattern = Op("lower", (subject,)), Lit(pattern.value.lower())
-    result = Op("like", (subject, pattern))
+        subject = Op("lower", (subject,))
+        pattern = Op("lower", (pattern,)) if computed else Lit(pattern.value.lower())
+    result = Op("like_match" if computed else "like", (subject, pattern))
     return Op("not", (result,)) if node.args.get("negate") else result
 
 

@@ -339,6 +339,7 @@ _STRING_FUNCTIONS = {
     "contains": ("CONTAINS", ("str", "str"), "bool"),
     "reverse": ("REVERSE", ("str",), "str"),
     "ascii": ("ASCII", ("str",), "int"),
+    "like_match": ("LIKE", ("str", "str"), "bool"),
     "chr": ("CHR", ("int",), "str"),
     "md5": ("MD5", ("str",), "str"),
     "sha256": ("SHA256", ("str",), "str"),
