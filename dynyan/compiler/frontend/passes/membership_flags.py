@@ -11,6 +11,9 @@ becomes a LEFT JOIN with a flag instead:
   NULL, so this is its value in any place (a NULL outer key meets no key:
   FALSE, as `inner = NULL` never holds). Uncorrelated, it becomes
   `(SELECT COUNT(*) FROM (…)) > 0`, which `scalar_items` joins.
+- `x IN (SELECT y … WHERE <correlated>)`: `EXISTS (… AND y = x)` as above,
+  and where NULL differs from FALSE the EXISTS of the subquery's rows and
+  of its NULL values too.
 - `x IN (SELECT y …)`, uncorrelated: a LEFT JOIN with the distinct values
   of the subquery, and `flag IS NOT NULL`. In a positive place (under AND
   and OR only, up to WHERE or a CASE condition) NULL and FALSE both fail,
@@ -49,11 +52,18 @@ from .unnest_subqueries import column_equality, exists_side, split_correlation
 def membership_flags(tree: exp.Expression, ctx: Context) -> exp.Expression:
     count = 0
     for select in list(tree.find_all(exp.Select)):
-        for node in list(select.find_all(exp.In, exp.Exists)):
+        work = list(select.find_all(exp.In, exp.Exists))
+        while work:
+            node = work.pop(0)
             if node.parent_select is not select or _conjunct_of_where(node, select):
                 continue
             if not _in_items_or_where(node, select):
                 continue  # ON, GROUP BY, ORDER BY: refused later
+            tests = _correlated_in(select, node)
+            if tests is not None:  # EXISTS tests in its place, taken in turn
+                node.replace(tests)
+                work[:0] = list(tests.find_all(exp.Exists))
+                continue
             if isinstance(node, exp.Exists):
                 made = _exists_flag(select, node, count + 1)
             else:
@@ -135,6 +145,45 @@ def _in_flag(select: exp.Select, node: exp.In, n: int):
         on=exp.EQ(this=node.this.copy(), expression=exp.column("__k", table=alias)),
     )
     return join, exp.column("__in", table=alias)
+
+
+def _correlated_in(select: exp.Select, node: exp.Expression):
+    """`x IN (SELECT y FROM … WHERE <correlated>)` outside the conjuncts of
+    WHERE as EXISTS tests, or None: `EXISTS (… AND y = x)` in a positive
+    place; elsewhere TRUE if that, else NULL if x is NULL and the subquery
+    has rows or a y is NULL (`EXISTS (… AND y IS NULL)`), else FALSE."""
+    query = node.args.get("query") if isinstance(node, exp.In) else None
+    if query is None or not isinstance(node.this, exp.Column):
+        return None
+    inner = query.this if isinstance(query, exp.Subquery) else query
+    if not isinstance(inner, exp.Select) or not correlated(inner):
+        return None
+    if len(inner.expressions) != 1 or any(
+        inner.args.get(a) for a in ("group", "having", "limit", "offset")
+    ):
+        return None
+    value = inner.expressions[0].unalias()
+    if not isinstance(value, exp.Column) or inner.find(exp.AggFunc, exp.Window):
+        return None
+
+    def exists(condition: exp.Expression | None) -> exp.Exists:
+        body = inner.copy()
+        body.set("expressions", [exp.Literal.number(1)])
+        body.set("distinct", None)
+        if condition is not None:
+            body = body.where(condition, copy=False)
+        return exp.Exists(this=body)
+
+    found = exists(exp.EQ(this=value.copy(), expression=node.this.copy()))
+    if _positive(node, select):
+        return found
+    unknown = exp.or_(
+        exp.and_(exp.Is(this=node.this.copy(), expression=exp.Null()), exists(None)),
+        exists(exp.Is(this=value.copy(), expression=exp.Null())),
+    )
+    return (
+        exp.Case().when(found, exp.true()).when(unknown, exp.null()).else_(exp.false())
+    )
 
 
 def _in_value(node: exp.In, found: exp.Expression, n: int) -> exp.Expression:
