@@ -1098,6 +1098,13 @@ def select_membership(g):
         where = _inner_filter(g, s)
         where = f" WHERE {where[5:]}" if where else ""
         member = f"{ref[0]} IN (SELECT {inner[0]} FROM {t} {s.alias}{where})"
+        key, outer = g.col(s, ("int",)), g.col(atom, ("int",))
+        if g.chance(0.4) and key is not None and outer is not None:  # correlated
+            where = f"{where} AND" if where else " WHERE"
+            member = (
+                f"{ref[0]} IN (SELECT {inner[0]} FROM {t} {s.alias}{where} "
+                f"{key[0]} = {outer[0]})"
+            )
         sql = g.choice(
             [f"CASE WHEN {member} THEN 'in' ELSE 'out' END", member, f"NOT {member}"]
         )

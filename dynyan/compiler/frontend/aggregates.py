@@ -30,7 +30,7 @@ from ..ir import (
 from ..functions import DISTINCT_SUM_KINDS, MULTISET_KINDS
 from .diagnostics import DIALECT, sql_error, unsupported
 from .expressions import CONVERTERS
-from .types import check_condition, coerce_dates, exact_digits, infer_type, typed
+from .types import check_condition, coerce_literals, exact_digits, infer_type, typed
 
 # MEDIAN(x), QUANTILE_CONT(x, q), QUANTILE_DISC(x, q) (PERCENTILE_… WITHIN
 # GROUP and QUANTILE are respelled as these: passes/aggregate_spellings.py)
@@ -625,7 +625,7 @@ def _grouped_binary(op: str) -> Callable:
 def _grouped_comparison(op: str) -> Callable:
     def convert(g, node):
         left, right = g.convert(node.this), g.convert(node.expression)
-        return Op(op, coerce_dates(left, right, g.type_of, node))
+        return Op(op, coerce_literals(left, right, g.type_of, node))
 
     return convert
 

@@ -26,7 +26,7 @@ from .statements import TYPES, declared_scale
 from .types import (
     TIME_PART_OPS,
     TIMES,
-    coerce_dates,
+    coerce_literals,
     parse_date,
     parse_timestamp,
     to_timestamp,
@@ -366,7 +366,7 @@ def _comparison(op: str) -> Callable:
             same = _same_row(fe, node.this, node.expression, node)
             return same if op == "eq" else Op("not", (same,))
         left, right = fe.expr(node.this), fe.expr(node.expression)
-        return Op(op, coerce_dates(left, right, fe.type_of, node))
+        return Op(op, coerce_literals(left, right, fe.type_of, node))
 
     return convert
 
@@ -375,7 +375,7 @@ def _null_safe(fe, node):
     """`a IS [NOT] DISTINCT FROM b`: COALESCE(a = b, a IS NULL AND b IS NULL),
     never NULL. Between columns of two tables it is a join on a variable whose
     NULLs join each other (`null_safe_pair`)."""
-    left, right = coerce_dates(
+    left, right = coerce_literals(
         fe.expr(node.this), fe.expr(node.expression), fe.type_of, node
     )
     both_null = Op("and", (Op("isnull", (left,)), Op("isnull", (right,))))
@@ -630,10 +630,10 @@ def _in(fe, node):
     value = fe.expr(node.this)
     known = [v for v in values if not (isinstance(v, Lit) and v.value is None)]
     if all(isinstance(v, Lit) for v in known):
-        known = [coerce_dates(value, v, fe.type_of, node)[1] for v in known]
+        known = [coerce_literals(value, v, fe.type_of, node)[1] for v in known]
         found = Op("in", (value, *known)) if known else None
     else:  # x IN (a, b + 1): x = a OR x = b + 1, in three-valued logic
-        tests = [Op("eq", coerce_dates(value, v, fe.type_of, node)) for v in known]
+        tests = [Op("eq", coerce_literals(value, v, fe.type_of, node)) for v in known]
         found = _chain("or", tests)
     if len(known) == len(values):
         return found
@@ -673,7 +673,7 @@ def _same_row(fe, left: exp.Tuple, right: exp.Expression, node):
 def _not_distinct(fe, left, right, node):
     """`left IS NOT DISTINCT FROM right`, never NULL (as `_null_safe`),
     simpler against a literal."""
-    left, right = coerce_dates(left, right, fe.type_of, node)
+    left, right = coerce_literals(left, right, fe.type_of, node)
     if isinstance(left, Lit):
         left, right = right, left
     if isinstance(right, Lit) and right.value is None:
@@ -1056,7 +1056,7 @@ def _date_diff(fe, node: exp.DateDiff):
             node,
         )
     start, end = fe.expr(node.expression), fe.expr(node.this)
-    start, end = coerce_dates(start, end, fe.type_of, node)  # a string literal
+    start, end = coerce_literals(start, end, fe.type_of, node)  # a string literal
     kinds = (fe.type_of(start), fe.type_of(end))
     if "timestamp" in kinds or unit in ("hour", "minute", "second"):
         start, end = (

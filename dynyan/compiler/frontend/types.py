@@ -401,12 +401,19 @@ def parse_timestamp(text: str) -> datetime.datetime:
     )
 
 
-def coerce_dates(left, right, type_of: Callable, node: exp.Expression):
+def coerce_literals(left, right, type_of: Callable, node: exp.Expression):
     """DuckDB casts a string literal compared with a DATE or TIMESTAMP to
-    one, and a DATE compared with a TIMESTAMP to its midnight."""
+    one, and a DATE compared with a TIMESTAMP to its midnight; a string
+    literal compared with a number or a BOOLEAN to the value it spells
+    (`id = '5'`; here only plain decimals, `'12'`, `' -1.5 '`, and DuckDB's
+    words for booleans; other spellings stay a type mismatch)."""
     for a, b in ((left, right), (right, left)):
         kind = type_of(a)
-        if kind in TIMES and isinstance(b, Lit) and isinstance(b.value, str):
+        if kind in NUMERIC and isinstance(b, Lit) and isinstance(b.value, str):
+            value = _spelled(b.value, kind)
+            if value is not None:
+                left, right = (value, right) if b is left else (left, value)
+        elif kind in TIMES and isinstance(b, Lit) and isinstance(b.value, str):
             parse = parse_date if kind == "date" else parse_timestamp
             try:
                 value = Lit(parse(b.value))
@@ -417,6 +424,26 @@ def coerce_dates(left, right, type_of: Callable, node: exp.Expression):
             value = to_timestamp(b)
             left, right = (value, right) if b is left else (left, value)
     return left, right
+
+
+_BOOLEAN_WORDS = {
+    **dict.fromkeys(("true", "t", "1", "yes", "y"), True),
+    **dict.fromkeys(("false", "f", "0", "no", "n"), False),
+}
+
+
+def _spelled(text: str, kind: str) -> Lit | None:
+    """The number or boolean a string literal spells, for a column of
+    `kind`; None for a spelling not taken."""
+    text = text.strip()
+    if kind == "bool":
+        value = _BOOLEAN_WORDS.get(text.lower())
+        return None if value is None else Lit(value)
+    if re.fullmatch(r"[+-]?\d+", text):
+        return Lit(int(text))
+    if re.fullmatch(r"[+-]?(\d+\.\d*|\.\d+)", text):
+        return Lit(float(text))
+    return None
 
 
 def to_timestamp(e):
