@@ -37,9 +37,10 @@ Not taken (the query is refused later, saying what is supported): a
 subquery that is not one column over aggregates, one correlated other than by
 `inner column = outer column` conjuncts of its WHERE or with a table of an
 enclosing query, a correlated value outside aggregates of a grouped query
-whose outer columns are not GROUP BY keys, and an uncorrelated one in a
-query that aggregates without GROUP BY (over no rows it still has its one
-row, which a join would lose). Runs after `qualify_names` (columns carry
+whose outer columns are not GROUP BY keys, and an uncorrelated one read
+outside aggregates of a query that aggregates without GROUP BY (over no
+rows it still has its one row, which a join would lose; inside an
+aggregate it is read per row, where the join loses nothing). Runs after `qualify_names` (columns carry
 their tables).
 
 >>> import sqlglot
@@ -88,7 +89,7 @@ def scalar_items(tree: exp.Expression, ctx: Context) -> exp.Expression:
             )
             by_row = correlated(inner)
             keys = _group_keys(select) if grouped and not per_row else None
-            if not by_row and aggregates and group is None and not in_where:
+            if not by_row and aggregates and group is None and not per_row:
                 continue  # a global aggregate keeps its row over no input
             same = (inner.sql(), by_row, tuple(sorted(keys)) if keys else keys)
             alias = made.get(same)
