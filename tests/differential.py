@@ -43,6 +43,7 @@ import functools
 import math
 import random
 import re
+import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,6 +86,13 @@ _ARROW_TYPES = {
     "date": pa.date32(),
     "bool": pa.bool_(),
     "timestamp": pa.timestamp("us"),
+    # types of columns a query may hold but not read (their values unread)
+    "TIME": pa.time64("us"),
+    "TIMESTAMPTZ": pa.timestamp("us", tz="UTC"),
+    "UUID": pa.string(),
+    "VARBINARY": pa.binary(),
+    "JSON": pa.string(),
+    "INTERVAL": pa.string(),
 }
 
 
@@ -238,6 +246,11 @@ class QuerySpec:
             for c in ([e] if isinstance(e, exp.Star) else e.find_all(exp.Column))
             if counted
         )
+        # an outer join's USING column is COALESCE(left, right): computed
+        plain = plain and not any(
+            j.args.get("side") and (j.args.get("using") or j.args.get("method"))
+            for j in select.args.get("joins") or []
+        )
         aliases = [e.alias if isinstance(e, exp.Alias) else None for e in items]
         distinct = bool(select.args.get("distinct"))
         group = select.args.get("group")
@@ -388,6 +401,8 @@ def _column_info(coldef: exp.ColumnDef, qname: str) -> ColumnInfo:
         return ColumnInfo(name, "bool", notnull=notnull)
     if t in (exp.DataType.Type.TIMESTAMP, exp.DataType.Type.TIMESTAMPNTZ):
         return ColumnInfo(name, "timestamp", notnull=notnull)
+    if t.name in _UNREAD_VALUES:  # a type views keep only in columns not read
+        return ColumnInfo(name, t.name, notnull=notnull)
     raise ValueError(
         f"{qname}: unsupported column type {dtype.sql()} for {coldef.name}"
     )
@@ -594,10 +609,29 @@ def _domains(select, tables, relations) -> dict[tuple[str, str], list[Any]]:
                 datetime.time(23, 59, 59, 500000),
             ]
             pool = [datetime.datetime.combine(d, t) for d in date_pool for t in times]
+        elif info.kind in _UNREAD_VALUES:
+            pool = list(_UNREAD_VALUES[info.kind])
         else:
             pool = date_pool
         domains[key] = pool
     return domains
+
+
+# values of the types a view keeps only in columns the query does not read
+_UNREAD_VALUES = {
+    "TIME": (datetime.time(0, 0), datetime.time(12, 30, 15)),
+    "TIMESTAMPTZ": (
+        datetime.datetime(1995, 1, 1, 6, 30, tzinfo=datetime.timezone.utc),
+        datetime.datetime(1995, 1, 2, tzinfo=datetime.timezone.utc),
+    ),
+    "UUID": (
+        uuid.UUID("12345678-1234-5678-1234-567812345678"),
+        uuid.UUID("87654321-4321-8765-4321-876543218765"),
+    ),
+    "VARBINARY": (b"", b"\x00\xff"),
+    "JSON": ('{"a": 1}', "[1, 2]"),
+    "INTERVAL": (datetime.timedelta(days=1), datetime.timedelta(seconds=90)),
+}
 
 
 # ---------------------------------------------------------------------------
@@ -875,7 +909,10 @@ class DuckMirror:
         cols = self.spec.tables[tname]
         arrays = []
         for i, c in enumerate(cols):
-            arrays.append(pa.array([row[i] for row in rows], type=_ARROW_TYPES[c.kind]))
+            values = [row[i] for row in rows]
+            if c.kind in ("UUID", "INTERVAL"):  # no Arrow type DuckDB reads back
+                values = [None if v is None else str(v) for v in values]
+            arrays.append(pa.array(values, type=_ARROW_TYPES[c.kind]))
         names = [c.name for c in cols]
         self.con.register(f"_src_{tname}", pa.table(arrays, names=names))
 

@@ -33,6 +33,7 @@ from .aggregates import GroupKey, Grouping, is_grouped, nonnull_leaves
 from .diagnostics import DIALECT, sql_error, unsupported
 from .expressions import CONVERTERS, null_safe_pair
 from .passes.unnest_subqueries import INNER
+from .statements import SUPPORTED_TYPES, UNREAD
 from .types import (
     check_comparable,
     check_condition,
@@ -168,7 +169,16 @@ class SelectBuilder:
         atom = self.aliases[node.table.lower()]
         rel = self.atom_relations[atom]
         name = node.name.lower()
-        return Ref(atom, rel.columns.index(name), f"{node.table.lower()}.{name}")
+        column = rel.columns.index(name)
+        kind = rel.types[column] if column < len(rel.types) else None
+        if kind and kind.startswith(UNREAD):
+            raise unsupported(
+                f"column {rel.name}.{name} has type {kind.removeprefix(UNREAD)}, "
+                f"which a view holds only in columns the query does not read; "
+                f"{SUPPORTED_TYPES}",
+                node,
+            )
+        return Ref(atom, column, f"{node.table.lower()}.{name}")
 
     def type_of(self, e) -> str | None:
         """The Python type of an expression's value (None for NULL); raises

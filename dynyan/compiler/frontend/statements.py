@@ -50,6 +50,28 @@ TYPES = {
 }
 
 
+SUPPORTED_TYPES = (
+    "supported: INTEGER, DECIMAL/DOUBLE, CHAR/VARCHAR/TEXT, DATE, TIMESTAMP "
+    "(without time zone), BOOLEAN"
+)
+# Scalar types a table may have in columns the query does not read: their
+# values pass through (a strict view counts whole rows, so they must hash).
+UNREAD_TYPES = {
+    "TIME",
+    "TIMETZ",
+    "TIMESTAMPTZ",
+    "UUID",
+    "VARBINARY",
+    "JSON",
+    "JSONB",
+    "INTERVAL",
+    "BIT",
+    "INET",
+    "ENUM",
+}
+UNREAD = "unread "  # the prefix of such a column's type: "unread TIME"
+
+
 @dataclass
 class Program:
     """What a query file declares: its tables, its views (name -> the view's
@@ -273,15 +295,14 @@ def relation(create: exp.Create) -> Relation:
         if serial:  # PostgreSQL's auto-numbered INTEGER, never NULL
             kind, type_name = exp.DataType.build("INT"), "INT"
         _check_collation(col, name)
-        if type_name not in TYPES:
+        if type_name not in TYPES and type_name not in UNREAD_TYPES:
             raise unsupported(
                 f"column {name}.{col.name} has type {kind.sql() if kind else 'none'}; "
-                "supported: INTEGER, DECIMAL/DOUBLE, CHAR/VARCHAR/TEXT, DATE, "
-                "TIMESTAMP (without time zone), BOOLEAN",
+                f"{SUPPORTED_TYPES}",
                 col,
             )
         columns.append(col.name.lower())
-        types.append(TYPES[type_name])
+        types.append(TYPES.get(type_name) or UNREAD + kind.sql(dialect="duckdb"))
         scales.append(declared_scale(kind))
         notnull.append(serial or _declared_notnull(col))
         if any(
@@ -348,7 +369,7 @@ def _declared_notnull(col: exp.ColumnDef) -> bool:
 def declared_scale(kind: exp.DataType) -> int | None:
     """Digits after the decimal point a column holds exactly (None: inexact)."""
     name = kind.this.name
-    if TYPES[name] in ("int", "bool"):  # a BOOLEAN sums as 0 or 1
+    if TYPES.get(name) in ("int", "bool"):  # a BOOLEAN sums as 0 or 1
         return 0
     if name in ("DECIMAL", "BIGDECIMAL"):
         params = kind.expressions

@@ -112,10 +112,9 @@ def _plain_using_columns(select: exp.Select) -> None:
             ):
                 a, b = eq.this.sql(), eq.expression.sql()
                 equal |= {(a, b), (b, a)}
-    for item in select.expressions:
-        value = item.this if isinstance(item, exp.Alias) else None
-        if not isinstance(value, exp.Coalesce):
-            continue
+    for value in list(select.find_all(exp.Coalesce)):
+        if value.parent_select is not select:
+            continue  # (the SELECT list, GROUP BY, WHERE, … of this SELECT)
         columns = [value.this, *value.expressions]
         if all(isinstance(c, exp.Column) for c in columns) and all(
             any((c.sql(), d.sql()) in equal for d in columns[:i])
@@ -266,6 +265,8 @@ class _Names:
             return  # ORDER BY names an output column first (SQL)
         for sources in scopes:
             owners = sorted(a for a, (_, cols) in sources.items() if name in cols)
+            if sources is scopes[0] and name in _merged(select, sources):
+                return  # USING (k), NATURAL: one column k (as SQL reads it)
             if len(owners) > 1:
                 raise sql_error(
                     f"ambiguous column {name} (in {', '.join(owners)}); qualify it", col
@@ -275,6 +276,25 @@ class _Names:
             if sources is scopes[0] and _is_select_alias(select, name):
                 return
         raise sql_error(f"unknown column {name}", col)
+
+
+def _merged(select: exp.Select, sources: dict) -> set[str]:
+    """The columns `JOIN … USING (…)` and NATURAL joins of `select` merge:
+    each one column, read unqualified. A NATURAL join merges the columns
+    its table shares with the sources before it."""
+    merged, before = set(), set()
+    aliases = list(sources)
+    from_ = select.args.get("from_") or select.args.get("from")
+    if from_ is not None and aliases:
+        before |= set(sources[aliases[0]][1])
+    for i, join in enumerate(select.args.get("joins") or [], 1):
+        own = set(sources[aliases[i]][1]) if i < len(aliases) else set()
+        if join.args.get("using"):
+            merged |= {u.name.lower() for u in join.args["using"]}
+        elif join.args.get("method") == "NATURAL":
+            merged |= own & before
+        before |= own
+    return merged
 
 
 def _in_from(inner: exp.Select, select: exp.Select) -> bool:
