@@ -126,8 +126,11 @@ def compile_select(tree: exp.Expression, ctx: Context) -> Query | SetQuery:
         return _set_query(tree, ctx)
     if not isinstance(tree, exp.Select):
         raise unsupported(f"{type(tree).__name__.upper()} is not supported", tree)
-    select = tree.copy()
     state = _state(ctx) if tree.meta.get(UNPADDED) is not None else None
+    # the passes rewrite the SELECT in place; a copy only where the fallback
+    # below compiles it again as it was (copying at every level of nesting
+    # copied a deep query's subqueries once per level around them)
+    select = tree.copy() if state is not None else tree
     for step in SELECT_PASSES:
         select = step(select, ctx)
     query = SelectBuilder(ctx.relations, ctx.tests).build(select)
@@ -172,6 +175,7 @@ def _set_query(tree: exp.SetOperation, ctx: Context) -> SetQuery:
     word = kind.get(type(tree))
     if word is None or tree.args.get("by_name") or tree.args.get("side"):
         raise unsupported(f"{tree.key.upper()} of this form is not supported", tree)
+    text = tree.sql(DIALECT)  # as written: compiling the sides rewrites them
     left = compile_select(tree.this, ctx.inner())
     right = compile_select(tree.expression, ctx.inner())
     if len(left.outputs) != len(right.outputs):
@@ -198,7 +202,7 @@ def _set_query(tree: exp.SetOperation, ctx: Context) -> SetQuery:
         not tree.args.get("distinct"),
         left,
         right,
-        tree.sql(DIALECT),
+        text,
         tuple(types),
         sides,
     )
