@@ -309,7 +309,12 @@ class SelectBuilder:
                 if v is None:
                     continue
                 if v in first:
-                    filters.append(Op("eq", (self._ref(i, first[v]), self._ref(i, c))))
+                    a, b = self._ref(i, first[v]), self._ref(i, c)
+                    same = Op("eq", (a, b))
+                    if v in null_safe_vars:  # NULL is NULL's equal there
+                        nulls = Op("and", (Op("isnull", (a,)), Op("isnull", (b,))))
+                        same = Op("coalesce", (same, nulls))
+                    filters.append(same)
                 else:
                     first[v] = c
             for f in filters:

@@ -242,6 +242,10 @@ def _padded(select: exp.Select, at: int, ctx: Context) -> bool:
             return False
         if not _same_type(mine, join.this, theirs, prefix[theirs.table.lower()], ctx):
             return False
+        first = next((m for m, t in keys if t == theirs), None)
+        if first is not None:  # b.x = t.c AND b.y = t.c: b.y = b.x, on b alone
+            local.append(exp.EQ(this=mine.copy(), expression=first.copy()))
+            continue
         keys.append((mine, theirs))
     if not keys:
         return False
