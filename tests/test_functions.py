@@ -211,6 +211,13 @@ CASES = {
         "EXTRACT(EPOCH FROM r.d - r.ts)",  # the DATE's midnight
         "EPOCH(r.ts - r.ts + INTERVAL 90 MINUTE)",
     ],
+    "time_bucket": [
+        "TIME_BUCKET(INTERVAL '15 minutes', r.ts)",
+        "TIME_BUCKET(INTERVAL 7 HOUR, r.ts)",
+        "TIME_BUCKET(INTERVAL '1 week', r.d)",
+        "TIME_BUCKET(INTERVAL '3 months', r.ts)",
+        "TIME_BUCKET(INTERVAL '1 day 12 hours', r.d)",  # a DATE's midnight's bucket
+    ],
     "like_match": [
         "r.s LIKE r.t",
         "r.t ILIKE '%' || r.s || '%'",

@@ -420,6 +420,26 @@ _JOINING = re.compile(
 )
 
 
+def sql_time_bucket(seconds, months, value):
+    """TIME_BUCKET as DuckDB, in microseconds from its origin (2000-01-03;
+    of months, month numbers from 2000-01); a DATE's bucket is a DATE."""
+    day = isinstance(value, datetime.date) and not isinstance(value, datetime.datetime)
+    if months:
+        n = value.year * 12 + value.month - 1 - 2000 * 12
+        n -= n % months
+        out = datetime.datetime(2000 + n // 12, n % 12 + 1, 1)
+    else:
+        at = datetime.datetime(value.year, value.month, value.day) if day else value
+        since = (at - datetime.datetime(2000, 1, 3)) // datetime.timedelta(
+            microseconds=1
+        )
+        width = seconds * 1_000_000
+        out = datetime.datetime(2000, 1, 3) + datetime.timedelta(
+            microseconds=since - since % width
+        )
+    return out.date() if day else out
+
+
 def sql_chr(n):
     """CHR as DuckDB: an error for a number that is no code point of a
     character."""
@@ -588,6 +608,7 @@ _STRICT_CALLS = {
     "reverse": ("_sql_reverse", ()),
     "interval_epoch": ("(lambda i: i.total_seconds())", ()),
     "like_match": ("_sql_like_match", ()),
+    "time_bucket": ("_sql_time_bucket", ()),
     "ascii": ("(lambda s: ord(s[:1]) if s else 0)", ()),
     "chr": ("_sql_chr", ()),
     "md5": ("_sql_digest", ("md5",)),
@@ -665,6 +686,7 @@ HELPERS = {
     "_sql_split_part": sql_split_part,
     "_sql_reverse": sql_reverse,
     "_sql_chr": sql_chr,
+    "_sql_time_bucket": sql_time_bucket,
     "_sql_like_match": lambda s, p: like_regex(p).fullmatch(s) is not None,
     "_sql_digest": sql_digest,
     "_sql_date_diff": sql_date_diff,

@@ -157,6 +157,12 @@ SCALARS = {
         Scalar("reverse", "_reverse({0})", helper="_reverse"),
         Scalar("ascii", "_ascii({0})", helper="_ascii"),
         Scalar("like_match", "_like_match({0}, {1})", helper="_like_match"),
+        Scalar(
+            "time_bucket",
+            "_time_bucket({0}, {1}, {2})",
+            helper="_time_bucket",
+            uses_datetime=True,
+        ),
         Scalar("chr", "_chr({0})", helper="_chr"),
         Scalar("md5", "_digest('md5', {0})", helper="_digest"),
         Scalar("sha256", "_digest('sha256', {0})", helper="_digest"),

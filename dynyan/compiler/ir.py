@@ -153,6 +153,7 @@ FUNCTIONS = {
     "ends_with",
     "contains",  # (string, part)
     "reverse",
+    "time_bucket",  # (Lit(seconds), Lit(months), date or timestamp): TIME_BUCKET
     "like_match",  # (string, pattern): LIKE with a pattern computed per row
     "ascii",  # the code point of the first character (0 of '')
     "chr",  # the character of a code point

@@ -78,6 +78,7 @@ HELPERS = (
     Helper("_reverse", "sqlfuncs", "_reverse"),
     Helper("_ascii", "sqlfuncs", "_ascii"),
     Helper("_like_match", "sqlfuncs", "_like_match"),
+    Helper("_time_bucket", "sqlfuncs", "_time_bucket"),
     Helper("_chr", "sqlfuncs", "_chr"),
     Helper("_yearweek", "sqlfuncs", "_yearweek"),
     Helper("_millisecond", "sqlfuncs", "_millisecond"),

@@ -596,6 +596,24 @@ def _microsecond(moment):
     return moment.second * 1000000 + moment.microsecond
 
 
+def _time_bucket(seconds, months, moment):
+    """TIME_BUCKET(width, t) as DuckDB: the start of the bucket of `width`
+    (`seconds`, or `months`) holding t, buckets counted from 2000-01-03, a
+    Monday (of months: from 2000-01-01); of a DATE the date of its
+    midnight's bucket."""
+    is_date = type(moment) is datetime.date
+    if months:
+        index = (moment.year - 2000) * 12 + moment.month - 1
+        year, month = divmod(index - index % months, 12)
+        bucket = datetime.datetime(2000 + year, month + 1, 1)
+    else:
+        t = datetime.datetime.combine(moment, datetime.time()) if is_date else moment
+        width = datetime.timedelta(seconds=seconds)
+        origin = datetime.datetime(2000, 1, 3)
+        bucket = origin + (t - origin) // width * width
+    return bucket.date() if is_date else bucket
+
+
 def _like_match(string, pattern):
     """`string LIKE pattern` for a pattern computed per row: `%` any run of
     characters, `_` one, every other character itself (DuckDB has no

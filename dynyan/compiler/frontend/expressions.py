@@ -262,18 +262,40 @@ _UNITS = {
 
 
 def _interval(node: exp.Interval) -> tuple[str, int]:
+    """(operator, amount) of an INTERVAL: `INTERVAL 'n' UNIT`, `INTERVAL 'n
+    unit'`, or of several units of one kind, `INTERVAL '1 day 2 hours'` (in
+    seconds; days with hours: a TIMESTAMP's, as DuckDB adds them)."""
     unit = (node.text("unit") or "").upper().rstrip("S")
     text = node.this.name if node.this is not None else ""
     parts = text.split()
-    if len(parts) == 2 and not unit:
-        text, unit = parts[0], parts[1].upper().rstrip("S")
-    if unit not in _UNITS or not re.fullmatch(r"[+-]?\d+", text.strip()):
+    if not unit and len(parts) % 2 == 0:
+        pairs = [
+            (parts[i], parts[i + 1].upper().rstrip("S"))
+            for i in range(0, len(parts), 2)
+        ]
+    else:
+        pairs = [(text.strip(), unit)]
+    if not pairs or any(
+        u not in _UNITS or not re.fullmatch(r"[+-]?\d+", n) for n, u in pairs
+    ):
         raise unsupported(
-            "supported intervals: INTERVAL 'n' SECOND|MINUTE|HOUR|DAY|WEEK|MONTH|YEAR",
+            "supported intervals: INTERVAL 'n' SECOND|MINUTE|HOUR|DAY|WEEK|MONTH|YEAR, "
+            "INTERVAL '1 day 2 hours' (no months beside other units)",
             node,
         )
-    op, scale = _UNITS[unit]
-    return op, int(text) * scale
+    ops = {_UNITS[u][0] for _, u in pairs}
+    if len(ops) > 1 and "add_months" in ops:
+        raise unsupported(
+            "an INTERVAL of months beside days or hours is not supported "
+            "(add them one after the other)",
+            node,
+        )
+    op = "add_seconds" if len(ops) > 1 else ops.pop()
+    day = 86400 if op == "add_seconds" else 1
+    return op, sum(
+        int(n) * _UNITS[u][1] * (day if _UNITS[u][0] == "add_days" else 1)
+        for n, u in pairs
+    )
 
 
 def _shift(fe, node, sign: int):
@@ -781,6 +803,25 @@ def _extract(fe, node: exp.Extract):
     return _date_part(fe, node.this.name, fe.expr(node.expression), node)
 
 
+def _time_bucket(fe, node: exp.DateBin):
+    """TIME_BUCKET(INTERVAL …, t) (DuckDB's default origin only)."""
+    width = node.this
+    if not isinstance(width, exp.Interval) or any(
+        node.args.get(a) for a in ("zone", "origin")
+    ):
+        raise unsupported(
+            "TIME_BUCKET is supported as TIME_BUCKET(INTERVAL …, t)", node
+        )
+    op, amount = _interval(width)
+    if amount <= 0:
+        raise unsupported("TIME_BUCKET needs a positive width", node)
+    seconds = amount * (86400 if op == "add_days" else 1)
+    months = 0
+    if op == "add_months":
+        seconds, months = 0, amount
+    return Op("time_bucket", (Lit(seconds), Lit(months), fe.expr(node.expression)))
+
+
 def _date_add(fe, node: exp.DateAdd):
     """DATE_ADD(d, INTERVAL …): d + INTERVAL …."""
     if not isinstance(node.expression, exp.Interval):
@@ -1167,6 +1208,7 @@ CONVERTERS: dict[type, Callable] = {
     exp.Add: lambda fe, node: _shift(fe, node, +1),
     exp.Sub: lambda fe, node: _shift(fe, node, -1),
     exp.Interval: _interval_value,
+    exp.DateBin: _time_bucket,
     exp.Mul: _binary("mul"),
     exp.Div: _binary("div"),
     exp.Mod: _binary("mod"),

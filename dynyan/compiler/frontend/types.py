@@ -255,6 +255,9 @@ def op_type(e: Op, types: list) -> str | None:
     if op == "strftime":
         need(TIMES, "STRFTIME needs a DATE or TIMESTAMP", 1)
         return "str"
+    if op == "time_bucket":
+        need(TIMES, "TIME_BUCKET needs a DATE or TIMESTAMP", 2)
+        return types[2]
     if op == "date_trunc":
         need(TIMES, "DATE_TRUNC needs a DATE or TIMESTAMP", 1)
         if types[1] == "date" and args[0].value in ("hour", "minute", "second"):

@@ -53,7 +53,10 @@ def check_supported(tree: exp.Expression, ctx: Context) -> exp.Expression:
         distinct = select.args.get("distinct")
         if distinct is not None and distinct.args.get("on"):
             raise unsupported("DISTINCT ON is not supported", distinct)
-    for node in tree.find_all(exp.CurrentDate, exp.CurrentTimestamp, exp.CurrentTime):
+    clocks = (exp.CurrentDate, exp.CurrentTimestamp, exp.CurrentTime)
+    for node in tree.find_all(*clocks, exp.Localtimestamp, exp.Anonymous):
+        if isinstance(node, exp.Anonymous) and node.name.upper() not in _CLOCKS:
+            continue
         raise unsupported(
             f"{node.sql('duckdb')} is not supported: it changes while a view is "
             "maintained, so a row's fate would depend on when it came; write the "
@@ -85,6 +88,10 @@ def check_supported(tree: exp.Expression, ctx: Context) -> exp.Expression:
         if isinstance(outer, exp.AggFunc):
             raise unsupported("nested aggregates are not supported", node)
     return tree
+
+
+# the clock's functions sqlglot leaves unnamed
+_CLOCKS = {"NOW", "GET_CURRENT_TIMESTAMP", "TRANSACTION_TIMESTAMP", "GET_CURRENT_TIME"}
 
 
 def _specific(node: exp.Window) -> bool:
