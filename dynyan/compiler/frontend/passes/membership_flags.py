@@ -181,9 +181,7 @@ def _correlated_in(select: exp.Select, node: exp.Expression):
         exp.and_(exp.Is(this=node.this.copy(), expression=exp.Null()), exists(None)),
         exists(exp.Is(this=value.copy(), expression=exp.Null())),
     )
-    return (
-        exp.Case().when(found, exp.true()).when(unknown, exp.null()).else_(exp.false())
-    )
+    return _three_valued(found, unknown)
 
 
 def _in_value(node: exp.In, found: exp.Expression, n: int) -> exp.Expression:
@@ -206,6 +204,11 @@ def _in_value(node: exp.In, found: exp.Expression, n: int) -> exp.Expression:
         exp.and_(exp.Is(this=node.this.copy(), expression=exp.Null()), rows()),
         rows(exp.Is(this=exp.column(name, table=f"__n{n}"), expression=exp.Null())),
     )
+    return _three_valued(found, unknown)
+
+
+def _three_valued(found: exp.Expression, unknown: exp.Expression) -> exp.Case:
+    """IN's value: TRUE where `found`, else NULL where `unknown`, else FALSE."""
     return (
         exp.Case().when(found, exp.true()).when(unknown, exp.null()).else_(exp.false())
     )
