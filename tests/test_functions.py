@@ -211,6 +211,15 @@ CASES = {
         "EXTRACT(EPOCH FROM r.d - r.ts)",  # the DATE's midnight
         "EPOCH(r.ts - r.ts + INTERVAL 90 MINUTE)",
     ],
+    "sin": ["SIN(r.x)", "SIN(r.p)", "SIN(r.a)"],
+    "cos": ["COS(r.x)", "COS(r.p * 2)"],
+    "tan": ["TAN(r.x)", "TAN(r.a)"],
+    "asin": ["ASIN(LEAST(GREATEST(r.p / 10, -1), 1))", "ASIN(SIN(r.x))"],
+    "acos": ["ACOS(LEAST(GREATEST(r.p / 10, -1), 1))", "ACOS(COS(r.x))"],
+    "atan": ["ATAN(r.x)", "ATAN(r.a * r.p)"],
+    "atan2": ["ATAN2(r.x, r.p)", "ATAN2(r.a, r.b)", "ATAN2(0, r.b)"],
+    "radians": ["RADIANS(r.x)", "RADIANS(r.a)", "DEGREES(RADIANS(r.p)) * PI()"],
+    "degrees": ["DEGREES(r.x)", "DEGREES(ATAN2(r.a, r.p))"],
     "time_bucket": [
         "TIME_BUCKET(INTERVAL '15 minutes', r.ts)",
         "TIME_BUCKET(INTERVAL 7 HOUR, r.ts)",
@@ -606,6 +615,7 @@ def test_run_time_errors_are_duckdbs(value, words, error):
     "value, word",
     [
         ("LN(CAST(s AS INTEGER))", "-1"),  # DuckDB: NaN
+        ("ASIN(CAST(s AS DOUBLE))", "2"),  # DuckDB: NaN
         ("LOG10(CAST(s AS INTEGER) - 1)", "0"),
         ("POWER(CAST(s AS DOUBLE), 0.5)", "-2"),
         ("CAST(s AS DOUBLE)", "nan"),

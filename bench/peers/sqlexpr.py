@@ -440,6 +440,17 @@ def sql_time_bucket(seconds, months, value):
     return out.date() if day else out
 
 
+def sql_trig(name, *args):
+    """SIN, COS, …, DEGREES through C's functions; DuckDB's NaN outside a
+    function's domain (ASIN(2), SIN(inf)) is refused, as elsewhere."""
+    if math.nan in args or any(a != a for a in args):
+        return math.nan
+    try:
+        return getattr(math, name)(*args)
+    except ValueError:
+        raise ValueError(f"{name}{args}: NaN, not supported") from None
+
+
 def sql_chr(n):
     """CHR as DuckDB: an error for a number that is no code point of a
     character."""
@@ -609,6 +620,11 @@ _STRICT_CALLS = {
     "interval_epoch": ("(lambda i: i.total_seconds())", ()),
     "like_match": ("_sql_like_match", ()),
     "time_bucket": ("_sql_time_bucket", ()),
+    **{
+        op: ("_sql_trig", (op,))
+        for op in ("sin", "cos", "tan", "asin", "acos", "atan", "atan2")
+        + ("radians", "degrees")
+    },
     "ascii": ("(lambda s: ord(s[:1]) if s else 0)", ()),
     "chr": ("_sql_chr", ()),
     "md5": ("_sql_digest", ("md5",)),
@@ -687,6 +703,7 @@ HELPERS = {
     "_sql_reverse": sql_reverse,
     "_sql_chr": sql_chr,
     "_sql_time_bucket": sql_time_bucket,
+    "_sql_trig": sql_trig,
     "_sql_like_match": lambda s, p: like_regex(p).fullmatch(s) is not None,
     "_sql_digest": sql_digest,
     "_sql_date_diff": sql_date_diff,

@@ -33,6 +33,20 @@ from dataclasses import dataclass
 
 from ..runtime import sqlfuncs
 
+# SIN … DEGREES: the functions of DOUBLEs `sqlfuncs._trig` computes (ATAN2
+# of two)
+TRIGONOMETRY = (
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "atan2",
+    "radians",
+    "degrees",
+)
+
 
 @dataclass(frozen=True)
 class Scalar:
@@ -144,6 +158,10 @@ SCALARS = {
         Scalar("log2", "_log2({0})", helper="_log2"),
         Scalar("exp", "_exp({0})", helper="_exp"),
         Scalar("power", "_power({0}, {1})", helper="_power"),
+        *(
+            Scalar(op, f"_trig({op!r}, {{0}})", helper="_trig", variadic=True)
+            for op in TRIGONOMETRY
+        ),
         Scalar("trim_chars", "{0}.strip({1})"),
         Scalar("ltrim", "{0}.lstrip({1})"),
         Scalar("rtrim", "{0}.rstrip({1})"),

@@ -153,6 +153,15 @@ FUNCTIONS = {
     "ends_with",
     "contains",  # (string, part)
     "reverse",
+    "sin",  # SIN … DEGREES: C's (and math's) functions of DOUBLEs
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "atan2",
+    "radians",
+    "degrees",
     "time_bucket",  # (Lit(seconds), Lit(months), date or timestamp): TIME_BUCKET
     "like_match",  # (string, pattern): LIKE with a pattern computed per row
     "ascii",  # the code point of the first character (0 of '')

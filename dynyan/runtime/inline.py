@@ -79,6 +79,7 @@ HELPERS = (
     Helper("_ascii", "sqlfuncs", "_ascii"),
     Helper("_like_match", "sqlfuncs", "_like_match"),
     Helper("_time_bucket", "sqlfuncs", "_time_bucket"),
+    Helper("_trig", "sqlfuncs", "_trig"),
     Helper("_chr", "sqlfuncs", "_chr"),
     Helper("_yearweek", "sqlfuncs", "_yearweek"),
     Helper("_millisecond", "sqlfuncs", "_millisecond"),

@@ -505,6 +505,19 @@ def _log2(x):
     raise ValueError(f"LOG2 of the negative number {x!r} is NaN: not supported")
 
 
+def _trig(name, *args):
+    """SIN, COS, TAN, ASIN, ACOS, ATAN, ATAN2, RADIANS, DEGREES as DuckDB,
+    whose C functions Python's math calls (the same doubles); where DuckDB
+    gives NaN (ASIN(2), SIN(inf)) an error, as a NaN compares unlike
+    DuckDB's. NaN in, NaN out."""
+    if any(a != a for a in args):
+        return math.nan
+    try:
+        return getattr(math, name)(*map(float, args))
+    except ValueError:
+        raise ValueError(f"{name.upper()}{args!r} is NaN: not supported") from None
+
+
 def _exp(x):
     """EXP as DuckDB: inf beyond the doubles."""
     try:

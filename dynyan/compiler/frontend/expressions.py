@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import functools
+import math
 import re
 from collections.abc import Callable
 
@@ -19,7 +20,7 @@ from sqlglot import exp
 
 from ...runtime import sqlfuncs
 from ...runtime.sqlfuncs import _to_str
-from ..functions import STRFTIME_CODES
+from ..functions import STRFTIME_CODES, TRIGONOMETRY
 from ..ir import Lit, Op, Ref
 from .diagnostics import sql_error, unsupported
 from .statements import TYPES, declared_scale
@@ -1036,7 +1037,7 @@ def _as_double(fe, value):
 
 
 def _double_function(op: str) -> Callable:
-    """SIGN, LN, EXP, POWER: of DECIMAL operands as DuckDB casts them."""
+    """SIGN, LN, EXP, POWER, SIN …: of DECIMAL operands as DuckDB casts them."""
     return lambda fe, node: Op(
         op,
         tuple(
@@ -1274,7 +1275,8 @@ CONVERTERS: dict[type, Callable] = {
     exp.Greatest: _variadic("greatest"),
     exp.Least: _variadic("least"),
     exp.Nullif: lambda fe, node: Op(
-        "nullif", (fe.expr(node.this), fe.expr(node.expression))
+        "nullif",
+        coerce_literals(fe.expr(node.this), fe.expr(node.expression), fe.type_of, node),
     ),
     exp.Year: lambda fe, node: Op("year", (fe.expr(node.this),)),
     exp.Month: lambda fe, node: Op("month", (fe.expr(node.this),)),
@@ -1300,6 +1302,8 @@ CONVERTERS: dict[type, Callable] = {
     exp.Ln: _double_function("ln"),
     exp.Log: _log,
     exp.Exp: _double_function("exp"),
+    **{getattr(exp, op.capitalize()): _double_function(op) for op in TRIGONOMETRY},
+    exp.Pi: lambda fe, node: Lit(math.pi),
     exp.Pow: _double_function("power"),
     exp.Pad: _pad,
     exp.Repeat: lambda fe, node: Op(

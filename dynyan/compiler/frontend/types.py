@@ -16,6 +16,7 @@ from collections.abc import Callable
 from sqlglot import exp
 
 from ...errors import UnsupportedQueryError
+from ..functions import TRIGONOMETRY
 from ..ir import COMPARISONS, INFIX, Lit, Op
 from .diagnostics import sql_error, unsupported
 
@@ -327,6 +328,7 @@ _NUMBER_FUNCTIONS = {
     "log2": ("LOG2", "float"),
     "exp": ("EXP", "float"),
     "power": ("POWER", "float"),
+    **{op: (op.upper(), "float") for op in TRIGONOMETRY},
 }
 # operator -> (SQL name, argument types, result type) of the string functions
 _STRING_FUNCTIONS = {
