@@ -32,20 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..runtime import sqlfuncs
-
-# SIN … DEGREES: the functions of DOUBLEs `sqlfuncs._trig` computes (ATAN2
-# of two)
-TRIGONOMETRY = (
-    "sin",
-    "cos",
-    "tan",
-    "asin",
-    "acos",
-    "atan",
-    "atan2",
-    "radians",
-    "degrees",
-)
+from .ir import TRIGONOMETRY
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,19 @@ INFIX = {
     "concat": "||",
 }
 PREFIX = {"neg": "-", "not": "NOT "}
+# SIN … DEGREES: the functions of DOUBLEs `sqlfuncs._trig` computes (ATAN2
+# of two)
+TRIGONOMETRY = (
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "atan2",
+    "radians",
+    "degrees",
+)
 FUNCTIONS = {
     "like",  # (value, Lit(pattern))
     "regexp",  # (value, Lit(Python pattern), Lit(ignore case)): re.search
@@ -153,15 +166,7 @@ FUNCTIONS = {
     "ends_with",
     "contains",  # (string, part)
     "reverse",
-    "sin",  # SIN … DEGREES: C's (and math's) functions of DOUBLEs
-    "cos",
-    "tan",
-    "asin",
-    "acos",
-    "atan",
-    "atan2",
-    "radians",
-    "degrees",
+    *TRIGONOMETRY,  # SIN … DEGREES: C's (and math's) functions of DOUBLEs
     "time_bucket",  # (Lit(seconds), Lit(months), date or timestamp): TIME_BUCKET
     "like_match",  # (string, pattern): LIKE with a pattern computed per row
     "ascii",  # the code point of the first character (0 of '')

@@ -20,8 +20,8 @@ from sqlglot import exp
 
 from ...runtime import sqlfuncs
 from ...runtime.sqlfuncs import _to_str
-from ..functions import STRFTIME_CODES, TRIGONOMETRY
-from ..ir import Lit, Op, Ref
+from ..functions import STRFTIME_CODES
+from ..ir import TRIGONOMETRY, Lit, Op, Ref
 from .diagnostics import sql_error, unsupported
 from .statements import TYPES, declared_scale
 from .types import (

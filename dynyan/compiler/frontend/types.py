@@ -16,8 +16,7 @@ from collections.abc import Callable
 from sqlglot import exp
 
 from ...errors import UnsupportedQueryError
-from ..functions import TRIGONOMETRY
-from ..ir import COMPARISONS, INFIX, Lit, Op
+from ..ir import COMPARISONS, INFIX, TRIGONOMETRY, Lit, Op
 from .diagnostics import sql_error, unsupported
 
 NUMERIC = {"int", "float", "bool"}
