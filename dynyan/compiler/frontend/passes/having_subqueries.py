@@ -23,12 +23,14 @@ from ..context import Context, from_aliases, sql_conjuncts
 from ..diagnostics import unsupported
 
 ALIAS = "__having"
+# what holds a subquery in a condition (ANY/ALL hold their SELECT directly)
+_SUBQUERIES = (exp.Subquery, exp.Exists, exp.Any, exp.All)
 
 
 def having_subqueries(tree: exp.Expression, ctx: Context) -> exp.Expression:
     for select in reversed(list(tree.find_all(exp.Select))):
         having = select.args.get("having")
-        if having is None or having.find(exp.Subquery, exp.Exists) is None:
+        if having is None or having.find(*_SUBQUERIES) is None:
             continue
         outer = _split(select)
         if select is tree:
@@ -46,7 +48,7 @@ def _split(select: exp.Select) -> exp.Select:
         raise unsupported("SELECT * with a subquery in HAVING", select)
     inner = select.copy()
     conds = sql_conjuncts(inner.args["having"].this)
-    moved = [c for c in conds if c.find(exp.Subquery, exp.Exists) is not None]
+    moved = [c for c in conds if c.find(*_SUBQUERIES) is not None]
     kept = [c for c in conds if c not in moved]
     inner.set("having", exp.Having(this=exp.and_(*kept)) if kept else None)
     for arg in ("order", "limit", "offset", "distinct"):
@@ -68,7 +70,7 @@ def _split(select: exp.Select) -> exp.Select:
         """Aggregates and columns outside subqueries come from the groups,
         and so do a subquery's columns of the grouped query's tables (a
         correlation with a GROUP BY key)."""
-        if isinstance(node, (exp.Subquery, exp.Exists)):
+        if isinstance(node, _SUBQUERIES):
             inner_sources = set().union(*map(from_aliases, node.find_all(exp.Select)))
             for col in list(node.find_all(exp.Column)):
                 table = col.table.lower()

@@ -50,7 +50,76 @@ def qualify_names(tree: exp.Expression, ctx: Context) -> exp.Expression:
     for select in tree.find_all(exp.Select):
         if id(select) in inner_using:
             _plain_using_columns(select)
+    _unshadow(tree)
     return tree
+
+
+def _unshadow(tree: exp.Expression) -> None:
+    """Give a subquery's source that has the alias of a source around it
+    (`FROM r WHERE r.a > ANY (SELECT r.a FROM r …)`) a fresh alias, so a
+    pass that moves an outer column into the subquery (ANY/ALL, IN as
+    EXISTS, unnesting) cannot have it captured by the inner source."""
+    taken = {t.alias_or_name.lower() for t in tree.find_all(exp.Table)}
+    taken |= {a.name.lower() for a in tree.find_all(exp.TableAlias)}
+    for select in list(tree.find_all(exp.Select)):  # outer SELECTs first
+        if not _in_condition(select):
+            continue  # a derived table: the same text names the same view
+        around = set()
+        node = select.parent
+        while node is not None:
+            if isinstance(node, exp.Select):
+                around.update(_source_items(node))
+            node = node.parent
+        own = _source_items(select)
+        for alias, item in own.items():
+            if alias not in around:
+                continue
+            n = 2  # the same subquery in two places gets the same name
+            while f"{alias}_{n}" in taken | around | own.keys():
+                n += 1
+            fresh = f"{alias}_{n}"
+            named = item.args.get("alias")
+            if isinstance(named, exp.TableAlias):  # keeps AS t(a, b)'s columns
+                named.set("this", exp.to_identifier(fresh))
+            else:
+                item.set("alias", exp.TableAlias(this=exp.to_identifier(fresh)))
+            _rename_columns(select, alias, fresh)
+
+
+def _in_condition(select: exp.Select) -> bool:
+    """Whether `select` is a subquery of an expression (not a FROM item)."""
+    node = select.parent
+    while isinstance(node, (exp.Union, exp.Intersect, exp.Except)):
+        node = node.parent
+    if isinstance(node, exp.Subquery):
+        return not isinstance(node.parent, (exp.From, exp.Join, exp.Lateral))
+    return isinstance(node, (exp.Exists, exp.Any, exp.All, exp.In))
+
+
+def _source_items(select: exp.Select) -> dict[str, exp.Expression]:
+    """alias -> the FROM or JOIN item that defines it."""
+    from_ = select.args.get("from_") or select.args.get("from")
+    items = [from_.this] if from_ is not None else []
+    items += [j.this for j in select.args.get("joins") or []]
+    return {
+        i.alias_or_name.lower(): i
+        for i in items
+        if isinstance(i, (exp.Table, exp.Subquery, exp.Lateral)) and i.alias_or_name
+    }
+
+
+def _rename_columns(select: exp.Select, alias: str, fresh: str) -> None:
+    """alias.c -> fresh.c in `select` and the subqueries in it that do not
+    define `alias` again."""
+    stack = [select]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, exp.Column) and node.table.lower() == alias:
+            node.set("table", exp.to_identifier(fresh))
+        for child in node.iter_expressions():
+            if isinstance(child, exp.Select) and alias in _source_items(child):
+                continue
+            stack.append(child)
 
 
 def expand_stars(select: exp.Select, ctx: Context) -> bool:
