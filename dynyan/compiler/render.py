@@ -715,10 +715,17 @@ class _Counter:
         return f"_{prefix}{self.n}"
 
 
-def _enum_loops(layout: _Layout, skip: set[int], fresh: _Counter, base_depth: int = 0):
+def _enum_loops(
+    layout: _Layout,
+    skip: set[int],
+    fresh: _Counter,
+    base_depth: int = 0,
+    around: int = 0,
+):
     """Nested loops over the nodes of N not in `skip`, in preorder: each binds
-    its node's variables (through its parent index) and names its payload.
-    Returns (loops, payload names of the frontier nodes visited)."""
+    its node's variables (through its parent index) and names its payload
+    (`around`: the loops they are nested in). Returns (loops, payload names
+    of the frontier nodes visited)."""
     plan = layout.plan
     frontier = set(plan.frontier())
     loops, mults = [], []
@@ -747,10 +754,13 @@ def _enum_loops(layout: _Layout, skip: set[int], fresh: _Counter, base_depth: in
                 )
                 source += f"[{tup(layout.local(s.key))}].scan({', '.join(bounds)})"
                 check = _extra_check(info.theta, lambda v: layout.var_local[v])
-            else:
-                source = group_items(
-                    fresh("g"), f"{source}[{tup(layout.local(s.key))}]", layout.bare(s)
-                )
+            group = None
+            if info.root_index is None and s.kind != "sorted":
+                g = fresh("g")
+                group = (g, f"{source}[{tup(layout.local(s.key))}]")
+                source = group_items(g, group[1], layout.bare(s))
+                # (a generator's clauses cannot assign: `for g in (group,)`)
+                group = (*group, group_items(g, bare=layout.bare(s)))
             loops.append(
                 {
                     "kind": "loop",
@@ -759,6 +769,7 @@ def _enum_loops(layout: _Layout, skip: set[int], fresh: _Counter, base_depth: in
                     "m": m,
                     "depth": depth,
                     "check": check,
+                    "group": group,
                 }
             )
             depth += 1
@@ -771,7 +782,53 @@ def _enum_loops(layout: _Layout, skip: set[int], fresh: _Counter, base_depth: in
                     "depth": depth,
                 }
             )
+        loops[-1]["binds"] = [*layout.local(info.tuple_vars), m]
+    if depth - base_depth + around > MAX_NESTED_LOOPS and len(loops) > 1:
+        # enumerate() keeps its first loop (the root's: ordered output
+        # marks each root tuple there)
+        kept = [] if around else loops[:1]
+        below = base_depth + sum(step["kind"] == "loop" for step in kept)
+        flat = _flat_loop(loops[len(kept) :], below)
+        return [*kept, flat], mults, below + 1
     return loops, mults, depth
+
+
+# Python refuses a function with more than 20 nested blocks (loops count):
+# past this many, the loops below the first are one over a generator.
+MAX_NESTED_LOOPS = 12
+
+
+def _flat_loop(loops: list[dict], depth: int) -> dict:
+    """Nested loops as one: `for names in (names for … for … if …)` (a
+    generator expression nests no blocks in the function). A join variable
+    bound before the loops is read there from the function, so it is not a
+    target in the generator (where it would shadow the function's)."""
+    clauses, names, inside, outside = [], [], set(), set()
+    for step in loops:
+        texts = [step["source"], step.get("check") or ""]
+        outside |= set(re.findall(r"\bv_\w+", " ".join(texts))) - inside
+        kept = [n if n not in outside else "_" for n in step["binds"][:-1]]
+        target, m = tup(kept), step["m"]
+        if step["kind"] == "loop" and step["group"]:
+            g, value, pairs = step["group"]
+            clauses.append(f"for {g} in ({value},)")
+            clauses.append(f"for {target}, {m} in {pairs}")
+        elif step["kind"] == "loop":
+            clauses.append(f"for {target}, {m} in {step['source']}")
+        else:
+            clauses.append(f"for {m} in ({step['source']},)")
+        if step.get("check"):
+            clauses.append(f"if {step['check']}")
+        bound = [n for n in [*kept, m] if n != "_"]
+        inside.update(bound)
+        names += bound
+    bound = "(" + ", ".join(dict.fromkeys(names)) + ",)"
+    return {
+        "kind": "flat",
+        "target": bound,
+        "source": f"({bound} {' '.join(clauses)})",
+        "depth": depth,
+    }
 
 
 def theta_node(layout: _Layout, a: int, b: int) -> int | None:
@@ -894,7 +951,8 @@ def _path_steps(
             )
         d = common["d_new"]
     if emit is not None:
-        loops, mults, depth = _enum_loops(layout, set(path), fresh)
+        around = sum(step["kind"] == "loop" for step in steps)
+        loops, mults, depth = _enum_loops(layout, set(path), fresh, around=around)
         uses.update(
             v for n in path if n in plan.in_n for v in layout.info[n].tuple_vars
         )
@@ -2306,12 +2364,19 @@ def render_module(
     text = text.replace(
         _DIGEST_PLACEHOLDER, f"render {_digest(text)}, module {_MODULE_PLACEHOLDER}", 1
     )
-    try:
-        module = black.format_str(text, mode=BLACK_MODE) if formatted else text
+    try:  # compiled before black (which keeps the AST): fails sooner
         with warnings.catch_warnings():  # a SyntaxWarning would greet the user
             warnings.simplefilter("error", SyntaxWarning)
-            compile(module, source, "exec")
+            compile(text, source, "exec")
+        module = black.format_str(text, mode=BLACK_MODE) if formatted else text
     except Exception as err:  # a compiler bug: show the raw text to debug
+        if "too many statically nested blocks" in str(err):  # Python's limit
+            raise UnsupportedQueryError(
+                "the query joins too many tables in one chain: an update of the "
+                "farthest would run more nested loops than Python allows in one "
+                "function (20); join fewer tables, or aggregate part of the chain "
+                "in a subquery first"
+            ) from None
         log.error("rendered module does not compile:\n%s", text)
         raise RenderError(
             f"generated code is invalid ({err}); this is a dynyan bug"

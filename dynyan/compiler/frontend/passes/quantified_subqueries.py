@@ -10,8 +10,15 @@ In a conjunct of WHERE (where NULL and FALSE both drop the row):
 
 A subquery that groups, aggregates, is DISTINCT or a set operation becomes a
 derived table first (`FROM (subquery) AS __qN`). Runs after `qualify_names`,
-so the outer `x` keeps its table's alias inside the subquery. Elsewhere
-(under OR or NOT, where NULL and FALSE differ) the quantifier is refused.
+so the outer `x` keeps its table's alias inside the subquery.
+
+Elsewhere (under OR or NOT, in the SELECT list, where NULL and FALSE
+differ) the value is SQL's three-valued one, from scalar subqueries: `= ANY`
+is `IN` and `<> ALL` is `NOT IN` (`membership_flags` gives their NULLs);
+for an order, `x > ANY (…)` is TRUE where `x > MIN(y)`, `x > ALL (…)` FALSE
+where `NOT x > MAX(y)`; over no rows ANY is FALSE and ALL TRUE; otherwise
+NULL where x is NULL or a y is (`COUNT(*) > COUNT(y)`), else ALL's TRUE or
+ANY's FALSE.
 
 >>> import sqlglot
 >>> from dynyan.compiler.frontend.context import Context
@@ -44,36 +51,82 @@ def quantified_subqueries(tree: exp.Expression, ctx: Context) -> exp.Expression:
             raise unsupported(
                 "ANY/ALL is supported as the right side of a comparison", node
             )
-        if not _conjunct_of_where(comparison):
-            raise unsupported(
-                "a comparison with ANY/ALL must be a conjunct of WHERE", comparison
-            )
         made += 1
         query = node.this.this if isinstance(node.this, exp.Subquery) else node.this
-        comparison.replace(_exists(comparison, query, isinstance(node, exp.All), made))
+        every = isinstance(node, exp.All)
+        if _conjunct_of_where(comparison):
+            comparison.replace(_exists(comparison, query, every, made))
+        else:
+            comparison.replace(_value(comparison, query, every, made))
     return tree
 
 
-def _exists(comparison, query: exp.Expression, every: bool, n: int):
+# the aggregate of y that decides `x op ANY` (TRUE) and `x op ALL` (FALSE)
+_ANY_BOUND = {exp.GT: exp.Min, exp.GTE: exp.Min, exp.LT: exp.Max, exp.LTE: exp.Max}
+_ALL_BOUND = {exp.GT: exp.Max, exp.GTE: exp.Max, exp.LT: exp.Min, exp.LTE: exp.Min}
+
+
+def _value(comparison, query: exp.Expression, every: bool, n: int):
+    """`x op ANY/ALL (subquery)` where NULL and FALSE differ (see above)."""
+    op = type(comparison)
+    x = comparison.this
+    if op is exp.EQ and not every or op is exp.NEQ and every:
+        member = exp.In(this=x.copy(), query=exp.Subquery(this=query.copy()))
+        return member if op is exp.EQ else exp.Not(this=exp.Paren(this=member))
+    base, value = _rows(query, n)
+
+    def scalar(aggregate: exp.Expression) -> exp.Subquery:
+        select = base.copy()
+        select.set("expressions", [aggregate])
+        return exp.Subquery(this=select)
+
+    if op in (exp.EQ, exp.NEQ):  # = ALL, <> ANY: is some y other than x?
+        decided = exp.or_(
+            exp.NEQ(this=x.copy(), expression=scalar(exp.Min(this=value.copy()))),
+            exp.NEQ(this=x.copy(), expression=scalar(exp.Max(this=value.copy()))),
+        )
+    elif every:
+        bound = scalar(_ALL_BOUND[op](this=value.copy()))
+        decided = exp.Not(this=exp.Paren(this=op(this=x.copy(), expression=bound)))
+    else:
+        decided = op(
+            this=x.copy(), expression=scalar(_ANY_BOUND[op](this=value.copy()))
+        )
+    rows = scalar(exp.Count(this=exp.Star()))
+    unknown = exp.or_(
+        exp.Is(this=x.copy(), expression=exp.Null()),
+        exp.GT(this=rows.copy(), expression=scalar(exp.Count(this=value.copy()))),
+    )
+    empty, otherwise = (exp.true(), exp.true()) if every else (exp.false(), exp.false())
+    return exp.Paren(
+        this=exp.Case()
+        .when(exp.EQ(this=rows, expression=exp.Literal.number(0)), empty)
+        .when(decided, exp.false() if every else exp.true())
+        .when(unknown, exp.null())
+        .else_(otherwise)
+    )
+
+
+def _rows(query: exp.Expression, n: int) -> tuple[exp.Select, exp.Expression]:
+    """The subquery's rows as a SELECT to put aggregates in, and its value."""
     if not isinstance(query, exp.Select) or len(query.expressions) != 1:
         raise unsupported("ANY/ALL needs a subquery of one column", query)
     inner = query.copy()
     if _needs_derived(inner):
         alias = f"__q{n}"
-        item = inner.expressions[0]
-        name = item.alias_or_name
-        inner = exp.select("1").from_(
+        name = inner.expressions[0].alias_or_name
+        base = exp.select("1").from_(
             exp.Subquery(
                 this=inner, alias=exp.TableAlias(this=exp.to_identifier(alias))
             )
         )
-        value = exp.column(name, table=alias)
-        where = None
-    else:
-        item = inner.expressions[0]
-        value = item.this.copy() if isinstance(item, exp.Alias) else item.copy()
-        where = inner.args.get("where")
-        inner.set("expressions", [exp.Literal.number(1)])
+        return base, exp.column(name, table=alias)
+    item = inner.expressions[0]
+    return inner, item.this.copy() if isinstance(item, exp.Alias) else item.copy()
+
+
+def _exists(comparison, query: exp.Expression, every: bool, n: int):
+    inner, value = _rows(query, n)
     x = comparison.this.copy()
     test = type(comparison)(this=x, expression=value)
     if every:
@@ -82,7 +135,9 @@ def _exists(comparison, query: exp.Expression, every: bool, n: int):
             exp.Is(this=x.copy(), expression=exp.Null()),
             exp.Is(this=value.copy(), expression=exp.Null()),
         )
+    where = inner.args.get("where")
     condition = test if where is None else exp.and_(where.this, exp.Paren(this=test))
+    inner.set("expressions", [exp.Literal.number(1)])
     inner.set("where", exp.Where(this=condition))
     found = exp.Exists(this=inner)
     return exp.Not(this=found) if every else found
