@@ -18,7 +18,8 @@ is `IN` and `<> ALL` is `NOT IN` (`membership_flags` gives their NULLs);
 for an order, `x > ANY (…)` is TRUE where `x > MIN(y)`, `x > ALL (…)` FALSE
 where `NOT x > MAX(y)`; over no rows ANY is FALSE and ALL TRUE; otherwise
 NULL where x is NULL or a y is (`COUNT(*) > COUNT(y)`), else ALL's TRUE or
-ANY's FALSE.
+ANY's FALSE. A row of values `(a, b) = ANY (SELECT x, y …)` is `IN`
+everywhere (no other comparison of a row is read).
 
 >>> import sqlglot
 >>> from dynyan.compiler.frontend.context import Context
@@ -54,7 +55,15 @@ def quantified_subqueries(tree: exp.Expression, ctx: Context) -> exp.Expression:
         made += 1
         query = node.this.this if isinstance(node.this, exp.Subquery) else node.this
         every = isinstance(node, exp.All)
-        if _conjunct_of_where(comparison):
+        if isinstance(comparison.this, exp.Tuple):  # (a, b) = ANY (SELECT a, b …)
+            if not _membership(comparison, every):
+                raise unsupported(
+                    "a row of values is compared with ANY/ALL only by = ANY "
+                    "(that is IN) and <> ALL (NOT IN)",
+                    comparison,
+                )
+            comparison.replace(_in(comparison.this, query, comparison))
+        elif _conjunct_of_where(comparison):
             comparison.replace(_exists(comparison, query, every, made))
         else:
             comparison.replace(_value(comparison, query, every, made))
@@ -70,9 +79,8 @@ def _value(comparison, query: exp.Expression, every: bool, n: int):
     """`x op ANY/ALL (subquery)` where NULL and FALSE differ (see above)."""
     op = type(comparison)
     x = comparison.this
-    if op is exp.EQ and not every or op is exp.NEQ and every:
-        member = exp.In(this=x.copy(), query=exp.Subquery(this=query.copy()))
-        return member if op is exp.EQ else exp.Not(this=exp.Paren(this=member))
+    if _membership(comparison, every):
+        return _in(x, query, comparison)
     base, value = _rows(query, n)
 
     def scalar(aggregate: exp.Expression) -> exp.Subquery:
@@ -107,14 +115,28 @@ def _value(comparison, query: exp.Expression, every: bool, n: int):
     )
 
 
+def _membership(comparison, every: bool) -> bool:
+    """`= ANY` is `IN` and `<> ALL` is `NOT IN`, by SQL's definition."""
+    return isinstance(comparison, exp.NEQ if every else exp.EQ)
+
+
+def _in(x: exp.Expression, query: exp.Expression, comparison) -> exp.Expression:
+    member = exp.In(this=x.copy(), query=exp.Subquery(this=query.copy()))
+    if isinstance(comparison, exp.EQ):
+        return member
+    return exp.Not(this=member)
+
+
 def _rows(query: exp.Expression, n: int) -> tuple[exp.Select, exp.Expression]:
     """The subquery's rows as a SELECT to put aggregates in, and its value."""
-    if not isinstance(query, exp.Select) or len(query.expressions) != 1:
+    if not isinstance(query, (exp.Select, exp.SetOperation)) or (
+        len(query.named_selects) != 1
+    ):
         raise unsupported("ANY/ALL needs a subquery of one column", query)
     inner = query.copy()
-    if _needs_derived(inner):
+    if isinstance(inner, exp.SetOperation) or _needs_derived(inner):
         alias = f"__q{n}"
-        name = inner.expressions[0].alias_or_name
+        name = inner.named_selects[0]
         base = exp.select("1").from_(
             exp.Subquery(
                 this=inner, alias=exp.TableAlias(this=exp.to_identifier(alias))
