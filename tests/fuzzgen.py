@@ -896,6 +896,36 @@ def subquery_under_or(g, atom):
     g.q.where.append(Part(f"({test} OR {other})", frozenset({atom.alias})))
 
 
+@production("subquery", weight=0.8)
+def quantified_subquery(g, atom):
+    """`x op ANY|SOME|ALL (SELECT v FROM t …)` as a conjunct, under NOT or
+    OR; at times the subquery's table takes the outer table's alias (it
+    shadows it: nothing inside may read the outer one then)."""
+    ref = g.col(atom, ("int",))
+    if ref is None:
+        return False
+    t = g.choice(
+        [t for t, cols in TABLES.items() if any(k == "int" for _, k, _ in cols)]
+    )
+    shadow = g.chance(0.3)
+    s = _table_atom(t, atom.alias if shadow else g.sub_alias())
+    inner = g.col(s, ("int",))
+    where = _inner_filter(g, s)[5:]
+    if not shadow and g.chance(0.4):  # correlated by an equality
+        eq = f"{g.col(s, ('int',))[0]} = {g.col(atom, ('int',))[0]}"
+        where = f"{eq} AND {where}" if where else eq
+    where = f" WHERE {where}" if where else ""
+    op = g.choice(["=", "<>", "<", "<=", ">", ">="])
+    quantifier = g.choice(["ANY", "SOME", "ALL"])
+    test = f"{ref[0]} {op} {quantifier} (SELECT {inner[0]} FROM {t} {s.alias}{where})"
+    form = g.choice(["conjunct", "conjunct", "not", "or"])
+    if form == "not":
+        test = f"NOT ({test})"
+    elif form == "or":
+        test = f"({test} OR {ref[0]} {g.choice(['<', '='])} {g.literal('int')})"
+    g.q.where.append(Part(test, frozenset({atom.alias})))
+
+
 # --- SELECT ---------------------------------------------------------------------------
 
 
