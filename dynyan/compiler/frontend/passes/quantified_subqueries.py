@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ..context import Context
+from ..context import Context, from_aliases, sql_conjuncts
 from ..diagnostics import unsupported
 
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE)
@@ -67,7 +67,87 @@ def quantified_subqueries(tree: exp.Expression, ctx: Context) -> exp.Expression:
             comparison.replace(_exists(comparison, query, every, made))
         else:
             comparison.replace(_value(comparison, query, every, made))
+    for node in list(tree.find_all(exp.Exists)):
+        test = node.parent if isinstance(node.parent, exp.Not) else node
+        if not _conjunct_of_where(test):
+            banded = _banded_exists(node)
+            if banded is not None:
+                node.replace(banded)
     return tree
+
+
+def _banded_exists(node: exp.Exists) -> exp.Expression | None:
+    """`EXISTS (SELECT … WHERE w AND x op y)` where NULL and FALSE differ, x
+    of the outer query and y of the subquery, w at most correlated by
+    equalities: `x op ANY (SELECT y … WHERE w)` with NULL as FALSE, i.e.
+    `COALESCE(x > (SELECT MIN(y) … WHERE w), FALSE)` (a LEFT JOIN flag
+    cannot hold an inequality). None where the subquery is not that."""
+    select = node.this
+    if not isinstance(select, exp.Select) or _needs_derived(select):
+        return None
+    if any(select.args.get(k) for k in ("limit", "offset", "order", "qualify")):
+        return None
+    where = select.args.get("where")
+    if where is None or where.find(exp.Select) is not None:
+        return None
+    inner = from_aliases(select)
+
+    def outer(e: exp.Expression) -> bool:
+        return any(c.table.lower() not in inner for c in e.find_all(exp.Column))
+
+    def local(e: exp.Expression) -> bool:
+        return all(c.table.lower() in inner for c in e.find_all(exp.Column))
+
+    bands, rest = [], []
+    for c in sql_conjuncts(where.this):
+        if not outer(c):
+            rest.append(c)
+        elif isinstance(c, exp.EQ):
+            rest.append(c)  # an equality: a correlated scalar subquery's key
+        elif isinstance(c, tuple(_FLIPPED)) and (
+            local(c.expression) and not local(c.this) or local(c.this)
+        ):
+            bands.append(c)
+        else:
+            return None
+    if len(bands) != 1:
+        return None
+    band = bands[0]
+    if local(band.this):  # y op x -> x op' y
+        band = _FLIPPED[type(band)](this=band.expression, expression=band.this)
+    x, y = band.this, band.expression
+    if (
+        not local(y)
+        or x.find(exp.Column) is None
+        or not all(not local(c) for c in x.find_all(exp.Column))
+    ):
+        return None
+    rows = select.copy()
+    rows.set("where", exp.Where(this=exp.and_(*rest)) if rest else None)
+
+    def scalar(aggregate) -> exp.Subquery:
+        one = rows.copy()
+        one.set("expressions", [aggregate(this=y.copy())])
+        return exp.Subquery(this=one)
+
+    if isinstance(band, exp.NEQ):
+        test = exp.or_(
+            exp.NEQ(this=x.copy(), expression=scalar(exp.Min)),
+            exp.NEQ(this=x.copy(), expression=scalar(exp.Max)),
+        )
+    else:
+        test = type(band)(this=x.copy(), expression=scalar(_ANY_BOUND[type(band)]))
+    return exp.Paren(this=exp.Coalesce(this=test, expressions=[exp.false()]))
+
+
+# `y op x` is `x op' y`
+_FLIPPED = {
+    exp.GT: exp.LT,
+    exp.GTE: exp.LTE,
+    exp.LT: exp.GT,
+    exp.LTE: exp.GTE,
+    exp.NEQ: exp.NEQ,
+}
 
 
 # the aggregate of y that decides `x op ANY` (TRUE) and `x op ALL` (FALSE)
