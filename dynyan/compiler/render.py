@@ -756,11 +756,10 @@ def _enum_loops(
                 check = _extra_check(info.theta, lambda v: layout.var_local[v])
             group = None
             if info.root_index is None and s.kind != "sorted":
-                g = fresh("g")
-                group = (g, f"{source}[{tup(layout.local(s.key))}]")
-                source = group_items(g, group[1], layout.bare(s))
-                # (a generator's clauses cannot assign: `for g in (group,)`)
-                group = (*group, group_items(g, bare=layout.bare(s)))
+                g, value = fresh("g"), f"{source}[{tup(layout.local(s.key))}]"
+                source = group_items(g, value, layout.bare(s))
+                # (a generator's clauses cannot assign: `for g in (value,)`)
+                group = (g, value, group_items(g, bare=layout.bare(s)))
             loops.append(
                 {
                     "kind": "loop",
