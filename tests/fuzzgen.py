@@ -101,6 +101,7 @@ class Query:
     distinct: bool = False
     tail: str = ""  # ORDER BY/LIMIT/OFFSET
     ctes: list[str] = field(default_factory=list)  # WITH name AS (…)
+    semi: list[str] = field(default_factory=list)  # `SEMI|ANTI JOIN …` after FROM
     set_op: str = ""  # the query UNION/INTERSECT/EXCEPT [ALL] itself …
     set_filter: Part | None = None  # … with this conjunct more on the right
     tags: list[str] = field(default_factory=list)  # productions used
@@ -118,6 +119,7 @@ class Query:
         from_sql = self.atoms[0].sql + "".join(
             (" " if a.outer else sep) + a.sql for a in self.atoms[1:]
         )
+        from_sql += "".join(f" {j}" for j in self.semi)
         head = f"SELECT {'DISTINCT ' if self.distinct else ''}{items} FROM {from_sql}"
 
         def body(where: list[Part]) -> str:
@@ -786,6 +788,21 @@ def exists_subquery(g, atom):
             f"{_inner_filter(g, s)})",
             frozenset({atom.alias}),
         )
+    )
+
+
+@production("subquery", weight=0.6)
+def semi_join(g, atom):
+    """`… SEMI|ANTI JOIN t s ON s.k = last.col [AND s.x op n]` (DuckDB): a
+    row of the left once where the right has a match, or where it has none.
+    On the last FROM item only (a comma binds looser than the join)."""
+    ref = g.col(atom, ("int",))
+    if ref is None or atom is not g.q.atoms[-1]:
+        return False
+    t, s, inner = _inner(g, atom)
+    kind = g.choice(["SEMI", "ANTI"])
+    g.q.semi.append(
+        f"{kind} JOIN {t} {s.alias} ON {inner[0]} = {ref[0]}{_inner_filter(g, s)}"
     )
 
 

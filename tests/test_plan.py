@@ -83,12 +83,27 @@ def test_free_connex_classification_of_the_design_examples():
     assert widened.widened
 
 
-def test_inequality_that_fits_no_edge_is_refused():
+def test_inequality_across_a_chain_rides_the_edge_of_a_bag():
+    """r - s - t with x < u: no tree of the three tables has r next to t, but
+    a bag of r and s (an inner view) has, and its edge to t carries x < u."""
     sql = (
         "CREATE TABLE r (x INT, y INT); CREATE TABLE s (y INT, z INT); CREATE TABLE t (z INT, u INT);"
         "SELECT * FROM r, s, t WHERE r.y = s.y AND s.z = t.z AND x < u"
     )
-    with pytest.raises(UnsupportedQueryError, match="x < u"):
+    plan = plan_of(sql)
+    check_gjt(plan)
+    assert {str(p) for n in plan.nodes for p in n.predicates} == {"r__x < u"}
+
+
+def test_inequality_that_fits_no_edge_is_refused():
+    """A chain of seven tables with an inequality between its ends: bags of
+    at most three tables leave a table between the ends' bags."""
+    tables = "".join(
+        f"CREATE TABLE r{i} (a{i} INT, a{i + 1} INT);" for i in range(1, 8)
+    )
+    joins = " AND ".join(f"r{i}.a{i + 1} = r{i + 1}.a{i + 1}" for i in range(1, 7))
+    sql = f"{tables} SELECT * FROM r1, r2, r3, r4, r5, r6, r7 WHERE {joins} AND a1 < a8"
+    with pytest.raises(UnsupportedQueryError, match="a1 < a8"):
         plan_of(sql)
 
 

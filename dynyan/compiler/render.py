@@ -11,6 +11,7 @@ No SQL text reaches the module except through `repr` of parsed values.
 
 from __future__ import annotations
 
+import ast
 import functools
 import datetime
 import hashlib
@@ -2467,13 +2468,8 @@ def _layout_id(text: str, context, query) -> str:
     the multisets, and the code of the module's helper classes whose objects
     are in the state (`_SortedGroup`, `_RangeSum`: compared as syntax trees,
     so formatting does not count). A subquery's view checks its own part."""
-    import ast
-
-    tree = ast.parse(text)
     helpers = [
-        ast.dump(node)
-        for node in tree.body
-        if isinstance(node, ast.ClassDef) and node.name not in ("View", "ViewError")
+        ast.dump(node) for node in _top_level_classes(text, skip=("View", "ViewError"))
     ]
     parts = [
         f"format {SNAPSHOT_FORMAT}",
@@ -2494,6 +2490,30 @@ def _layout_id(text: str, context, query) -> str:
         *helpers,
     ]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def _top_level_classes(text: str, skip: tuple[str, ...]) -> list[ast.ClassDef]:
+    """The classes a module defines at its top level but those named in
+    `skip`, parsed one by one (the whole module, with its View and the text
+    of its inner views, is many times larger). A block that does not parse
+    alone (a string running past a line at column 0) falls back to parsing
+    the whole text."""
+    classes = []
+    for block in re.split(r"(?m)^(?=\S)", text):
+        name = re.match(r"class (\w+)", block)
+        if name is None or name[1] in skip:
+            continue
+        try:
+            (node,) = ast.parse(block).body
+        except (SyntaxError, ValueError):
+            tree = ast.parse(text)
+            return [
+                n
+                for n in tree.body
+                if isinstance(n, ast.ClassDef) and n.name not in skip
+            ]
+        classes.append(node)
+    return classes
 
 
 def _inner_tests(plan: Plan, names: Names, expressions: Expressions) -> dict:

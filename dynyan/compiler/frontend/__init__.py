@@ -46,6 +46,7 @@ from .passes.outer_joins import UNPADDED, outer_joins, unpadded
 from .passes.qualify_names import qualify_names
 from .passes.quantified_subqueries import quantified_subqueries
 from .passes.scalar_items import scalar_items
+from .passes.semi_joins import semi_joins
 from .passes.single_rows import single_rows
 from .passes.spread_aggregates import spread_aggregates
 from .passes.subquery_limits import subquery_limits
@@ -59,6 +60,7 @@ from .statements import parse_schema, read_program
 TREE_PASSES = (
     values_tables,  # VALUES in FROM -> a table of constant rows
     inline_views,  # WITH and CREATE VIEW -> derived tables
+    semi_joins,  # a SEMI/ANTI JOIN b ON c -> WHERE [NOT] EXISTS (… b WHERE c)
     named_windows,  # OVER w … WINDOW w AS (…) -> the window spelled out
     distinct_on,  # DISTINCT ON (k) k, o … ORDER BY o -> GROUP BY k with MIN/MAX(o)
     subquery_limits,  # ORDER BY … LIMIT in a subquery -> ROW_NUMBER() in QUALIFY
@@ -135,7 +137,8 @@ def compile_select(tree: exp.Expression, ctx: Context) -> Query | SetQuery:
         select = step(select, ctx)
     query = SelectBuilder(ctx.relations, ctx.tests).build(select)
     cyclic = ctx.acyclic is not None and not ctx.acyclic(query)
-    if cyclic and choose_bags(query) is not None:  # bags of tables as inner views
+    # bags of tables as inner views, after which the planner can tree the join
+    if cyclic and choose_bags(query, ctx.acyclic) is not None:
         select = unnest_subqueries(decompose_cycles(select, ctx, query), ctx)
         query = SelectBuilder(ctx.relations, ctx.tests).build(select)
     elif cyclic and state is not None:
@@ -175,7 +178,6 @@ def _set_query(tree: exp.SetOperation, ctx: Context) -> SetQuery:
     word = kind.get(type(tree))
     if word is None or tree.args.get("by_name") or tree.args.get("side"):
         raise unsupported(f"{tree.key.upper()} of this form is not supported", tree)
-    text = tree.sql(DIALECT)  # as written: compiling the sides rewrites them
     left = compile_select(tree.this, ctx.inner())
     right = compile_select(tree.expression, ctx.inner())
     if len(left.outputs) != len(right.outputs):
@@ -202,10 +204,18 @@ def _set_query(tree: exp.SetOperation, ctx: Context) -> SetQuery:
         not tree.args.get("distinct"),
         left,
         right,
-        text,
+        _set_text(word, bool(tree.args.get("distinct")), left, right),
         tuple(types),
         sides,
     )
+
+
+def _set_text(word: str, distinct: bool, left, right) -> str:
+    """The text of a set operation from its compiled sides' (each names the
+    inner views it reads): the SQL of the whole tree as the earlier passes
+    rewrote it can run to megabytes (windows become joins of their frames)."""
+    word = word.upper() + ("" if distinct else " ALL")
+    return f"({left.sql})\n{word}\n({right.sql})"
 
 
 __all__ = ["parse_query", "parse_schema", "shift_date", "DIALECT"]

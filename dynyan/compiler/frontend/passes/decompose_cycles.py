@@ -31,6 +31,7 @@ SELECT COUNT(*) AS n
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 from sqlglot import exp
 
@@ -67,10 +68,13 @@ def hyperedges(query: Query) -> list[frozenset]:
     return edges
 
 
-def choose_bags(query: Query) -> list[list[int]] | None:
+def choose_bags(query: Query, acyclic=None) -> list[list[int]] | None:
     """Atom indexes grouped into bags that make the query acyclic; None when
     it is acyclic already, or when no bags within the limits do (then the
-    planner refuses it, naming the cycle)."""
+    planner refuses it, naming the cycle). `acyclic(query)`: the planner's
+    test, which places an inequality on the edge between its two tables'
+    nodes; without it an inequality counts as a hyperedge of its own (a
+    stricter test: `r.a = s.a AND r.x < s.y` would need a bag)."""
     edges = hyperedges(query)
     core = cyclic_core(edges)
     if not core:
@@ -84,7 +88,11 @@ def choose_bags(query: Query) -> list[list[int]] | None:
                     continue
                 if any(len(b) == len(query.atoms) for b in bags):
                     continue  # one bag of everything decomposes nothing
-                if not cyclic_core(_merged(edges, bags)):
+                if (
+                    not cyclic_core(_merged(edges, bags))
+                    if acyclic is None
+                    else acyclic(_merged_query(query, bags))
+                ):
                     best = bags
                     break
             if best:
@@ -110,6 +118,17 @@ def _merged(edges: list[frozenset], bags) -> list[frozenset]:
     return out
 
 
+def _merged_query(query: Query, bags) -> Query:
+    """`query` with each bag's atoms as one atom over all their variables
+    (what the planner sees of the bags' inner views)."""
+    inside = {i for b in bags for i in b}
+    atoms = [a for i, a in enumerate(query.atoms) if i not in inside]
+    for bag in bags:
+        variables = tuple(dict.fromkeys(v for i in bag for v in query.atoms[i].vars))
+        atoms.append(replace(query.atoms[bag[0]], variables=variables, derived=()))
+    return replace(query, atoms=tuple(atoms))
+
+
 def _connected(query: Query, bag) -> bool:
     seen, todo = {bag[0]}, [bag[0]]
     while todo:
@@ -125,7 +144,7 @@ def decompose_cycles(select: exp.Select, ctx: Context, query: Query) -> exp.Sele
     """`select` with the tables of each bag `choose_bags` picks moved into a
     derived table `__bagN` (then compiled as an inner view by the caller's
     unnest step); unchanged when the query is acyclic."""
-    bags = choose_bags(query)
+    bags = choose_bags(query, ctx.acyclic)
     if bags is None:
         return select
     _inline_join_conditions(select)
