@@ -795,9 +795,11 @@ def exists_subquery(g, atom):
 def semi_join(g, atom):
     """`… SEMI|ANTI JOIN t s ON s.k = last.col [AND s.x op n]` (DuckDB): a
     row of the left once where the right has a match, or where it has none.
-    On the last FROM item only (a comma binds looser than the join)."""
+    Correlated with the last FROM item whatever `atom` is (a comma binds
+    looser than the join)."""
+    atom = g.q.atoms[-1]
     ref = g.col(atom, ("int",))
-    if ref is None or atom is not g.q.atoms[-1]:
+    if ref is None:
         return False
     t, s, inner = _inner(g, atom)
     kind = g.choice(["SEMI", "ANTI"])

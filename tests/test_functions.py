@@ -714,6 +714,8 @@ AGG_SQL = {
     "avg": ["AVG(r.a)", "AVG(r.p)"],
     "min": ["MIN(r.a)", "MIN(r.x)"],
     "max": ["MAX(r.a)", "MAX(r.p)"],
+    "arg_min": ["ARG_MIN(r.p, r.x)", "MIN_BY(r.a, r.d)"],
+    "arg_max": ["ARG_MAX(r.d, r.a)", "MAX_BY(r.s, r.p)"],
     "count_distinct": ["COUNT(DISTINCT r.a)"],
     "sum_distinct": [
         "SUM(DISTINCT r.a)",
@@ -776,12 +778,16 @@ def test_aggregate_agrees_with_duckdb(kind, system, grouped):
     rows = AGG_ROWS
     if system == "pathway":  # refuses NULL in aggregated columns (BENCHMARKS.md)
         rows = [r for r in rows if r[1] is not None]
-    refused = (*functions.ORDERED_KINDS, *functions.DISTINCT_SUM_KINDS)
+    refused = (
+        *functions.ORDERED_KINDS,
+        *functions.DISTINCT_SUM_KINDS,
+        *functions.PICK_KINDS,
+    )
     if kind in refused and system in ("pydbsp", "pathway"):
         # the dataflow adapters say so (pydbsp from its own interpreter)
         with pytest.raises(
             (NotImplementedError, AssertionError),
-            match=r"a quantile or STRING_AGG|SUM/AVG\(DISTINCT",
+            match=r"a quantile, STRING_AGG|SUM/AVG\(DISTINCT",
         ):
             run(system, sql, rows)
         return

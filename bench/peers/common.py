@@ -84,8 +84,10 @@ def require_plain_query(query, who: str) -> None:
             raise NotImplementedError(
                 f"an aggregate over an expression of several tables, {a} ({who})"
             )
-        if a.kind in functions.ORDERED_KINDS:
-            raise NotImplementedError(f"a quantile or STRING_AGG, {a} ({who})")
+        if a.kind in (*functions.ORDERED_KINDS, *functions.PICK_KINDS):
+            raise NotImplementedError(
+                f"a quantile, STRING_AGG or ARG_MIN/MAX, {a} ({who})"
+            )
         if a.kind in functions.DISTINCT_SUM_KINDS:
             raise NotImplementedError(f"SUM/AVG(DISTINCT …), {a} ({who})")
     for atom, test in inner_tests(query).values():

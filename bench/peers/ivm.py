@@ -700,12 +700,12 @@ def _compile_ivm(query: Query, push: bool, tests: dict | None = None):
                 s = f"p[{computed[i][0]}]" if i in computed else f"p[{ms_pos[a.arg]}]"
                 average = a.kind == "avg_distinct"
                 value = f"_sum_distinct({s}, {a.scale!r}, {average})"
-            elif a.kind in ("min", "max", "count_distinct"):
+            elif a.kind in ("min", "max", *functions.PICK_KINDS, "count_distinct"):
                 s = f"p[{computed[i][0]}]" if i in computed else f"p[{ms_pos[a.arg]}]"
                 value = functions.aggregate_value(
                     a.kind,
                     f"len({s})",
-                    extreme=f"{a.kind}({s})",
+                    extreme=f"{a.kind.removeprefix('arg_')}({s})",
                     distinct=f"len({s})",
                     empty=f"not {s}",
                 )

@@ -950,6 +950,10 @@ class SQLPython:
             return f"{_CALLS[op]}({', '.join(self.value(a, env) for a in args)})"
         if op == "abs":
             return self._strict([self.value(args[0], env)], lambda t: f"abs({t[0]})")
+        if op == "pair":  # ARG_MIN/ARG_MAX's (key, value)
+            return self._strict(
+                [self.value(a, env) for a in args], lambda t: f"({t[0]}, {t[1]})"
+            )
         raise NotImplementedError(f"operator {op} in the IVM baseline")
 
     def _operands(self, parts: list[str], test: str = "is None"):

@@ -222,7 +222,16 @@ ORDERED_KINDS = (*RANKED_KINDS, "string_agg_distinct")
 # and go (DECIMAL keys scaled to integers, so the sum is exact)
 DISTINCT_SUM_KINDS = ("sum_distinct", "avg_distinct")
 # the aggregates kept as a multiset of their argument's values per group
-MULTISET_KINDS = ("min", "max", "count_distinct", *DISTINCT_SUM_KINDS, *ORDERED_KINDS)
+# ARG_MIN/ARG_MAX(x, k): MIN/MAX of the pairs (k, x), then its x
+PICK_KINDS = ("arg_min", "arg_max")
+MULTISET_KINDS = (
+    "min",
+    "max",
+    *PICK_KINDS,
+    "count_distinct",
+    *DISTINCT_SUM_KINDS,
+    *ORDERED_KINDS,
+)
 
 #: The runtime helpers by name, as peers call them.
 HELPERS: dict[str, Callable] = {
@@ -248,6 +257,7 @@ AGGREGATES = (
     "avg",
     "min",
     "max",
+    *PICK_KINDS,
     "count_distinct",
     *DISTINCT_SUM_KINDS,
     *RANKED_KINDS,
@@ -304,6 +314,8 @@ def aggregate_value(
         return f"(None if {empty} else {total} / {distinct})"
     if kind in ("min", "max"):
         return f"(None if {empty} else {extreme})"
+    if kind in PICK_KINDS:  # the extreme pair (key, value): its value
+        return f"(None if {empty} else {extreme}[1])"
     raise NotImplementedError(f"aggregate {kind}")
 
 

@@ -187,6 +187,9 @@ FUNCTIONS = {
     "is_float_text",
     "text_to_date",
     "is_date_text",
+    # (key, value): ARG_MIN/ARG_MAX's argument, ordered by the key, then the
+    # value (the value of a row among those tied on the key: the largest)
+    "pair",
 }
 COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
 # Operators whose value need not be NULL when an operand is: a NULL operand

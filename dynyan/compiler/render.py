@@ -27,7 +27,13 @@ from ..errors import DynyanError, UnsupportedQueryError
 from ..resources import resource_text
 from ..runtime import inline
 from . import functions
-from .functions import DISTINCT_SUM_KINDS, ORDERED_KINDS, QUANTILE_KINDS, RANKED_KINDS
+from .functions import (
+    DISTINCT_SUM_KINDS,
+    ORDERED_KINDS,
+    PICK_KINDS,
+    QUANTILE_KINDS,
+    RANKED_KINDS,
+)
 from .ir import (
     GUARD_ROWS,
     GUARD_TIES,
@@ -308,6 +314,8 @@ class Expressions:
             return scalar.render(a)
         if op == "not":
             return f"(not {a[0]})"
+        if op == "pair":
+            return f"({a[0]}, {a[1]})"
         if op == "in":
             return f"({a[0]} in ({', '.join(a[1:])},))"
         if op == "case":  # a WHEN that is NULL is not TRUE
@@ -1132,7 +1140,7 @@ def _value_checks(query) -> dict[int, dict[int, bool]]:
     if query.having is not None:
         for v in var_refs(query.having):
             computed.setdefault(v.name, True)
-    kept = ("min", "max", *DISTINCT_SUM_KINDS, *ORDERED_KINDS)  # also summed
+    kept = ("min", "max", *PICK_KINDS, *DISTINCT_SUM_KINDS, *ORDERED_KINDS)
     for a in query.aggregates:  # kept in a sorted multiset, NULLs left out
         if a.kind in kept and a.arg in query.extra_vars:
             computed.setdefault(a.arg, True)
@@ -1690,7 +1698,13 @@ def _group_slots(query, expressions: Expressions) -> dict:
             if agg.scale is None:
                 expressions.helpers |= {"exact", "inexact", "ieee_total"}
             slot[i] = ("multiset", where[key])
-        elif agg.kind in ("min", "max", "count_distinct", "string_agg_distinct"):
+        elif agg.kind in (
+            "min",
+            "max",
+            *PICK_KINDS,
+            "count_distinct",
+            "string_agg_distinct",
+        ):
             key = "multiset " + x
             if key not in where:
                 where[key] = len(multisets)
@@ -1839,7 +1853,7 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
             )
         elif agg.arg is not None or agg.computed is not None:
             ms = f"e[{slots['slot'][i]}]"
-            end = 0 if agg.kind == "min" else -1
+            end = 0 if agg.kind in ("min", "arg_min") else -1
             extreme = f"{ms}.peekitem({end})[0]"
             if slots["multisets"][slots["slot"][i] - 1]["nan"]:
                 extreme = f"_nan_value({extreme})"
@@ -2852,7 +2866,7 @@ def _nan_free(query) -> bool:
             return True
         if a.kind == "quantile_cont" and a.scale is not None:  # a DECIMAL's
             return True
-        if a.kind in ("min", "max", *QUANTILE_KINDS):
+        if a.kind in ("min", "max", *PICK_KINDS, *QUANTILE_KINDS):
             return column(a.arg)
         if a.kind in DISTINCT_SUM_KINDS:  # a DOUBLE's may be NaN (inf - inf)
             return a.scale is not None

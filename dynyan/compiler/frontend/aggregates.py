@@ -27,7 +27,7 @@ from ..ir import (
     may_be_nonfinite,
     refs,
 )
-from ..functions import DISTINCT_SUM_KINDS, MULTISET_KINDS
+from ..functions import DISTINCT_SUM_KINDS, MULTISET_KINDS, PICK_KINDS
 from .diagnostics import DIALECT, sql_error, unsupported
 from .expressions import CONVERTERS
 from .types import check_condition, coerce_literals, exact_digits, infer_type, typed
@@ -41,6 +41,8 @@ AGGREGATES = (
     exp.Avg,
     exp.Min,
     exp.Max,
+    exp.ArgMin,
+    exp.ArgMax,
     *QUANTILES,
     exp.GroupConcat,
 )
@@ -49,6 +51,7 @@ _DISTINCT_KINDS = {
     exp.Sum: "sum_distinct",
     exp.Avg: "avg_distinct",
 }
+_PICK_NAMES = {exp.ArgMin: "arg_min", exp.ArgMax: "arg_max"}
 _QUANTILE_NAMES = {
     exp.Median: "MEDIAN",
     exp.PercentileCont: "QUANTILE_CONT",
@@ -192,7 +195,7 @@ class Grouping:
             return 0
         if agg.kind == "quantile_cont":  # a DECIMAL's (else a DOUBLE)
             return agg.scale
-        exact = ("min", "max", "sum", "sum_distinct", "quantile_disc")
+        exact = ("min", "max", *PICK_KINDS, "sum", "sum_distinct", "quantile_disc")
         arg = self._argument(e.index) if agg.kind in exact else None
         return None if arg is None else self.fe.digits_of(arg)
 
@@ -201,7 +204,7 @@ class Grouping:
             return self.fe.type_of(self.keys[e.index])
         if isinstance(e, AggRef):
             kind = self.aggregates[e.index].kind
-            if kind in ("min", "max", "quantile_disc"):
+            if kind in ("min", "max", *PICK_KINDS, "quantile_disc"):
                 return self.fe.type_of(self._argument(e.index))
             if kind.startswith("string_agg"):
                 return "str"
@@ -225,7 +228,7 @@ class Grouping:
     def _aggregate(self, node: exp.AggFunc) -> AggRef:
         text = node.sql(dialect=DIALECT)
         distinct = isinstance(node.this, exp.Distinct)
-        kept = (exp.Min, exp.Max, *QUANTILES, exp.GroupConcat)
+        kept = (exp.Min, exp.Max, exp.ArgMin, exp.ArgMax, *QUANTILES, exp.GroupConcat)
         if isinstance(node, kept) or distinct:
             if distinct and len(node.this.expressions) != 1:
                 raise unsupported(
@@ -233,11 +236,13 @@ class Grouping:
                 )
             if isinstance(node, exp.GroupConcat):  # DISTINCT maybe in ORDER BY
                 arg_node, kind, options = self._string_agg(node)
+            elif isinstance(node, (exp.ArgMin, exp.ArgMax)):
+                arg_node, kind, options = None, _PICK_NAMES[type(node)], {}
             else:
                 arg_node = node.this.expressions[0] if distinct else node.this
                 kind = _DISTINCT_KINDS[type(node)] if distinct else node.sql_name()
                 kind, options = kind.lower(), {}  # options: fields beyond these
-            arg = self.fe.expr(arg_node)
+            arg = self._pair(node) if arg_node is None else self.fe.expr(arg_node)
             if kind in DISTINCT_SUM_KINDS:
                 arg, options["scale"] = self._distinct_sum(arg, node)
             elif isinstance(node, exp.GroupConcat):
@@ -289,6 +294,22 @@ class Grouping:
             self.aggregates.append(aggregate)
             self.polys.append((poly, node))
         return AggRef(self.aggregates.index(aggregate), text)
+
+    def _pair(self, node: exp.AggFunc) -> Op:
+        """ARG_MIN/ARG_MAX(x, k)'s argument: the pair (k, x), NULL where
+        either is (DuckDB leaves such rows out); MIN/MAX of the pairs is a
+        row's with the least/greatest k, of those tied on k the least/greatest
+        x (DuckDB picks any of them)."""
+        name = node.sql_name()
+        if node.args.get("count") is not None:
+            raise unsupported(f"{name}(x, k, n) (a LIST) is not supported", node)
+        value, key = self.fe.expr(node.this), self.fe.expr(node.expression)
+        if may_be_nonfinite(key) or may_be_nonfinite(value):
+            raise unsupported(
+                f"{name} over a key or value that may be NaN (x / 0) is not supported",
+                node,
+            )
+        return Op("pair", (key, value))
 
     def _quantile(self, node: exp.AggFunc, arg) -> tuple[str, float]:
         """The kind and q of MEDIAN or QUANTILE_CONT/_DISC(x, q): as DuckDB,

@@ -94,6 +94,8 @@ def exact_digits(e, leaf: Callable) -> int | None:
         return None if None in parts else sum(parts)
     if e.op in ("neg", "abs", "nullif"):
         return exact_digits(e.args[0], leaf)
+    if e.op == "pair":
+        return exact_digits(e.args[1], leaf)
     if e.op in ("to_decimal", "to_int"):
         return e.args[1].value if e.op == "to_decimal" else 0
     if e.op == "round" and len(e.args) == 3:  # a DECIMAL's digits, rounded
@@ -170,6 +172,8 @@ def op_type(e: Op, types: list) -> str | None:
         if isinstance(args[1], Lit) and args[1].value == 0:
             raise ExprError("division by zero")
         return "int"
+    if op == "pair":  # ARG_MAX(value, key): typed as its value
+        return types[1]
     if op == "sqrt":
         need(NUMERIC, "SQRT needs a number", 0)
         return "float"

@@ -17,14 +17,6 @@ from .window_aggregates import function_refusal, in_select_list
 # What to write instead of an aggregate that picks a row arbitrarily (no
 # maintained view could agree with a database run after run).
 _PICKS = {
-    exp.ArgMax: "among rows that tie on the largest value it picks any: write "
-    "`(SELECT x FROM … WHERE k = outer.k ORDER BY y DESC, <a unique column> "
-    "LIMIT 1)` or `QUALIFY ROW_NUMBER() OVER (PARTITION BY k ORDER BY y DESC, "
-    "<a unique column>) = 1`",
-    exp.ArgMin: "among rows that tie on the smallest value it picks any: write "
-    "`(SELECT x FROM … WHERE k = outer.k ORDER BY y, <a unique column> LIMIT 1)` "
-    "or `QUALIFY ROW_NUMBER() OVER (PARTITION BY k ORDER BY y, <a unique "
-    "column>) = 1`",
     exp.Mode: "among values as frequent as each other it picks any",
     exp.ArrayAgg: "its value is a LIST, a type views do not hold; STRING_AGG(x, "
     "sep ORDER BY x) is supported",
@@ -75,7 +67,7 @@ def check_supported(tree: exp.Expression, ctx: Context) -> exp.Expression:
             raise unsupported(
                 f"aggregate {node.sql_name()} is not supported; supported: "
                 "COUNT(*), COUNT(col), COUNT(DISTINCT col), SUM, SUM(DISTINCT x), "
-                "AVG, AVG(DISTINCT x), MIN, MAX, VARIANCE, STDDEV, CORR, COVAR_POP, "
+                "AVG, AVG(DISTINCT x), MIN, MAX, ARG_MIN, ARG_MAX, VARIANCE, STDDEV, CORR, COVAR_POP, "
                 "COVAR_SAMP, REGR_SLOPE (and the other REGR_*), MEDIAN, "
                 "QUANTILE_CONT, QUANTILE_DISC, STRING_AGG(x, sep ORDER BY x)",
                 node,
