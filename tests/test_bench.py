@@ -447,7 +447,7 @@ def _recompute_agreement(path: Path, seed: int) -> int:
         deltas[row] += change
 
     batch = 20
-    duck = DuckDBRecompute(parse_query(sql), on_delta=sink)
+    duck = DuckDBRecompute(parse_query(sql), on_delta=sink, sql_text=sql)
     duck.prepare(events, assign_ids(events), batch)
     nonempty = 0
     for b in range(len(duck.batches)):

@@ -292,9 +292,15 @@ class SelectBuilder:
                 predicates.append(pred)
             else:  # fits no tree edge: checked on each row of the widened result
                 if isinstance(cond, InnerTest):
+                    atoms = sorted({r.atom for r in refs(cond)})
+                    names = ", ".join(
+                        a for i in atoms for a, j in self.aliases.items() if j == i
+                    )
                     raise UnsupportedQueryError(
-                        f"the subquery condition {cond} reads columns of several "
-                        "tables: it must read one table (and what joins equate to it)"
+                        "a correlated subquery that compares columns of several "
+                        f"tables around it ({names}) is not supported: its "
+                        "correlation must read one of them (and columns that "
+                        "joins equate to it)"
                     )
                 residual.append(_to_vars(cond, var_of))
 

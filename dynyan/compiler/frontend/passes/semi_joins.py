@@ -25,7 +25,8 @@ _KINDS = ("SEMI", "ANTI")
 
 
 def semi_joins(tree: exp.Expression, ctx: Context | None) -> exp.Expression:
-    for select in list(tree.find_all(exp.Select)):
+    # innermost first: a join's table is copied into its EXISTS rewritten
+    for select in reversed(list(tree.find_all(exp.Select))):
         joins = select.args.get("joins") or []
         if not any((j.kind or "").upper() in _KINDS for j in joins):
             continue
