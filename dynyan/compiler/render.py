@@ -2512,22 +2512,18 @@ def _top_level_classes(text: str, skip: tuple[str, ...]) -> list[ast.ClassDef]:
     of its inner views, is many times larger). A block that does not parse
     alone (a string running past a line at column 0) falls back to parsing
     the whole text."""
-    classes = []
-    for block in re.split(r"(?m)^(?=\S)", text):
-        name = re.match(r"class (\w+)", block)
-        if name is None or name[1] in skip:
-            continue
-        try:
-            (node,) = ast.parse(block).body
-        except (SyntaxError, ValueError):
-            tree = ast.parse(text)
-            return [
-                n
-                for n in tree.body
-                if isinstance(n, ast.ClassDef) and n.name not in skip
-            ]
-        classes.append(node)
-    return classes
+    blocks = [
+        block
+        for block in re.split(r"(?m)^(?=\S)", text)
+        if (name := re.match(r"class (\w+)", block)) and name[1] not in skip
+    ]
+    try:
+        return [node for block in blocks for (node,) in [ast.parse(block).body]]
+    except (SyntaxError, ValueError):
+        tree = ast.parse(text)
+        return [
+            n for n in tree.body if isinstance(n, ast.ClassDef) and n.name not in skip
+        ]
 
 
 def _inner_tests(plan: Plan, names: Names, expressions: Expressions) -> dict:

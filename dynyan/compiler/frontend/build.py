@@ -293,9 +293,7 @@ class SelectBuilder:
             else:  # fits no tree edge: checked on each row of the widened result
                 if isinstance(cond, InnerTest):
                     atoms = sorted({r.atom for r in refs(cond)})
-                    names = ", ".join(
-                        a for i in atoms for a, j in self.aliases.items() if j == i
-                    )
+                    names = ", ".join(map(self._alias, atoms))
                     raise UnsupportedQueryError(
                         "a correlated subquery that compares columns of several "
                         f"tables around it ({names}) is not supported: its "
@@ -393,8 +391,11 @@ class SelectBuilder:
         )
 
     def _ref(self, atom: int, column: int) -> Ref:
-        alias = next(a for a, j in self.aliases.items() if j == atom)
-        return Ref(atom, column, f"{alias}.{self.atom_relations[atom].columns[column]}")
+        column_name = self.atom_relations[atom].columns[column]
+        return Ref(atom, column, f"{self._alias(atom)}.{column_name}")
+
+    def _alias(self, atom: int) -> str:
+        return next(a for a, j in self.aliases.items() if j == atom)
 
     def _var_names(self, classes) -> dict:
         """Name each variable after its first column; qualify names that collide."""

@@ -108,6 +108,10 @@ def from_aliases(select: exp.Select) -> set[str]:
     return {(item.alias or item.name).lower() for item in from_items(select)}
 
 
+# `a op b` is `b op' a`
+SWAPPED = {exp.LT: exp.GT, exp.LTE: exp.GTE, exp.GT: exp.LT, exp.GTE: exp.LTE}
+
+
 def sql_conjuncts(e: exp.Expression) -> list[exp.Expression]:
     """The AND-ed parts of a SQL condition (parentheses looked through)."""
     while isinstance(e, exp.Paren):

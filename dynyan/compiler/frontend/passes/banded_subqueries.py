@@ -31,13 +31,12 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ..context import Context, from_items
+from ..context import SWAPPED, Context, from_items
 from .unnest_subqueries import column_equality, split_correlation
 
 # COUNT, SUM, MIN, MAX -> how the per-value parts combine over a range
 _COMBINE = {exp.Count: exp.Sum, exp.Sum: exp.Sum, exp.Min: exp.Min, exp.Max: exp.Max}
 _BOUNDS = (exp.GT, exp.GTE, exp.LT, exp.LTE)
-_SWAPPED = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE}
 
 
 def banded_subqueries(tree: exp.Expression, ctx: Context) -> exp.Expression:
@@ -83,7 +82,7 @@ def _banded(inner, select: exp.Select, alias: str) -> exp.Expression | None:
     if is_inner(a) and not is_inner(b):
         v, w, kind = a, b, type(bound)
     elif is_inner(b) and not is_inner(a):
-        v, w, kind = b, a, _SWAPPED[type(bound)]
+        v, w, kind = b, a, SWAPPED[type(bound)]
     else:
         return None
     outer_columns = [o for _, o in pairs] + [w]

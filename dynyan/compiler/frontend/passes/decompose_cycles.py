@@ -68,15 +68,14 @@ def hyperedges(query: Query) -> list[frozenset]:
     return edges
 
 
-def choose_bags(query: Query, acyclic=None) -> list[list[int]] | None:
+def choose_bags(query: Query, acyclic) -> list[list[int]] | None:
     """Atom indexes grouped into bags that make the query acyclic; None when
     it is acyclic already, or when no bags within the limits do (then the
     planner refuses it, naming the cycle). `acyclic(query)`: the planner's
     test, which places an inequality on the edge between its two tables'
-    nodes; without it an inequality counts as a hyperedge of its own (a
-    stricter test: `r.a = s.a AND r.x < s.y` would need a bag)."""
-    edges = hyperedges(query)
-    core = cyclic_core(edges)
+    nodes (counted as a hyperedge of its own, an inequality between the
+    ends of a chain would need a bag of the whole chain)."""
+    core = cyclic_core(hyperedges(query))
     if not core:
         return None
     atoms = [i for i in core if i < len(query.atoms)]
@@ -88,11 +87,7 @@ def choose_bags(query: Query, acyclic=None) -> list[list[int]] | None:
                     continue
                 if any(len(b) == len(query.atoms) for b in bags):
                     continue  # one bag of everything decomposes nothing
-                if (
-                    not cyclic_core(_merged(edges, bags))
-                    if acyclic is None
-                    else acyclic(_merged_query(query, bags))
-                ):
+                if acyclic(_merged_query(query, bags)):
                     best = bags
                     break
             if best:
@@ -109,13 +104,6 @@ def _partitions(atoms: list[int], width: int, count: int):
         flat = [a for b in combo for a in b]
         if len(flat) == len(set(flat)) and max(len(b) for b in combo) == width:
             yield combo
-
-
-def _merged(edges: list[frozenset], bags) -> list[frozenset]:
-    inside = {i for b in bags for i in b}
-    out = [e for i, e in enumerate(edges) if i not in inside]
-    out += [frozenset().union(*(edges[i] for i in b)) for b in bags]
-    return out
 
 
 def _merged_query(query: Query, bags) -> Query:

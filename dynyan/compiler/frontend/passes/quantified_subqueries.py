@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ..context import Context, from_aliases, sql_conjuncts
+from ..context import SWAPPED, Context, from_aliases, sql_conjuncts
 from ..diagnostics import unsupported
 
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE)
@@ -104,9 +104,7 @@ def _banded_exists(node: exp.Exists) -> exp.Expression | None:
             rest.append(c)
         elif isinstance(c, exp.EQ):
             rest.append(c)  # an equality: a correlated scalar subquery's key
-        elif isinstance(c, tuple(_FLIPPED)) and (
-            local(c.expression) and not local(c.this) or local(c.this)
-        ):
+        elif isinstance(c, tuple(_FLIPPED)) and (local(c.this) or local(c.expression)):
             bands.append(c)
         else:
             return None
@@ -119,7 +117,7 @@ def _banded_exists(node: exp.Exists) -> exp.Expression | None:
     if (
         not local(y)
         or x.find(exp.Column) is None
-        or not all(not local(c) for c in x.find_all(exp.Column))
+        or any(local(c) for c in x.find_all(exp.Column))
     ):
         return None
     rows = select.copy()
@@ -140,14 +138,8 @@ def _banded_exists(node: exp.Exists) -> exp.Expression | None:
     return exp.Paren(this=exp.Coalesce(this=test, expressions=[exp.false()]))
 
 
-# `y op x` is `x op' y`
-_FLIPPED = {
-    exp.GT: exp.LT,
-    exp.GTE: exp.LTE,
-    exp.LT: exp.GT,
-    exp.LTE: exp.GTE,
-    exp.NEQ: exp.NEQ,
-}
+# `y op x` is `x op' y`, for the comparisons a band can be
+_FLIPPED = {**SWAPPED, exp.NEQ: exp.NEQ}
 
 
 # the aggregate of y that decides `x op ANY` (TRUE) and `x op ALL` (FALSE)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ..context import Context
+from ..context import Context, from_items
 from ..diagnostics import unsupported
 
 _KINDS = ("SEMI", "ANTI")
@@ -60,8 +60,7 @@ def _condition(select: exp.Select, join: exp.Join, before: list) -> exp.Expressi
             "column it compares",
             join,
         )
-    left = _name(select.args.get("from_") or select.args.get("from"), join)
-    right = _name(join, join)
+    left, right = _name(from_items(select)[0], join), _name(join.this, join)
     return exp.and_(
         *(
             exp.column(k.name, table=left).eq(exp.column(k.name, table=right))
@@ -70,8 +69,7 @@ def _condition(select: exp.Select, join: exp.Join, before: list) -> exp.Expressi
     )
 
 
-def _name(holder: exp.Expression, join: exp.Join) -> str:
-    source = holder.this
+def _name(source: exp.Expression, join: exp.Join) -> str:
     name = source.alias_or_name
     if not name:
         raise unsupported(

@@ -41,6 +41,7 @@ from ..context import (
     COLUMN,
     GUARD_COLUMN,
     ROWS,
+    SWAPPED,
     Context,
     PendingTest,
     from_aliases,
@@ -329,7 +330,6 @@ _BOUNDS = {
     exp.GT: ("lt", exp.Max),
     exp.GTE: ("le", exp.Max),
 }
-_SWAPPED = {exp.LT: exp.GT, exp.LTE: exp.GTE, exp.GT: exp.LT, exp.GTE: exp.LTE}
 
 
 def bounded_exists(inner: exp.Expression):
@@ -362,7 +362,7 @@ def bounded_exists(inner: exp.Expression):
     if reads_only(cond.this, True) and reads_only(cond.expression, False):
         inner_e, outer_e, kind = cond.this, cond.expression, type(cond)
     elif reads_only(cond.expression, True) and reads_only(cond.this, False):
-        inner_e, outer_e, kind = cond.expression, cond.this, _SWAPPED[type(cond)]
+        inner_e, outer_e, kind = cond.expression, cond.this, SWAPPED[type(cond)]
     else:
         return None
     special = (exp.Subquery, exp.Select, exp.AggFunc, exp.Window, exp.Div, exp.Sqrt)
