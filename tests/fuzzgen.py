@@ -775,6 +775,32 @@ def in_grouped_subquery(g, atom):
     )
 
 
+@production("subquery", weight=1)
+def in_grouped_self_subquery(g, atom):
+    """`x IN (SELECT x FROM <atom's table> GROUP BY x HAVING …)` (TPC-H Q18):
+    where the outer atom sums what the subquery sums per key, its leaf
+    reads the subquery view's dict."""
+    if atom.table is None:
+        return False
+    ref = g.col(atom, ("int",))
+    if ref is None:
+        return False
+    s = _table_atom(atom.table, g.sub_alias())
+    col = ref[0].split(".")[-1]
+    having = f"COUNT(*) > {g.rng.randint(0, 2)}"
+    measure = g.col(s, NUMERIC)
+    if measure is not None and g.chance(0.5):
+        having = f"SUM({measure[0]}) > {g.literal('int')}"
+    where = _inner_filter(g, s).replace(" AND ", " WHERE ", 1) if g.chance(0.4) else ""
+    g.q.where.append(
+        Part(
+            f"{ref[0]} IN (SELECT {s.alias}.{col} FROM {atom.table} {s.alias}{where} "
+            f"GROUP BY {s.alias}.{col} HAVING {having})",
+            frozenset({atom.alias}),
+        )
+    )
+
+
 @production("subquery", weight=2)
 def exists_subquery(g, atom):
     ref = g.col(atom, ("int",))

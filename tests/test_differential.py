@@ -330,6 +330,7 @@ TRUST_CORPUS = (
             "151_scalar_subqueries_without_from",
             "158_having_subquery_correlated_by_a_group_key",
             "160_scalar_subqueries_banded_by_an_inequality",
+            "202_in_grouped_subquery_sharing_the_outer_leaf",
         )
     ]
 )

@@ -996,6 +996,7 @@ def _update_step(layout, ring, step: Update, d: str, key, node_tuple) -> dict:
     """An `Update` rendered: add `d` to one structure of the node."""
     s = layout.named(step.structure)
     out = {
+        "node": step.node,
         "index": s.attr,
         "d": d,
         "add": ring.add("_o", d),
@@ -1020,7 +1021,7 @@ def _update_step(layout, ring, step: Update, d: str, key, node_tuple) -> dict:
     out["ranked"] = None
     if s is layout.info[step.node].root_index and layout.ranked:
         out["ranked"] = f"({entry},)" if len(s.key) == 1 else entry
-    return {**out, "kind": "flat", "key": entry}
+    return {**out, "kind": "flat", "key": entry, "vars": tuple(s.key)}
 
 
 # --- the module -----------------------------------------------------------------------
@@ -1394,9 +1395,27 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
             # whole rows: the row is the key, its columns loaded again
             group_key = "row"
             group_unpack = "\n".join(["row = _k", *loads])
+        own_steps = [s for s in steps if s.get("node") == node.id]
         blocks.append(
             {
+                # what its one flat index holds, by the relation's columns:
+                # another view's leaf of the same signature keeps the same dict
+                "signature": (
+                    _flat_signature(
+                        rel_name,
+                        locals_,
+                        [layout.var_local[v] for v, _ in atom.derived] + [keep],
+                        own_steps[0]["vars"],
+                        layout,
+                        expressions,
+                        [payload, cond or "", *derives],
+                    )
+                    if [s["kind"] for s in own_steps] == ["flat"]
+                    and not own_steps[0]["ranked"]
+                    else None
+                ),
                 "name": info.name,
+                "node": node.id,
                 "group_key": group_key,
                 "group_unpack": group_unpack,
                 "kept": _kept_count(steps, ring),
@@ -1425,6 +1444,78 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
             }
         )
     return blocks
+
+
+def _flat_signature(
+    rel_name, columns, derived, key_vars, layout, expressions, texts
+) -> tuple | None:
+    """A leaf's flat index described by its relation's columns rather than
+    the locals one module named them: the key (columns or derived values)
+    and the code that filters, derives and weighs a row. Two leaves with the
+    same signature, in a view and in its subquery's view, hold equal dicts.
+    `columns`: the local of each column (None if unread); `derived`: the
+    locals a leaf computes (its derived variables, its filter's flag); the
+    module's constants are named by their source."""
+    canon = {name: f"<{source}>" for name, source in expressions.constants}
+    canon.update({local: f"${c}" for c, local in enumerate(columns) if local})
+    canon.update({local: f"$d{i}" for i, local in enumerate(derived) if local})
+    named = re.compile(r"\b(" + "|".join(map(re.escape, canon)) + r")\b")
+
+    def norm(text: str) -> str:
+        return named.sub(lambda m: canon[m[1]], text) if canon else text
+
+    key = tuple(canon.get(layout.var_local[v]) for v in key_vars)
+    if None in key:  # keyed by a value the signature does not know
+        return None
+    return (rel_name, key, *map(norm, texts))
+
+
+def _shareable(relations: list[dict]) -> dict:
+    """Per relation of a subquery's view whose trigger returns the change of
+    its one group: (the flat index its one leaf keeps, its signature). The
+    outer view's leaf of the same signature uses that dict (`_share_leaves`)."""
+    out = {}
+    for r in relations:
+        if r.get("returns") != "list" or r["test_indexes"]:
+            continue
+        leaf = r["leaves"][0]
+        if leaf["signature"] is not None:
+            step = next(s for s in leaf["steps"] if s.get("node") == leaf["node"])
+            out[r["name"]] = (step["index"], leaf["signature"])
+    return out
+
+
+def _share_leaves(relations: list[dict]) -> list[dict]:
+    """Leaves whose flat index holds what an index of the subquery's view
+    they forward to holds (the same signature: Q18's lineitem summed per
+    order key, outside and inside its IN): the view keeps no copy, it reads
+    the inner view's dict and leaves the update to it. The inner view changes
+    the dict when the row is forwarded (before this view propagates the row,
+    when it checks first): the row's delta then weighs the inner result as
+    it was, and the inner result's change the leaf as it is, so every joined
+    tuple is counted once. Returns (index, inner view attribute, its index)
+    per shared dict."""
+    shared = []
+    for r in relations:
+        if len(r["leaves"]) != 1 or r["test_indexes"] or r["reunpack"]:
+            continue
+        leaf = r["leaves"][0]
+        for fw in r["forwards"]:
+            share = fw["share"]
+            if share is None or fw["returns"] != "list":
+                continue
+            if leaf["signature"] is None or share[1] != leaf["signature"]:
+                continue
+            own = next(s for s in leaf["steps"] if s.get("node") == leaf["node"])
+            rest = [s for s in leaf["steps"] if s is not own]
+            if all(s["kind"] == "let" for s in rest):
+                continue  # nothing else to do: keep the path as it is
+            leaf["steps"] = rest
+            r["locals"] = sorted({s["index"] for s in rest if "index" in s})
+            r["shares"] = True
+            shared.append({"attr": own["index"], "sub": fw["attr"], "index": share[0]})
+            break
+    return shared
 
 
 def _return_changes(query, relations: list[dict], ring: Ring, plain: bool) -> None:
@@ -1977,6 +2068,7 @@ def render_module(
     trust_input: bool = False,
     returns: dict | None = None,
     inner_views: InnerViews | None = None,
+    shares: dict | None = None,
 ) -> str:
     """The module's source for `plan`, black-formatted and compile-checked
     (`inner`: raw text of a subquery's view, to be nested in its outer module;
@@ -1985,7 +2077,8 @@ def render_module(
     deletes are taken to be of present rows, see `_kept_count`; `returns`:
     filled with what each relation's trigger of a subquery's view returns,
     see `_return_changes`; `inner_views`: the outer module's, where an inner
-    view registers its own)."""
+    view registers its own; `shares`: filled with the indexes an outer view
+    may keep as its own, see `_shareable`)."""
     if inner_views is None:
         inner_views = InnerViews()
     plan = replace(plan, query=split_nonfinite(plan.query))
@@ -2136,6 +2229,7 @@ def render_module(
                 "null_check": null_check,
                 "forwards": feeds,
                 "forward_first": trusted and forward_first,
+                "shares": False,  # its leaf's index is an inner view's
                 "test_indexes": test_indexes,
                 # what the tests' indexes keep of a row (trusting), as `_r`
                 "kept_row": kept_row,
@@ -2160,6 +2254,8 @@ def render_module(
         if not plan.subplans and not tests and not materialized:
             _return_changes(query, relations, ring, plain)
         returns.update((r["name"], r.get("returns")) for r in relations)
+        if shares is not None:
+            shares.update(_shareable(relations))
     elif not plan.subplans and not tests and not materialized:
         # In push mode, a relation whose update reaches one group reports
         # that group's change from a trigger of its own (insert() and
@@ -2329,6 +2425,7 @@ def render_module(
         if not r["leaves"] and feeds and (not trust_input or len(feeds) < 2):
             r["store"] = None
             r["batch"] = None
+    context["shared"] = _share_leaves(relations)
     leaves = {leaf["atom"]: leaf for r in relations for leaf in r["leaves"]}
     flips = {}  # atom -> the leaf a test's handler re-applies rows to
     for t in tests.values():
@@ -2455,7 +2552,8 @@ _LAYOUT_PLACEHOLDER = '"<dynyan layout id>"'
 def _state_entries(context) -> list[tuple[str, str]]:
     """The parts of a snapshot: (key literal, expression of the View)."""
     attrs = [r["store"] for r in context["relations"] if r["store"]]
-    attrs += [s.attr for s in context["structures"]]
+    shared = {s["attr"] for s in context["shared"]}  # an inner view's: its part
+    attrs += [s.attr for s in context["structures"] if s.attr not in shared]
     if context["dedupe"] or context["distinct_changes"]:
         attrs.append("_distinct_rows")
     if context["materialized"]:
@@ -2607,6 +2705,7 @@ class InnerViews:
             if entry["trust_input"] == trust_input and entry["plan"] == plan:
                 return entry
         returns: dict = {}
+        shares: dict = {}
         text = (
             render_set_view(plan, source, self)
             if isinstance(plan, SetPlan)
@@ -2617,6 +2716,7 @@ class InnerViews:
                 trust_input=trust_input,
                 returns=returns,
                 inner_views=self,
+                shares=shares,
             )
         )
         k = len(self.entries) + 1
@@ -2627,6 +2727,7 @@ class InnerViews:
             "cls": f"_InnerView{k}",
             "source": text,
             "returns": returns,
+            "shares": shares,
         }
         self.entries.append(entry)
         return entry
@@ -2702,6 +2803,8 @@ def _subviews(
                     "pending": not isinstance(sub, SetPlan)
                     and sub.query.ordering is None,
                     "returns": returns.get(rel),
+                    # an index of its trigger's that this view may share
+                    "share": entry["shares"].get(rel),
                 }
             )
     return subviews, forwards
