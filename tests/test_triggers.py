@@ -133,6 +133,19 @@ def test_explain_triggers_prints_every_relation_and_step(capsys):
     assert "payload  Δ = m × (1, (lineitem.l_extendedprice" in program
 
 
+def test_explain_triggers_names_the_dicts_shared_with_inner_views(capsys):
+    """Q18's lineitem leaf reads its IN subquery view's sums: explain says
+    so, and a query without such a dict says nothing of it."""
+    assert main(["explain", "--triggers", str(ROOT / "queries/tpch/q18.sql")]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "lineitem_count_by_o_orderkey: the dict lineitem_2_root of inner view in_1"
+        in out
+    )
+    assert main(["explain", "--triggers", str(ROOT / "queries/tpch/q3.sql")]) == 0
+    assert "One dict with an inner view's" not in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     "name", ["tpch/spec/q2", "tpch/spec/q13", "tpch/spec/q15", "tpch/spec/q22"]
 )

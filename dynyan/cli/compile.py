@@ -84,11 +84,29 @@ def cmd_explain(args) -> int:
 
 
 def explain_triggers(sql, schema, stats) -> str:
-    """The structures and the steps of an update of each relation."""
+    """The structures and the steps of an update of each relation, and the
+    dicts the module shares with its inner views (decided when rendering)."""
     from ..compiler import compile_query
+    from ..compiler.render import render_module
+    from ..errors import DynyanError
     from ..compiler.triggers import explain_triggers as program_text
 
-    return program_text(compile_query(sql, schema, stats))
+    plan = compile_query(sql, schema, stats)
+    shared: list[dict] = []
+    try:
+        render_module(plan, formatted=False, shared=shared)
+    except DynyanError:  # a query the program describes but no module runs
+        pass
+    lines = [
+        f"  {s['attr']}: the dict {s['index']} of inner view {s['view']}, whose "
+        "trigger updates it (this view's update of it above is not run)"
+        for s in shared
+    ]
+    if lines:
+        lines.insert(
+            0, "\nOne dict with an inner view's (same key, filter and payload):"
+        )
+    return "\n".join([program_text(plan), *lines])
 
 
 def explain_partitions(sql, schema, stats, stream_dir: str | None) -> str:

@@ -1493,8 +1493,8 @@ def _share_leaves(relations: list[dict]) -> list[dict]:
     the dict when the row is forwarded (before this view propagates the row,
     when it checks first): the row's delta then weighs the inner result as
     it was, and the inner result's change the leaf as it is, so every joined
-    tuple is counted once. Returns (index, inner view attribute, its index)
-    per shared dict."""
+    tuple is counted once. Returns per shared dict this view's index, the
+    inner view's attribute and name, and its index."""
     shared = []
     for r in relations:
         if len(r["leaves"]) != 1 or r["test_indexes"] or r["reunpack"]:
@@ -1513,7 +1513,14 @@ def _share_leaves(relations: list[dict]) -> list[dict]:
             leaf["steps"] = rest
             r["locals"] = sorted({s["index"] for s in rest if "index" in s})
             r["shares"] = True
-            shared.append({"attr": own["index"], "sub": fw["attr"], "index": share[0]})
+            shared.append(
+                {
+                    "attr": own["index"],
+                    "sub": fw["attr"],
+                    "view": fw["relation"],
+                    "index": share[0],
+                }
+            )
             break
     return shared
 
@@ -2069,6 +2076,7 @@ def render_module(
     returns: dict | None = None,
     inner_views: InnerViews | None = None,
     shares: dict | None = None,
+    shared: list | None = None,
 ) -> str:
     """The module's source for `plan`, black-formatted and compile-checked
     (`inner`: raw text of a subquery's view, to be nested in its outer module;
@@ -2078,7 +2086,8 @@ def render_module(
     filled with what each relation's trigger of a subquery's view returns,
     see `_return_changes`; `inner_views`: the outer module's, where an inner
     view registers its own; `shares`: filled with the indexes an outer view
-    may keep as its own, see `_shareable`)."""
+    may keep as its own, see `_shareable`; `shared`: filled with the dicts
+    this view reads from its inner views, see `_share_leaves`)."""
     if inner_views is None:
         inner_views = InnerViews()
     plan = replace(plan, query=split_nonfinite(plan.query))
@@ -2426,6 +2435,8 @@ def render_module(
             r["store"] = None
             r["batch"] = None
     context["shared"] = _share_leaves(relations)
+    if shared is not None:
+        shared.extend(context["shared"])
     leaves = {leaf["atom"]: leaf for r in relations for leaf in r["leaves"]}
     flips = {}  # atom -> the leaf a test's handler re-applies rows to
     for t in tests.values():
