@@ -88,8 +88,8 @@ def explain_triggers(sql, schema, stats) -> str:
     dicts the module shares with its inner views (decided when rendering)."""
     from ..compiler import compile_query
     from ..compiler.render import render_module
-    from ..errors import DynyanError
     from ..compiler.triggers import explain_triggers as program_text
+    from ..errors import DynyanError
 
     plan = compile_query(sql, schema, stats)
     shared: list[dict] = []

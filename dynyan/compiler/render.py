@@ -1396,24 +1396,26 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
             group_key = "row"
             group_unpack = "\n".join(["row = _k", *loads])
         own_steps = [s for s in steps if s.get("node") == node.id]
+        flat = own_steps[0] if len(own_steps) == 1 else None
+        signature = (
+            _flat_signature(
+                rel_name,
+                locals_,
+                [layout.var_local[v] for v, _ in atom.derived] + [keep],
+                flat["vars"],
+                layout,
+                expressions,
+                [payload, cond or "", *derives],
+            )
+            if flat and flat["kind"] == "flat" and not flat["ranked"]
+            else None
+        )
         blocks.append(
             {
-                # what its one flat index holds, by the relation's columns:
-                # another view's leaf of the same signature keeps the same dict
-                "signature": (
-                    _flat_signature(
-                        rel_name,
-                        locals_,
-                        [layout.var_local[v] for v, _ in atom.derived] + [keep],
-                        own_steps[0]["vars"],
-                        layout,
-                        expressions,
-                        [payload, cond or "", *derives],
-                    )
-                    if [s["kind"] for s in own_steps] == ["flat"]
-                    and not own_steps[0]["ranked"]
-                    else None
-                ),
+                # its one flat index and what it holds, by the relation's
+                # columns: another view's leaf of the same signature keeps
+                # the same dict (`_share_leaves`)
+                "shareable": (flat["index"], signature) if signature else None,
                 "name": info.name,
                 "node": node.id,
                 "group_key": group_key,
@@ -1474,15 +1476,11 @@ def _shareable(relations: list[dict]) -> dict:
     """Per relation of a subquery's view whose trigger returns the change of
     its one group: (the flat index its one leaf keeps, its signature). The
     outer view's leaf of the same signature uses that dict (`_share_leaves`)."""
-    out = {}
-    for r in relations:
-        if r.get("returns") != "list" or r["test_indexes"]:
-            continue
-        leaf = r["leaves"][0]
-        if leaf["signature"] is not None:
-            step = next(s for s in leaf["steps"] if s.get("node") == leaf["node"])
-            out[r["name"]] = (step["index"], leaf["signature"])
-    return out
+    return {
+        r["name"]: r["leaves"][0]["shareable"]
+        for r in relations
+        if r.get("returns") == "list" and r["leaves"][0]["shareable"]
+    }
 
 
 def _share_leaves(relations: list[dict]) -> list[dict]:
@@ -1500,14 +1498,12 @@ def _share_leaves(relations: list[dict]) -> list[dict]:
         if len(r["leaves"]) != 1 or r["test_indexes"] or r["reunpack"]:
             continue
         leaf = r["leaves"][0]
+        mine = leaf["shareable"]
         for fw in r["forwards"]:
-            share = fw["share"]
-            if share is None or fw["returns"] != "list":
+            share = fw["share"]  # offered only by a trigger that returns a list
+            if mine is None or share is None or share[1] != mine[1]:
                 continue
-            if leaf["signature"] is None or share[1] != leaf["signature"]:
-                continue
-            own = next(s for s in leaf["steps"] if s.get("node") == leaf["node"])
-            rest = [s for s in leaf["steps"] if s is not own]
+            rest = [s for s in leaf["steps"] if s.get("node") != leaf["node"]]
             if all(s["kind"] == "let" for s in rest):
                 continue  # nothing else to do: keep the path as it is
             leaf["steps"] = rest
@@ -1515,7 +1511,7 @@ def _share_leaves(relations: list[dict]) -> list[dict]:
             r["shares"] = True
             shared.append(
                 {
-                    "attr": own["index"],
+                    "attr": mine[0],
                     "sub": fw["attr"],
                     "view": fw["relation"],
                     "index": share[0],
