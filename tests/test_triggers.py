@@ -86,6 +86,26 @@ def test_emit_runs_on_every_update_exactly_when_the_result_is_kept(name, kept):
     assert (pull_view._pending is not None) is kept
 
 
+@pytest.mark.parametrize("name, kept", [("tpch/q16", True), ("tpch/q3", False)])
+def test_a_kept_result_needs_no_root_totals_and_only_presence_below(name, kept):
+    """Where the module keeps the result, nothing reads the totals of a root
+    without an atom: it keeps none, and its two children (both in N) gate
+    each other's emit by whether the other has tuples at the key, read from
+    the other's groups; the weights indexes go."""
+    plan = plan_of(name)
+    program = trigger_program(plan)
+    assert (not program.nodes[plan.root].structures) is kept
+    source = compile_sql(*read_query(str(ROOT / "queries" / f"{name}.sql"), None))
+    root = f"self.{program.nodes[plan.root].name}_root = {{}}"
+    assert (root not in source) is kept
+    for relation in ("partsupp", "part") if kept else ():
+        (weigh,) = [s for s in steps_of(program, relation) if isinstance(s, Weigh)]
+        assert weigh.how == "present" and weigh.structure.kind == "groups"
+        assert f"Δ only where {weigh.structure.attr}" in str(weigh)
+        assert f"in {weigh.structure.attr}:" in source
+    assert ("_count_by_" not in source) is kept
+
+
 @pytest.mark.parametrize("query", QUERIES, ids=lambda q: q.stem)
 def test_a_loop_step_is_exactly_a_non_guard_hop(query):
     """The cost model multiplies by a fan-out at each loop step: those must

@@ -884,6 +884,10 @@ def _path_steps(
     for step in layout.program.path(leaf):
         if isinstance(step, Propagate):
             path.append(step.node)
+            if anchor is None and step.node in plan.in_n:
+                if not layout.info[step.node].structures:  # (a root kept no totals)
+                    anchor = d
+                    uses.update(layout.info[step.node].tuple_vars)
             continue
         if isinstance(step, Update):
             if anchor is None and step.node in plan.in_n:
@@ -913,6 +917,9 @@ def _path_steps(
                 for v in pr.vars
                 if v in layout.info[node].tuple_vars
             )
+        if step.how == "present":  # Δ unchanged: the sibling only gates it
+            steps.append({**common, "kind": "present"})
+            continue
         if step.how == "lookup":
             steps.append({**common, "kind": "weight"})
         elif step.how in ("range", "besides"):
@@ -2894,7 +2901,9 @@ def _ordering(layout: _Layout) -> dict | None:
         "by_root": root_key is not None,
         "root_key": root_key,
         "root_arity": len(plan.nodes[plan.root].vars),
-        "root_index": layout.info[plan.root].root_index.attr,
+        "root_index": (
+            layout.info[plan.root].root_index.attr if root_key is not None else None
+        ),
         "helpers": sorted(helpers.values()),
         "desc": any(k.descending for k in ordering.keys),
         "limit": ordering.limit,

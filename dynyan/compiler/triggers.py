@@ -7,7 +7,7 @@ Python and `dynyan explain --triggers` prints the program. What a node keeps:
 
 | node is …                                     | structure                          |
 |-----------------------------------------------|------------------------------------|
-| the root                                      | flat: tuple -> multiplicity         |
+| the root (an atom's, or the result is kept)   | flat: tuple -> multiplicity         |
 | in N, not root, adds variables to its parent  | groups: key -> {tuple: mult}        |
 | in N, frontier, adds no variable              | flat: tuple -> multiplicity         |
 | has a sibling that is a guard of the parent   | weights: key -> Σ multiplicity      |
@@ -168,11 +168,13 @@ def node_keeps(plan: Plan) -> tuple[NodeKeeps, ...]:
         p = plan.parent(node.id)
         theta = edge_theta(node, plan.node(p).vars) if p is not None else None
         root = parent_index = sibling_index = None
-        if p is None:
+        if p is None and (node.is_leaf or not plan.materialised):
+            # (a kept result is followed by deltas alone: nothing reads the
+            # totals of a root without an atom, so it keeps none)
             root = Structure(
                 f"{name}_root", "flat", node.vars, (), f"root {name}: its tuples"
             )
-        elif node.id in plan.in_n:
+        elif p is not None and node.id in plan.in_n:
             shared = keyvars(set(node.vars) & set(plan.node(p).vars))
             if set(node.vars) - set(shared):
                 parent_index = Structure(
@@ -191,8 +193,31 @@ def node_keeps(plan: Plan) -> tuple[NodeKeeps, ...]:
         s = plan.sibling(node.id)
         if s is not None:
             sibling_index = _sibling_index(plan, node, s, name, theta, keyvars)
+            if _presence_is_enough(plan, node.id, s, parent_index, sibling_index):
+                sibling_index = None
         out.append(NodeKeeps(name, node.vars, parent_index, sibling_index, root, theta))
     return tuple(out)
+
+
+def _presence_is_enough(plan, node, s, parent_index, sibling_index) -> bool:
+    """Whether sibling `s` needs to know only that `node` has tuples at a
+    key, not their total weight: the result is kept (Plan.materialised) and
+    their parent is a root that keeps nothing, so the weighed Δ of an update
+    of `s` goes no higher; the weight would only decide whether the update
+    emits (Δ is taken at `s`, in N), and `node`'s own groups by the same key
+    answer that (a key has a group while its total is not zero)."""
+    p = plan.parent(node)
+    return (
+        plan.materialised
+        and p == plan.root
+        and not plan.node(p).is_leaf
+        and node in plan.in_n
+        and s in plan.in_n
+        and parent_index is not None
+        and parent_index.kind == "groups"
+        and sibling_index.kind == "weights"
+        and parent_index.key == sibling_index.key
+    )
 
 
 def _sibling_index(plan, node, s, name, theta, keyvars) -> Structure:
@@ -307,7 +332,8 @@ class Update:
 @dataclass(frozen=True)
 class Weigh:
     """Multiply Δ by what the sibling `node` holds for it: `how` is
-    "lookup" (a guard's total weight, O(1)), "range" (a range sum, O(log n)),
+    "lookup" (a guard's total weight, O(1)), "present" (only whether the
+    sibling has tuples there, O(1)), "range" (a range sum, O(log n)),
     "besides" (the total less one value's weight), "scan" (a sorted scan
     summing the entries in range) or "loop" (one Δ per matching tuple of the
     sibling, binding the parent's other variables)."""
@@ -322,6 +348,7 @@ class Weigh:
         where = f" where {self.theta}" if self.theta else ""
         text = {
             "lookup": f"Δ × {s.attr}[{', '.join(s.key)}]  (O(1))",
+            "present": f"Δ only where {s.attr}[{', '.join(s.key)}] has tuples  (O(1))",
             "range": f"Δ × range sum of {s.attr}{where}  (O(log n))",
             "besides": f"Δ × (total of {s.attr} less one value){where}  (O(log n))",
             "scan": f"Δ × Σ over {s.attr}{where}  (a sorted scan)",
@@ -462,8 +489,11 @@ def _path(plan: Plan, nodes, leaf: int) -> tuple:
         sib = plan.sibling(node)
         if sib is not None:
             si = nodes[sib].sibling_index
-            theta = nodes[node].theta or nodes[sib].theta
-            steps.append(Weigh(sib, si, _how(si, theta), theta))
+            if si is None:  # its tuples' presence is enough (_presence_is_enough)
+                steps.append(Weigh(sib, nodes[sib].parent_index, "present"))
+            else:
+                theta = nodes[node].theta or nodes[sib].theta
+                steps.append(Weigh(sib, si, _how(si, theta), theta))
         steps.append(Propagate(p, nodes[p].name))
         node = p
 
