@@ -1430,6 +1430,8 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
                 "kept": _kept_count(steps, ring),
                 "loads": loads,
                 "columns": wanted,  # the positions of the row it reads
+                "column_locals": {i: locals_[i] for i in wanted},
+                "kept_tuple": None,  # see _alias_kept_tuple
                 "null_check": null_check,
                 "null_columns": null_columns,
                 "derives": derives,
@@ -1629,12 +1631,12 @@ def _test_kept_check(t: dict) -> str:
     return f"not ({t['key_nulls']}) and {below}"
 
 
-def _projected_row(rel, leaves: list[dict], tests: list[dict]) -> str | None:
+def _projected_row(rel, leaves: list[dict], tests: list[dict]) -> list[int] | None:
     """In trusting mode, what the indexes of the tests on inner views keep of
     a row of `rel`: the columns its atoms read and the tests' keys and
-    compared values read, the others None (a row comes back from there
-    only to be applied to its atom again when its test flips). None when
-    there is no such index, or every column is read."""
+    compared values read, in column order (a row comes back from there only
+    to be applied to its atom again when its test flips). None when there is
+    no such index, or every column is read."""
     if not tests:
         return None
     read = {c for leaf in leaves for c in leaf["columns"]}
@@ -1643,9 +1645,30 @@ def _projected_row(rel, leaves: list[dict], tests: list[dict]) -> str | None:
         read |= {int(c) for c in re.findall(r"\brow\[(\d+)\]", text)}
     if len(read) == len(rel.columns):
         return None
-    return tuple_literal(
-        [f"row[{c}]" if c in read else "None" for c in range(len(rel.columns))]
-    )
+    return sorted(read)
+
+
+def _alias_kept_tuple(leaf: dict, kept: list[int]) -> None:
+    """Trusting mode: where a leaf's tuple is what a test's index keeps of
+    the row (the same columns in the same order), its index holds that one
+    tuple, `_r`, not a second, equal one (a tuple less per row to allocate,
+    keep and have the collector visit). `leaf["kept_tuple"]`: how the
+    batch, which has no `_r`, builds it."""
+    value = tup([leaf["column_locals"].get(c) or "?" for c in kept])
+    for s in leaf["steps"]:
+        if s["kind"] == "let" and s["value"] == value:
+            leaf["kept_tuple"] = value
+            s["value"] = "_r"
+            return
+
+
+def _on_kept(text: str | None, kept: list[int]) -> str | None:
+    """`text`, which reads columns of a row as `row[c]`, rewritten for a kept
+    row (`_projected_row`: only the columns `kept`, in that order)."""
+    if text is None:
+        return None
+    at = {c: j for j, c in enumerate(kept)}
+    return re.sub(r"\brow\[(\d+)\]", lambda m: f"row[{at[int(m.group(1))]}]", text)
 
 
 def _kept_count(steps: list[dict], ring: Ring) -> str | None:
@@ -2186,11 +2209,19 @@ def render_module(
             and (not feeds or (forward_first and not test_indexes))
             and not any(t["whole_rows"] for t in test_indexes)
         )
-        kept_row = _projected_row(rel, leaves, test_indexes) if trusted else None
+        kept = _projected_row(rel, leaves, test_indexes) if trusted else None
+        kept_row = tuple_literal([f"row[{c}]" for c in kept]) if kept else None
         if test_indexes and trusted and kept_row is None:
             trusted = False  # the tests read every column: whole rows, counted
         if count is None:
             count = _count_from_tests(test_indexes, "_r" if kept_row else "row")
+        if kept and len(leaves) == 1:
+            _alias_kept_tuple(leaves[0], kept)
+        for t in test_indexes:  # its expressions where `row` is a kept row
+            t["on_kept"] = {
+                part: _on_kept(t[part], kept) if kept else t[part]
+                for part in ("row_key", "row_value", "key_nulls")
+            }
         if rel.name in virtual:  # an inner view's changes: always valid
             count = None
         for leaf in leaves:
@@ -2250,6 +2281,25 @@ def render_module(
                     for t in test_indexes
                     if kept_row and not _holds_every_row(t)
                 ],
+                # the same read from a kept row (a batch's summed changes)
+                "kept_count": _on_kept(count, kept) if kept else count,
+                "kept_checks": [
+                    _on_kept(_test_kept_check(t), kept)
+                    for t in test_indexes
+                    if kept_row and not _holds_every_row(t)
+                ],
+                # a kept row as the relation's row (its other columns None),
+                # for the atom it is applied to again when its test flips
+                "kept_expand": (
+                    tuple_literal(
+                        [
+                            f"row[{kept.index(c)}]" if c in kept else "None"
+                            for c in range(len(rel.columns))
+                        ]
+                    )
+                    if kept
+                    else None
+                ),
                 "locals": sorted(
                     {
                         s["index"]
@@ -2448,6 +2498,9 @@ def render_module(
             flips[t["atom"]] = {
                 **leaf,
                 "method": "_" + names.new(f"rows_of_{leaf['name']}"),
+                "expand": next(
+                    r["kept_expand"] for r in relations if r["name"] == t["relation"]
+                ),
             }
         t["leaf"] = flips[t["atom"]]["method"]
     context["tests"] = list(tests.values())
@@ -2613,6 +2666,11 @@ def _layout_id(text: str, context, query) -> str:
         ),
         f"sums {len(context['sums'])}",
         f"materialized {context['materialized']} grouped {context['grouped']}",
+        *(  # what the indexes of tests keep of a row (trusting)
+            f"kept rows {r['name']} {r['kept_row']}"
+            for r in context["relations"]
+            if r["kept_row"]
+        ),
         *helpers,
     ]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
