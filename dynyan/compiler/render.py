@@ -1654,7 +1654,9 @@ def _alias_kept_tuple(leaf: dict, kept: list[int]) -> None:
     tuple, `_r`, not a second, equal one (a tuple less per row to allocate,
     keep and have the collector visit). `leaf["kept_tuple"]`: how the
     batch, which has no `_r`, builds it."""
-    value = tup([leaf["column_locals"].get(c) or "?" for c in kept])
+    if not set(kept) <= leaf["column_locals"].keys():
+        return  # it keeps columns only a test reads
+    value = tup([leaf["column_locals"][c] for c in kept])
     for s in leaf["steps"]:
         if s["kind"] == "let" and s["value"] == value:
             leaf["kept_tuple"] = value
@@ -1662,11 +1664,12 @@ def _alias_kept_tuple(leaf: dict, kept: list[int]) -> None:
             return
 
 
-def _on_kept(text: str | None, kept: list[int]) -> str | None:
+def _on_kept(text: str | None, kept: list[int] | None) -> str | None:
     """`text`, which reads columns of a row as `row[c]`, rewritten for a kept
-    row (`_projected_row`: only the columns `kept`, in that order)."""
-    if text is None:
-        return None
+    row (`_projected_row`: only the columns `kept`, in that order; None:
+    whole rows are kept, `text` stands)."""
+    if text is None or not kept:
+        return text
     at = {c: j for j, c in enumerate(kept)}
     return re.sub(r"\brow\[(\d+)\]", lambda m: f"row[{at[int(m.group(1))]}]", text)
 
@@ -2219,13 +2222,18 @@ def render_module(
             _alias_kept_tuple(leaves[0], kept)
         for t in test_indexes:  # its expressions where `row` is a kept row
             t["on_kept"] = {
-                part: _on_kept(t[part], kept) if kept else t[part]
+                part: _on_kept(t[part], kept)
                 for part in ("row_key", "row_value", "key_nulls")
             }
         if rel.name in virtual:  # an inner view's changes: always valid
             count = None
         for leaf in leaves:
             leaf["kept_check"] = leaf["kept"] if trusted and not count else None
+        test_kept_checks = [
+            _test_kept_check(t)
+            for t in test_indexes
+            if kept_row and not _holds_every_row(t)
+        ]
         # A batch of rows is summed per key before it propagates, where the
         # relation feeds no subquery (those re-read rows one by one); the
         # indexes of its tests on inner views take each row's summed change.
@@ -2276,18 +2284,10 @@ def render_module(
                 "test_indexes": test_indexes,
                 # what the tests' indexes keep of a row (trusting), as `_r`
                 "kept_row": kept_row,
-                "test_kept_checks": [
-                    _test_kept_check(t)
-                    for t in test_indexes
-                    if kept_row and not _holds_every_row(t)
-                ],
+                "test_kept_checks": test_kept_checks,
                 # the same read from a kept row (a batch's summed changes)
-                "kept_count": _on_kept(count, kept) if kept else count,
-                "kept_checks": [
-                    _on_kept(_test_kept_check(t), kept)
-                    for t in test_indexes
-                    if kept_row and not _holds_every_row(t)
-                ],
+                "kept_count": _on_kept(count, kept),
+                "kept_checks": [_on_kept(c, kept) for c in test_kept_checks],
                 # a kept row as the relation's row (its other columns None),
                 # for the atom it is applied to again when its test flips
                 "kept_expand": (

@@ -210,7 +210,6 @@ def _presence_is_enough(plan, node, s, parent_index, sibling_index) -> bool:
     return (
         plan.materialised
         and p == plan.root
-        and not plan.node(p).is_leaf
         and node in plan.in_n
         and s in plan.in_n
         and parent_index is not None
