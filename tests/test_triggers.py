@@ -9,6 +9,7 @@ import pytest
 
 from dynyan.cli import main
 from dynyan.compiler import compile_query, compile_sql, load
+from dynyan.compiler.render import _reuse_values
 from dynyan.compiler.source import read_query
 from dynyan.compiler.triggers import (
     Count,
@@ -286,6 +287,58 @@ def test_push_mode_reports_a_groups_change_from_the_trigger_itself():
         reported += len(push.deltas())
     assert reported >= 6, "groups entered, changed and left the result"
     assert sorted(push.rows()) == sorted(batched.rows())
+
+
+def test_a_one_group_trigger_reads_the_payload_it_wrote():
+    """The report after an update of the root's flat index takes the entry
+    the update wrote (None where it deleted it) rather than looking the
+    group up again; an AVG reads the SUM's value already computed."""
+    sql = (
+        "CREATE TABLE r (k INTEGER, v DECIMAL(10, 2) NOT NULL);\n"
+        "SELECT k, SUM(v) AS s, AVG(v) AS a, COUNT(*) AS n FROM r GROUP BY k"
+    )
+    source = compile_sql(sql)
+    start = source.index("def _report_r(")
+    trigger = source[start : source.index("\n    def ", start)]
+    (root,) = re.findall(r"self\.(\w+_root) = \{\}", source)
+    assert f"self.{root}.get(" not in trigger.split("# atom r")[1]
+    (sum_local,) = re.findall(r"(_a\d) = p\[1\] / 100\n", trigger)
+    assert re.search(rf"_a\d = {sum_local} / p\[0\]", trigger)
+    view, reference = load(sql).View(push=True), load(sql).View()
+    rows = [(1, 0.5), (1, 1.25), (2, 3.0), (1, 0.5)]
+    for row, m in [(r, 1) for r in rows] + [(rows[2], -1), (rows[0], -1)]:
+        before = {r[0]: r for r in reference.rows()}
+        (view.insert if m > 0 else view.delete)("r", row)
+        (reference.insert if m > 0 else reference.delete)("r", row)
+        after = {r[0]: r for r in reference.rows()}
+        expected = [(before[row[0]], -1)] if row[0] in before else []
+        expected += [(after[row[0]], 1)] if row[0] in after else []
+        assert view.deltas() == expected
+    assert sorted(view.rows()) == sorted(reference.rows())
+
+
+def test_an_aggregate_reuses_an_earlier_ones_value_only_as_a_whole():
+    """`_reuse_values` replaces an earlier value's whole expression, in
+    parentheses, by its local: not a call's arguments, not text with a
+    string literal in it."""
+    reused = _reuse_values(
+        [
+            ("_a0", "(p[1] / 100)"),
+            ("_a1", "(p[1] / 100) / p[0]"),
+            ("_a2", "f(p[1] / 100)"),
+            ("_a3", "((p[1] / 100)) + (p[1] / 1000)"),
+            ("_a4", "(p[2] + len('(x'))"),
+            ("_a5", "(p[2] + len('(x')) * 2"),
+        ]
+    )
+    assert [value for _, value in reused] == [
+        "(p[1] / 100)",
+        "_a0 / p[0]",
+        "f(p[1] / 100)",
+        "(_a0) + (p[1] / 1000)",
+        "(p[2] + len('(x'))",
+        "(p[2] + len('(x')) * 2",
+    ]
 
 
 def test_a_trusting_leaf_and_its_tests_index_keep_one_tuple_per_row():

@@ -1028,7 +1028,7 @@ def _update_step(layout, ring, step: Update, d: str, key, node_tuple) -> dict:
     out["ranked"] = None
     if s is layout.info[step.node].root_index and layout.ranked:
         out["ranked"] = f"({entry},)" if len(s.key) == 1 else entry
-    return {**out, "kind": "flat", "key": entry, "vars": tuple(s.key)}
+    return {**out, "kind": "flat", "key": entry, "vars": tuple(s.key), "keep": None}
 
 
 # --- the module -----------------------------------------------------------------------
@@ -1556,7 +1556,12 @@ def _return_changes(query, relations: list[dict], ring: Ring, plain: bool) -> No
         if query.grouped and query.group_vars and not query.distinct:
             if any(s["kind"] == "loop" for s in path):
                 continue
-            report = {"kind": "report", "key": emit["key"], "value": emit["value"]}
+            report = {
+                "kind": "report",
+                "key": emit["key"],
+                "value": emit["value"],
+                "written": False,  # _report_reads_written
+            }
             leaf["steps"] = lets + path[:-1] + [report]
             rel["returns"] = "list"
         elif plain and query.distinct and ring.width == 1 and len(relations) == 1:
@@ -1576,6 +1581,31 @@ def _return_changes(query, relations: list[dict], ring: Ring, plain: bool) -> No
         else:
             continue
         rel["batch"] = None  # rows one by one: each returns its change
+
+
+def _report_reads_written(relations: list[dict], checks: list[dict]) -> None:
+    """A one-group trigger whose group's payload is the entry of one flat
+    index, updated by the step just before its report, takes the payload
+    that update wrote (None when it deleted it) instead of looking it up
+    again: the update step keeps it in the lookup's local."""
+    if len(checks) != 1 or checks[0]["holds"] or not checks[0]["written_by"]:
+        return
+    attr, tuple_vars = checks[0]["written_by"]
+    for rel in relations:
+        for leaf in rel["leaves"]:
+            steps = leaf["steps"]
+            for i in range(1, len(steps)):
+                before, step = steps[i - 1], steps[i]
+                if (
+                    step["kind"] == "report"
+                    and before["kind"] == "flat"
+                    and before.get("index") == attr
+                    and before.get("vars") == tuple_vars
+                    and not before.get("ranked")
+                ):
+                    # copies: the queuing trigger shares the update step
+                    steps[i - 1] = {**before, "keep": checks[0]["name"]}
+                    steps[i] = {**step, "written": True}
 
 
 def _count_from_index(
@@ -1746,6 +1776,11 @@ def _lookup(layout: _Layout, ring: Ring):
                 ),
                 "mult": n in frontier,
                 "holds": holds,
+                # a flat index read by its whole key: what an update of it
+                # just wrote (_report_reads_written)
+                "written_by": (
+                    (s.attr, tuple(info.tuple_vars)) if s.kind == "flat" else None
+                ),
             }
         )
     product = (
@@ -2338,6 +2373,7 @@ def render_module(
     slots = _group_slots(query, expressions)
     loops, mults, inner_depth = _enum_loops(layout, set(), _Counter())
     checks, check_payload = _lookup(layout, ring)
+    _report_reads_written(relations + reporting, checks)
     sorted_runtime = any(x.kind in ("sorted", "rangesum") for x in layout.structures())
     sorted_dict = any(m["sorted"] for m in slots["multisets"])
     sorted_list = any(m["ranked"] for m in slots["multisets"])
@@ -2389,7 +2425,7 @@ def render_module(
         "materialized": materialized,
         "group_params": ", ".join(group_locals),
         "group_tuple": tuple_literal(group_locals),
-        "aggregates": aggregates,
+        "aggregates": _reuse_values(aggregates),
         "n_group": len(group_locals),
         # Per MIN/MAX/COUNT(DISTINCT) argument a (sorted) multiset, per
         # computed COUNT/SUM/AVG argument its total (SQL: NULLs left out).
@@ -2984,6 +3020,38 @@ def _group_positions(query, layout) -> str | None:
     if not all(v in where for v in query.group_vars):
         return None
     return tuple_literal([f"row[{where[v]}]" for v in query.group_vars])
+
+
+def _reuse_values(named: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Aggregate values that read an earlier one's whole expression take its
+    local instead (an AVG's `(p[1] / 100) / p[0]` reads `_a0`, SUM's value):
+    each is computed in order and unconditionally (`group_row`), and every
+    value is pure, so the row is the same, computed once. A parenthesised
+    occurrence only, not a call's argument list (`f(…)`)."""
+    out, bare = [], []
+    for name, value in named:
+        for earlier, text in bare:
+            value = re.sub(r"(?<![\w)\]])\(" + re.escape(text) + r"\)", earlier, value)
+        out.append((name, value))
+        text = _unwrapped(value)
+        # a local already: nothing to save; a string literal's parentheses
+        # would fool _unwrapped
+        if not text.isidentifier() and not re.search("[\"']", text):
+            bare.append((name, text))
+    return out
+
+
+def _unwrapped(text: str) -> str:
+    """`text` without parentheses around the whole of it."""
+    while text.startswith("(") and text.endswith(")"):
+        depth = 0
+        for i, c in enumerate(text):
+            depth += c == "("
+            depth -= c == ")"
+            if depth == 0 and i < len(text) - 1:
+                return text  # `(a) / (b)`: the first closes before the end
+        text = text[1:-1]
+    return text
 
 
 def _old_from_payload(query, materialized: bool, aggregates: list[str]) -> bool:
