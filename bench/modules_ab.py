@@ -8,7 +8,9 @@ speed, before against after, on a noisy machine.
 Every round builds a fresh View of each module and applies the whole stream
 (the order reversed every other round, the GC frozen as the harness's
 policy does); the median rate of each module and its ratio to the first
-are printed. `--enumerate` times reading the result at the end too.
+are printed. `--enumerate` times reading the result at the end too;
+`--batch N` feeds each N events as one `update()` call per relation, as the
+harness's dynyan-batch system does.
 """
 
 from __future__ import annotations
@@ -39,11 +41,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", type=int, default=7)
     p.add_argument("--push", action="store_true", help="push mode (counting sink)")
     p.add_argument("--enumerate", action="store_true", help="read the result too")
+    p.add_argument("--batch", type=int, help="update() per relation per N events")
     args = p.parse_args(argv)
 
     (query,) = harness.discover_queries(ROOT / "queries", [args.query])
     events = harness.decode_stream(args.stream, query.relations, args.events)
     modules = [import_source(Path(f).read_text()) for f in args.modules]
+    calls = _batches(events, args.batch) if args.batch else None
     seconds: list[list[float]] = [[] for _ in modules]
     for r in range(args.runs):
         order = list(range(len(modules)))
@@ -54,8 +58,13 @@ def main(argv: list[str] | None = None) -> int:
             gc.collect()
             gc.freeze()
             t0 = time.perf_counter()
-            for rel, op, row in events:
-                ops[op](rel, row)
+            if calls is not None:
+                update = view.update
+                for rel, rows, mults in calls:
+                    update(rel, rows, mults)
+            else:
+                for rel, op, row in events:
+                    ops[op](rel, row)
             if args.enumerate:
                 sum(1 for _ in view.enumerate())
             seconds[i].append(time.perf_counter() - t0)
@@ -71,6 +80,20 @@ def main(argv: list[str] | None = None) -> int:
             f"{base / med:.2f}x the first (runs: {runs})"
         )
     return 0
+
+
+def _batches(events, n: int) -> list[tuple[str, list, list]]:
+    """Each `n` events as one (relation, rows, mults) call per relation, its
+    rows in stream order, the relations in the order they first appear."""
+    out = []
+    for lo in range(0, len(events), n):
+        calls: dict[str, tuple[list, list]] = {}
+        for rel, op, row in events[lo : lo + n]:
+            rows, mults = calls.setdefault(rel, ([], []))
+            rows.append(row)
+            mults.append(op)
+        out += [(rel, rows, mults) for rel, (rows, mults) in calls.items()]
+    return out
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ import pytest
 
 from dynyan.cli import main
 from dynyan.compiler import compile_query, compile_sql, load
-from dynyan.compiler.render import _reuse_values
+from dynyan.compiler.render import _computed_once, _reuse_values
 from dynyan.compiler.source import read_query
 from dynyan.compiler.triggers import (
     Count,
@@ -365,3 +365,35 @@ def test_a_trusting_leaf_and_its_tests_index_keep_one_tuple_per_row():
     assert sorted(view.rows()) == [(1, 1)]
     view.delete("s", (10, 1))  # and applied again
     assert sorted(view.rows()) == [(1, 2), (2, 1)]
+
+
+def test_a_payload_computes_a_shared_subexpression_once():
+    """`_computed_once`: a parenthesised subexpression two payload entries
+    compute is bound by its first occurrence and read by the later ones;
+    entries that may skip part of their text (a NULL guard, `or`) keep it."""
+    parts = [
+        "d",
+        "d * _floor((a * (1 - b)) * 100 + 0.5)",
+        "d * _floor(((a * (1 - b)) * (1 + c)) * 100 + 0.5)",
+        "(d * (a * (1 - b)) if a is not None else 0)",
+        "d * (x or (a * (1 - b)))",
+        "d * ((x, y) + (x, y))",
+    ]
+    assert _computed_once(parts) == [
+        "d",
+        "d * _floor((_x1 := a * (1 - b)) * 100 + 0.5)",
+        "d * _floor((_x1 * (1 + c)) * 100 + 0.5)",
+        *parts[3:],
+    ]
+    env = {"d": -1, "a": 12.5, "b": 0.25, "c": 0.5, "x": 0, "y": 1, "_floor": int}
+    # the entries evaluated in order, as a tuple literal does: the same values
+    assert eval("(" + ", ".join(_computed_once(parts)) + ",)", dict(env)) == eval(
+        "(" + ", ".join(parts) + ",)", dict(env)
+    )
+    source = compile_sql(
+        "CREATE TABLE l (k INTEGER, p DECIMAL(12, 2) NOT NULL, "
+        "t DECIMAL(4, 2) NOT NULL, x DECIMAL(4, 2) NOT NULL);\n"
+        "SELECT k, SUM(p * (1 - t)) AS a, SUM(p * (1 - t) * (1 + x)) AS b "
+        "FROM l GROUP BY k"
+    )
+    assert "(_x1 := c_l_p * (1 - c_l_t))" in source.replace("\n", " ")

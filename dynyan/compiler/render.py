@@ -1075,6 +1075,61 @@ def _factor(expressions: Expressions, channel, expr, scale: int | None, env) -> 
     return _scaled(expressions, text, scale)
 
 
+def _computed_once(parts: list[str]) -> list[str]:
+    """A row's payload entries with a parenthesised subexpression that more
+    than one of them computes (TPC-H Q1's `l_extendedprice * (1 -
+    l_discount)` in two SUMs) computed once: its first occurrence binds it
+    (`(_x1 := …)`), the later ones read the name. The entries are evaluated
+    in order, in a tuple or list literal or in statements one after the
+    other, so the name is bound before it is read. Only entries that always
+    evaluate all of their text take part: not one guarded by a NULL test
+    (`(… if … else 0)`) or with `and`/`or`, nor one with a string literal
+    or a nested scope."""
+    eligible = [
+        i
+        for i, part in enumerate(parts)
+        if not re.search(r"[\"']|\b(if|and|or|lambda|for)\b", part)
+    ]
+    seen: dict[str, int] = {}
+    for i in eligible:
+        for inner in _parenthesised(parts[i]):
+            # an operation (not a name), not a tuple, not a binding already
+            if re.search(r"[-+*/%]", inner) and not re.search(",|:=", inner):
+                seen[inner] = seen.get(inner, 0) + 1
+    out = list(parts)
+    n = 0
+    for inner in sorted(seen, key=len, reverse=True):
+        pattern = r"(?<![\w)\]])\(" + re.escape(inner) + r"\)"
+        if sum(len(re.findall(pattern, out[i])) for i in eligible) < 2:
+            continue  # (a longer one took its occurrences)
+        n += 1
+        name, first = f"_x{n}", True
+        for i in eligible:
+
+            def bind(_match, name=name):
+                nonlocal first
+                text, first = (f"({name} := {inner})" if first else name), False
+                return text
+
+            out[i] = re.sub(pattern, bind, out[i])
+    return out
+
+
+def _parenthesised(text: str) -> list[str]:
+    """The text inside each pair of parentheses of `text` that is not a
+    call's (or a subscript's) argument list."""
+    found, opened = [], []
+    for i, c in enumerate(text):
+        if c == "(":
+            call = i > 0 and (text[i - 1].isalnum() or text[i - 1] in "_)]")
+            opened.append((i, call))
+        elif c == ")" and opened:
+            start, call = opened.pop()
+            if not call:
+                found.append(text[start + 1 : i])
+    return found
+
+
 def _scaled(expressions: Expressions, text: str, scale: int) -> str:
     """A DECIMAL value of `scale` digits as its integer number of units. The
     float times 10^scale lies within a rounding error of that integer, so
@@ -1385,6 +1440,7 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
                     )
                     part = f"({part} if {nn} else 0)"
                 parts.append(part)
+            parts = _computed_once(parts)
             payload = tuple_literal(parts)
             if set(parts) == {"d"}:  # a row adds only its count: one shared tuple
                 payload = f"(_ONE if d == 1 else {payload})"
