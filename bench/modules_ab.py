@@ -27,6 +27,7 @@ if __name__ == "__main__":
     sys.path.insert(0, str(ROOT))
 
 from bench import harness  # noqa: E402
+from bench.batches import batched  # noqa: E402
 from dynyan.compiler import import_source  # noqa: E402
 
 
@@ -47,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     (query,) = harness.discover_queries(ROOT / "queries", [args.query])
     events = harness.decode_stream(args.stream, query.relations, args.events)
     modules = [import_source(Path(f).read_text()) for f in args.modules]
-    calls = _batches(events, args.batch) if args.batch else None
+    calls = batched(events, args.batch) if args.batch else None
     seconds: list[list[float]] = [[] for _ in modules]
     for r in range(args.runs):
         order = list(range(len(modules)))
@@ -80,20 +81,6 @@ def main(argv: list[str] | None = None) -> int:
             f"{base / med:.2f}x the first (runs: {runs})"
         )
     return 0
-
-
-def _batches(events, n: int) -> list[tuple[str, list, list]]:
-    """Each `n` events as one (relation, rows, mults) call per relation, its
-    rows in stream order, the relations in the order they first appear."""
-    out = []
-    for lo in range(0, len(events), n):
-        calls: dict[str, tuple[list, list]] = {}
-        for rel, op, row in events[lo : lo + n]:
-            rows, mults = calls.setdefault(rel, ([], []))
-            rows.append(row)
-            mults.append(op)
-        out += [(rel, rows, mults) for rel, (rows, mults) in calls.items()]
-    return out
 
 
 if __name__ == "__main__":
