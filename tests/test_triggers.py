@@ -361,6 +361,13 @@ def test_a_trusting_leaf_and_its_tests_index_keep_one_tuple_per_row():
     kept = next(iter(index[10]))
     assert kept == (1, 10)
     assert any(entry is kept for entry in view.r_root)  # the leaf's tuples
+    # the rows of the batch too: one tuple keys its sums, the test's changes,
+    # then both indexes
+    batched = [*index[11], *(k for k in index[10] if k == (2, 10))]
+    assert batched == [(1, 11), (2, 10)]
+    for kept in batched:
+        assert any(entry is kept for entry in view.r_root), kept
+    assert "_r = _k  # the leaf's tuple" in source
     view.insert("s", (10, 1))  # b = 10 is now excluded: rows withdrawn
     assert sorted(view.rows()) == [(1, 1)]
     view.delete("s", (10, 1))  # and applied again

@@ -1488,6 +1488,7 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
                 "columns": wanted,  # the positions of the row it reads
                 "column_locals": {i: locals_[i] for i in wanted},
                 "kept_tuple": None,  # see _alias_kept_tuple
+                "key_is_kept": False,  # the batch's sums key is that tuple too
                 "null_check": null_check,
                 "null_columns": null_columns,
                 "derives": derives,
@@ -1739,13 +1740,16 @@ def _alias_kept_tuple(leaf: dict, kept: list[int]) -> None:
     the row (the same columns in the same order), its index holds that one
     tuple, `_r`, not a second, equal one (a tuple less per row to allocate,
     keep and have the collector visit). `leaf["kept_tuple"]`: how the
-    batch, which has no `_r`, builds it."""
+    batch, which has no `_r`, builds it; `leaf["key_is_kept"]`: the batch
+    sums the leaf's payloads by that tuple, so one tuple per row keys the
+    sums, the test's changes and, after, the leaf's index."""
     if not set(kept) <= leaf["column_locals"].keys():
         return  # it keeps columns only a test reads
     value = tup([leaf["column_locals"][c] for c in kept])
     for s in leaf["steps"]:
         if s["kind"] == "let" and s["value"] == value:
             leaf["kept_tuple"] = value
+            leaf["key_is_kept"] = leaf["group_key"] == value
             s["value"] = "_r"
             return
 
