@@ -1099,8 +1099,8 @@ def _computed_once(parts: list[str]) -> list[str]:
     out = list(parts)
     n = 0
     for inner in sorted(seen, key=len, reverse=True):
-        pattern = r"(?<![\w)\]])\(" + re.escape(inner) + r"\)"
-        if sum(len(re.findall(pattern, out[i])) for i in eligible) < 2:
+        pattern = _in_parentheses(inner)
+        if sum(len(pattern.findall(out[i])) for i in eligible) < 2:
             continue  # (a longer one took its occurrences)
         n += 1
         name, first = f"_x{n}", True
@@ -1111,8 +1111,18 @@ def _computed_once(parts: list[str]) -> list[str]:
                 text, first = (f"({name} := {inner})" if first else name), False
                 return text
 
-            out[i] = re.sub(pattern, bind, out[i])
+            out[i] = pattern.sub(bind, out[i])
     return out
+
+
+# what may stand before a call's (or a subscript's) opening parenthesis
+_CALLED = r"[\w)\]]"
+
+
+def _in_parentheses(text: str) -> re.Pattern:
+    """`text` as a whole parenthesised expression, not as a call's argument
+    list (`f(text)`): where a local holding its value may replace it."""
+    return re.compile(rf"(?<!{_CALLED})\(" + re.escape(text) + r"\)")
 
 
 def _parenthesised(text: str) -> list[str]:
@@ -1121,7 +1131,7 @@ def _parenthesised(text: str) -> list[str]:
     found, opened = [], []
     for i, c in enumerate(text):
         if c == "(":
-            call = i > 0 and (text[i - 1].isalnum() or text[i - 1] in "_)]")
+            call = i > 0 and re.match(_CALLED, text[i - 1]) is not None
             opened.append((i, call))
         elif c == ")" and opened:
             start, call = opened.pop()
@@ -3091,7 +3101,7 @@ def _reuse_values(named: list[tuple[str, str]]) -> list[tuple[str, str]]:
     out, bare = [], []
     for name, value in named:
         for earlier, text in bare:
-            value = re.sub(r"(?<![\w)\]])\(" + re.escape(text) + r"\)", earlier, value)
+            value = _in_parentheses(text).sub(earlier, value)
         out.append((name, value))
         text = _unwrapped(value)
         # a local already: nothing to save; a string literal's parentheses
