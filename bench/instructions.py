@@ -6,6 +6,8 @@ machine cannot tell a few per cent apart (the count is the same every run).
     (the same at the commit before, -o /tmp/before.py)
     .venv/bin/python bench/instructions.py tpch/q16 /tmp/before.py /tmp/after.py
 
+`--batch N` feeds each N events as one `update()` call per relation (as
+`bench/modules_ab.py --batch` and the harness's dynyan-batch system do).
 The events are decoded once and handed to a bare interpreter under
 `valgrind --tool=callgrind` (hash seed fixed, GC frozen as the harness's
 policy does), which builds a View and applies them; a second run applies
@@ -27,12 +29,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# run by the bare interpreter under valgrind: argv = events file, module, k, push
+# run by the bare interpreter under valgrind: argv = events file, module, k,
+# push; the file holds events (relation, op, row) or update() calls
+# (relation, rows, mults), and k counts the items applied
 _REPLAY = """
 import gc, pickle, sys, types
 events_file, path, k, push = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
 with open(events_file, "rb") as f:
-    events = pickle.load(f)
+    batch, events = pickle.load(f)
 module = types.ModuleType("replayed")
 with open(path) as f:
     exec(compile(f.read(), path, "exec"), module.__dict__)
@@ -43,8 +47,12 @@ view = module.View(on_delta=sink) if push else module.View()
 ops = {1: view.insert, -1: view.delete}
 gc.collect()
 gc.freeze()
-for relation, op, row in events[:k]:
-    ops[op](relation, row)
+if batch:
+    for relation, rows, mults in events[:k]:
+        view.update(relation, rows, mults)
+else:
+    for relation, op, row in events[:k]:
+        ops[op](relation, row)
 """
 
 
@@ -84,23 +92,26 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--events", type=int, default=100_000, help="the first N events")
     p.add_argument("--push", action="store_true", help="push mode (counting sink)")
+    p.add_argument("--batch", type=int, help="update() per relation per N events")
     args = p.parse_args(argv)
     if shutil.which("valgrind") is None:
         sys.exit("valgrind is not on PATH")
 
     sys.path.insert(0, str(ROOT))
     from bench import harness
+    from bench.batches import batched
 
     (query,) = harness.discover_queries(ROOT / "queries", [args.query])
     events = harness.decode_stream(args.stream, query.relations, args.events)
+    items = batched(events, args.batch) if args.batch else events
     with tempfile.NamedTemporaryFile(suffix=".pickle") as f:
-        pickle.dump(events, f)
+        pickle.dump((bool(args.batch), items), f)
         f.flush()
         base = None
         print(f"{args.query}: {len(events):,} events")
         for module in args.modules:
             path = str(Path(module).resolve())
-            spent = count(f.name, path, len(events), args.push) - count(
+            spent = count(f.name, path, len(items), args.push) - count(
                 f.name, path, 0, args.push
             )
             base = base or spent
