@@ -403,4 +403,69 @@ def test_a_payload_computes_a_shared_subexpression_once():
         "SELECT k, SUM(p * (1 - t)) AS a, SUM(p * (1 - t) * (1 + x)) AS b "
         "FROM l GROUP BY k"
     )
-    assert "(_x1 := c_l_p * (1 - c_l_t))" in source.replace("\n", " ")
+    assert "(_x1 := c_l_p * (1.0 - c_l_t))" in source.replace("\n", " ")
+
+
+def test_a_batch_adds_a_row_of_multiplicity_one_without_a_product():
+    """A batch adds a row inserted or deleted once to its key's sums with no
+    product by d (`+=`/`-=` of the factors); any other multiplicity keeps
+    it. Rows of every kind and many per key: the batch ends where the same
+    changes applied one at a time end, sums exact."""
+    sql = (
+        "CREATE TABLE l (k INTEGER NOT NULL, p DECIMAL(12, 2) NOT NULL, "
+        "t DECIMAL(4, 2) NOT NULL, n DECIMAL(6, 2));"
+        "SELECT k, SUM(p * (1 - t)) AS a, SUM(n) AS b, COUNT(*) AS c "
+        "FROM l GROUP BY k"
+    )
+    source = compile_sql(sql, trust_input=True)
+    batch = source[source.index("def _batch_l") :]
+    one = batch[batch.index("elif d == 1:") : batch.index("elif d == -1:")]
+    assert "d *" not in one and "_o[0] += 1" in one
+    assert "_floor(c_l_n * 100.0 + 0.5) if c_l_n is not None else 0" in one
+    rows = [
+        (i % 3, 10.25 + i, (i % 7) / 100, None if i % 4 == 0 else i / 4)
+        for i in range(40)
+    ]
+    for trust_input in (False, True):
+        module = load(sql, trust_input=trust_input)
+        batched, single = module.View(), module.View()
+        batched.update("l", rows + rows, [1] * 40 + [2] * 40)
+        mults = [-1 if i % 2 else -2 for i in range(40)] + [1] * 5 + [0] * 5
+        changes = rows + rows[:10]
+        batched.update("l", changes, mults)
+        for row in rows:
+            for _ in range(3):
+                single.insert("l", row)
+        for row, m in zip(changes, mults):
+            for _ in range(abs(m)):
+                (single.insert if m > 0 else single.delete)("l", row)
+        assert sorted(batched.rows()) == sorted(single.rows())
+        assert len(list(batched.rows())) == 3
+
+
+def test_an_integer_literal_beside_a_decimal_is_written_as_a_float():
+    """`Expressions._float_literals`: beside a DECIMAL or DOUBLE operand an
+    integer literal is a float literal (CPython's float-only fast path);
+    beside an INTEGER it stays an int. The values are those of SQL either
+    way, also when an application gives a DECIMAL column an int."""
+    sql = (
+        "CREATE TABLE r (k INTEGER NOT NULL, x DECIMAL(8, 2) NOT NULL, "
+        "i INTEGER NOT NULL);"
+        "CREATE TABLE s (x DECIMAL(8, 2) NOT NULL, y DOUBLE NOT NULL);"
+        "SELECT r.k, r.x * 2 AS dbl, 1 - r.x AS rest, s.y + 1 AS up "
+        "FROM r, s WHERE r.x = s.x AND r.x < 24 AND r.i > 3 AND s.y >= 0"
+    )
+    source = " ".join(compile_sql(sql).split())
+    for text in ("* 2.0", "(1.0 -", "+ 1.0", "< 24.0", ">= 0.0"):
+        assert text in source, text
+    assert "> 3)" in source and "> 3.0" not in source
+    module = load(sql)
+    as_floats, as_ints = module.View(), module.View()
+    as_floats.insert("r", (1, 5.0, 4))
+    as_floats.insert("s", (5.0, 0.0))
+    as_ints.insert("r", (1, 5, 4))
+    as_ints.insert("s", (5, 0))
+    expected = [(1, 10.0, -4.0, 1.0)]
+    for view in (as_floats, as_ints):
+        assert list(view.rows()) == expected
+        assert [type(v) for v in next(view.rows())] == [int, float, float, float]

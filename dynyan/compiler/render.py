@@ -175,6 +175,11 @@ class Expressions:
     # Inside `condition`: its plain column and variable leaves are tested for
     # NULL before the condition is evaluated.
     guarded: bool = False
+    # (atom, column) pairs and variables of DECIMAL or DOUBLE columns: an
+    # integer literal beside one is written as a float (`x * 100.0`,
+    # `1.0 - x`), where CPython's arithmetic and comparisons of two floats
+    # take their fast path; the value is the same (see `_float_literals`).
+    floats: set = field(default_factory=set)
 
     def may_be_null(self, e) -> bool:
         """Whether the SQL value of `e` can be NULL (conservatively)."""
@@ -305,6 +310,8 @@ class Expressions:
             self.helpers.add("nan_key")
             return f"(_nan_key({a[0]}) {_INFIX_PY[op]} _nan_key({a[1]}))"
         if op in _INFIX_PY:
+            if op not in ("and", "or"):
+                a = self._float_literals(e, a)
             return "(" + f" {_INFIX_PY[op]} ".join(a) + ")"
         scalar = functions.SCALARS.get(op)
         if scalar is not None:  # SQL functions: one registry (functions.py)
@@ -360,6 +367,33 @@ class Expressions:
                 return f"(None if {x} == {y_first} else {x})"
             return f"(None if {x_first} is None or {x} == {y_first} else {x})"
         raise RenderError(f"no Python for operator {op}")
+
+    def _float_literals(self, e: Op, a: list[str]) -> list[str]:
+        """Rendered operands of arithmetic or a comparison, an integer literal
+        beside a DECIMAL or DOUBLE operand as a float: an int converts to the
+        float of equal value below 2**53, which CPython would do anyway."""
+        out = list(a)
+        for i, x in enumerate(e.args):
+            if (
+                isinstance(x, Lit)
+                and type(x.value) is int
+                and abs(x.value) < 2**53
+                and any(self._is_float(y) for j, y in enumerate(e.args) if j != i)
+            ):
+                out[i] = py(float(x.value))
+        return out
+
+    def _is_float(self, e) -> bool:
+        """Whether `e` is a DECIMAL or DOUBLE value (a float, or None)."""
+        if isinstance(e, Ref):
+            return (e.atom, e.column) in self.floats
+        if isinstance(e, Var):
+            return e.name in self.floats
+        if isinstance(e, Lit):
+            return type(e.value) is float
+        if isinstance(e, Op) and e.op in ("add", "sub", "mul", "neg"):
+            return any(self._is_float(x) for x in e.args)
+        return False
 
     def _inner_test(self, e: InnerTest, env) -> str:
         """Python that is true exactly when an `InnerTest` is TRUE, reading
@@ -1148,7 +1182,7 @@ def _scaled(expressions: Expressions, text: str, scale: int) -> str:
     if scale == 0:
         return f"round({text})"
     expressions.uses_floor = True
-    return f"_floor({text} * {10 ** scale} + 0.5)"
+    return f"_floor({text} * {10 ** scale}.0 + 0.5)"  # (floats: the fast path)
 
 
 def _join_vars(query, atom) -> list[str]:
@@ -1276,6 +1310,21 @@ def _type_check(rel, checked: dict[int, bool], loaded: dict[int, str], sets: dic
     if not conds:
         return None
     return {"cond": " and ".join(conds), "spec": tuple_literal(spec)}
+
+
+def _float_typed(query) -> set:
+    """The (atom, column) pairs of DECIMAL and DOUBLE columns, and the
+    variables bound to such columns only (`Expressions.floats`)."""
+    columns, kinds = set(), {}
+    for i, atom in enumerate(query.atoms):
+        types = query.relation(atom.relation).types
+        for c, v in enumerate(atom.variables):
+            is_float = c < len(types) and types[c] == "float"
+            if is_float:
+                columns.add((i, c))
+            if v is not None:
+                kinds[v] = kinds.get(v, True) and is_float
+    return columns | {v for v, is_float in kinds.items() if is_float}
 
 
 def _declared_not_null(query) -> set[str]:
@@ -1431,17 +1480,22 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
                 f"{line} if {keep} else None" for line in derives
             ]
             cond = None
-        parts = None  # a tuple payload's entries (a batch adds them in place)
+        # a tuple payload's entries (a batch adds them in place), and the
+        # same of a row inserted once (d = 1: no product by d)
+        parts = units = None
         if ring.width == 1:
             payload = "d"
         else:
             by_channel = {ch: (e, sc) for ch, e, sc in factors}
-            parts = ["d"]
+            parts, units = ["d"], ["1"]
             for channel in query.channels:
-                part = "d"
+                part = unit = "d"
                 if channel in by_channel:
                     expr, scale = by_channel[channel]
-                    part = f"d * {_factor(expressions, channel, expr, scale, env)}"
+                    unit = _factor(expressions, channel, expr, scale, env)
+                    part = f"d * {unit}"
+                if unit == "d":
+                    unit = "1"
                 if channel in guards:  # SQL: a row with a NULL argument adds 0
                     nn = " and ".join(
                         dict.fromkeys(
@@ -1449,8 +1503,10 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
                         )
                     )
                     part = f"({part} if {nn} else 0)"
+                    unit = f"({unit} if {nn} else 0)"
                 parts.append(part)
-            parts = _computed_once(parts)
+                units.append(unit)
+            parts, units = _computed_once(parts), _computed_once(units)
             payload = tuple_literal(parts)
             if set(parts) == {"d"}:  # a row adds only its count: one shared tuple
                 payload = f"(_ONE if d == 1 else {payload})"
@@ -1512,6 +1568,7 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
                 "cond": cond,  # None when `derives` computes `keep` first
                 "payload": payload,
                 "payload_parts": parts,
+                "payload_units": units,
                 "steps": steps,
                 "count": _count_from_index(
                     info, identity and cond is None, layout, ring
@@ -2237,6 +2294,7 @@ def render_module(
         if query.relation(atom.relation).is_notnull(c)
     }
     expressions.nonnull_vars = _nonnull_vars(query)
+    expressions.floats = _float_typed(query)
     if any(a.nonfinite for a in query.aggregates):
         expressions.helpers.add("ieee_total")
     expressions.agg_kinds = [a.kind for a in query.aggregates]
