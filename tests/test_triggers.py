@@ -408,9 +408,10 @@ def test_a_payload_computes_a_shared_subexpression_once():
 
 def test_a_batch_adds_a_row_of_multiplicity_one_without_a_product():
     """A batch adds a row inserted or deleted once to its key's sums with no
-    product by d (`+=`/`-=` of the factors); any other multiplicity keeps
-    it. Rows of every kind and many per key: the batch ends where the same
-    changes applied one at a time end, sums exact."""
+    product by d (`+=`/`-=` of the factors), and a single update's payload
+    of a row inserted once is its factors; any other multiplicity keeps the
+    product. Rows of every kind and many per key: the batch ends where the
+    same changes applied one at a time end, sums exact."""
     sql = (
         "CREATE TABLE l (k INTEGER NOT NULL, p DECIMAL(12, 2) NOT NULL, "
         "t DECIMAL(4, 2) NOT NULL, n DECIMAL(6, 2));"
@@ -422,13 +423,15 @@ def test_a_batch_adds_a_row_of_multiplicity_one_without_a_product():
     one = batch[batch.index("elif d == 1:") : batch.index("elif d == -1:")]
     assert "d *" not in one and "_o[0] += 1" in one
     assert "_floor(c_l_n * 100.0 + 0.5) if c_l_n is not None else 0" in one
+    apply = source[source.index("def _apply_l") : source.index("def _batch_l")]
+    assert "if d == 1\n" in apply and "d * _floor(" in apply
     rows = [
         (i % 3, 10.25 + i, (i % 7) / 100, None if i % 4 == 0 else i / 4)
         for i in range(40)
     ]
     for trust_input in (False, True):
         module = load(sql, trust_input=trust_input)
-        batched, single = module.View(), module.View()
+        batched, single, each = module.View(), module.View(), module.View()
         batched.update("l", rows + rows, [1] * 40 + [2] * 40)
         mults = [-1 if i % 2 else -2 for i in range(40)] + [1] * 5 + [0] * 5
         changes = rows + rows[:10]
@@ -439,7 +442,12 @@ def test_a_batch_adds_a_row_of_multiplicity_one_without_a_product():
         for row, m in zip(changes, mults):
             for _ in range(abs(m)):
                 (single.insert if m > 0 else single.delete)("l", row)
+        for row in rows:  # one row per update(): its multiplicity as it is
+            each.update("l", [row], [3])
+        for row, m in zip(changes, mults):
+            each.update("l", [row], [m])
         assert sorted(batched.rows()) == sorted(single.rows())
+        assert sorted(each.rows()) == sorted(single.rows())
         assert len(list(batched.rows())) == 3
 
 

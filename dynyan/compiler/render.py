@@ -1510,6 +1510,8 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
             payload = tuple_literal(parts)
             if set(parts) == {"d"}:  # a row adds only its count: one shared tuple
                 payload = f"(_ONE if d == 1 else {payload})"
+            else:  # a row inserted once: its factors, no product by d
+                payload = f"({tuple_literal(units)} if d == 1 else {payload})"
         info = layout.info[node.id]
         # What a batch sums payloads by: the values of the row its path reads
         # (loop variables further up are bound by the path itself).
