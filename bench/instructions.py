@@ -36,7 +36,7 @@ _REPLAY = """
 import gc, pickle, sys, types
 events_file, path, k, push = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
 with open(events_file, "rb") as f:
-    batch, events = pickle.load(f)
+    batch, items = pickle.load(f)
 module = types.ModuleType("replayed")
 with open(path) as f:
     exec(compile(f.read(), path, "exec"), module.__dict__)
@@ -48,10 +48,10 @@ ops = {1: view.insert, -1: view.delete}
 gc.collect()
 gc.freeze()
 if batch:
-    for relation, rows, mults in events[:k]:
+    for relation, rows, mults in items[:k]:
         view.update(relation, rows, mults)
 else:
-    for relation, op, row in events[:k]:
+    for relation, op, row in items[:k]:
         ops[op](relation, row)
 """
 

@@ -1489,13 +1489,11 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
             by_channel = {ch: (e, sc) for ch, e, sc in factors}
             parts, units = ["d"], ["1"]
             for channel in query.channels:
-                part = unit = "d"
+                part, unit = "d", "1"
                 if channel in by_channel:
                     expr, scale = by_channel[channel]
                     unit = _factor(expressions, channel, expr, scale, env)
                     part = f"d * {unit}"
-                if unit == "d":
-                    unit = "1"
                 if channel in guards:  # SQL: a row with a NULL argument adds 0
                     nn = " and ".join(
                         dict.fromkeys(
