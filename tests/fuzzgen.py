@@ -490,6 +490,65 @@ def equi_and_not_equal(g, a, b):
     return _add(g, eq, eq and _ineq(g, a, b, ops=("<>",), besides=eq))
 
 
+@production("join", weight=0)  # drawn with --weight: earlier seeds keep their queries
+def expression_join(g, a, b):
+    """An equality with an expression on one side or both (`a.x = b.y + 1`,
+    `a.x % 3 = b.y`, `upper(a.s) = b.t`): a join on a computed value."""
+    kinds = {k for _, k in a.columns} & {k for _, k in b.columns} & {"int", "str"}
+    if not kinds:
+        return False
+    kind = g.choice(sorted(kinds))
+    x, y = g.col(a, (kind,)), g.col(b, (kind,))
+    if kind == "str":
+        forms = [f"upper({x[0]})", f"lower({x[0]})", x[0]]
+        other = [f"upper({y[0]})", y[0]]
+    else:
+        k = g.rng.randint(1, 2)
+        forms = [f"{x[0]} + {k}", f"{x[0]} - {k}", f"{x[0]} % 3", f"{x[0]} * 2", x[0]]
+        other = [f"{y[0]} + {k}", f"abs({y[0]})", y[0]]
+    left, right = g.choice(forms), g.choice(other)
+    if left == x[0] and right == y[0]:
+        right = other[0]
+    return _add(g, Part(f"{left} = {right}", frozenset({a.alias, b.alias})))
+
+
+@production("join", weight=0)  # drawn with --weight, as expression_join
+def date_shift_join(g, a, b):
+    """DATE columns of two tables compared shifted (`a.d >= b.d - INTERVAL
+    '2' DAY`, `a.d < b.d + 3`), sometimes as a band, sometimes beside an
+    equality."""
+    x, y = g.col(a, ("date",)), g.col(b, ("date",))
+    if x is None or y is None:
+        return False
+    al = frozenset({a.alias, b.alias})
+    k = g.rng.randint(1, 40)
+    parts = [Part(f"{x[0]} >= {y[0]} - INTERVAL '{k}' DAY", al)]
+    if g.chance(0.6):
+        parts.append(Part(f"{x[0]} < {y[0]} + {g.rng.randint(0, 40)}", al))
+    if g.chance(0.4):
+        parts.append(_eq(g, a, b))
+    return _add(g, *parts)
+
+
+@production("join", weight=0)  # drawn with --weight, as expression_join
+def or_of_cases(g, a, b):
+    """An OR of two or three cases, each repeating the join equality beside
+    conditions on either side (TPC-H Q19's form)."""
+    eq = _eq(g, a, b)
+    if eq is None:
+        return False
+    cases = []
+    for _ in range(g.rng.randint(2, 3)):
+        terms = [eq.sql]
+        for atom in g.rng.sample([a, b], g.rng.randint(1, 2)):
+            ref = g.col(atom, ("int", "dec", "str", "date"))
+            op = g.choice(["=", "<>", "<=", ">="])
+            terms.append(f"{ref[0]} {op} {g.literal(ref[1])}")
+        g.rng.shuffle(terms)
+        cases.append("(" + " AND ".join(terms) + ")")
+    return _add(g, Part("(" + " OR ".join(cases) + ")", eq.aliases))
+
+
 @production("join", weight=1)
 def cartesian(g, a, b):
     return None  # no condition: a cartesian product

@@ -331,6 +331,14 @@ TRUST_CORPUS = (
             "158_having_subquery_correlated_by_a_group_key",
             "160_scalar_subqueries_banded_by_an_inequality",
             "202_in_grouped_subquery_sharing_the_outer_leaf",
+            "203_or_of_cases_sharing_a_join",
+            "205_joins_on_expressions",
+            "206_join_on_an_expression_beside_a_filter",
+            "207_date_and_timestamp_bands",
+            "208_date_band_without_equality_in_a_subquery",
+            "209_timestamp_band_without_equality",
+            "210_scalar_subquery_kept_at_filtered_keys",
+            "211_expression_join_beside_an_inequality_on_its_table",
         )
     ]
 )

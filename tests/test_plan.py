@@ -264,3 +264,51 @@ def test_left_joins_of_a_fact_table_grow_linearly():
     text = str(parse_query(schema + sql))
     assert text.count("atom f(") == n + 1
     assert all(text.count(f"atom d{i}(") == 2 for i in range(n))
+
+
+def test_an_or_of_cases_repeating_the_join_is_planned_as_the_join():
+    """TPC-H Q19 as written: the equality every case holds joins lineitem and
+    part, each table gets the OR of its own conditions as a filter at its
+    leaf, and only the cases' OR is checked on the joined rows."""
+    sql = (ROOT / "queries" / "tpch" / "spec" / "q19.sql").read_text()
+    plan = plan_of(sql, TPCH)
+    query = plan.query
+    root = plan.nodes[plan.root]
+    assert root.vars == ("l_partkey",)
+    lineitem, part = query.atoms
+    assert "l_shipinstruct = 'DELIVER IN PERSON'" in " ".join(
+        map(str, lineitem.filters)
+    )
+    assert "p_size >= 1" in " ".join(map(str, part.filters))
+    (residual,) = query.residual
+    assert "l_partkey" not in str(residual) and "p_partkey" not in str(residual)
+
+
+def test_an_or_is_factored_up_to_the_order_of_symmetric_operands():
+    """`r.b = s.b` and `s.b = r.b`, `s.c > r.a` and `r.a < s.c` are one
+    condition; a case holding only shared conditions absorbs the others."""
+    plan = plan_of(
+        RST + "SELECT r.a, s.c FROM r, s WHERE (r.b = s.b AND s.c > r.a AND r.a = 1)"
+        " OR (s.b = r.b AND r.a < s.c AND s.c = 2) OR (r.b = s.b AND r.a < s.c)"
+    )
+    query = plan.query
+    r, s = query.atoms
+    assert set(r.variables) & set(s.variables) == {"b"}  # one join variable
+    assert [str(p) for p in query.predicates] == ["c > a"]
+    assert not query.residual  # (A AND B) OR A is A
+    assert not r.filters and not s.filters
+
+
+def test_a_scalar_subquerys_view_is_kept_only_at_keys_the_outer_filter_passes():
+    """TPC-H Q17: the AVG per part is maintained only for the parts of the
+    brand and container the outer query reads (a semi-join with them)."""
+    sql = (ROOT / "queries" / "tpch" / "spec" / "q17.sql").read_text()
+    query = plan_of(sql, TPCH).query
+    ((name, inner),) = query.subqueries
+    assert name.startswith("scalar_")
+    relations = [a.relation for a in inner.atoms]
+    assert relations[0] == "lineitem" and relations[1].startswith("in_")
+    ((_, semi),) = inner.subqueries
+    (part,) = semi.atoms
+    assert part.relation == "part"
+    assert "p_brand = 'Brand#23'" in " ".join(map(str, part.filters))

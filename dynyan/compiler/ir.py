@@ -423,7 +423,7 @@ class Predicate:
     left: str
     op: str  # "lt" | "le" | "gt" | "ge"
     right: str
-    offset: int | float = 0
+    offset: int | float | datetime.timedelta = 0  # a DATE's shift: timedelta
 
     @property
     def vars(self) -> frozenset[str]:
@@ -436,12 +436,20 @@ class Predicate:
         return FLIPPED[self.op], self.left, -self.offset
 
     def __str__(self) -> str:
-        k = (
-            f" + {self.offset}"
-            if self.offset > 0
-            else f" - {-self.offset}" if self.offset else ""
-        )
-        return f"{self.left} {INFIX[self.op]} {self.right}{k}"
+        text = f"{self.left} {INFIX[self.op]} {self.right}"
+        k = self.offset
+        if not k:
+            return text
+        sign = "-" if k < type(k)() else "+"
+        k = abs(k)
+        if isinstance(k, datetime.timedelta):  # a DATE's or TIMESTAMP's shift
+            whole_days = not (k.seconds or k.microseconds)
+            k = (
+                f"INTERVAL '{k.days}' DAY"
+                if whole_days
+                else f"INTERVAL '{k.total_seconds():g}' SECOND"
+            )
+        return f"{text} {sign} {k}"
 
 
 @dataclass(frozen=True)

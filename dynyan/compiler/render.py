@@ -616,7 +616,7 @@ def _range_on(theta: Theta, var: str, local) -> tuple[str, str, str, str]:
     for op, k in theta.bounds:
         if var != theta.child:  # child op parent + k  <=>  parent op' child - k
             op, k = FLIPPED[op], -k
-        value = local(other) if not k else f"{local(other)} + {py(k)}"
+        value = local(other) if not k else f"{local(other)} + {_shift(k)}"
         if op in ("gt", "ge"):
             lo = (value, op == "ge") if lo is None else lo
         else:
@@ -633,13 +633,13 @@ def _excluded(theta: Theta, point, local) -> str:
     """The child's value that `point` (`Theta.point`) excludes, the parent
     side bound."""
     k = point[1]
-    return local(theta.parent) if not k else f"{local(theta.parent)} + {py(k)}"
+    return local(theta.parent) if not k else f"{local(theta.parent)} + {_shift(k)}"
 
 
 def _extra_check(theta: Theta, local) -> str | None:
     checks = []
     for p in theta.extra:
-        k = f" + {py(p.offset)}" if p.offset else ""
+        k = f" + {_shift(p.offset)}" if p.offset else ""
         checks.append(f"({local(p.left)} {_INFIX_PY[p.op]} {local(p.right)}{k})")
     return " and ".join(checks) or None
 
@@ -647,11 +647,30 @@ def _extra_check(theta: Theta, local) -> str | None:
 def _holds(theta: Theta, local) -> str:
     """The whole edge condition, both sides bound."""
     checks = [
-        f"({local(theta.child)} {_INFIX_PY[op]} {local(theta.parent)}{f' + {py(k)}' if k else ''})"
+        f"({local(theta.child)} {_INFIX_PY[op]} {local(theta.parent)}{f' + {_shift(k)}' if k else ''})"
         for op, k in theta.bounds
     ]
     extra = _extra_check(theta, local)
     return " and ".join(checks + ([extra] if extra else []))
+
+
+def _shift(k) -> str:
+    """A θ-predicate's offset as Python: a number, or the name of the module
+    constant holding a DATE's or TIMESTAMP's shift (`_shift_constants`)."""
+    if isinstance(k, datetime.timedelta):
+        return f"_SHIFT_{k.days}_{k.seconds}_{k.microseconds}".replace("-", "m")
+    return py(k)
+
+
+def _shift_constants(query) -> list[tuple[str, str]]:
+    """The module constants `_shift` names: each timedelta offset of the
+    query's θ-predicates, both signs (an edge is read from either side)."""
+    out = {}
+    for p in query.predicates:
+        if isinstance(p.offset, datetime.timedelta):
+            for k in (p.offset, -p.offset):
+                out[_shift(k)] = py(k)
+    return sorted(out.items())
 
 
 class _Layout:
@@ -1189,16 +1208,13 @@ def _join_vars(query, atom) -> list[str]:
     """The atom's variables that join (with another atom or in an inequality).
     SQL: NULL never joins, so a row with None in one of them takes no part in
     the atom (it still counts in the relation) — except on a variable joined
-    by IS NOT DISTINCT FROM only, where None joins None."""
-    derived = dict(atom.derived)
+    by IS NOT DISTINCT FROM only, where None joins None. A derived variable
+    joins where another atom holds it too (`r.a = s.b + 1`)."""
     return [
         v
         for v in atom.vars
-        if v not in derived
-        and (
-            (sum(v in a.vars for a in query.atoms) > 1 and v not in query.null_safe)
-            or any(v in p.vars for p in query.predicates)
-        )
+        if (sum(v in a.vars for a in query.atoms) > 1 and v not in query.null_safe)
+        or any(v in p.vars for p in query.predicates)
     ]
 
 
@@ -1435,7 +1451,8 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
         # SQL: NULL never joins. A row whose join variable is NULL (None)
         # takes no part in this atom (it still counts in the relation).
         shared = _join_vars(query, atom)
-        needed_cols |= {atom.variables.index(v) for v in shared}
+        computed = {v for v, _ in atom.derived}
+        needed_cols |= {atom.variables.index(v) for v in shared if v not in computed}
         checked = checks.get(node.atom, {})
         needed_cols |= set(checked)
         locals_, env, seen = [], {}, set()
@@ -1467,19 +1484,23 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
         conds = [
             f"{layout.var_local[v]} is not None"
             for v in shared
-            if not rel.is_notnull(atom.variables.index(v))
+            if v not in computed and not rel.is_notnull(atom.variables.index(v))
         ]
         if atom.filters:
             conds.append(expressions.condition(Op("and", atom.filters), env))
         cond = " and ".join(c for c in conds if c != "True") or None
-        keep = names.new(f"keep_{layout.info[node.id].name}") if cond else None
-        if keep and derives and not {v for v, _ in atom.derived} & set(shared):
+        joins = [f"{layout.var_local[v]} is not None" for v in shared if v in computed]
+        keep = names.new(f"keep_{layout.info[node.id].name}") if cond or joins else None
+        if keep and derives and cond:
             # SQL computes GROUP BY and SELECT expressions only for the rows
-            # WHERE keeps (10 % a under a <> 0 never divides by zero)
+            # WHERE keeps (10 % a under a <> 0 never divides by zero); a row
+            # whose computed join value is NULL joins nothing
             derives = [f"{keep} = {cond}"] + [
                 f"{line} if {keep} else None" for line in derives
             ]
             cond = None
+        if joins:
+            cond = " and ".join(joins)
         # a tuple payload's entries (a batch adds them in place), and the
         # same of a row inserted once (d = 1: no product by d)
         parts = units = None
@@ -2578,7 +2599,7 @@ def render_module(
         "repeated_checks": _repeated_output_checks(query) if plain else [],
         "checks": checks,
         "check_payload": check_payload,
-        "constants": expressions.constants,
+        "constants": expressions.constants + _shift_constants(query),
         "type_checks": bool(class_sets),
         "null_checks": any(
             r["null_check"] or any(leaf["null_check"] for leaf in r["leaves"])
@@ -2605,6 +2626,7 @@ def render_module(
         "helpers": sorted(expressions.helpers),
         "runtime": _runtime_source(layout, ring, expressions, relations),
         "uses_datetime": expressions.uses_datetime
+        or bool(_shift_constants(query))
         or any({"date", "timestamp"} & set(kinds) for kinds in class_sets.values())
         or any(  # VALUES rows holding dates
             isinstance(v, datetime.date)

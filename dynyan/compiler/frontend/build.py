@@ -8,6 +8,7 @@ across atoms are checked on the rows of the widened result (`residual`).
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import replace
 
 from sqlglot import exp
@@ -31,6 +32,7 @@ from ..ir import (
 from ...errors import UnsupportedQueryError
 from .aggregates import GroupKey, Grouping, is_grouped, nonnull_leaves
 from .diagnostics import DIALECT, sql_error, unsupported
+from .disjunctions import factor_disjunctions
 from .expressions import CONVERTERS, null_safe_pair
 from .passes.unnest_subqueries import INNER
 from .statements import SUPPORTED_TYPES, UNREAD
@@ -94,7 +96,7 @@ class SelectBuilder:
         for join in select.args.get("joins") or []:
             if join.args.get("on") is not None:
                 conds.append(self.condition(join.args["on"]))
-        return [c for cond in conds for c in conjuncts(cond)]
+        return factor_disjunctions([c for cond in conds for c in conjuncts(cond)])
 
     # -- expressions --
 
@@ -272,7 +274,9 @@ class SelectBuilder:
         )
         derived = grouping.derived_vars(set(var_of.values())) if grouping else {}
 
-        predicates, residual = [], []
+        predicates, placed, residual = [], [], []
+        joined: list[list] = [[] for _ in range(n)]  # equalities of expressions
+        taken = set(var_of.values()) | set(derived)
         for cond in theta:
             pred = self._predicate(cond, var_of)
             cond_vars = (
@@ -288,8 +292,15 @@ class SelectBuilder:
             )
             if home is not None:  # every variable lives in one atom: a local filter
                 local[home].append(self._localize(cond, home, var_of))
-            elif pred is not None:
+            elif pred is not None and not _shift_beside_a_join(pred, cond, var_of):
                 predicates.append(pred)
+                placed.append(cond)
+            elif (
+                pred is None
+                and (keyed := _expression_join(cond, var_of, joined, taken)) is not None
+            ):
+                for atom, name, side in keyed:
+                    joined[atom].append((name, side))
             else:  # fits no tree edge: checked on each row of the widened result
                 if isinstance(cond, InnerTest):
                     atoms = sorted({r.atom for r in refs(cond)})
@@ -301,6 +312,19 @@ class SelectBuilder:
                         "joins equate to it)"
                     )
                 residual.append(_to_vars(cond, var_of))
+        if any(joined):
+            # A θ-predicate both of whose variables one atom holds once a
+            # join on an expression computed one of them there fits no edge.
+            held = [
+                {v for (i, _), v in var_of.items() if i == atom}
+                | {v for v, _ in joined[atom]}
+                for atom in range(n)
+            ]
+            edges = [(p, c) for p, c in zip(predicates, placed)]
+            predicates = [p for p, _ in edges if not any(p.vars <= h for h in held)]
+            residual += [
+                _to_vars(c, var_of) for p, c in edges if any(p.vars <= h for h in held)
+            ]
 
         atoms = []
         for i, rel in enumerate(self.atom_relations):
@@ -324,6 +348,7 @@ class SelectBuilder:
             for f in filters:
                 self._check_types(f)
             mine = tuple((v, e) for v, (a, e) in derived.items() if a == i)
+            mine += tuple(joined[i])
             atoms.append(Atom(alias, rel.name, variables, tuple(filters), mine))
 
         if grouping is not None:
@@ -435,7 +460,7 @@ class SelectBuilder:
             var_of[(left.atom, left.column)],
             cond.op,
             var_of[(right.atom, right.column)],
-            k_right - k_left,
+            _offset(k_right, k_left),
         )
 
     def _localize(self, cond, home: int, var_of):
@@ -452,10 +477,17 @@ class SelectBuilder:
         return cond
 
 
-def _affine(e) -> tuple[Ref, int | float] | None:
-    """`column`, `column ± constant` or `constant + column` as (column, constant)."""
+def _affine(e) -> tuple[Ref, int | float | datetime.timedelta] | None:
+    """`column`, `column ± constant` or `constant + column` as (column,
+    constant); a DATE or TIMESTAMP column ± INTERVAL (or ± n days) as
+    (column, timedelta)."""
     if isinstance(e, Ref):
         return e, 0
+    if isinstance(e, Op) and e.op in _SHIFT_SECONDS and isinstance(e.args[0], Ref):
+        amount = e.args[1]
+        if isinstance(amount, Lit) and type(amount.value) is int:
+            seconds = amount.value * _SHIFT_SECONDS[e.op]
+            return e.args[0], datetime.timedelta(seconds=seconds)
     if isinstance(e, Op) and e.op in ("add", "sub") and len(e.args) == 2:
         a, b = e.args
         number = (int, float)
@@ -469,6 +501,73 @@ def _affine(e) -> tuple[Ref, int | float] | None:
         ):
             return b, a.value
     return None
+
+
+_SHIFT_SECONDS = {"add_days": 86400, "add_seconds": 1}
+
+
+def _shift_beside_a_join(pred: Predicate, cond, var_of) -> bool:
+    """Whether `pred` shifts a DATE or TIMESTAMP (`o.d > c.d + INTERVAL 30
+    DAY`) between two atoms an equality joins already: checked on their
+    joined rows instead (a range index per join key costs more time and
+    memory where a key has a few rows; BENCHMARKS.md "ORs of cases, joins on
+    expressions, shifted dates"). Without such an equality it is an edge."""
+    if not isinstance(pred.offset, datetime.timedelta):
+        return False
+    a, b = ({r.atom for r in refs(side)} for side in cond.args)
+    held = [{v for (i, _), v in var_of.items() if i in atoms} for atoms in (a, b)]
+    return bool(held[0] & held[1] - pred.vars)
+
+
+def _offset(right, left):
+    """`right - left` of two offsets, where 0 stands for no shift of a date."""
+    if isinstance(right, datetime.timedelta) and not left:
+        return right
+    if isinstance(left, datetime.timedelta) and not right:
+        return -left
+    return right - left
+
+
+def _expression_join(cond, var_of, joined, taken) -> list | None:
+    """`x = y` where each side reads one atom (different ones) and one side is
+    an expression (`r.a = s.b + 1`, `lower(r.c) = s.f`): a join on a variable
+    each such atom computes from its row — (atom, variable, expression) per
+    computed side. None where the condition is no such equality, or where an
+    atom would bind the variable twice (left to the residual check)."""
+    if not (isinstance(cond, Op) and cond.op == "eq" and len(cond.args) == 2):
+        return None
+    sides = []
+    for side in cond.args:
+        atoms = {r.atom for r in refs(side)}
+        if len(atoms) != 1 or _reads_a_view(side):
+            return None
+        sides.append((atoms.pop(), side))
+    (a, left), (b, right) = sides
+    if a == b:
+        return None
+    plain = [s for _, s in sides if isinstance(s, Ref)]
+    if plain:
+        name = var_of[(plain[0].atom, plain[0].column)]
+    else:
+        base, k = "joined", 1
+        while (name := f"{base}{k}") in taken:
+            k += 1
+    bound = {  # the variables each atom holds already
+        atom: {v for (i, _), v in var_of.items() if i == atom}
+        | {v for v, _ in joined[atom]}
+        for atom in (a, b)
+    }
+    out = [(atom, name, side) for atom, side in sides if not isinstance(side, Ref)]
+    if any(name in bound[atom] for atom, _, _ in out):
+        return None
+    taken.add(name)
+    return out
+
+
+def _reads_a_view(e) -> bool:
+    if isinstance(e, (InnerTest, ViewColumn)):
+        return True
+    return isinstance(e, Op) and any(_reads_a_view(x) for x in e.args)
 
 
 def _to_vars(e, var_of, group_names=None):

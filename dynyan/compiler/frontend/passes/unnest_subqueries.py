@@ -49,6 +49,7 @@ from ..context import (
 )
 from ..diagnostics import unsupported
 from ..types import exact_digits, infer_type, lit_type
+from .scalar_reduction import reduce_to_read_keys
 
 # comparison node -> (op, op with the sides swapped)
 _COMPARISONS = {
@@ -307,6 +308,7 @@ def _scalar_test(ctx, subquery, value, op, anchor, node, negated=False) -> None:
     """The test `value op (subquery)` (`negated`: NOT of it, TRUE where
     either side is NULL) on the rows of the outer query."""
     inner, keys, null_safe = _decorrelate_scalar(subquery)
+    inner = reduce_to_read_keys(inner, keys, null_safe, anchor, ctx)
     name, sub = virtual(ctx, inner, "scalar_")
     ctx.tests.append(
         PendingTest(
