@@ -330,6 +330,14 @@ def refs(expr: Expr) -> list[Ref]:
     return []
 
 
+def reads_a_view(expr) -> bool:
+    """Whether `expr` holds a subquery's test (`InnerTest`) or reads an inner
+    view's row (`ViewColumn`)."""
+    if isinstance(expr, (InnerTest, ViewColumn)):
+        return True
+    return isinstance(expr, Op) and any(reads_a_view(a) for a in expr.args)
+
+
 def conjuncts(expr: Expr) -> list[Expr]:
     """Split a condition on AND."""
     if isinstance(expr, Op) and expr.op == "and":

@@ -2323,6 +2323,7 @@ def render_module(
     # groups keep entries (their slots) when an aggregate's argument is
     # computed, even from group variables alone (SUM(k / k): a NaN channel)
     materialized = plan.materialised
+    shifts = _shift_constants(query)  # a DATE's shifts on θ-edges
     key_vars = list(plan.n_vars)
     key_locals = layout.local(key_vars)
     group_locals = layout.local(query.output_vars)
@@ -2599,7 +2600,7 @@ def render_module(
         "repeated_checks": _repeated_output_checks(query) if plain else [],
         "checks": checks,
         "check_payload": check_payload,
-        "constants": expressions.constants + _shift_constants(query),
+        "constants": expressions.constants + shifts,
         "type_checks": bool(class_sets),
         "null_checks": any(
             r["null_check"] or any(leaf["null_check"] for leaf in r["leaves"])
@@ -2626,7 +2627,7 @@ def render_module(
         "helpers": sorted(expressions.helpers),
         "runtime": _runtime_source(layout, ring, expressions, relations),
         "uses_datetime": expressions.uses_datetime
-        or bool(_shift_constants(query))
+        or bool(shifts)
         or any({"date", "timestamp"} & set(kinds) for kinds in class_sets.values())
         or any(  # VALUES rows holding dates
             isinstance(v, datetime.date)

@@ -27,6 +27,7 @@ from ..ir import (
     Var,
     ViewColumn,
     conjuncts,
+    reads_a_view,
     refs,
 )
 from ...errors import UnsupportedQueryError
@@ -315,16 +316,13 @@ class SelectBuilder:
         if any(joined):
             # A θ-predicate both of whose variables one atom holds once a
             # join on an expression computed one of them there fits no edge.
-            held = [
-                {v for (i, _), v in var_of.items() if i == atom}
-                | {v for v, _ in joined[atom]}
-                for atom in range(n)
-            ]
-            edges = [(p, c) for p, c in zip(predicates, placed)]
-            predicates = [p for p, _ in edges if not any(p.vars <= h for h in held)]
-            residual += [
-                _to_vars(c, var_of) for p, c in edges if any(p.vars <= h for h in held)
-            ]
+            held = [_held(var_of, {atom}, joined) for atom in range(n)]
+            edges, predicates = list(zip(predicates, placed)), []
+            for pred, cond in edges:
+                if any(pred.vars <= h for h in held):
+                    residual.append(_to_vars(cond, var_of))
+                else:
+                    predicates.append(pred)
 
         atoms = []
         for i, rel in enumerate(self.atom_relations):
@@ -514,9 +512,17 @@ def _shift_beside_a_join(pred: Predicate, cond, var_of) -> bool:
     expressions, shifted dates"). Without such an equality it is an edge."""
     if not isinstance(pred.offset, datetime.timedelta):
         return False
-    a, b = ({r.atom for r in refs(side)} for side in cond.args)
-    held = [{v for (i, _), v in var_of.items() if i in atoms} for atoms in (a, b)]
-    return bool(held[0] & held[1] - pred.vars)
+    a, b = (_held(var_of, {r.atom for r in refs(side)}) for side in cond.args)
+    return bool((a & b) - pred.vars)
+
+
+def _held(var_of, atoms: set[int], joined=None) -> set[str]:
+    """The variables the columns of `atoms` bind, and those a join on an
+    expression computes there (`joined`, per atom)."""
+    out = {v for (i, _), v in var_of.items() if i in atoms}
+    for atom in atoms if joined else ():
+        out |= {v for v, _ in joined[atom]}
+    return out
 
 
 def _offset(right, left):
@@ -539,10 +545,10 @@ def _expression_join(cond, var_of, joined, taken) -> list | None:
     sides = []
     for side in cond.args:
         atoms = {r.atom for r in refs(side)}
-        if len(atoms) != 1 or _reads_a_view(side):
+        if len(atoms) != 1 or reads_a_view(side):
             return None
         sides.append((atoms.pop(), side))
-    (a, left), (b, right) = sides
+    (a, _), (b, _) = sides
     if a == b:
         return None
     plain = [s for _, s in sides if isinstance(s, Ref)]
@@ -552,22 +558,11 @@ def _expression_join(cond, var_of, joined, taken) -> list | None:
         base, k = "joined", 1
         while (name := f"{base}{k}") in taken:
             k += 1
-    bound = {  # the variables each atom holds already
-        atom: {v for (i, _), v in var_of.items() if i == atom}
-        | {v for v, _ in joined[atom]}
-        for atom in (a, b)
-    }
     out = [(atom, name, side) for atom, side in sides if not isinstance(side, Ref)]
-    if any(name in bound[atom] for atom, _, _ in out):
+    if any(name in _held(var_of, {atom}, joined) for atom, _, _ in out):
         return None
     taken.add(name)
     return out
-
-
-def _reads_a_view(e) -> bool:
-    if isinstance(e, (InnerTest, ViewColumn)):
-        return True
-    return isinstance(e, Op) and any(_reads_a_view(x) for x in e.args)
 
 
 def _to_vars(e, var_of, group_names=None):

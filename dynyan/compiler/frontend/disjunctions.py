@@ -17,7 +17,7 @@ distributive lattice there, so a WHERE keeps exactly the rows it kept):
 
 from __future__ import annotations
 
-from ..ir import InnerTest, Op, conjuncts, refs
+from ..ir import Op, conjuncts, reads_a_view, refs
 
 
 def disjuncts(expr) -> list:
@@ -39,7 +39,7 @@ def factor_disjunctions(conditions: list) -> list:
     out = []
     for cond in conditions:
         parts = disjuncts(cond)
-        if len(parts) < 2 or _has_test(cond) or len(_atoms(cond)) < 2:
+        if len(parts) < 2 or reads_a_view(cond) or len(_atoms(cond)) < 2:
             out.append(cond)  # an OR on one table is that table's filter
             continue
         common, rest = _common_conjuncts([conjuncts(d) for d in parts])
@@ -122,10 +122,3 @@ def _key(expr) -> str:
 
 _SYMMETRIC = {"eq", "ne", "and", "or"}
 _MIRRORED = {"gt": "lt", "ge": "le"}
-
-
-def _has_test(expr) -> bool:
-    """Whether a subquery's test is inside (left to the passes that own it)."""
-    if isinstance(expr, InnerTest):
-        return True
-    return isinstance(expr, Op) and any(_has_test(a) for a in expr.args)
