@@ -55,7 +55,9 @@ def main(argv: list[str] | None = None) -> int:
 
     path = Path(args.query).resolve()
     root = ROOT / "queries"
-    (query,) = bench.discover_queries(root, [path.relative_to(root).stem])
+    (query,) = bench.discover_queries(
+        root, [path.relative_to(root).with_suffix("").as_posix()]
+    )
     if query.status != "ok":
         raise SystemExit(f"{query.name}: {query.reason}")
     events = events_for(query, args.stream, args.events)

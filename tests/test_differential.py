@@ -8,6 +8,7 @@ cannot be imported or refuses a query, the tests fail (they never skip).
 from __future__ import annotations
 
 import functools
+import random
 import traceback
 from collections import Counter
 from pathlib import Path
@@ -364,19 +365,21 @@ def test_trusting_query_against_duckdb(path):
     check_atomicity(spec, module, seed=8, n_events=N_ATOMIC, push=True, trusting=True)
 
 
+def strict_and_trusting(sql: str):
+    """Views of `sql` compiled strict and trusting."""
+    import dynyan
+
+    return dynyan.load(sql).View(), dynyan.load(sql, trust_input=True).View()
+
+
 def test_trusting_module_keeps_no_whole_rows():
     """Trusting: a single-table aggregate keeps one payload per group and
     no input rows; strict: it counts every whole row."""
-    import dynyan
-
     sql = (
         "CREATE TABLE t (k INT, v INT, pad VARCHAR);"
         "SELECT k, SUM(v) AS s FROM t WHERE v > 0 GROUP BY k"
     )
-    strict, trusting = (
-        dynyan.load(sql).View(),
-        dynyan.load(sql, trust_input=True).View(),
-    )
+    strict, trusting = strict_and_trusting(sql)
     assert strict.STRICT is True and trusting.STRICT is False
     rows = [(i % 3, i, "x" * i) for i in range(-5, 50)]
     for view in (strict, trusting):
@@ -397,17 +400,12 @@ def test_trusting_module_keeps_projections_for_its_subquery_tests():
     """Trusting: the index of a NOT IN test keeps of a row only the columns
     read again when its test flips; the rows flip as in a strict module, and
     a delete is checked against that projection (a kept count)."""
-    import dynyan
-
     sql = (
         "CREATE TABLE t (k INT, v INT, pad VARCHAR); CREATE TABLE s (x INT);"
         "SELECT t.k, COUNT(*) AS n FROM t WHERE t.v NOT IN (SELECT s.x FROM s) "
         "GROUP BY t.k"
     )
-    strict, trusting = (
-        dynyan.load(sql).View(),
-        dynyan.load(sql, trust_input=True).View(),
-    )
+    strict, trusting = strict_and_trusting(sql)
     rows = [(i % 3, i % 5, "pad" * i) for i in range(40)]
     for view in (strict, trusting):
         view.update("t", rows)
@@ -433,6 +431,58 @@ def test_trusting_module_keeps_projections_for_its_subquery_tests():
     for view in (strict, trusting):
         view.delete("s", (1,))  # the rows with v = 1 come back
     assert sorted(strict.rows()) == sorted(trusting.rows())
+
+
+def test_trusting_module_keeps_projections_for_a_correlated_scalar():
+    """Trusting: a table tested against a scalar subquery over itself keeps
+    no whole rows; the test's index keeps the columns either view reads,
+    and a delete beyond a kept count is refused before either view changes.
+    Keys of many distinct values (a sorted group) and of few (a plain one)
+    flip as in a strict module and as the query defines."""
+    sql = (
+        "CREATE TABLE t (k INT, v INT, w INT, pad VARCHAR);"
+        "SELECT t.k, COUNT(*) AS n, SUM(t.w) AS s FROM t "
+        "WHERE t.v < (SELECT AVG(t2.v) FROM t t2 WHERE t2.k = t.k) GROUP BY t.k"
+    )
+    strict, trusting = strict_and_trusting(sql)
+    rng = random.Random(3)
+    rows = [(0, v, v % 7, "pad" * v) for v in range(100)]
+    rows += [(1, v, 1, "x") for v in (5, 9, 20)]
+
+    def expected(rows):
+        out = {}
+        for k in {r[0] for r in rows}:
+            vs = [r for r in rows if r[0] == k]
+            avg = sum(r[1] for r in vs) / len(vs)
+            low = [r for r in vs if r[1] < avg]
+            if low:
+                out[k] = (k, len(low), sum(r[2] for r in low))
+        return sorted(out.values())
+
+    for view in (strict, trusting):
+        view.update("t", rows)
+    assert sorted(trusting.rows()) == sorted(strict.rows()) == expected(rows)
+    state = trusting.snapshot()["state"]
+    assert not any(name.endswith("_rows") for name in state)
+    (index,) = [part for name, part in state.items() if name.startswith("t_by_")]
+    kept = [row for group in index.values() for at in group.values() for row in at]
+    assert len(kept) == len(rows) and all(len(row) == 3 for row in kept)  # no pad
+    before = sorted(trusting.rows())
+    with pytest.raises(ValueError, match="keeps no row"):
+        trusting.update("t", [(0, 3, 3, "x")], [-2])
+    assert sorted(trusting.rows()) == before
+    for _ in range(60):  # move the averages both ways, one row at a time
+        row = rng.choice(rows)
+        if rng.random() < 0.5 and len([r for r in rows if r[0] == row[0]]) > 1:
+            rows.remove(row)
+            for view in (strict, trusting):
+                view.delete("t", row)
+        else:
+            row = (row[0], rng.randrange(-50, 150), rng.randrange(5), "y")
+            rows.append(row)
+            for view in (strict, trusting):
+                view.insert("t", row)
+        assert sorted(trusting.rows()) == sorted(strict.rows()) == expected(rows)
 
 
 def test_float_sums_do_not_depend_on_the_update_history():

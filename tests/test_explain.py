@@ -58,10 +58,18 @@ def test_q5_shows_the_decomposition(explained):
 def test_q5_ordering_of_groups(explained):
     part = section(explained("q5"), "Ordering:")
     assert "ORDER BY revenue DESC" in part and "LIMIT" not in part
-    assert "sorted index" in part and "of the groups" in part
-    assert "memory: one entry per group" in part
-    assert "O(log n) per changed output row" in part
-    assert "constant delay in ORDER BY order" in part
+    assert "the groups, each with its multiplicity, sorted" in part
+    assert "when read" in part and "memory: one entry per group" in part
+    assert "O(1) per changed output row" in part
+    assert "constant delay in ORDER BY order once the moved rows" in part
+
+
+def test_q1_ordering_by_group_columns(explained):
+    """Ordered by group columns only: the live groups stay sorted."""
+    part = section(explained("q1"), "Ordering:")
+    assert "sorted index" in part and "of the live groups" in part
+    assert "O(log n) when a group appears or disappears" in part
+    assert "no sorting on read" in part
 
 
 def test_q2_ordering_limit_and_scalar_subquery(explained):
@@ -85,7 +93,7 @@ def test_q18_in_subquery_joined_and_top_100(explained):
     text = explained("q18")
     part = section(text, "Ordering:")
     assert "ORDER BY o_totalprice DESC, o_orderdate LIMIT 100" in part
-    assert "of the groups" in part and "only the first 100 rows" in part
+    assert "of the live groups" in part and "only the first 100 rows" in part
     views = section(text, "Inner views")
     assert "in_1 (grouped by l_orderkey): joined as a relation" in views
 

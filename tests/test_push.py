@@ -24,6 +24,7 @@ adds what they do not cover:
 from __future__ import annotations
 
 import functools
+import random
 import re
 from collections import Counter
 from pathlib import Path
@@ -503,3 +504,40 @@ def test_insert_and_delete_of_a_new_value_in_one_batch(agg):
     view.update("r", [(3, 1), (3, 1)], [1, -1])
     assert list(view.rows()) == before
     assert view.deltas() == []
+
+
+def test_order_by_an_aggregate_sorts_what_moved_when_read():
+    """ORDER BY an aggregate: an update only counts rows; a read sorts in
+    the rows that moved since the last one (a few: one at a time; many: all
+    again), in pull and push mode (LIMIT: the rows shown change as in the
+    order), across a snapshot and its restore."""
+    import dynyan
+
+    sql = (
+        "CREATE TABLE t (k INT, v INT);"
+        "SELECT k, SUM(v) AS s FROM t GROUP BY k ORDER BY s DESC, k LIMIT 5"
+    )
+    module = dynyan.load(sql, trust_input=True)
+    pull, push = module.View(), module.View(push=True)
+    rng = random.Random(11)
+    sums: dict = {}
+
+    def expected():
+        return sorted(((k, s) for k, s in sums.items()), key=lambda r: (-r[1], r[0]))
+
+    shown = {}
+    for step in range(40):
+        many = step % 4 == 0  # every group moves, or a few
+        for _ in range(300 if many else 3):
+            k, v = rng.randrange(200), rng.randrange(-5, 20)
+            sums[k] = sums.get(k, 0) + v
+            for view in (pull, push):
+                view.insert("t", (k, v))
+            for row, change in push.deltas():
+                shown[row] = shown.get(row, 0) + change
+        if step == 20:
+            pull.restore(pull.snapshot())
+        want = expected()[:5]
+        assert list(pull.rows()) == want
+        assert list(push.rows()) == want
+        assert sorted(r for r, m in shown.items() if m) == sorted(want)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .frontend.passes.decompose_cycles import MAX_WIDTH
 from .ir import InnerTest, Query, SetQuery
-from .plan import Plan, SetPlan, ranked_root
+from .plan import Plan, SetPlan, orders_groups, ranked_root
 
 BAG_PREFIX = "__bag"  # aliases decompose_cycles gives the bags
 
@@ -51,10 +51,26 @@ def ordering_lines(plan: Plan) -> list[str]:
         update = "O(log n) when a root tuple appears or disappears (n: root tuples)"
     else:
         rows = "groups" if query.grouped else "distinct result rows"
-        lines.append(
-            f"  structure: a sorted index (SortedKeyList on the sort key) of the "
-            f"{rows}, each with its multiplicity"
-        )
+        if orders_groups(query):
+            lines.append(
+                "  structure: a sorted index (SortedKeyList on the sort key) of "
+                "the live groups (ORDER BY names group columns only: a group "
+                "keeps its place while it lives); a group's row is computed "
+                "when read"
+            )
+            update = "O(log n) when a group appears or disappears (n: groups)"
+        else:
+            lines.append(
+                f"  structure: the {rows}, each with its multiplicity, sorted "
+                "(SortedKeyList on the sort key) when read: the rows that "
+                "entered or left since the last read are put in or taken out "
+                "then, or all are sorted again when they are more than a quarter"
+            )
+            update = (
+                "O(1) per changed output row on top of the update of (T, N); "
+                "the first read after m rows moved O(min(m log n, n log n)) "
+                f"(n: {rows})"
+            )
         if query.grouped:
             memory = "one entry per group"
         else:
@@ -66,8 +82,6 @@ def ordering_lines(plan: Plan) -> list[str]:
             memory += f"; all of them, not only the {order.limit} shown (a row "
             memory += "below the cut may move up when one above it leaves)"
         lines.append(f"  memory: {memory}")
-        update = "O(log n) per changed output row on top of the update of (T, N)"
-        update += f" (n: {rows} in the index)"
     if order.limit is not None or order.offset:
         shown = (order.offset or 0) + (order.limit or 0)
         update += (
@@ -82,8 +96,10 @@ def ordering_lines(plan: Plan) -> list[str]:
         enum = f"constant delay in ORDER BY order, only the {first}"
     elif order.offset:
         enum = f"constant delay in ORDER BY order after skipping {order.offset} rows"
-    else:
+    elif ranked_root(plan) or orders_groups(query):
         enum = "constant delay in ORDER BY order (no sorting on read)"
+    else:
+        enum = "constant delay in ORDER BY order once the moved rows are sorted in"
     lines.append(f"  enumeration: {enum}")
     return lines
 

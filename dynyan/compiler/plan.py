@@ -226,6 +226,20 @@ def ranked_root(plan: Plan) -> bool:
     )
 
 
+def orders_groups(query: Query) -> bool:
+    """Whether a grouped query is ordered by group columns only: a group then
+    keeps its place while it lives, so the groups are kept sorted and a
+    group's row is computed when read."""
+    order = query.ordering
+    if order is None or not (query.grouped and query.group_vars) or query.distinct:
+        return False
+    groups = set(query.output_vars)
+    return all(
+        isinstance(e := query.outputs[k.position].expr, Var) and e.name in groups
+        for k in order.keys
+    )
+
+
 def complexity(plan: Plan) -> str:
     """The update and delay bounds the plan gives, for `dynyan explain`."""
     if plan.simple:

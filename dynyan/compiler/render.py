@@ -18,7 +18,7 @@ import hashlib
 import logging
 import re
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 
 import black
 import jinja2
@@ -41,6 +41,8 @@ from .ir import (
     FLIPPED,
     NULL_ABSORBING,
     AggRef,
+    Query,
+    SetQuery,
     Channel,
     InnerTest,
     Lit,
@@ -54,7 +56,7 @@ from .ir import (
     var_refs,
 )
 from .names import Names
-from .plan import Plan, SetPlan, complexity
+from .plan import Plan, SetPlan, complexity, orders_groups
 from .triggers import (
     NodeKeeps,
     Propagate,
@@ -1298,6 +1300,41 @@ def _subquery_value_checks(plan: Plan) -> dict[str, set[int]]:
     return out
 
 
+def _inner_columns_read(plan: Plan) -> dict[str, set[int]]:
+    """Per relation: the columns its subqueries' inner views read (at any
+    depth): bound to a variable, or named by a condition, a derived value,
+    a payload. A trusting outer view whose tests keep at least these of a
+    row can check a delete for all of them."""
+    out: dict[str, set[int]] = {}
+    for sub in _inner_plans(plan):
+        query = sub.query
+        named = list(_refs_of_query(query))
+        for i, atom in enumerate(query.atoms):
+            cols = out.setdefault(atom.relation, set())
+            cols.update(c for c, v in enumerate(atom.variables) if v is not None)
+            cols.update(r.column for r in named if r.atom == i)
+        for rel, cols in _inner_columns_read(sub).items():
+            out.setdefault(rel, set()).update(cols)
+    return out
+
+
+def _refs_of_query(obj, top: bool = True):
+    """Every column reference in a query's parts, its own subqueries' aside
+    (their atoms are numbered apart)."""
+    if isinstance(obj, Ref):
+        yield obj
+    elif isinstance(obj, (tuple, list, frozenset)):
+        for item in obj:
+            yield from _refs_of_query(item, False)
+    elif is_dataclass(obj) and not isinstance(obj, (type, Query, SetQuery)):
+        for f in fields(obj):
+            yield from _refs_of_query(getattr(obj, f.name), False)
+    elif top and isinstance(obj, Query):
+        for f in fields(obj):
+            if f.name != "subqueries":
+                yield from _refs_of_query(getattr(obj, f.name), False)
+
+
 def _inner_plans(plan: Plan) -> list[Plan]:
     """The plans of the inner views of `plan` (a set operation's sides)."""
     out = []
@@ -1788,6 +1825,21 @@ def _holds_every_row(t: dict) -> bool:
     return t["kind"] != "scalar" and (t["kind"] == "not_in" or not t["key_nulls"])
 
 
+def _indexes_taken_rows(tests: list[dict]) -> bool:
+    """Whether a row the tested atom takes is in some test's index: one that
+    holds every row, or a scalar compared by =, <, <=, >, >= (a NULL or NaN
+    value, which its index skips, fails it)."""
+    return any(
+        _holds_every_row(t)
+        or (
+            t["kind"] == "scalar"
+            and not t["test"].negated
+            and t["test"].op in ("eq", "lt", "le", "gt", "ge")
+        )
+        for t in tests
+    )
+
+
 def _test_kept_check(t: dict) -> str:
     """Python that is true where deleting `d` copies of a row would drive
     its kept count in a test's index of rows below zero (trusting mode: the
@@ -1806,15 +1858,18 @@ def _test_kept_check(t: dict) -> str:
     return f"not ({t['key_nulls']}) and {below}"
 
 
-def _projected_row(rel, leaves: list[dict], tests: list[dict]) -> list[int] | None:
+def _projected_row(
+    rel, leaves: list[dict], tests: list[dict], inner: set[int]
+) -> list[int] | None:
     """In trusting mode, what the indexes of the tests on inner views keep of
-    a row of `rel`: the columns its atoms read and the tests' keys and
-    compared values read, in column order (a row comes back from there only
-    to be applied to its atom again when its test flips). None when there is
-    no such index, or every column is read."""
+    a row of `rel`: the columns its atoms read, the tests' keys and compared
+    values read, and the columns `inner` its inner views read, in column
+    order (a row comes back from there only to be applied to its atom again
+    when its test flips). None when there is no such index, or every column
+    is read."""
     if not tests:
         return None
-    read = {c for leaf in leaves for c in leaf["columns"]}
+    read = {c for leaf in leaves for c in leaf["columns"]} | inner
     for t in tests:
         text = f"{t['row_key']} {t['row_value'] or ''}"
         read |= {int(c) for c in re.findall(r"\brow\[(\d+)\]", text)}
@@ -2359,6 +2414,7 @@ def render_module(
 
     value_checks = _value_checks(query)
     inner_checks = _subquery_value_checks(plan)
+    inner_read = _inner_columns_read(plan)
     inner_null_checks = _subquery_null_checks(plan)
     class_sets: dict[str, tuple[str, ...]] = {}  # for the value checks
     relations = []
@@ -2384,20 +2440,31 @@ def render_module(
         # Trusting the input drops the copy of whole rows, except where
         # several inner views would each check the row their own way. A
         # relation read by one inner view passes its rows there first: that
-        # view checks, and refuses, before this one changes (not where the
-        # view tests its rows against that inner view: a test's value is
-        # read before the inner view changes). The indexes of tests on inner
-        # views keep of a row the columns read again when its test flips
-        # (`_projected_row`).
+        # view checks, and refuses, before this one changes. Where the view
+        # tests its rows against inner views it changes first (a test's value
+        # is read before the inner view changes): the tests' indexes keep of
+        # a row the columns read again when its test flips and every column
+        # an inner view reads (`_projected_row`), so that the view's check of
+        # a delete against their kept counts stands for the inner views'.
         feeds = forwards.get(rel.name, [])
-        forward_first = trust_input and bool(leaves) and len(feeds) == 1
+        forward_first = (
+            trust_input and bool(leaves) and len(feeds) == 1 and not test_indexes
+        )
         trusted = (
             trust_input
             and rel.name not in virtual
-            and (not feeds or (forward_first and not test_indexes))
+            and (
+                not feeds
+                or forward_first
+                or (len(leaves) == 1 and _indexes_taken_rows(test_indexes))
+            )
             and not any(t["whole_rows"] for t in test_indexes)
         )
-        kept = _projected_row(rel, leaves, test_indexes) if trusted else None
+        kept = (
+            _projected_row(rel, leaves, test_indexes, inner_read.get(rel.name, set()))
+            if trusted
+            else None
+        )
         kept_row = tuple_literal([f"row[{c}]" for c in kept]) if kept else None
         if test_indexes and trusted and kept_row is None:
             trusted = False  # the tests read every column: whole rows, counted
@@ -2694,6 +2761,7 @@ def render_module(
     context["flip_leaves"] = list(flips.values())
     context["scalar_tests"] = any(t["kind"] == "scalar" for t in tests.values())
     ranged = any(t["kind"] == "scalar" and t["ranged"] for t in tests.values())
+    context["ranged_tests"] = ranged
     if ranged and "SortedDict" not in context["sorted_imports"]:
         context["sorted_imports"] = ["SortedDict", *context["sorted_imports"]]
     # what feeds each inner view's virtual relation (a join or a test)
@@ -3110,17 +3178,15 @@ def _ordering(layout: _Layout) -> dict | None:
     # ORDER BY only group columns: the groups keep their places while they
     # live, so the index holds groups and rows are computed when read
     by_group = None
-    if query.grouped and query.group_vars and not query.distinct:
+    if orders_groups(query):
         group_index = {v: i for i, v in enumerate(query.output_vars)}
-        positions = []
-        for key in ordering.keys:
-            e = query.outputs[key.position].expr
-            if not (isinstance(e, Var) and e.name in group_index):
-                break
-            name = _SORT_KEYS[key.descending, key.nulls_first][0]
-            positions.append(f"{name}(group[{group_index[e.name]}])")
-        else:
-            by_group = tuple_literal(positions)
+        by_group = tuple_literal(
+            [
+                f"{_SORT_KEYS[key.descending, key.nulls_first][0]}"
+                f"(group[{group_index[query.outputs[key.position].expr.name]}])"
+                for key in ordering.keys
+            ]
+        )
     # ORDER BY only variables of the root: its tuples are kept sorted (a
     # tuple of the root's variables, in the root's order)
     root_key = None
