@@ -14,9 +14,11 @@ CHECKOUT = Path(__file__).resolve().parent.parent
 
 
 def resource_text(folder: str, name: str) -> str:
-    """The text of file `name` in `folder` ("templates" or "tpch")."""
-    try:
-        files = importlib.resources.files(f"dynyan.{folder}")
-    except ModuleNotFoundError:  # a checkout run without installing it
-        return (CHECKOUT / folder / name).read_text()
-    return files.joinpath(name).read_text()
+    """The text of file `name` in `folder` ("templates" or "tpch"): the
+    checkout's own where this code runs from a checkout (a second checkout
+    of an earlier commit must render with its own templates, not with those
+    an editable install maps `dynyan.templates` to), else the package's."""
+    local = CHECKOUT / folder / name
+    if local.is_file():
+        return local.read_text()
+    return importlib.resources.files(f"dynyan.{folder}").joinpath(name).read_text()
