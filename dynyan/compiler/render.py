@@ -1308,7 +1308,12 @@ def _inner_columns_read(plan: Plan) -> dict[str, set[int]]:
     out: dict[str, set[int]] = {}
     for sub in _inner_plans(plan):
         query = sub.query
-        named = list(_refs_of_query(query))
+        named = [  # its own subqueries' atoms are numbered apart
+            r
+            for f in fields(query)
+            if f.name != "subqueries"
+            for r in _refs_in(getattr(query, f.name))
+        ]
         for i, atom in enumerate(query.atoms):
             cols = out.setdefault(atom.relation, set())
             cols.update(c for c, v in enumerate(atom.variables) if v is not None)
@@ -1318,21 +1323,16 @@ def _inner_columns_read(plan: Plan) -> dict[str, set[int]]:
     return out
 
 
-def _refs_of_query(obj, top: bool = True):
-    """Every column reference in a query's parts, its own subqueries' aside
-    (their atoms are numbered apart)."""
+def _refs_in(obj):
+    """Every column reference in the IR objects `obj` holds, queries aside."""
     if isinstance(obj, Ref):
         yield obj
     elif isinstance(obj, (tuple, list, frozenset)):
         for item in obj:
-            yield from _refs_of_query(item, False)
+            yield from _refs_in(item)
     elif is_dataclass(obj) and not isinstance(obj, (type, Query, SetQuery)):
         for f in fields(obj):
-            yield from _refs_of_query(getattr(obj, f.name), False)
-    elif top and isinstance(obj, Query):
-        for f in fields(obj):
-            if f.name != "subqueries":
-                yield from _refs_of_query(getattr(obj, f.name), False)
+            yield from _refs_in(getattr(obj, f.name))
 
 
 def _inner_plans(plan: Plan) -> list[Plan]:
