@@ -877,6 +877,31 @@ def exists_subquery(g, atom):
 
 
 @production("subquery", weight=0.6)
+def exists_other_value(g, atom):
+    """`[NOT] EXISTS (… WHERE [i = o AND] i2 <> o2 [AND filter])`: another
+    row with a different value (TPC-H Q21's form), which the compiler counts
+    instead of scanning; the key at times left out."""
+    kind = g.choice(["int", "str"])
+    other = g.col(atom, (kind,))
+    if other is None:
+        return False
+    t, s, inner = _inner(g, atom, kind)
+    if inner is None:
+        return False
+    ref, key = g.col(atom, ("int",)), g.col(s, ("int",))
+    eq = f"{key[0]} = {ref[0]} AND " if ref and key and g.chance(0.8) else ""
+    ne = g.choice([f"{inner[0]} <> {other[0]}", f"{other[0]} <> {inner[0]}"])
+    neg = "NOT " if g.chance(0.4) else ""
+    g.q.where.append(
+        Part(
+            f"{neg}EXISTS (SELECT * FROM {t} {s.alias} WHERE {eq}{ne}"
+            f"{_inner_filter(g, s)})",
+            frozenset({atom.alias}),
+        )
+    )
+
+
+@production("subquery", weight=0.6)
 def semi_join(g, atom):
     """`… SEMI|ANTI JOIN t s ON s.k = last.col [AND s.x op n]` (DuckDB): a
     row of the left once where the right has a match, or where it has none.

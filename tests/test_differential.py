@@ -340,6 +340,8 @@ TRUST_CORPUS = (
             "209_timestamp_band_without_equality",
             "210_scalar_subquery_kept_at_filtered_keys",
             "211_expression_join_beside_an_inequality_on_its_table",
+            "212_exists_another_value_at_the_key",
+            "213_exists_another_value_at_two_keys",
         )
     ]
 )

@@ -87,7 +87,7 @@ def explain_triggers(sql, schema, stats) -> str:
     """The structures and the steps of an update of each relation, and the
     dicts the module shares with its inner views (decided when rendering)."""
     from ..compiler import compile_query
-    from ..compiler.render import render_module
+    from ..compiler.render import read_from_siblings, render_module
     from ..compiler.triggers import explain_triggers as program_text
     from ..errors import DynyanError
 
@@ -106,7 +106,15 @@ def explain_triggers(sql, schema, stats) -> str:
         lines.insert(
             0, "\nOne dict with an inner view's (same key, filter and payload):"
         )
-    return "\n".join([program_text(plan), *lines])
+    fed = [
+        f"  inner view {name} takes the changes of inner view "
+        + ", ".join(f"{other} (as its {own})" for own, other in siblings.items())
+        + ", not base rows"
+        for name, siblings in read_from_siblings(plan)
+    ]
+    if fed:
+        fed.insert(0, "\nInner views fed another's changes (the same derived table):")
+    return "\n".join([program_text(plan), *lines, *fed])
 
 
 def explain_partitions(sql, schema, stats, stream_dir: str | None) -> str:

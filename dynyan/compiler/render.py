@@ -380,12 +380,12 @@ class Expressions:
                 isinstance(x, Lit)
                 and type(x.value) is int
                 and abs(x.value) < 2**53
-                and any(self._is_float(y) for j, y in enumerate(e.args) if j != i)
+                and any(self.is_float(y) for j, y in enumerate(e.args) if j != i)
             ):
                 out[i] = py(float(x.value))
         return out
 
-    def _is_float(self, e) -> bool:
+    def is_float(self, e) -> bool:
         """Whether `e` is a DECIMAL or DOUBLE value (a float, or None)."""
         if isinstance(e, Ref):
             return (e.atom, e.column) in self.floats
@@ -394,7 +394,7 @@ class Expressions:
         if isinstance(e, Lit):
             return type(e.value) is float
         if isinstance(e, Op) and e.op in ("add", "sub", "mul", "neg"):
-            return any(self._is_float(x) for x in e.args)
+            return any(self.is_float(x) for x in e.args)
         return False
 
     def _inner_test(self, e: InnerTest, env) -> str:
@@ -403,10 +403,13 @@ class Expressions:
         state = f"self.{self.tests[e.view]['state']}"
         # keys and the compared value are tested for NULL here: their leaves
         # are not guarded by the condition around the test
+        other = self.tests[e.view]["other_than"]
         outer, self.guarded = self.guarded, False
         try:
             keys = [self.render(k, env) for k in e.keys]
             x = self.render(e.value, env) if e.value is not None else None
+            if other is not None:
+                x = self.render(other, env)
         finally:
             self.guarded = outer
         key = tup(keys)
@@ -429,6 +432,21 @@ class Expressions:
         if e.kind == "exists":
             if e.condition is None:
                 found = f"({key} in {state})" if keys else f"bool({state})"
+            elif other is not None:
+                # EXISTS (… WHERE inner.c <> x) over rows (key…, c): the key's
+                # distinct values of c, less x's row and a NULL's, in O(1)
+                nullable = self.may_be_null(other)
+                x, first = self._once(x) if nullable else (x, x)
+                self.fresh += 1
+                g = f"_t{self.fresh}"
+                found = (
+                    f"len({g} := {state}.get({key}, _EMPTY))"
+                    f" - ({tuple_literal([*keys, x])} in {g})"
+                    f" - ({tuple_literal([*keys, 'None'])} in {g}) > 0"
+                )
+                if nullable:  # c <> NULL is never TRUE
+                    found = f"{first} is not None and {found}"
+                found = f"({found})"
             else:
                 rows = f"{state}.get({key}, _EMPTY)"
                 cond = self.condition(e.condition, env)
@@ -2344,6 +2362,7 @@ def render_module(
     inner_views: InnerViews | None = None,
     shares: dict | None = None,
     shared: list | None = None,
+    appliers: dict | None = None,
 ) -> str:
     """The module's source for `plan`, black-formatted and compile-checked
     (`inner`: raw text of a subquery's view, to be nested in its outer module;
@@ -2354,7 +2373,8 @@ def render_module(
     see `_return_changes`; `inner_views`: the outer module's, where an inner
     view registers its own; `shares`: filled with the indexes an outer view
     may keep as its own, see `_shareable`; `shared`: filled with the dicts
-    this view reads from its inner views, see `_share_leaves`)."""
+    this view reads from its inner views, see `_share_leaves`; `appliers`:
+    filled with the method applying each relation's rows, virtual ones too)."""
     if inner_views is None:
         inner_views = InnerViews()
     plan = replace(plan, query=split_nonfinite(plan.query))
@@ -2568,6 +2588,8 @@ def render_module(
         if not plan.subplans and not tests and not materialized:
             _return_changes(query, relations, ring, plain)
         returns.update((r["name"], r.get("returns")) for r in relations)
+        if appliers is not None:
+            appliers.update((r["name"], r["method"]) for r in relations)
         if shares is not None:
             shares.update(_shareable(relations))
     elif not plan.subplans and not tests and not materialized:
@@ -2719,18 +2741,22 @@ def render_module(
         rel = next((r for r in query.relations if r.name == name), None)
         return None if rel is None else rel.guard
 
+    def receiver(f: dict) -> dict:
+        """Forward `f` with the method here that takes its view's changes."""
+        return {
+            **f,
+            "method": (
+                tests[f["relation"]]["handler"]
+                if f["relation"] in tests
+                else methods[f["relation"]]
+            ),
+            "batch": f["relation"] in tests,  # the handler takes all changes
+            "guard": guard_of(f["relation"]),
+        }
+
     for r in relations:
         r["forwards"] = [
-            {
-                **f,
-                "method": (
-                    tests[f["relation"]]["handler"]
-                    if f["relation"] in tests
-                    else methods[f["relation"]]
-                ),
-                "batch": f["relation"] in tests,  # the handler takes all changes
-                "guard": guard_of(f["relation"]),
-            }
+            {**receiver(f), "feeds": [receiver(g) for g in f["feeds"]]}
             for f in r["forwards"]
         ]
         # Read by subqueries only: they validate, unless several trusting
@@ -2958,6 +2984,7 @@ def _inner_tests(plan: Plan, names: Names, expressions: Expressions) -> dict:
     a key re-checks only the rows it can flip) and the handler of its
     changes. Registers them with `expressions` for rendering the tests."""
     tests = {}
+    subplans = dict(plan.subplans)
     for i, atom in enumerate(plan.query.atoms):
         rel = plan.query.relation(atom.relation)
         env = {(i, c): f"row[{c}]" for c in range(len(rel.columns))}
@@ -2996,10 +3023,42 @@ def _inner_tests(plan: Plan, names: Names, expressions: Expressions) -> dict:
                     f"_x {_INFIX_PY[f.op]} {{}}" if f.kind == "scalar" else None
                 ),
                 "whole_rows": f.kind == "exists" and f.condition is not None,
+                "other_than": _other_than(f, subplans[f.view], expressions),
+                # a counted test's row of the key with a NULL value
+                "null_row": "(key, None)" if n == 1 else "(*key, None)",
             }
     for info in tests.values():
         expressions.tests[info["test"].view] = info
     return tests
+
+
+def _other_than(test: InnerTest, view: Plan | SetPlan, expressions: Expressions):
+    """The outer operand x of an EXISTS whose only condition past the key is
+    `inner.c <> x`, where the view's rows are (key…, c) and x is no float (a
+    NaN is unequal to itself): such a test counts the key's rows instead of
+    scanning them. None for any other test."""
+    cond, n = test.condition, len(test.keys)
+    if not (
+        test.kind == "exists"
+        and isinstance(cond, Op)
+        and cond.op == "ne"
+        and len(view.query.outputs) == n + 1
+    ):
+        return None
+    for inner, other in (cond.args, cond.args[::-1]):
+        if (
+            inner == ViewColumn(n)
+            and not _reads_view_columns(other)
+            and not expressions.is_float(other)
+        ):
+            return other
+    return None
+
+
+def _reads_view_columns(e) -> bool:
+    if isinstance(e, ViewColumn):
+        return True
+    return isinstance(e, Op) and any(_reads_view_columns(a) for a in e.args)
 
 
 def _ops(e):
@@ -3033,6 +3092,7 @@ class InnerViews:
                 return entry
         returns: dict = {}
         shares: dict = {}
+        appliers: dict = {}
         text = (
             render_set_view(plan, source, self)
             if isinstance(plan, SetPlan)
@@ -3044,6 +3104,7 @@ class InnerViews:
                 returns=returns,
                 inner_views=self,
                 shares=shares,
+                appliers=appliers,
             )
         )
         k = len(self.entries) + 1
@@ -3055,6 +3116,7 @@ class InnerViews:
             "source": text,
             "returns": returns,
             "shares": shares,
+            "appliers": appliers,
         }
         self.entries.append(entry)
         return entry
@@ -3104,8 +3166,12 @@ def _subviews(
     """Inner views read by the module, and per base relation the inner views
     an update must be forwarded to (with the virtual relation they feed).
     A subquery's view trusts the input when its outer view does (it sees the
-    same rows); the views of a set operation's sides check whole rows."""
-    subviews, forwards = [], {}
+    same rows); the views of a set operation's sides check whole rows. An
+    inner view that reads only derived tables this view reads too (a CTE
+    read by the query and by its subquery: TPC-H Q15's revenue0) is fed
+    their changes (`feeds` of the forward that makes them) instead of the
+    base rows, which its own copies of them would take again."""
+    subviews, forwards, feeds = [], {}, {}
     for name, sub in plan.subplans:
         entry = inner_views.of(sub, f"{source} (subquery {name})", trust_input)
         returns = entry["returns"]
@@ -3118,8 +3184,13 @@ def _subviews(
                 "many_rows": many_rows(sub),
             }
         )
+        siblings = _read_from_siblings(plan, name, sub)
+        for own, sibling in (siblings or {}).items():
+            feeds.setdefault(sibling, []).append(
+                {"attr": attr, "relation": name, "applies": entry["appliers"][own]}
+            )
         reads = {r.name for r in base_relations(sub.query)}
-        for rel in sorted(reads):
+        for rel in sorted(reads) if siblings is None else ():
             forwards.setdefault(rel, []).append(
                 # "pending": a subquery's view without ORDER BY, whose changes
                 # are read from its pending deltas (else its _flush makes
@@ -3134,7 +3205,59 @@ def _subviews(
                     "share": entry["shares"].get(rel),
                 }
             )
+    for fw in (fw for fws in forwards.values() for fw in fws):
+        fw["feeds"] = feeds.get(fw["relation"], [])
     return subviews, forwards
+
+
+def read_from_siblings(plan: Plan | SetPlan) -> list[tuple[str, dict]]:
+    """The inner views of `plan` and of its inner views that are fed another
+    inner view's changes (`_subviews`), with what `_read_from_siblings`
+    says of each."""
+    if isinstance(plan, SetPlan):
+        return [x for side in plan.plans() for x in read_from_siblings(side)]
+    out = []
+    for name, sub in plan.subplans:
+        siblings = _read_from_siblings(plan, name, sub)
+        if siblings is not None:
+            out.append((name, siblings))
+        out += read_from_siblings(sub)
+    return out
+
+
+def _read_from_siblings(plan: Plan, name: str, sub) -> dict | None:
+    """Per relation of subquery `name`'s view, the subquery of `plan` with the
+    same plan, when it reads nothing else (no base relation, no test, no
+    ORDER BY) and those subqueries are fed base rows; else None."""
+    if isinstance(sub, SetPlan) or not sub.subplans:
+        return None
+    query = sub.query
+    own = dict(sub.subplans)
+    if (
+        query.ordering is not None
+        or query.unread
+        or any(r.name not in own for r in query.relations)
+        or any(
+            f for atom in query.atoms for f in atom.filters if isinstance(f, InnerTest)
+        )
+        or len(own) != len(query.relations)
+    ):
+        return None
+    out = {}
+    for rel, inner in own.items():
+        out[rel] = next(
+            (
+                other
+                for other, p in plan.subplans
+                if other != name
+                and p == inner
+                and _read_from_siblings(plan, other, p) is None
+            ),
+            None,
+        )
+        if out[rel] is None:
+            return None
+    return out
 
 
 # ORDER BY: per direction and NULL placement, the sort key of one value.
