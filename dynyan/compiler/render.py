@@ -414,7 +414,11 @@ class Expressions:
             self.guarded = outer
         key = tup(keys)
         # a NULL key matches nothing, except by IS NOT DISTINCT FROM
-        plain = [k for i, k in enumerate(keys) if not e.matches_null(i)]
+        plain = [
+            k
+            for i, k in enumerate(keys)
+            if not e.matches_null(i) and self.may_be_null(e.keys[i])
+        ]
         nulls = " or ".join(f"{k} is None" for k in plain) or "False"
         if e.kind == "not_in":
             # x NOT IN (subquery), SQL's three-valued logic: TRUE when the
@@ -428,6 +432,8 @@ class Expressions:
         if e.kind == "not_exists":
             # NULL = anything is never true: an outer key with a NULL matches
             # no inner row.
+            if not plain:
+                return f"({key} not in {state})"
             return f"({nulls} or {key} not in {state})"
         if e.kind == "exists":
             if e.condition is None:
@@ -1837,6 +1843,21 @@ def _count_from_tests(tests: list[dict], kept: str = "row") -> str | None:
     return None
 
 
+def _share_test_indexes(tests: list[dict]) -> None:
+    """Tests of one relation whose indexes would hold the same rows by the
+    same key (TPC-H Q21's EXISTS and NOT EXISTS by l_orderkey) read the
+    first one's: the others keep no index of their own (`shares_rows`)."""
+    first: dict = {}
+    for t in tests:
+        if t["kind"] == "scalar":  # indexed by compared value too
+            continue
+        same = first.setdefault(
+            (t["row_key"], t["key_nulls"], t["kind"] == "not_in"), t
+        )
+        if same is not t:
+            t["rows"], t["shares_rows"] = same["rows"], True
+
+
 def _holds_every_row(t: dict) -> bool:
     """Whether a test's index of the relation's rows holds every row (a
     scalar's skips NULL values, the others NULL keys, but NOT IN's)."""
@@ -2457,6 +2478,7 @@ def render_module(
             null_check = _null_check(rel, inner_null_checks.get(rel.name, set()) - own)
         count = leaves[0]["count"] if len(leaves) == 1 else None
         test_indexes = [t for t in tests.values() if t["relation"] == rel.name]
+        _share_test_indexes(test_indexes)
         # Trusting the input drops the copy of whole rows, except where
         # several inner views would each check the row their own way. A
         # relation read by one inner view passes its rows there first: that
@@ -2504,7 +2526,7 @@ def render_module(
         test_kept_checks = [
             _test_kept_check(t)
             for t in test_indexes
-            if kept_row and not _holds_every_row(t)
+            if kept_row and not _holds_every_row(t) and not t["shares_rows"]
         ]
         # A batch of rows is summed per key before it propagates, where the
         # relation feeds no subquery (those re-read rows one by one); the
@@ -2918,7 +2940,10 @@ def _state_entries(context) -> list[tuple[str, str]]:
         for sub in context["subviews"]
     ]
     for test in context["tests"]:
-        entries += [(py(a), f"self.{a}") for a in (test["state"], test["rows"])]
+        kept = (
+            (test["state"],) if test["shares_rows"] else (test["state"], test["rows"])
+        )
+        entries += [(py(a), f"self.{a}") for a in kept]
     return entries
 
 
@@ -3001,6 +3026,7 @@ def _inner_tests(plan: Plan, names: Names, expressions: Expressions) -> dict:
                 "state": names.new(f"{f.view}_result"),
                 "rows": names.new(f"{atom.relation}_by_{f.view}"),
                 "handler": "_" + names.new(f"on_{f.view}"),
+                "shares_rows": False,  # another test's index (_share_test_indexes)
                 "leaf": None,  # set with the atom's leaf block
                 # the key of a row of the atom, of a row of the inner view
                 "row_key": tup([expressions.render(k, env) for k in f.keys]),
@@ -3010,7 +3036,7 @@ def _inner_tests(plan: Plan, names: Names, expressions: Expressions) -> dict:
                 "key_nulls": " or ".join(
                     f"{expressions.render(k, env)} is None"
                     for j, k in enumerate(f.keys)
-                    if not f.matches_null(j)
+                    if not f.matches_null(j) and expressions.may_be_null(k)
                 ),
                 # scalar: the compared value of a row, the view row's value
                 "row_value": (
