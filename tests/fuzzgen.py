@@ -866,10 +866,16 @@ def exists_subquery(g, atom):
     if ref is None:
         return False
     t, s, inner = _inner(g, atom)
+    _where_exists(g, atom, t, s, f"{inner[0]} = {ref[0]}")
+
+
+def _where_exists(g, atom, t: str, s, condition: str) -> None:
+    """`[NOT] EXISTS (SELECT * FROM t s WHERE condition [AND filter])` as a
+    conjunct of WHERE on `atom`."""
     neg = "NOT " if g.chance(0.4) else ""
     g.q.where.append(
         Part(
-            f"{neg}EXISTS (SELECT * FROM {t} {s.alias} WHERE {inner[0]} = {ref[0]}"
+            f"{neg}EXISTS (SELECT * FROM {t} {s.alias} WHERE {condition}"
             f"{_inner_filter(g, s)})",
             frozenset({atom.alias}),
         )
@@ -891,14 +897,7 @@ def exists_other_value(g, atom):
     ref, key = g.col(atom, ("int",)), g.col(s, ("int",))
     eq = f"{key[0]} = {ref[0]} AND " if ref and key and g.chance(0.8) else ""
     ne = g.choice([f"{inner[0]} <> {other[0]}", f"{other[0]} <> {inner[0]}"])
-    neg = "NOT " if g.chance(0.4) else ""
-    g.q.where.append(
-        Part(
-            f"{neg}EXISTS (SELECT * FROM {t} {s.alias} WHERE {eq}{ne}"
-            f"{_inner_filter(g, s)})",
-            frozenset({atom.alias}),
-        )
-    )
+    _where_exists(g, atom, t, s, eq + ne)
 
 
 @production("subquery", weight=0.6)
