@@ -407,9 +407,8 @@ class Expressions:
         outer, self.guarded = self.guarded, False
         try:
             keys = [self.render(k, env) for k in e.keys]
-            x = self.render(e.value, env) if e.value is not None else None
-            if other is not None:
-                x = self.render(other, env)
+            value = e.value if other is None else other
+            x = self.render(value, env) if value is not None else None
         finally:
             self.guarded = outer
         key = tup(keys)
@@ -419,7 +418,7 @@ class Expressions:
             for i, k in enumerate(keys)
             if not e.matches_null(i) and self.may_be_null(e.keys[i])
         ]
-        nulls = " or ".join(f"{k} is None" for k in plain) or "False"
+        nulls = " or ".join(f"{k} is None" for k in plain)
         if e.kind == "not_in":
             # x NOT IN (subquery), SQL's three-valued logic: TRUE when the
             # subquery is empty; else NULL (dropped) when x is NULL or the
