@@ -938,7 +938,9 @@ def _worker(spec_path: str) -> int:
     with open(spec["events"], "rb") as f:
         events = pickle.load(f)
     gc.enable()
-    ir = parse_query(spec["sql"], spec["schema"])
+    # the peers read LEFT JOINs as UNION ALLs: dynyan's NULL-padded leaves
+    # (Atom.padded) are its own
+    ir = parse_query(spec["sql"], spec["schema"], padded_leaves=False)
 
     class Q:  # the query as engines see it
         pass

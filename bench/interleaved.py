@@ -38,7 +38,9 @@ def _engines(query, events, systems, batch):
     from dynyan.compiler.frontend import parse_query
     from bench.peers.common import base_relations
 
-    ir = parse_query(query.sql, query.schema)
+    ir = parse_query(
+        query.sql, query.schema, padded_leaves=False
+    )  # as the peers read it
     spec = {
         "sql": query.sql,
         "schema": query.schema,

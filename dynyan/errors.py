@@ -21,6 +21,12 @@ class UnsupportedQueryError(DynyanError):
     """The query is valid SQL, but dynyan cannot maintain it (yet)."""
 
 
+class PaddedLeafUnplaced(UnsupportedQueryError):
+    """No join tree holds a LEFT JOINed table as a NULL-padded leaf
+    (`Atom.padded`): the query is compiled again with the table's padded
+    rows as a UNION ALL (`dynyan.compiler.compile_query`)."""
+
+
 class CompilerBug(DynyanError):
     """The compiler failed on a query in a way it does not mean to: a bug in
     dynyan, reported as an error of the query's compile (no traceback

@@ -566,6 +566,21 @@ def left_join(g, a, b):
     g.q.atoms[i] = replace(a, sql=f"{kind} JOIN {a.sql} ON {eq.sql}")
 
 
+@production("join", weight=0.5)
+def left_join_filtered(g, a, b):
+    """An outer join whose ON also filters the joined table alone (`AND
+    a.x op literal`): its rows that fail it match nothing, and are padded."""
+    i = g.q.atoms.index(a)
+    if left_join(g, a, b) is False:
+        return False
+    ref = g.col(a, ("int", "str", "date"))
+    if ref is None:
+        return None
+    op = g.choice(["=", "<>", "<", ">="])
+    cond = f"{ref[0]} {op} {g.literal(ref[1])}"
+    g.q.atoms[i] = replace(g.q.atoms[i], sql=f"{g.q.atoms[i].sql} AND {cond}")
+
+
 # --- WHERE: local filters on one atom -------------------------------------------------
 
 
@@ -1367,6 +1382,33 @@ def group_by_expression(g):
         ref, _, a = g.choice(strs)
         sql = f"SUBSTRING({ref}, 1, 1)"
     _group(g, [Part(sql, frozenset({a.alias}), g.base(a, ref))])
+
+
+@production("select", weight=1)
+def group_around_an_outer_join(g):
+    """GROUP BY columns of the other tables, COUNT/SUM/AVG (and COUNT(*)) of
+    an outer-joined one: a LEFT JOINed table read only in sums is a
+    NULL-padded leaf (docs/design.md §5)."""
+    outer = [a for a in g.q.atoms if a.outer]
+    if not outer:
+        return False
+    b = g.choice(outer)
+    every = _everything(g)
+    kept = [e for e in every if e[2] is not b]
+    mine = [e for e in every if e[2] is b]
+    if not kept or not mine:
+        return False
+    picked = g.rng.sample(kept, min(len(kept), g.rng.randint(1, 2)))
+    aggs = []
+    for _ in range(g.rng.randint(1, 3)):
+        ref, kind, _ = g.choice(mine)
+        func = g.choice(["COUNT", "SUM", "AVG"] if kind in NUMERIC else ["COUNT"])
+        aggs.append(Part(f"{func}({ref})", frozenset({b.alias})))
+    if g.chance(0.3):
+        aggs.append(Part("COUNT(*)"))
+    g.q.grouped = True
+    g.q.group_by = [Part(ref, frozenset({a.alias})) for ref, _, a in picked]
+    g.q.items = list(g.q.group_by) + aggs
 
 
 @production("select", weight=2)

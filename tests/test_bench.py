@@ -316,7 +316,8 @@ def _agreement(path: Path, seed: int) -> tuple[int, int]:
     pushed, deltas = collections.Counter(), collections.Counter()
     view = load(sql).View(on_delta=lambda row, c: pushed.update({row: c}))
     ivm = FirstOrderIVM(
-        parse_query(sql), on_delta=lambda row, c: deltas.update({row: c})
+        parse_query(sql, padded_leaves=False),
+        on_delta=lambda row, c: deltas.update({row: c}),
     )
     db = Database(spec.relations)
     empty = reference_result(spec, db)
@@ -409,7 +410,7 @@ def test_ivm_is_a_second_opinion(monkeypatch):
     sql = path.read_text()
     events = _events(QuerySpec.parse(sql), seed=5)
     view = load(sql).View()
-    ivm = FirstOrderIVM(parse_query(sql))
+    ivm = FirstOrderIVM(parse_query(sql, padded_leaves=False))
     for rel, op, row in events:
         for target in (view, ivm):
             (target.insert if op > 0 else target.delete)(rel, row)
@@ -447,7 +448,9 @@ def _recompute_agreement(path: Path, seed: int) -> int:
         deltas[row] += change
 
     batch = 20
-    duck = DuckDBRecompute(parse_query(sql), on_delta=sink, sql_text=sql)
+    duck = DuckDBRecompute(
+        parse_query(sql, padded_leaves=False), on_delta=sink, sql_text=sql
+    )
     duck.prepare(events, assign_ids(events), batch)
     nonempty = 0
     for b in range(len(duck.batches)):
@@ -634,7 +637,8 @@ def test_ivm_agrees_with_duckdb_on_specification_queries(query):
     spec, sql, schema, events = _spec_events(f"tpch/spec/{query}", n=n)
     pushed = collections.Counter()
     ivm = make_ivm(
-        parse_query(sql, schema), on_delta=lambda r, c: pushed.update({r: c})
+        parse_query(sql, schema, padded_leaves=False),
+        on_delta=lambda r, c: pushed.update({r: c}),
     )
     db = Database(spec.relations)
     nontrivial = 0
@@ -661,7 +665,7 @@ def test_duckdb_recompute_runs_specification_texts(query):
     _spec, sql, schema, events = _spec_events(f"tpch/spec/{query}")
     view = dynyan.load(sql, schema).View()
     batch = 20
-    duck = DuckDBRecompute(parse_query(sql, schema), sql_text=sql)
+    duck = DuckDBRecompute(parse_query(sql, schema, padded_leaves=False), sql_text=sql)
     duck.prepare(events, assign_ids(events), batch)
     nonempty = 0
     for b in range(len(duck.batches)):
@@ -694,7 +698,7 @@ def test_dataflow_peers_say_why_they_cannot_run(query, reason):
     sql, schema = read_query(
         str(ROOT / "queries" / "tpch" / "spec" / f"{query}.sql"), None
     )
-    ir = parse_query(sql, schema)
+    ir = parse_query(sql, schema, padded_leaves=False)
     with pytest.raises(NotImplementedError, match=reason):
         DBSPEngine(ir)
     with pytest.raises(NotImplementedError, match="Pathway adapter"):

@@ -342,6 +342,9 @@ TRUST_CORPUS = (
             "211_expression_join_beside_an_inequality_on_its_table",
             "212_exists_another_value_at_the_key",
             "213_exists_another_value_at_two_keys",
+            "216_left_join_summed_as_a_padded_leaf",
+            "217_two_padded_leaves_and_having",
+            "218_padded_leaf_by_two_columns_without_aggregates",
         )
     ]
 )

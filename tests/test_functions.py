@@ -331,7 +331,7 @@ def generated(sql: str, rows) -> collections.Counter:
 
 
 def ivm(sql: str, rows) -> collections.Counter:
-    engine = FirstOrderIVM(parse_query(SCHEMA + sql))
+    engine = FirstOrderIVM(parse_query(SCHEMA + sql, padded_leaves=False))
     for row in rows:
         engine.insert("r", row)
     return bag(engine.rows())
@@ -340,7 +340,7 @@ def ivm(sql: str, rows) -> collections.Counter:
 def pathway(sql: str, rows) -> collections.Counter:
     from bench.peers.pathway import PathwayEngine
 
-    engine = PathwayEngine(parse_query(SCHEMA + sql))
+    engine = PathwayEngine(parse_query(SCHEMA + sql, padded_leaves=False))
     events = events_of(rows)
     engine.prepare(events, assign_ids(events), batch=3)
     engine.run_pull()
@@ -352,7 +352,7 @@ import pickle, sys
 from bench.peers.dbsp import DBSPEngine
 from dynyan.compiler.frontend import parse_query
 sql, events = pickle.load(sys.stdin.buffer)
-engine = DBSPEngine(parse_query(sql))
+engine = DBSPEngine(parse_query(sql, padded_leaves=False))
 engine.prepare(events, 3)
 engine.build(push=False)
 engine.run(0, len(engine.steps))

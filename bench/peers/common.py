@@ -66,6 +66,18 @@ def assign_ids(events: list[tuple[str, int, tuple]]) -> list[int]:
     return ids
 
 
+def refuse_padded(query, who: str) -> None:
+    """A peer reads LEFT JOINs as UNION ALLs (`parse_query(...,
+    padded_leaves=False)`): a NULL-padded atom (`Atom.padded`, dynyan's own
+    form) would be read as an inner join, so it is refused, not miscounted."""
+    if any(a.padded for a in getattr(query, "atoms", ())):
+        raise NotImplementedError(
+            f"a NULL-padded atom: parse with padded_leaves=False ({who})"
+        )
+    for _, sub in getattr(query, "subqueries", ()):
+        refuse_padded(sub, who)
+
+
 def require_plain_query(query, who: str) -> None:
     """Refuse (NotImplementedError: the peer is reported "unavailable" with
     the reason) what the dataflow adapters (pydbsp, Pathway) do not build:
@@ -79,6 +91,7 @@ def require_plain_query(query, who: str) -> None:
             f"{query.kind.upper()}{' ALL' if query.all else ''} (a set operation "
             f"or an outer join) ({who})"
         )
+    refuse_padded(query, who)
     for a in getattr(query, "aggregates", ()):
         if a.computed is not None:
             raise NotImplementedError(

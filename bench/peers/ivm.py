@@ -18,7 +18,7 @@ from dynyan.compiler.functions import (
 from dynyan.compiler.ir import InnerTest, Op, Query, Ref, SetQuery, Var
 
 from . import sqlexpr
-from .common import base_relations, has_inner_test, inner_tests
+from .common import base_relations, has_inner_test, inner_tests, refuse_padded
 
 _EMPTY: dict = {}
 
@@ -82,6 +82,7 @@ class FirstOrderIVM:
     def __init__(self, query: Query, on_delta: Callable | None = None):
         if isinstance(query, SetQuery):
             raise TypeError("a set operation: use make_ivm")
+        refuse_padded(query, "first-order IVM")
         self.query = query
         self.ordering = query.ordering
         if on_delta is not None and self.ordering is not None:

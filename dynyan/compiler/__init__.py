@@ -9,7 +9,12 @@ import linecache
 import sys
 import types
 
-from ..errors import CompilerBug, DynyanError, UnsupportedQueryError
+from ..errors import (
+    CompilerBug,
+    DynyanError,
+    PaddedLeafUnplaced,
+    UnsupportedQueryError,
+)
 from .plan import Plan, complexity
 from .planner import estimated_work, plan_query
 from .stats import Stats
@@ -41,7 +46,10 @@ def compile_query(
     from .frontend import parse_query  # sqlglot: only when compiling
 
     with _nesting_limit():
-        return plan_query(parse_query(sql, schema), stats)
+        try:
+            return plan_query(parse_query(sql, schema), stats)
+        except PaddedLeafUnplaced:  # its padded rows as a UNION ALL instead
+            return plan_query(parse_query(sql, schema, padded_leaves=False), stats)
 
 
 def compile_sql(

@@ -58,7 +58,10 @@ def ordering_lines(plan: Plan) -> list[str]:
                 "keeps its place while it lives); a group's row is computed "
                 "when read"
             )
-            update = "O(log n) when a group appears or disappears (n: groups)"
+            update = (
+                "O(log n) when a group appears or disappears (n: groups), in "
+                "pull mode at the next read"
+            )
         else:
             lines.append(
                 f"  structure: the {rows}, each with its multiplicity, sorted "
@@ -67,9 +70,10 @@ def ordering_lines(plan: Plan) -> list[str]:
                 "then, or all are sorted again when they are more than a quarter"
             )
             update = (
-                "O(1) per changed output row on top of the update of (T, N); "
-                "the first read after m rows moved O(min(m log n, n log n)) "
-                f"(n: {rows})"
+                "O(1) per changed output row on top of the update of (T, N), "
+                "in pull mode at the next read (the deltas of the calls since "
+                "the last one merged per row first); the first read after m "
+                f"rows moved O(min(m log n, n log n)) (n: {rows})"
             )
         if query.grouped:
             memory = "one entry per group"

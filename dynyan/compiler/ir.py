@@ -405,6 +405,10 @@ class Atom:
     filters: tuple[Expr, ...]
     # Variables computed from the row (e.g. EXTRACT(YEAR FROM d) in GROUP BY).
     derived: tuple[tuple[str, Expr], ...] = ()
+    # The table of a LEFT JOIN read only in COUNT/SUM/AVG: at a value of its
+    # variables (the join key) none of its rows has, it holds one row of
+    # NULLs (SQL's padded row); its columns are NULL-able there.
+    padded: bool = False
 
     @property
     def vars(self) -> tuple[str, ...]:
@@ -421,7 +425,8 @@ class Atom:
             if self.alias == self.relation
             else f"{self.relation} {self.alias}"
         )
-        return f"{name}({cols}){where}"
+        padded = " (else one row of NULLs)" if self.padded else ""
+        return f"{name}({cols}){where}{padded}"
 
 
 @dataclass(frozen=True)

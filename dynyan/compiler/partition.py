@@ -106,7 +106,18 @@ _KNOWN_QUERY_FIELDS = {
     "residual",
     "null_safe",  # NULL keys hash to one partition like any value
 }
-_KNOWN_ATOM_FIELDS = {"alias", "relation", "variables", "filters", "derived"}
+_KNOWN_ATOM_FIELDS = {
+    "alias",
+    "relation",
+    "variables",
+    "filters",
+    "derived",
+    # a NULL-padded atom binds only its join key, which the table it pads
+    # for binds too: split by it, both are; by another variable, the padded
+    # table is whole in every view, its padded rows found where the rows
+    # they pad for are
+    "padded",
+}
 _KNOWN_AGGREGATES = {"count", "sum", "avg", "min", "max", "count_distinct"}
 
 

@@ -33,11 +33,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 
-from ..errors import CyclicQueryError, UnsupportedQueryError
+from ..errors import CyclicQueryError, PaddedLeafUnplaced, UnsupportedQueryError
 from .ir import Lit, Op, Predicate, Query, SetQuery, Var
 from .plan import Node, Plan, SetPlan, order_vars, ranked_root
 from .stats import Stats
 from .triggers import Propagate, Weigh, trigger_program
+from .triggers import padded_leaves_fit as _padded_leaves_fit
 
 log = logging.getLogger("dynyan.plan")
 
@@ -313,6 +314,11 @@ def _plan_query(query: Query, stats: Stats | None) -> Plan:
         output |= set(added)
     if not plans:
         raise UnsupportedQueryError("no join tree found for this query")
+    fits = _padded_leaves_fit if any(a.padded for a in query.atoms) else None
+    if fits is not None:
+        plans = [p for p in plans if fits(p)]
+        if not plans:
+            raise PaddedLeafUnplaced("no join tree holds a NULL-padded table as a leaf")
     if stats is None:
         rank = lambda p: (p.cost, p.draw())  # noqa: E731
     else:
@@ -325,7 +331,11 @@ def _plan_query(query: Query, stats: Stats | None) -> Plan:
         # enumerated in its sorted order, so no sorted copy of the result is
         # kept. Preferred even at more non-guard hops: the copy's upkeep
         # touches every changed result row, which such hops bound.
-        ranked = [p for p in _plans_for(query, output, keys)[0] if ranked_root(p)]
+        ranked = [
+            p
+            for p in _plans_for(query, output, keys)[0]
+            if ranked_root(p) and (fits is None or fits(p))
+        ]
         if ranked:
             best = min(ranked, key=rank)
     if widened:

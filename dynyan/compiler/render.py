@@ -727,6 +727,9 @@ class _Layout:
             )
             for keeps in self.program.nodes
         ]
+        # node of a NULL-padded leaf -> the constant holding its padded
+        # row's payload (set by `render_module`, see `_pad_payload`)
+        self.pads: dict[int, str] = {}
 
     def named(self, s: Structure) -> Structure:
         """The module's copy of one of the program's structures."""
@@ -971,7 +974,18 @@ def _path_steps(
             if anchor is None and step.node in plan.in_n:
                 anchor = d  # the first node of N on the path: its delta is the result's
                 uses.update(layout.info[step.node].tuple_vars)
-            steps.append(_update_step(layout, ring, step, d, key, node_tuple))
+            out = _update_step(layout, ring, step, d, key, node_tuple)
+            if step.structure.padded:
+                # up the tree: the new weight less the old, the padded
+                # row's where the key had none or has none
+                pad, d = layout.pads[step.node], fresh("d")
+                out.update(
+                    pad=pad,
+                    d_new=d,
+                    created=ring.sub(out["d"], pad),
+                    removed=ring.sub(pad, "_o"),
+                )
+            steps.append(out)
             continue
         # Weigh: by the sibling's index, as the layout named it
         si, theta, node = layout.named(step.structure), step.theta, path[-1]
@@ -999,7 +1013,8 @@ def _path_steps(
             steps.append({**common, "kind": "present"})
             continue
         if step.how == "lookup":
-            steps.append({**common, "kind": "weight"})
+            pad = layout.pads.get(step.node) if si.padded else None
+            steps.append({**common, "kind": "weight", "pad": pad})
         elif step.how in ("range", "besides"):
             call = (
                 f"range({', '.join(_range_on(theta, theta.child, local))})"
@@ -1106,7 +1121,14 @@ def _update_step(layout, ring, step: Update, d: str, key, node_tuple) -> dict:
     out["ranked"] = None
     if s is layout.info[step.node].root_index and layout.ranked:
         out["ranked"] = f"({entry},)" if len(s.key) == 1 else entry
-    return {**out, "kind": "flat", "key": entry, "vars": tuple(s.key), "keep": None}
+    return {
+        **out,
+        "kind": "flat",
+        "key": entry,
+        "vars": tuple(s.key),
+        "keep": None,
+        "pad": None,
+    }
 
 
 # --- the module -----------------------------------------------------------------------
@@ -1151,6 +1173,32 @@ def _factor(expressions: Expressions, channel, expr, scale: int | None, env) -> 
     if scale is None:
         return text
     return _scaled(expressions, text, scale)
+
+
+def _pad_payload(query, atom: int, ring: "Ring", expressions: Expressions) -> str:
+    """The payload of atom `atom`'s NULL-padded row (`Atom.padded`): count 1
+    and, per channel, the atom's factor of a row of NULLs (0 where its
+    guard tests a column for NULL, as SQL leaves the row out of the sum)."""
+    if ring.width == 1:
+        return "1"
+    width = len(query.relation(query.atoms[atom].relation).columns)
+    env = {(atom, c): "None" for c in range(width)}
+    units = ["1"]
+    for channel in query.channels:
+        unit = "1"
+        for (a, expr), scale in zip(channel.factors, channel.factor_scales):
+            if a == atom:
+                unit = _factor(expressions, channel, expr, scale, env)
+        guards = [e for a, es in channel.guards if a == atom for e in es]
+        if any(isinstance(e, Ref) for e in guards):  # a column: NULL there
+            unit = "0"
+        elif guards:
+            nn = " and ".join(
+                dict.fromkeys(expressions.nonnull(e, env) for e in guards)
+            )
+            unit = f"({unit} if {nn} else 0)"
+        units.append(unit)
+    return tuple_literal(units)
 
 
 def _computed_once(parts: list[str]) -> list[str]:
@@ -1422,7 +1470,7 @@ def _nonnull_vars(query) -> set[str]:
     for atom in query.atoms:
         rel = query.relation(atom.relation)
         for c, v in enumerate(atom.variables):
-            if v is not None and rel.is_notnull(c):
+            if v is not None and rel.is_notnull(c) and not atom.padded:
                 out.add(v)
         out |= set(_join_vars(query, atom))
     return out
@@ -1617,7 +1665,10 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
                 expressions,
                 [payload, cond or "", *derives],
             )
-            if flat and flat["kind"] == "flat" and not flat["ranked"]
+            if flat
+            and flat["kind"] == "flat"
+            and not flat["ranked"]
+            and not flat["pad"]
             else None
         )
         blocks.append(
@@ -2407,7 +2458,7 @@ def render_module(
         (i, c)
         for i, atom in enumerate(query.atoms)
         for c in _used_columns(query, i)
-        if query.relation(atom.relation).is_notnull(c)
+        if query.relation(atom.relation).is_notnull(c) and not atom.padded
     }
     expressions.nonnull_vars = _nonnull_vars(query)
     expressions.floats = _float_typed(query)
@@ -2415,6 +2466,13 @@ def render_module(
         expressions.helpers.add("ieee_total")
     expressions.agg_kinds = [a.kind for a in query.aggregates]
     ring = Ring(1 + len(query.channels))
+    layout.pads = {
+        node.id: expressions._constant(
+            "_PAD", _pad_payload(query, node.atom, ring, expressions)
+        )
+        for node in plan.nodes
+        if node.is_leaf and query.atoms[node.atom].padded
+    }
     # groups keep entries (their slots) when an aggregate's argument is
     # computed, even from group variables alone (SUM(k / k): a NaN channel)
     materialized = plan.materialised
@@ -2656,7 +2714,12 @@ def render_module(
         "unchanged": bool(reporting)
         or any(r.get("returns") == "list" for r in relations),
         "columns": tuple_literal([py(o.name) for o in query.visible_outputs]),
-        "ordering": _ordering(layout),
+        "ordering": (ordering := _ordering(layout)),
+        # pull mode: an ORDER BY kept beside the result (not the root's own
+        # order) takes the changes when the result is read
+        "lazy_order": bool(
+            ordering and not ordering["by_root"] and not materialized and not inner
+        ),
         # push mode reports each group's old row as it was reported, unless
         # that row is cheap to build again from the old payload
         "old_from_payload": old_from_payload,

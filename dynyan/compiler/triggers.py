@@ -26,7 +26,7 @@ the sibling's tuples, binding the parent's other variables) and goes up.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import UnsupportedQueryError
 from .ir import INFIX
@@ -117,6 +117,9 @@ class Structure:
     entry: tuple[str, ...]  # groups: variables of the entry tuple
     doc: str
     order: str | None = None  # the variable a sorted structure is ordered on
+    # weights of a NULL-padded leaf (`Atom.padded`): a key it does not hold
+    # weighs as the padded row
+    padded: bool = False
 
     def shape(self) -> str:
         key = ", ".join(self.key)
@@ -195,8 +198,40 @@ def node_keeps(plan: Plan) -> tuple[NodeKeeps, ...]:
             sibling_index = _sibling_index(plan, node, s, name, theta, keyvars)
             if _presence_is_enough(plan, node.id, s, parent_index, sibling_index):
                 sibling_index = None
+            elif node.is_leaf and plan.query.atoms[node.atom].padded:
+                sibling_index = replace(sibling_index, padded=True)
         out.append(NodeKeeps(name, node.vars, parent_index, sibling_index, root, theta))
     return tuple(out)
+
+
+def padded_leaves_fit(plan: Plan) -> bool:
+    """Whether every NULL-padded atom of `plan` (`Atom.padded`) is a leaf
+    whose only structure is its weights by all of its variables, read by
+    one lookup of its sibling: a missing key then reads as the padded row,
+    and a change of the leaf's weights at a key changes what its parent
+    holds by the new weight less the old one (the padded row's where there
+    was none or is none). A leaf in N would be enumerated, the padded row
+    with it; an inequality or a key short of its variables would sum it
+    with other keys."""
+    keeps = None
+    for node in plan.nodes:
+        if not node.is_leaf or not plan.query.atoms[node.atom].padded:
+            continue
+        keeps = keeps or node_keeps(plan)
+        s = plan.sibling(node.id)
+        index = keeps[node.id].sibling_index
+        if (
+            s is None
+            or node.id in plan.in_n
+            or index is None
+            or keeps[node.id].structures != (index,)
+            or keeps[node.id].theta is not None
+            or keeps[s].theta is not None
+            or index.kind != "weights"
+            or set(index.key) != set(node.vars)
+        ):
+            return False
+    return True
 
 
 def _presence_is_enough(plan, node, s, parent_index, sibling_index) -> bool:
@@ -325,7 +360,12 @@ class Update:
 
     def __str__(self) -> str:
         s = self.structure
-        return f"update   {s.attr} ({s.kind}) at ({', '.join(s.key)}) += Δ"
+        text = f"update   {s.attr} ({s.kind}) at ({', '.join(s.key)}) += Δ"
+        if s.padded:
+            text += (
+                "; Δ := its new weight less its old (a NULL-padded row's where none)"
+            )
+        return text
 
 
 @dataclass(frozen=True)
@@ -346,7 +386,9 @@ class Weigh:
         s = self.structure
         where = f" where {self.theta}" if self.theta else ""
         text = {
-            "lookup": f"Δ × {s.attr}[{', '.join(s.key)}]  (O(1))",
+            "lookup": f"Δ × {s.attr}[{', '.join(s.key)}]"
+            + (", a NULL-padded row where none" if s.padded else "")
+            + "  (O(1))",
             "present": f"Δ only where {s.attr}[{', '.join(s.key)}] has tuples  (O(1))",
             "range": f"Δ × range sum of {s.attr}{where}  (O(log n))",
             "besides": f"Δ × (total of {s.attr} less one value){where}  (O(log n))",

@@ -21,6 +21,7 @@ from dataclasses import replace
 
 from sqlglot import exp
 
+from ...errors import PaddedLeafUnplaced
 from ..ir import Query, SetQuery, base_relations
 from .build import SelectBuilder
 from .context import Context
@@ -91,9 +92,12 @@ SELECT_PASSES = (
 )
 
 
-def parse_query(sql: str, schema: str | None = None, passes=None) -> Query:
+def parse_query(
+    sql: str, schema: str | None = None, passes=None, padded_leaves: bool = True
+) -> Query:
     """Parse `sql` (CREATE TABLEs + one query) into a `Query` (`passes`: the
-    tree passes to run, for tests; all by default)."""
+    tree passes to run, for tests; all by default; `padded_leaves`: see
+    `Context.padded_leaves`)."""
     from ..planner import is_acyclic  # what the next stage can join decides
 
     program = read_program(sql, schema)
@@ -102,6 +106,7 @@ def parse_query(sql: str, schema: str | None = None, passes=None) -> Query:
         program.views,
         compile=compile_select,
         acyclic=is_acyclic,
+        padded_leaves=padded_leaves,
     )
     tree = program.query.copy()
     named: list[str] = []
@@ -137,6 +142,8 @@ def compile_select(tree: exp.Expression, ctx: Context) -> Query | SetQuery:
         select = step(select, ctx)
     query = SelectBuilder(ctx.relations, ctx.tests).build(select)
     cyclic = ctx.acyclic is not None and not ctx.acyclic(query)
+    if cyclic and any(a.padded for a in query.atoms):
+        raise PaddedLeafUnplaced("a NULL-padded table in a cyclic join")
     # bags of tables as inner views, after which the planner can tree the join
     if cyclic and choose_bags(query, ctx.acyclic) is not None:
         select = unnest_subqueries(decompose_cycles(select, ctx, query), ctx)

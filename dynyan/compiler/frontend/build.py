@@ -35,6 +35,7 @@ from .aggregates import GroupKey, Grouping, is_grouped, nonnull_leaves
 from .diagnostics import DIALECT, sql_error, unsupported
 from .disjunctions import factor_disjunctions
 from .expressions import CONVERTERS, null_safe_pair
+from .passes.outer_joins import PADDED
 from .passes.unnest_subqueries import INNER
 from .statements import SUPPORTED_TYPES, UNREAD
 from .types import (
@@ -58,6 +59,7 @@ class SelectBuilder:
         self.aliases: dict[str, int] = {}  # alias -> atom index
         self.atom_relations: list[Relation] = []
         self.inner_view: Relation | None = None  # the view `__inner.kN` reads
+        self.padded: set[int] = set()  # atoms of NULL-padded tables (Atom.padded)
 
     def build(self, select: exp.Select) -> Query:
         self._collect_atoms(select)
@@ -85,6 +87,8 @@ class SelectBuilder:
             alias = (source.alias or source.name).lower()
             if alias in self.aliases:
                 raise sql_error(f"alias {alias} is used twice in FROM", source)
+            if source.meta.get(PADDED):
+                self.padded.add(len(self.atom_relations))
             self.aliases[alias] = len(self.atom_relations)
             self.atom_relations.append(self.relations[source.name.lower()])
 
@@ -347,7 +351,9 @@ class SelectBuilder:
                 self._check_types(f)
             mine = tuple((v, e) for v, (a, e) in derived.items() if a == i)
             mine += tuple(joined[i])
-            atoms.append(Atom(alias, rel.name, variables, tuple(filters), mine))
+            atoms.append(
+                Atom(alias, rel.name, variables, tuple(filters), mine, i in self.padded)
+            )
 
         if grouping is not None:
             # SQL NULL: columns no taken row holds a NULL in (declared NOT
@@ -370,6 +376,8 @@ class SelectBuilder:
             for i, atom in enumerate(atoms):
                 for f in atom.filters:
                     nonnull |= nonnull_leaves(f)
+            # a padded row holds NULL in every column of its table
+            nonnull = {key for key in nonnull if key[0] not in self.padded}
             grouping.finish(nonnull)
         group_names = grouping.key_names(var_of, derived) if grouping else {}
         outputs = [  # every SELECT item has its alias (passes.name_outputs)

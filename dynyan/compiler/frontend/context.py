@@ -74,6 +74,10 @@ class Context:
     # were before: compiled instead where padding leaves a join the planner
     # cannot tree (a condition from the padded table to a third one).
     unpadded: dict[int, exp.Select] = field(default_factory=dict)
+    # Whether a LEFT JOINed table read only in sums may stay a table whose
+    # atom reads as a NULL-padded row where it has none (`Atom.padded`):
+    # off when the planner found no tree for such a leaf.
+    padded_leaves: bool = True
 
     def inner(self) -> "Context":
         """The context of a subquery: the same relations, its own inner views."""

@@ -58,6 +58,9 @@ _SIDES = ("LEFT", "RIGHT", "FULL")
 # The meta key of a SELECT whose LEFT JOINs were padded: its key in
 # `Context.unpadded`.
 UNPADDED = "dynyan_unpadded"
+# The meta key of a LEFT JOINed table kept as a table whose atom reads as
+# one NULL-padded row at a key none of its rows has (`Atom.padded`).
+PADDED = "dynyan_padded"
 
 
 def outer_joins(tree: exp.Expression, ctx: Context) -> exp.Expression:
@@ -250,6 +253,23 @@ def _padded(select: exp.Select, at: int, ctx: Context) -> bool:
     if not keys:
         return False
 
+    present = [
+        exp.Not(this=exp.Is(this=m.copy(), expression=exp.Null())) for m, _ in keys
+    ]
+    if ctx.padded_leaves and _only_summed(select, at, join.this):
+        # b stays a table, marked: its leaf reads as one NULL-padded row at
+        # a key none of its rows has (planner `padded_leaves_fit`)
+        table = join.this.copy()
+        table.meta[PADDED] = True
+        on = exp.and_(
+            *[t.copy() for t in local],
+            *present,
+            *[exp.NullSafeEQ(this=m.copy(), expression=t.copy()) for m, t in keys],
+        )
+        joins[at] = exp.Join(this=table, on=on)
+        select.set("joins", joins)
+        return True
+
     # b's columns the rest of the query reads
     columns = list(
         dict.fromkeys(c.name.lower() for c in _read_outside(select, at, {other}))
@@ -261,9 +281,6 @@ def _padded(select: exp.Select, at: int, ctx: Context) -> bool:
         + [exp.alias_(exp.column(c, table=other), c) for c in columns]
     )
     matched.set("from_", exp.From(this=join.this.copy()))
-    present = [
-        exp.Not(this=exp.Is(this=m.copy(), expression=exp.Null())) for m, _ in keys
-    ]
     matched.set("where", exp.Where(this=exp.and_(*[t.copy() for t in local], *present)))
 
     tables = {t.table.lower() for _, t in keys}
@@ -306,6 +323,27 @@ def _padded(select: exp.Select, at: int, ctx: Context) -> bool:
     )
     joins[at] = exp.Join(this=padded, on=on)
     select.set("joins", joins)
+    return True
+
+
+def _only_summed(select: exp.Select, at: int, table: exp.Expression) -> bool:
+    """Whether the rest of `select` reads the LEFT JOINed `table` (a declared
+    table) only inside its own COUNT, SUM and AVG (not DISTINCT, not a
+    window): a NULL-padded row then changes only what they add up, and
+    `table` can stay a leaf of the join tree that reads as that row where
+    it has none (no UNION, no NOT EXISTS)."""
+    if not isinstance(table, exp.Table):
+        return False
+    for col in _read_outside(select, at, {_alias(table)}):
+        agg = col.find_ancestor(exp.AggFunc, exp.Select)
+        if not isinstance(agg, (exp.Count, exp.Sum, exp.Avg)):
+            return False
+        if agg.find(exp.Distinct) or isinstance(
+            agg.find_ancestor(exp.Window, exp.Select), exp.Window
+        ):
+            return False
+        if agg.find_ancestor(exp.Select) is not select:
+            return False
     return True
 
 
