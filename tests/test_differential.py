@@ -438,6 +438,45 @@ def test_trusting_module_keeps_projections_for_its_subquery_tests():
     assert sorted(strict.rows()) == sorted(trusting.rows())
 
 
+def test_trusting_module_keeps_projections_for_exists_reading_the_row():
+    """Trusting: an EXISTS whose condition reads a column of the outer row
+    (TPC-H Q21's other supplier, `s.y <> t.v`) keeps of each row the columns
+    its atom and the test read, not the whole row; the rows flip as in a
+    strict module as the subquery's values at a key come and go."""
+    sql = (
+        "CREATE TABLE t (k INT, v INT, pad VARCHAR, w INT);"
+        "CREATE TABLE s (k INT, y INT);"
+        "SELECT t.w, COUNT(*) AS n FROM t WHERE EXISTS (SELECT * FROM s "
+        "WHERE s.k = t.k AND s.y <> t.v) AND t.w > 0 GROUP BY t.w"
+    )
+    strict, trusting = strict_and_trusting(sql)
+    rows = [(i % 4, i % 3, "pad" * i, i % 5) for i in range(40)]
+    changes = [
+        ("s", [(0, 1), (1, 1), (2, None)], None),
+        ("s", [(0, 2), (1, 0)], None),
+        ("s", [(0, 1)], [-1]),
+        ("t", rows[:10], [-1] * 10),
+        ("s", [(1, 1), (2, 2)], [-1, 1]),
+    ]
+    for view in (strict, trusting):
+        view.update("t", rows)
+    for relation, batch, mults in changes:
+        for view in (strict, trusting):
+            view.update(relation, batch, mults)
+        assert sorted(strict.rows()) == sorted(trusting.rows())
+    kept = [
+        row
+        for part in trusting.snapshot()["state"].values()
+        if isinstance(part, dict)
+        for group in part.values()
+        if isinstance(group, dict)
+        for row in group
+        if isinstance(row, tuple) and len(row) > 2
+    ]
+    assert kept and all(len(row) == 3 for row in kept)  # (k, v, w): no pad
+    assert any(n for _, n in strict.rows())
+
+
 def test_trusting_module_keeps_projections_for_a_correlated_scalar():
     """Trusting: a table tested against a scalar subquery over itself keeps
     no whole rows; the test's index keeps the columns either view reads,

@@ -1986,6 +1986,28 @@ def _alias_kept_tuple(leaf: dict, kept: list[int]) -> None:
             return
 
 
+def _kept_loads(leaf: dict, kept: list[int] | None) -> dict:
+    """A test's re-check hands its leaf a kept row (`_projected_row`): the
+    leaf's columns are read from their places in it, not from the whole row
+    it would otherwise rebuild with NULLs around them (which the leaf needs
+    only where its steps or conditions read `row` itself)."""
+    if not kept or not set(leaf["columns"]) <= set(kept):
+        return {}
+    texts = [leaf["cond"] or "", leaf["payload"], *leaf["derives"]]
+    texts += [str(v) for s in leaf["steps"] for v in s.values()]
+    if any(re.search(r"\brow\b", text) for text in texts):
+        return {}
+    at = {c: i for i, c in enumerate(kept)}
+    locals_ = leaf["column_locals"]
+    if [at[c] for c in leaf["columns"]] == list(range(len(kept))):
+        loads = [targets([locals_[c] for c in leaf["columns"]]) + " = row"]
+    else:
+        loads = [f"{locals_[c]} = row[{at[c]}]" for c in leaf["columns"]]
+    if leaf["kept_tuple"]:  # the kept row is the leaf's tuple too
+        loads.insert(0, "_r = row")
+    return {"loads": loads, "expand": None}
+
+
 def _on_kept(text: str | None, kept: list[int] | None) -> str | None:
     """`text`, which reads columns of a row as `row[c]`, rewritten for a kept
     row (`_projected_row`: only the columns `kept`, in that order; None:
@@ -2557,7 +2579,6 @@ def render_module(
                 or forward_first
                 or (len(leaves) == 1 and _indexes_taken_rows(test_indexes))
             )
-            and not any(t["whole_rows"] for t in test_indexes)
         )
         kept = (
             _projected_row(rel, leaves, test_indexes, inner_read.get(rel.name, set()))
@@ -2635,6 +2656,7 @@ def render_module(
                 "test_indexes": test_indexes,
                 # what the tests' indexes keep of a row (trusting), as `_r`
                 "kept_row": kept_row,
+                "kept": kept,
                 "test_kept_checks": test_kept_checks,
                 # the same read from a kept row (a batch's summed changes)
                 "kept_count": _on_kept(count, kept),
@@ -2859,12 +2881,12 @@ def render_module(
     for t in tests.values():
         leaf = leaves[t["atom"]]
         if t["atom"] not in flips:
+            rel = next(r for r in relations if r["name"] == t["relation"])
             flips[t["atom"]] = {
                 **leaf,
                 "method": "_" + names.new(f"rows_of_{leaf['name']}"),
-                "expand": next(
-                    r["kept_expand"] for r in relations if r["name"] == t["relation"]
-                ),
+                "expand": rel["kept_expand"],
+                **_kept_loads(leaf, rel["kept"]),
             }
         t["leaf"] = flips[t["atom"]]["method"]
     context["tests"] = list(tests.values())
