@@ -1354,6 +1354,12 @@ class ViewChecker:
 # ---------------------------------------------------------------------------
 
 
+def rows_of(group) -> list:
+    """The rows a test's index keeps in one group: inline as the pair (row,
+    count) while it holds one, a dict of them from the second."""
+    return list(group) if isinstance(group, dict) else [group[0]]
+
+
 def make_view(module, push: Counter | None = None):
     if push is None:
         return module.View()

@@ -54,6 +54,7 @@ SCHEMA = "\n".join(
     for t, cols in TABLES.items()
 )
 NUMERIC = ("int", "dec", "dbl")
+SAME_ROWS = "__SAME_ROWS__"  # in HAVING: the query's own FROM and WHERE
 DATES = ["1995-01-01", "1995-01-03", "1995-01-05"]
 STRINGS = ["a", "b", "ab"]
 LIKE_PATTERNS = ["a%", "%b", "_", "ab", "%a%", "a_"]
@@ -124,12 +125,15 @@ class Query:
 
         def body(where: list[Part]) -> str:
             sql = head
+            rows = f"FROM {from_sql}"
             if where:
+                rows += " WHERE " + " AND ".join(p.sql for p in where)
                 sql += " WHERE " + " AND ".join(p.sql for p in where)
             if self.group_by:
                 sql += " GROUP BY " + ", ".join(p.sql for p in self.group_by)
             if self.having:
-                sql += " HAVING " + " AND ".join(p.sql for p in self.having)
+                having = " AND ".join(p.sql for p in self.having)
+                sql += " HAVING " + having.replace(SAME_ROWS, rows)
             return sql
 
         sql = body(self.where)
@@ -1351,6 +1355,25 @@ def group_by_columns(g):
     every = _everything(g)
     picked = g.rng.sample(every, min(len(every), g.rng.randint(1, 2)))
     _group(g, [Part(ref, frozenset({a.alias})) for ref, _, a in picked])
+
+
+@production("select", weight=0)  # drawn with --weight: earlier seeds keep their queries
+def having_over_the_total(g):
+    """GROUP BY columns HAVING SUM(x) * k > (SELECT SUM(x) [- SUM(y)] FROM …
+    WHERE …) over the query's own FROM and WHERE, word for word (TPC-H Q11's
+    threshold): the sum of the groups' sums, its view fed their changes."""
+    nums = [e for e in _everything(g) if e[1] in NUMERIC]
+    if not nums:
+        return False
+    group_by_columns(g)
+    (ref, _, a), (other, _, b) = g.choice(nums), g.choice(nums)
+    total = f"SUM({ref})" + (f" - SUM({other})" if g.chance(0.4) else "")
+    g.q.having.append(
+        Part(
+            f"SUM({ref}) * {g.rng.randint(2, 6)} > (SELECT {total} {SAME_ROWS})",
+            frozenset({a.alias, b.alias}),
+        )
+    )
 
 
 @production("select", weight=1)

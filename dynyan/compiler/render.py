@@ -1889,7 +1889,7 @@ def _count_from_tests(tests: list[dict], kept: str = "row") -> str | None:
     trusting mode its projection `_r`, whose count is a kept count)."""
     for t in tests:
         if _holds_every_row(t):
-            return f"self.{t['rows']}.get({t['row_key']}, _EMPTY).get({kept}, 0)"
+            return f"_entry(self.{t['rows']}.get({t['row_key']}), {kept}, 0)"
     return None
 
 
@@ -1937,13 +1937,13 @@ def _test_kept_check(t: dict) -> str:
     count, checked already). The leaves' own checks see only rows their
     atom takes."""
     if t["kind"] == "scalar":
-        found = f"self.{t['rows']}.get({t['row_key']}, _EMPTY).get(_x, _EMPTY)"
+        found = f"self.{t['rows']}.get({t['row_key']}, _EMPTY).get(_x)"
         nulls = f" and not ({t['key_nulls']})" if t["key_nulls"] else ""
         return (
             f"(_x := {t['row_value']}) is not None and _x == _x{nulls}"
-            f" and {found}.get(_r, 0) + d < 0"
+            f" and _entry({found}, _r, 0) + d < 0"
         )
-    below = f"self.{t['rows']}.get({t['row_key']}, _EMPTY).get(_r, 0) + d < 0"
+    below = f"_entry(self.{t['rows']}.get({t['row_key']}), _r, 0) + d < 0"
     return f"not ({t['key_nulls']}) and {below}"
 
 

@@ -4,15 +4,23 @@
 (SELECT …, SUM(x) AS __h1 … GROUP BY … [HAVING the other conditions]) AS
 __having WHERE __having.__h1 > (SELECT …)`: the groups are an inner view,
 and the subquery a test on its rows (a threshold that moves re-checks only
-the groups between the old and the new value).
+the groups between the old and the new value). A subquery that sums the
+rows the groups hold (the same FROM and WHERE, its columns inside SUMs)
+sums the groups' sums instead: it reads the same derived table, whose
+changes its view then takes (`render._read_from_siblings`).
 
 >>> import sqlglot
 >>> from dynyan.compiler.frontend.context import Context
 >>> tree = sqlglot.parse_one(
 ...     "SELECT k AS k, SUM(v) AS s FROM t GROUP BY k "
+...     "HAVING SUM(v) > (SELECT SUM(v) * 0.5 FROM t WHERE t.v > 0)", read="duckdb")
+>>> print(having_subqueries(tree, Context({})).sql("duckdb"))
+SELECT __having.k AS k, __having.s AS s FROM (SELECT k AS k, SUM(v) AS s, SUM(v) AS __h1 FROM t GROUP BY k) AS __having WHERE __having.__h1 > (SELECT SUM(v) * 0.5 FROM t WHERE t.v > 0)
+>>> tree = sqlglot.parse_one(
+...     "SELECT k AS k, SUM(v) AS s FROM t GROUP BY k "
 ...     "HAVING SUM(v) > (SELECT SUM(v) * 0.5 FROM t) ORDER BY s DESC", read="duckdb")
 >>> print(having_subqueries(tree, Context({})).sql("duckdb"))
-SELECT __having.k AS k, __having.s AS s FROM (SELECT k AS k, SUM(v) AS s, SUM(v) AS __h1 FROM t GROUP BY k) AS __having WHERE __having.__h1 > (SELECT SUM(v) * 0.5 FROM t) ORDER BY s DESC
+SELECT __having.k AS k, __having.s AS s FROM (SELECT k AS k, SUM(v) AS s, SUM(v) AS __h1 FROM t GROUP BY k) AS __having WHERE __having.__h1 > (SELECT SUM(__total.__h1) * 0.5 FROM (SELECT k AS k, SUM(v) AS s, SUM(v) AS __h1 FROM t GROUP BY k) AS __total) ORDER BY s DESC
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from ..context import Context, from_aliases, sql_conjuncts
 from ..diagnostics import unsupported
 
 ALIAS = "__having"
+TOTAL = "__total"  # the groups again, read by a subquery that sums them
 # what holds a subquery in a condition (ANY/ALL hold their SELECT directly)
 _SUBQUERIES = (exp.Subquery, exp.Exists, exp.Any, exp.All)
 
@@ -89,7 +98,21 @@ def _split(select: exp.Select) -> exp.Select:
                 )
         return node
 
-    where = lift(exp.and_(*[c.copy() for c in moved]))
+    conds = [c.copy() for c in moved]
+    # a subquery summing the very rows the groups hold: the sum of the
+    # groups' sums (its view then takes their changes, not the rows again)
+    totals = [
+        sub.this
+        for c in conds
+        for sub in c.find_all(exp.Subquery)
+        if not kept and _sums_the_same_rows(sub.this, select)
+    ]
+    for query in totals:
+        for agg in list(query.expressions[0].find_all(exp.Sum)):
+            agg.replace(exp.Sum(this=exp.column(column(agg).name, table=TOTAL)))
+        for arg in ("joins", "where"):
+            query.set(arg, None)
+    where = lift(exp.and_(*conds, copy=False))
     order = select.args.get("order")
     if order is not None:
         order = order.copy()
@@ -105,6 +128,11 @@ def _split(select: exp.Select) -> exp.Select:
             if not (named or positional):
                 ordered.set("this", lift(key.copy()))
     inner.set("expressions", items + [exp.alias_(e, name) for e, name in projected])
+    for query in totals:
+        groups = exp.Subquery(
+            this=inner.copy(), alias=exp.TableAlias(this=exp.to_identifier(TOTAL))
+        )
+        query.set("from_", exp.From(this=groups))
     outer = exp.select(
         *[
             exp.alias_(exp.column(e.alias_or_name, table=ALIAS), e.alias_or_name)
@@ -124,3 +152,35 @@ def _split(select: exp.Select) -> exp.Select:
         if value is not None:
             outer.set(arg, value.copy())
     return outer
+
+
+def _sums_the_same_rows(query: exp.Expression, select: exp.Select) -> bool:
+    """Whether `query` is `SELECT f(SUM(a), …) FROM` the FROM and WHERE of
+    the grouped `select`, word for word (so it reads no outer column), its
+    columns all inside SUMs: the sum over all rows is the sum of the groups'
+    sums (TPC-H Q11's `SUM(v) > (SELECT SUM(v) * 0.0001 FROM …)`)."""
+    if not isinstance(query, exp.Select) or len(query.expressions) != 1:
+        return False
+    if any(
+        query.args.get(arg)
+        for arg in ("group", "having", "distinct", "order", "limit", "offset")
+    ):
+        return False
+    for arg in ("from_", "joins", "where"):
+        mine, theirs = query.args.get(arg), select.args.get(arg)
+        if not isinstance(mine, list):
+            mine, theirs = [mine], [theirs]
+        if [m and m.sql() for m in mine] != [t and t.sql() for t in theirs or []]:
+            return False
+    value = query.expressions[0]
+    if value.find(exp.Select, exp.Window, exp.Distinct):
+        return False
+    sums = list(value.find_all(exp.Sum))
+    aggs = list(value.find_all(exp.AggFunc))
+    return (
+        bool(sums)
+        and len(aggs) == len(sums)
+        and all(
+            c.find_ancestor(exp.Sum) is not None for c in value.find_all(exp.Column)
+        )
+    )
