@@ -988,6 +988,45 @@ def scalar_subquery(g, atom):
     )
 
 
+@production(
+    "subquery", weight=0
+)  # drawn with --weight: earlier seeds keep their queries
+def scalar_test_by_the_join_key(g, atom):
+    """`x op (SELECT AGG(…) FROM t s WHERE s.k = atom.k)` correlated by a
+    column the atom joins by (any of its int columns in a query of one
+    table), the subquery often over the atom's own table (TPC-H Q17's
+    lineitem against its part's average): a test whose index can sum the
+    rows' payloads per key and compared value in trusting mode."""
+    ints = {c for c, k in atom.columns if k == "int"}
+    alias = re.escape(atom.alias)
+    joined = sorted(
+        c
+        for p in g.q.where
+        for c in re.findall(rf"\b{alias}\.(\w+) = \w+\.\w+\b", p.sql)
+        + re.findall(rf"\b\w+\.\w+ = {alias}\.(\w+)\b", p.sql)
+        if c in ints
+    )
+    keys = joined or (sorted(ints) if len(g.q.atoms) == 1 else [])
+    ref = g.col(atom, ("int",))
+    if not keys or ref is None:
+        return False
+    key = g.choice(keys)
+    if atom.table is not None and g.chance(0.5):  # the atom's own table
+        t, s = atom.table, _table_atom(atom.table, g.sub_alias())
+        inner, other = f"{s.alias}.{ref[0].split('.', 1)[1]}", f"{s.alias}.{key}"
+    else:
+        t, s, (inner, _) = _inner(g, atom)
+        other = g.col(s, ("int",))[0]
+    agg = g.choice([f"AVG({inner})", f"MAX({inner})", f"SUM({inner})", "COUNT(*)"])
+    g.q.where.append(
+        Part(
+            f"{ref[0]} {g.choice(['<', '>=', '='])} (SELECT {agg} FROM {t} {s.alias}"
+            f" WHERE {other} = {atom.alias}.{key}{_inner_filter(g, s)})",
+            frozenset({atom.alias}),
+        )
+    )
+
+
 @production("subquery", weight=0.6)
 def single_row_subquery(g, atom):
     """`x op (SELECT [DISTINCT] c FROM t WHERE t.k = … AND …)`: no aggregate,

@@ -420,9 +420,11 @@ _INF = float("inf")
 
 def parse_fixture(text: str) -> dict:
     """The header fields, the query text and the batches of a fixture."""
-    header: dict = {"xfail": None, "mode": "pull"}
+    header: dict = {"xfail": None, "mode": "pull", "trust_input": False}
     batches = []
     for line in text.splitlines():
+        if line.startswith("--") and "compiled with --trust-input" in line:
+            header["trust_input"] = True
         m = re.match(r"-- (mode|xfail|complaint): (.*)", line)
         if m:
             header[m.group(1)] = m.group(2).strip()
@@ -464,6 +466,6 @@ def check_fixture(text: str) -> None:
 
     fx = parse_fixture(text)
     spec = QuerySpec.parse(text, name="regression")
-    module = dynyan.load(text)
+    module = dynyan.load(text, trust_input=fx["trust_input"])
     assert valid(fx["batches"], spec.relations), "the fixture's updates are invalid"
     run_batches(spec, module, fx["batches"], push=fx["push"])

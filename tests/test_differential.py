@@ -347,6 +347,9 @@ TRUST_CORPUS = (
             "217_two_padded_leaves_and_having",
             "218_padded_leaf_by_two_columns_without_aggregates",
             "219_having_threshold_summing_the_same_rows",
+            "220_scalar_test_summed_per_key_and_value",
+            "221_scalar_test_summed_by_a_key_of_two_columns",
+            "222_scalar_count_test_summed",
         )
     ]
 )
@@ -481,7 +484,8 @@ def test_trusting_module_keeps_projections_for_exists_reading_the_row():
 
 def test_trusting_module_keeps_projections_for_a_correlated_scalar():
     """Trusting: a table tested against a scalar subquery over itself keeps
-    no whole rows; the test's index keeps the columns either view reads,
+    no whole rows; the test's index keeps per key and compared value the
+    summed payload of the rows there (the atom's path reads only the key),
     and a delete beyond a kept count is refused before either view changes.
     Keys of many distinct values (a sorted group) and of few (a plain one)
     flip as in a strict module and as the query defines."""
@@ -511,10 +515,17 @@ def test_trusting_module_keeps_projections_for_a_correlated_scalar():
     state = trusting.snapshot()["state"]
     assert not any(name.endswith("_rows") for name in state)
     (index,) = [part for name, part in state.items() if name.startswith("t_by_")]
-    kept = [
-        row for group in index.values() for at in group.values() for row in rows_of(at)
-    ]
-    assert len(kept) == len(rows) and all(len(row) == 3 for row in kept)  # no pad
+    # (count, Σw): the payload's first and last entries
+    sums = {
+        (k, v): (p[0], p[-1]) for k, group in index.items() for v, p in group.items()
+    }
+    assert sums == {
+        (k, v): (
+            sum(1 for r in rows if r[:2] == (k, v)),
+            sum(r[2] for r in rows if r[:2] == (k, v)),
+        )
+        for k, v, _, _ in rows
+    }
     before = sorted(trusting.rows())
     with pytest.raises(ValueError, match="keeps no row"):
         trusting.update("t", [(0, 3, 3, "x")], [-2])

@@ -1686,6 +1686,7 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
                 "columns": wanted,  # the positions of the row it reads
                 "column_locals": {i: locals_[i] for i in wanted},
                 "kept_tuple": None,  # see _alias_kept_tuple
+                "type_check_indexed": None,  # or where a summed index takes it
                 "key_is_kept": False,  # the batch's sums key is that tuple too
                 "null_check": null_check,
                 "null_columns": null_columns,
@@ -1936,6 +1937,8 @@ def _test_kept_check(t: dict) -> str:
     index that skips some rows (one that holds every row is the relation's
     count, checked already). The leaves' own checks see only rows their
     atom takes."""
+    if t["summed"]:
+        return f"{t['summed']['indexed']} and {t['summed']['count_at']} + d < 0"
     if t["kind"] == "scalar":
         found = f"self.{t['rows']}.get({t['row_key']}, _EMPTY).get(_x)"
         nulls = f" and not ({t['key_nulls']})" if t["key_nulls"] else ""
@@ -1984,6 +1987,60 @@ def _alias_kept_tuple(leaf: dict, kept: list[int]) -> None:
             leaf["key_is_kept"] = leaf["group_key"] == value
             s["value"] = "_r"
             return
+
+
+def _summed_test(t: dict, leaf: dict, query, ring, inner_read: set) -> dict | None:
+    """A scalar test whose index can keep, per key and compared value, the
+    summed payload of the rows there instead of the rows (trusting mode):
+    where the test is the atom's only filter and its path reads nothing of a
+    row but the key's columns, the rows of one key and value flip together
+    and weigh as their sum (TPC-H Q17's lineitem by part and quantity). The
+    sum's count is what a delete is checked against, so what the inner views
+    read of the relation must be among the key's and the value's columns
+    (then they hold at least as many rows agreeing on it). None otherwise."""
+    test = t["test"]
+    atom = query.atoms[t["atom"]]
+    if (
+        t["kind"] != "scalar"
+        or test.negated
+        or any(test.null_safe)
+        or test.guard is not None
+        or not test.keys
+        or leaf["derives"]
+    ):
+        return None
+    columns = [*test.keys, test.value]
+    if not all(isinstance(k, Ref) and k.atom == t["atom"] for k in columns):
+        return None
+    if not all(f is test or f == Lit(True) for f in atom.filters):
+        return None
+    keys = [k.column for k in test.keys]
+    locals_ = leaf["column_locals"]
+    if not set(keys) <= set(locals_) or not inner_read <= {k.column for k in columns}:
+        return None
+    others = ["row", *(name for c, name in locals_.items() if c not in keys)]
+    texts = [str(v) for step in leaf["steps"] for v in step.values()]
+    if any(re.search(rf"\b{re.escape(n)}\b", x) for n in others for x in texts):
+        return None
+    nulls = f" and not ({t['key_nulls']})" if t["key_nulls"] else ""
+    found = f"(self.{t['rows']}.get({t['row_key']}, _EMPTY).get(_x) or _ZERO)"
+    width = ring.width
+    return {
+        "payload": leaf["payload"],
+        "indexed": f"(_x := {t['row_value']}) is not None and _x == _x{nulls}",
+        "add": ring.add("_at", "_q"),
+        "count": ring.count("_n"),
+        "count_at": ring.count(found),
+        "neg": (
+            "-sums"
+            if width == 1
+            else tuple_literal([f"-sums[{i}]" for i in range(width)])
+        ),
+        "bind": (
+            ", ".join(locals_[c] for c in keys)
+            + " = key"  # a key of one column: itself
+        ),
+    }
 
 
 def _kept_loads(leaf: dict, kept: list[int] | None) -> dict:
@@ -2580,13 +2637,22 @@ def render_module(
                 or (len(leaves) == 1 and _indexes_taken_rows(test_indexes))
             )
         )
+        for t in test_indexes:
+            t["summed"] = (
+                _summed_test(t, leaves[0], query, ring, inner_read.get(rel.name, set()))
+                if trusted and len(leaves) == 1 and len(test_indexes) == 1
+                else None
+            )
+        summed = any(t["summed"] for t in test_indexes)
+        if summed:  # a row of a bad type is refused where the index sums it
+            leaves[0]["type_check_indexed"] = test_indexes[0]["summed"]["indexed"]
         kept = (
             _projected_row(rel, leaves, test_indexes, inner_read.get(rel.name, set()))
-            if trusted
+            if trusted and not summed
             else None
         )
         kept_row = tuple_literal([f"row[{c}]" for c in kept]) if kept else None
-        if test_indexes and trusted and kept_row is None:
+        if test_indexes and trusted and kept_row is None and not summed:
             trusted = False  # the tests read every column: whole rows, counted
         if count is None:
             count = _count_from_tests(test_indexes, "_r" if kept_row else "row")
@@ -2604,13 +2670,18 @@ def render_module(
         test_kept_checks = [
             _test_kept_check(t)
             for t in test_indexes
-            if kept_row and not _holds_every_row(t) and not t["shares_rows"]
+            if (kept_row or t["summed"])
+            and not _holds_every_row(t)
+            and not t["shares_rows"]
         ]
         # A batch of rows is summed per key before it propagates, where the
         # relation feeds no subquery (those re-read rows one by one); the
         # indexes of its tests on inner views take each row's summed change.
         batched = (
-            bool(leaves) and rel.name not in virtual and not forwards.get(rel.name)
+            bool(leaves)
+            and rel.name not in virtual
+            and not forwards.get(rel.name)
+            and not summed
         )
         relations.append(
             {
@@ -2880,12 +2951,19 @@ def render_module(
     flips = {}  # atom -> the leaf a test's handler re-applies rows to
     for t in tests.values():
         leaf = leaves[t["atom"]]
-        if t["atom"] not in flips:
+        if t["summed"]:  # the atom's one test: its own method
+            flips[t["atom"]] = {
+                **leaf,
+                "method": "_" + names.new(f"sums_of_{leaf['name']}"),
+                "summed": t["summed"],
+            }
+        elif t["atom"] not in flips:
             rel = next(r for r in relations if r["name"] == t["relation"])
             flips[t["atom"]] = {
                 **leaf,
                 "method": "_" + names.new(f"rows_of_{leaf['name']}"),
                 "expand": rel["kept_expand"],
+                "summed": None,
                 **_kept_loads(leaf, rel["kept"]),
             }
         t["leaf"] = flips[t["atom"]]["method"]
@@ -3061,6 +3139,7 @@ def _layout_id(text: str, context, query) -> str:
             for r in context["relations"]
             if r["kept_row"]
         ),
+        *(f"summed rows {t['rows']}" for t in context["tests"] if t["summed"]),
         *helpers,
     ]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
@@ -3111,6 +3190,7 @@ def _inner_tests(plan: Plan, names: Names, expressions: Expressions) -> dict:
                 "rows": names.new(f"{atom.relation}_by_{f.view}"),
                 "handler": "_" + names.new(f"on_{f.view}"),
                 "shares_rows": False,  # another test's index (_share_test_indexes)
+                "summed": None,  # its index sums payloads, not rows (_summed_test)
                 "leaf": None,  # set with the atom's leaf block
                 # the key of a row of the atom, of a row of the inner view
                 "row_key": tup([expressions.render(k, env) for k in f.keys]),
