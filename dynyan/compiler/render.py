@@ -778,6 +778,9 @@ class Ring:
     def sub(self, a: str, b: str) -> str:
         return f"{a} - {b}" if self.width == 1 else self._each("{} - {}", a, b)
 
+    def neg(self, a: str) -> str:
+        return f"-{a}" if self.width == 1 else self._each("-{}", a)
+
     def mul(self, *names: str) -> str:
         if len(names) == 1:
             return names[0]
@@ -2024,18 +2027,13 @@ def _summed_test(t: dict, leaf: dict, query, ring, inner_read: set) -> dict | No
         return None
     nulls = f" and not ({t['key_nulls']})" if t["key_nulls"] else ""
     found = f"(self.{t['rows']}.get({t['row_key']}, _EMPTY).get(_x) or _ZERO)"
-    width = ring.width
     return {
         "payload": leaf["payload"],
         "indexed": f"(_x := {t['row_value']}) is not None and _x == _x{nulls}",
         "add": ring.add("_at", "_q"),
         "count": ring.count("_n"),
         "count_at": ring.count(found),
-        "neg": (
-            "-sums"
-            if width == 1
-            else tuple_literal([f"-sums[{i}]" for i in range(width)])
-        ),
+        "neg": ring.neg("sums"),
         "bind": (
             ", ".join(locals_[c] for c in keys)
             + " = key"  # a key of one column: itself

@@ -103,9 +103,9 @@ def _split(select: exp.Select) -> exp.Select:
     # groups' sums (its view then takes their changes, not the rows again)
     totals = [
         sub.this
-        for c in conds
+        for c in ([] if kept else conds)
         for sub in c.find_all(exp.Subquery)
-        if not kept and _sums_the_same_rows(sub.this, select)
+        if _sums_the_same_rows(sub.this, select)
     ]
     for query in totals:
         for agg in list(query.expressions[0].find_all(exp.Sum)):
