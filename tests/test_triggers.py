@@ -610,3 +610,57 @@ def test_a_left_joined_table_read_only_in_sums_is_a_padded_leaf(monkeypatch, cap
     results = [_padded_run(m) for m in [*padded, unioned]]
     assert results[0] == results[1] == results[2]
     assert ("b", 1, 0, None) in results[0][-1]  # the NULL key, padded
+
+
+def test_a_trusting_batch_sums_repeated_rows_and_keeps_types_apart():
+    """`update()` of a relation that feeds a subquery applies its rows one by
+    one after `_merged` sums each row's changes: a batch of distinct rows
+    goes as it is, a row inserted and deleted in one batch nets out, and
+    rows equal but for a value's type (1 and 1.0) stay apart as one-by-one
+    application sees them. Every batch ends where the same changes applied
+    one at a time end, or is refused whole where those would be refused."""
+    sql = (
+        "CREATE TABLE r (a INTEGER NOT NULL, k INTEGER NOT NULL, "
+        "x DECIMAL(8, 2) NOT NULL);"
+        "SELECT k, COUNT(*) AS n, SUM(x) AS s FROM r WHERE EXISTS "
+        "(SELECT * FROM r r2 WHERE r2.k = r.k AND r2.a <> r.a) GROUP BY k"
+    )
+    module = load(sql, trust_input=True)
+    source = compile_sql(sql, trust_input=True)
+    assert "def _batch_r" not in source and "_merged(rows, mults)" in source
+    rows = [(i, i % 3, 1.5 * i) for i in range(12)]
+    batches = [
+        (rows, [1] * 12),  # distinct rows
+        (rows[:4] * 3, [1, -1, 1, 1, -1, 1, 1, 1, -1, 1, 1, 1]),  # repeated
+        ([(3, 0, 4.5), (3.0, 0, 4.5)], [1, -1]),  # equal but for a type
+        ([rows[5], rows[5], rows[5]], [-1, -1, -1]),  # over-delete: refused
+        ([rows[6], rows[6], rows[7]], [1, -1, -1]),
+    ]
+    batched = module.View()
+    applied = []  # the changes of the batches taken, for a fresh view
+    refusals = 0
+    for changes, mults in batches:
+        single = module.View()
+        try:
+            for row, m in applied + list(zip(changes, mults)):
+                for _ in range(abs(m)):
+                    (single.insert if m > 0 else single.delete)("r", row)
+        except module.ViewError:
+            refusals += 1
+            before = sorted(batched.rows())
+            with pytest.raises(module.ViewError):
+                batched.update("r", changes, mults)
+            assert sorted(batched.rows()) == before
+            continue
+        batched.update("r", changes, mults)
+        applied += zip(changes, mults)
+        assert sorted(batched.rows()) == sorted(single.rows())
+    assert refusals == 1 and sorted(batched.rows())
+    merged = module._merged  # what the loop is given
+    assert merged(rows, [1] * 12) == (rows, [1] * 12)  # no row twice: as it is
+    assert merged([(1, 2), (1.0, 2), (1, 2)], [1, -1, 1]) == (
+        [(1, 2), (1.0, 2)],
+        [2, -1],
+    )
+    assert merged([(1, 2), [1, 2], (3, 4)], [1, -1, 5]) == ([(1, 2), (3, 4)], [0, 5])
+    assert merged([(1, [2]), (1, [2])], [1, 1])[1] == [1, 1]  # not a key: as it is
