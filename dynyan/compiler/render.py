@@ -2814,6 +2814,9 @@ def render_module(
         # push mode reports each group's old row as it was reported, unless
         # that row is cheap to build again from the old payload
         "old_from_payload": old_from_payload,
+        # the report reads a changed group's row from its payload and the row
+        # last reported: the pending deltas need only its key
+        "pending_keys": query.grouped and not materialized and not old_from_payload,
         "exact_groups": query.grouped and not old_from_payload,
         "structures": layout.structures(),
         "query_id": py(query_id(plan)),
