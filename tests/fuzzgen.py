@@ -282,8 +282,9 @@ def _check_names(names) -> None:
 
 
 def _pick(g: Gen, phase: str, *args) -> str | None:
-    """Run one enabled production of `phase` (by weight; on False, another)."""
-    options = [p for p in PRODUCTIONS if p.phase == phase and p.enabled]
+    """Run one enabled production of `phase` (by weight; on False, another;
+    one of weight 0 never)."""
+    options = [p for p in PRODUCTIONS if p.phase == phase and p.enabled and p.weight]
     while options:
         p = g.rng.choices(options, [o.weight for o in options])[0]
         if p.make(g, *args) is not False:
@@ -1151,7 +1152,9 @@ def _expression(g: Gen) -> Part | None:
     every = _everything(g)
     nums = [e for e in every if e[1] in ("int", "dec")]
     strs = [e for e in every if e[1] == "str"]
-    forms = ["sum", "case", "cast"] + (["upper"] if strs else [])
+    forms = (["sum", "case", "cast"] if nums else []) + (["upper"] if strs else [])
+    if not forms:  # the atoms have no number or string column
+        return None
     form = g.choice(forms)
     if form in _ONE_COLUMN:  # a function of one column
         ref, _, a = g.choice(strs if form == "upper" else nums)
@@ -1199,7 +1202,11 @@ def select_columns(g):
 
 @production("select", weight=1.5)
 def select_expressions(g):
-    g.q.items = _pick_columns(g, 2) + [_expression(g)]
+    columns = _pick_columns(g, 2)
+    expression = _expression(g)
+    if expression is None:  # no column it could compute with
+        return False
+    g.q.items = columns + [expression]
 
 
 @production("select", weight=0.8)
