@@ -2689,6 +2689,7 @@ def render_module(
                 "arity": len(rel.columns),
                 "method": "_" + names.new(f"apply_{rel.name}"),
                 "batch": "_" + names.new(f"batch_{rel.name}") if batched else None,
+                "forward_batch": None,  # see below: read by one inner view
                 # One atom holding whole rows in its index: that index is the store.
                 "store": (
                     None
@@ -2945,6 +2946,11 @@ def render_module(
         if not r["leaves"] and feeds and (not trust_input or len(feeds) < 2):
             r["store"] = None
             r["batch"] = None
+            # read by one inner view that queues its changes: a batch goes
+            # to that view's batcher whole (where it has one), its changes
+            # come back once
+            if len(feeds) == 1 and feeds[0]["pending"] and not feeds[0]["returns"]:
+                r["forward_batch"] = "_" + names.new(f"batch_{r['name']}")
     context["shared"] = _share_leaves(relations)
     if shared is not None:
         shared.extend(context["shared"])
