@@ -1799,7 +1799,10 @@ def _return_changes(query, relations: list[dict], ring: Ring, plain: bool) -> No
     when the count leaves or reaches 0. GROUP BY: a path without loops ends
     at one group, whose row is compared with the one reported. A relation
     in any other shape keeps queuing deltas. Each relation's "returns" says
-    which: "row" (one change or None), "list", or None (queued)."""
+    which: "row" (one change or None), "list", or None (queued). A batch of
+    a "list" relation queues its summed deltas (`batch_steps`): one read of
+    the changed groups after the batch beats a call per row; a "row"
+    relation's count is cheaper applied row by row."""
     if query.ordering is not None:
         return
     for rel in relations:
@@ -1824,6 +1827,9 @@ def _return_changes(query, relations: list[dict], ring: Ring, plain: bool) -> No
             }
             leaf["steps"] = lets + path[:-1] + [report]
             rel["returns"] = "list"
+            # a batch (its rows summed per key first) still queues its
+            # deltas: the outer view reads them once, after the whole batch
+            leaf["batch_steps"] = lets + path
         elif plain and query.distinct and ring.width == 1 and len(relations) == 1:
             if [s["kind"] for s in path] != ["flat", "emit"] or path[0]["ranked"]:
                 continue
@@ -1838,9 +1844,7 @@ def _return_changes(query, relations: list[dict], ring: Ring, plain: bool) -> No
                 }
             ]
             rel["returns"] = "row"
-        else:
-            continue
-        rel["batch"] = None  # rows one by one: each returns its change
+            rel["batch"] = None  # rows one by one: each returns its change
 
 
 def _report_reads_written(relations: list[dict], checks: list[dict]) -> None:
@@ -2946,10 +2950,11 @@ def render_module(
         if not r["leaves"] and feeds and (not trust_input or len(feeds) < 2):
             r["store"] = None
             r["batch"] = None
-            # read by one inner view that queues its changes: a batch goes
+            # read by one inner view that queues its changes (a trigger that
+            # returns its group's change queues them in a batch): a batch goes
             # to that view's batcher whole (where it has one), its changes
             # come back once
-            if len(feeds) == 1 and feeds[0]["pending"] and not feeds[0]["returns"]:
+            if len(feeds) == 1 and feeds[0]["pending"] and feeds[0]["returns"] != "row":
                 r["forward_batch"] = "_" + names.new(f"batch_{r['name']}")
     context["shared"] = _share_leaves(relations)
     if shared is not None:
