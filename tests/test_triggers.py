@@ -759,3 +759,32 @@ def test_a_batch_of_an_inner_view_that_returns_its_change_is_queued(aggregate):
             single.update("r", [(3, 7)])
             single.insert("r", (0, 1))
             assert sorted(batched.rows()) == sorted(single.rows())
+
+
+def test_desc_sorts_numbers_negated_and_other_values_wrapped():
+    """ORDER BY … DESC keys: a number is negated (compared in C), a string or
+    a date wrapped; ints and floats mix, NaN sorts first and NULL last (or
+    first with NULLS FIRST), as DuckDB orders them."""
+    import datetime
+    import duckdb
+
+    sql = (
+        "CREATE TABLE t (k INTEGER NOT NULL, x DOUBLE, s VARCHAR, d DATE);"
+        "SELECT k, x, s, d FROM t ORDER BY x DESC NULLS FIRST, s DESC, d DESC, k"
+    )
+    day = datetime.date(2024, 1, 1)
+    rows = [
+        (i, x, s, day + datetime.timedelta(days=i % 3))
+        for i, (x, s) in enumerate(
+            [(2, "b"), (2.5, "a"), (None, "c"), (float("nan"), "a"), (2.0, "c")]
+            + [(-1, None), (2, "b"), (0.0, "z"), (-0.5, "y"), (None, None)]
+        )
+    ]
+    module = load(sql, trust_input=True)
+    view = module.View()
+    view.update("t", rows)
+    db = duckdb.connect()
+    db.execute("CREATE TABLE t (k INTEGER NOT NULL, x DOUBLE, s VARCHAR, d DATE)")
+    db.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", rows)
+    expected = db.execute(sql.split(";")[1]).fetchall()
+    assert [r[0] for r in view.rows()] == [r[0] for r in expected]

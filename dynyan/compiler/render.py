@@ -3477,12 +3477,12 @@ _SORT_KEYS = {
     ),
     (True, False): (
         "_desc",
-        "(2,) if v is None else (0,) if v != v else (1, _Desc(v))",
+        "(2,) if v is None else (0,) if v != v else (1, _reversed(v))",
         "ORDER BY … DESC: NaN, values from the largest, then NULL.",
     ),
     (True, True): (
         "_desc_nulls_first",
-        "(-1,) if v is None else (0,) if v != v else (1, _Desc(v))",
+        "(-1,) if v is None else (0,) if v != v else (1, _reversed(v))",
         "ORDER BY … DESC NULLS FIRST: NULL, NaN, then values from the largest.",
     ),
 }
