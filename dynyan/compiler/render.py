@@ -1690,6 +1690,7 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
                 "column_locals": {i: locals_[i] for i in wanted},
                 "kept_tuple": None,  # see _alias_kept_tuple
                 "type_check_indexed": None,  # or where a summed index takes it
+                "batch_steps": None,  # a batch's path where it differs (_return_changes)
                 "key_is_kept": False,  # the batch's sums key is that tuple too
                 "null_check": null_check,
                 "null_columns": null_columns,
