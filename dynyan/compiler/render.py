@@ -1779,6 +1779,7 @@ def _share_leaves(relations: list[dict]) -> list[dict]:
             leaf["steps"] = rest
             r["locals"] = sorted({s["index"] for s in rest if "index" in s})
             r["shares"] = True
+            r["batch"] = None  # the inner view updates the shared dict first
             shared.append(
                 {
                     "attr": mine[0],
@@ -2677,13 +2678,15 @@ def render_module(
             and not _holds_every_row(t)
             and not t["shares_rows"]
         ]
-        # A batch of rows is summed per key before it propagates, where the
-        # relation feeds no subquery (those re-read rows one by one); the
-        # indexes of its tests on inner views take each row's summed change.
+        # A batch of rows is summed per key before it propagates; the
+        # indexes of its tests on inner views take each row's summed change,
+        # and the inner views that read the relation take the batch after
+        # this view (where a trusting view lets its one inner view check
+        # first, rows go one by one).
         batched = (
             bool(leaves)
             and rel.name not in virtual
-            and not forwards.get(rel.name)
+            and not (trusted and forward_first)
             and not summed
         )
         relations.append(
@@ -2694,6 +2697,12 @@ def render_module(
                 "arity": len(rel.columns),
                 "method": "_" + names.new(f"apply_{rel.name}"),
                 "batch": "_" + names.new(f"batch_{rel.name}") if batched else None,
+                # a batch passed on to the inner views that read the relation
+                "pass_on": (
+                    "_" + names.new(f"pass_on_{rel.name}")
+                    if batched and forwards.get(rel.name)
+                    else None
+                ),
                 "forward_batch": None,  # see below: read by one inner view
                 # One atom holding whole rows in its index: that index is the store.
                 "store": (
