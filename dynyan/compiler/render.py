@@ -2033,12 +2033,22 @@ def _summed_test(t: dict, leaf: dict, query, ring, inner_read: set) -> dict | No
         return None
     nulls = f" and not ({t['key_nulls']})" if t["key_nulls"] else ""
     found = f"(self.{t['rows']}.get({t['row_key']}, _EMPTY).get(_x) or _ZERO)"
+    # a batch's key and value (`_key`, `_x`) as a row, its other columns None
+    at = {k: "_key" if len(keys) == 1 else f"_key[{i}]" for i, k in enumerate(keys)}
+    at[test.value.column] = "_x"
+    width = len(query.relation(atom.relation).columns)
     return {
         "payload": leaf["payload"],
         "indexed": f"(_x := {t['row_value']}) is not None and _x == _x{nulls}",
         "add": ring.add("_at", "_q"),
         "count": ring.count("_n"),
         "count_at": ring.count(found),
+        # a batch's sum of one key and value (`_q`), what the index keeps there
+        "count_q": ring.count("_q"),
+        "count_kept": ring.count(
+            f"(self.{t['rows']}.get(_key, _EMPTY).get(_x) or _ZERO)"
+        ),
+        "expand": tuple_literal([at.get(c, "None") for c in range(width)]),
         "neg": ring.neg("sums"),
         "bind": (
             ", ".join(locals_[c] for c in keys)
@@ -2684,10 +2694,7 @@ def render_module(
         # this view (where a trusting view lets its one inner view check
         # first, rows go one by one).
         batched = (
-            bool(leaves)
-            and rel.name not in virtual
-            and not (trusted and forward_first)
-            and not summed
+            bool(leaves) and rel.name not in virtual and not (trusted and forward_first)
         )
         relations.append(
             {
@@ -2738,6 +2745,8 @@ def render_module(
                 "forward_first": trusted and forward_first,
                 "shares": False,  # its leaf's index is an inner view's
                 "test_indexes": test_indexes,
+                # its one test whose index sums payloads (_summed_test)
+                "summed_test": next((t for t in test_indexes if t["summed"]), None),
                 # what the tests' indexes keep of a row (trusting), as `_r`
                 "kept_row": kept_row,
                 "kept": kept,
