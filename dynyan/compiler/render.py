@@ -2999,6 +2999,11 @@ def render_module(
             }
         t["leaf"] = flips[t["atom"]]["method"]
     context["tests"] = list(tests.values())
+    # a batch whose rows' tests read the inner views it goes to (see the
+    # template's batchers): one that deletes goes row by row
+    context["one_by_one"] = any(
+        r["batch"] and r["forwards"] and r["test_indexes"] for r in relations
+    )
     context["flip_leaves"] = list(flips.values())
     context["scalar_tests"] = any(t["kind"] == "scalar" for t in tests.values())
     ranged = any(t["kind"] == "scalar" and t["ranged"] for t in tests.values())
