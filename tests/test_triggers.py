@@ -615,13 +615,13 @@ def test_a_left_joined_table_read_only_in_sums_is_a_padded_leaf(monkeypatch, cap
 
 
 def test_a_trusting_batch_sums_repeated_rows_and_keeps_types_apart():
-    """`update()` of a relation that feeds a subquery it tests its rows
-    against sums the batch per row in the view's batcher, then passes it to
-    the subquery's view: a batch of distinct rows, a row inserted and
-    deleted in one batch (it nets out), rows equal but for a value's type
-    (1 and 1.0). Every batch ends where the same changes applied one at a
-    time end, or is refused whole where those would be refused; `_merged`,
-    which sums a batch that goes row by row, keeps such rows apart."""
+    """`update()` of a relation that feeds a subquery (a DISTINCT view, whose
+    counted trigger takes rows one by one) applies its rows one by one
+    after `_merged` sums each row's changes: a batch of distinct rows goes
+    as it is, a row inserted and deleted in one batch nets out, and rows
+    equal but for a value's type (1 and 1.0) stay apart as one-by-one
+    application sees them. Every batch ends where the same changes applied
+    one at a time end, or is refused whole where those would be refused."""
     sql = (
         "CREATE TABLE r (a INTEGER NOT NULL, k INTEGER NOT NULL, "
         "x DECIMAL(8, 2) NOT NULL);"
@@ -631,7 +631,7 @@ def test_a_trusting_batch_sums_repeated_rows_and_keeps_types_apart():
     module = load(sql, trust_input=True)
     source = compile_sql(sql, trust_input=True)
     outer = source[source.index("\nclass View:") :]  # (its inner view has one)
-    assert "def _batch_r" in outer  # and its inner view's trigger takes the rows
+    assert "def _batch_r" not in outer and "_merged(rows, mults)" in outer
     rows = [(i, i % 3, 1.5 * i) for i in range(12)]
     batches = [
         (rows, [1] * 12),  # distinct rows
@@ -726,20 +726,35 @@ def test_a_relation_only_an_inner_view_reads_is_batched_by_that_view(aggregate):
 
 
 @pytest.mark.parametrize(
-    "test, bad",
-    [  # bad: a batch whose row of a bad type the atom takes after the batch
-        ("r.k IN (SELECT r2.k FROM r r2 WHERE r2.v > 2)", [(7, 4, "x"), (0, 0, 1.0)]),
+    "test, bad, batchers",
+    [  # bad: a batch whose row of a bad type the atom takes after the batch;
+        # batchers: the modes (trusting?) where the relation has a batcher
         (
-            "NOT EXISTS (SELECT * FROM r r2 WHERE r2.k = r.k AND r2.v <> r.v)",
+            "r.k IN (SELECT r2.k FROM r r2 WHERE r2.v > 2)",
             [(7, 4, "x"), (0, 0, 1.0)],
+            {False},  # trusting, the IN's view checks a row first
+        ),
+        (
+            "EXISTS (SELECT r2.k FROM r r2 WHERE r2.k = r.k "
+            "GROUP BY r2.k HAVING SUM(r2.v) > 3)",
+            [(7, 4, "x"), (7, 0, 1.0)],
+            {False},
         ),
         (
             "r.v >= (SELECT MIN(r2.v) + 1 FROM r r2 WHERE r2.k = r.k)",
             [(7, 4, 1.0), (7, 6, "x")],
+            {False, True},
+        ),
+        (  # a DISTINCT view's counted trigger: rows one by one
+            "NOT EXISTS (SELECT * FROM r r2 WHERE r2.k = r.k AND r2.v <> r.v)",
+            [(7, 4, "x"), (0, 0, 1.0)],
+            set(),
         ),
     ],
 )
-def test_a_batch_of_a_relation_its_own_subquery_tests_is_summed_after_it(test, bad):
+def test_a_batch_of_a_relation_its_own_subquery_tests_is_summed_after_it(
+    test, bad, batchers
+):
     """A batch of a relation whose rows are tested against a subquery of the
     same relation goes to that subquery's view first, then the view's own
     atom reads the tests with the new results: the batch ends where the same
@@ -755,9 +770,7 @@ def test_a_batch_of_a_relation_its_own_subquery_tests_is_summed_after_it(test, b
     for trust_input in (False, True):
         source = compile_sql(sql, trust_input=trust_input)
         outer = source[source.index("\nclass View:") :]
-        # (trusting, the view of the IN checks a row before this view takes
-        # it: rows one by one)
-        batcher = not trust_input or " IN " not in test
+        batcher = trust_input in batchers
         assert ("def _batch_r" in outer) == ("def _pass_on_r" in outer) == batcher
         module = load(sql, trust_input=trust_input)
         for push in (False, True):
