@@ -2032,7 +2032,10 @@ def _summed_test(t: dict, leaf: dict, query, ring, inner_read: set) -> dict | No
     if any(re.search(rf"\b{re.escape(n)}\b", x) for n in others for x in texts):
         return None
     nulls = f" and not ({t['key_nulls']})" if t["key_nulls"] else ""
-    found = f"(self.{t['rows']}.get({t['row_key']}, _EMPTY).get(_x) or _ZERO)"
+
+    def kept_at(key: str) -> str:  # the index's sum at a key and value `_x`
+        return f"(self.{t['rows']}.get({key}, _EMPTY).get(_x) or _ZERO)"
+
     # a batch's key and value (`_key`, `_x`) as a row, its other columns None
     at = {k: "_key" if len(keys) == 1 else f"_key[{i}]" for i, k in enumerate(keys)}
     at[test.value.column] = "_x"
@@ -2042,12 +2045,10 @@ def _summed_test(t: dict, leaf: dict, query, ring, inner_read: set) -> dict | No
         "indexed": f"(_x := {t['row_value']}) is not None and _x == _x{nulls}",
         "add": ring.add("_at", "_q"),
         "count": ring.count("_n"),
-        "count_at": ring.count(found),
+        "count_at": ring.count(kept_at(t["row_key"])),
         # a batch's sum of one key and value (`_q`), what the index keeps there
         "count_q": ring.count("_q"),
-        "count_kept": ring.count(
-            f"(self.{t['rows']}.get(_key, _EMPTY).get(_x) or _ZERO)"
-        ),
+        "count_kept": ring.count(kept_at("_key")),
         "expand": tuple_literal([at.get(c, "None") for c in range(width)]),
         "neg": ring.neg("sums"),
         "bind": (
@@ -2713,12 +2714,9 @@ def render_module(
                 "method": "_" + names.new(f"apply_{rel.name}"),
                 "batch": "_" + names.new(f"batch_{rel.name}") if batched else None,
                 # a batch passed on to the inner views that read the relation
-                "pass_on": (
-                    "_" + names.new(f"pass_on_{rel.name}")
-                    if batched and forwards.get(rel.name)
-                    else None
-                ),
-                "forward_batch": None,  # see below: read by one inner view
+                "pass_on": None,  # (set below, once every batch is settled)
+                "forward_batch": False,  # see below: read by one inner view
+                "late": False,  # its batch summed after the inner views take it
                 # One atom holding whole rows in its index: that index is the store.
                 "store": (
                     None
@@ -2982,7 +2980,7 @@ def render_module(
             # to that view's batcher whole (where it has one), its changes
             # come back once
             if len(feeds) == 1 and feeds[0]["pending"] and feeds[0]["returns"] != "row":
-                r["forward_batch"] = "_" + names.new(f"batch_{r['name']}")
+                r["forward_batch"] = True
     context["shared"] = _share_leaves(relations)
     if shared is not None:
         shared.extend(context["shared"])
@@ -3007,11 +3005,13 @@ def render_module(
             }
         t["leaf"] = flips[t["atom"]]["method"]
     context["tests"] = list(tests.values())
-    # a batch whose rows' tests read the inner views it goes to (see the
-    # template's batchers): one that deletes goes row by row
-    context["one_by_one"] = any(
-        r["batch"] and r["forwards"] and r["test_indexes"] for r in relations
-    )
+    for r in relations:
+        if (r["batch"] and r["forwards"]) or r["forward_batch"]:
+            r["pass_on"] = "_" + names.new(f"pass_on_{r['name']}")
+        # its rows' tests read the inner views the batch goes to first (see
+        # the template's batchers); such a batch that deletes goes row by row
+        r["late"] = bool(r["batch"] and r["forwards"] and r["test_indexes"])
+    context["one_by_one"] = any(r["late"] for r in relations)
     context["flip_leaves"] = list(flips.values())
     context["scalar_tests"] = any(t["kind"] == "scalar" for t in tests.values())
     ranged = any(t["kind"] == "scalar" and t["ranged"] for t in tests.values())
