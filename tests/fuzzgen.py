@@ -920,6 +920,27 @@ def exists_other_value(g, atom):
     _where_exists(g, atom, t, s, eq + ne)
 
 
+@production("subquery", weight=0)
+def exists_same_table(g, atom):
+    """`[NOT] EXISTS (SELECT * FROM <the atom's table> s WHERE s.k = o.k AND
+    s.c <> o.c [AND filter])`, the `<>` at times ORed with a comparison of
+    the inner row: TPC-H Q21's subqueries over the outer atom's own table,
+    counted in the test's state with no view of their own. Weight 0 unless
+    given (earlier seeds draw the queries they drew)."""
+    if atom.table is None:
+        return False
+    key = g.col(atom, ("int",))
+    other = g.col(atom, (g.choice(["int", "str"]),))
+    if key is None or other is None:
+        return False
+    s = _table_atom(atom.table, g.sub_alias())
+    k, c = (ref[0].split(".")[-1] for ref in (key, other))
+    cond = f"{s.alias}.{c} <> {other[0]}"
+    if g.chance(0.3):
+        cond = f"({cond} OR {s.alias}.{k} > {g.literal('int')})"
+    _where_exists(g, atom, atom.table, s, f"{s.alias}.{k} = {key[0]} AND {cond}")
+
+
 @production("subquery", weight=0.6)
 def semi_join(g, atom):
     """`… SEMI|ANTI JOIN t s ON s.k = last.col [AND s.x op n]` (DuckDB): a

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .frontend.passes.decompose_cycles import MAX_WIDTH
 from .ir import InnerTest, Query, SetQuery
-from .plan import Plan, SetPlan, orders_groups, ranked_root
+from .plan import Plan, SetPlan, counted_in_state, orders_groups, ranked_root
 
 BAG_PREFIX = "__bag"  # aliases decompose_cycles gives the bags
 
@@ -184,9 +184,13 @@ def inner_view_lines(plan: Plan | SetPlan, indent: str = "  ") -> list[str]:
             lines.append(
                 f"{indent}{name} ({what}): tested by {test} on {atom.relation}"
             )
-            lines.append(
-                f"{indent}  keeps: its own view (linear in its relations), {kept}"
+            own = (
+                f"no view of its own (the rows of {atom.relation} counted per "
+                "row of its result, in the test's state)"
+                if counted_in_state(plan, name, sub_plan)
+                else "its own view (linear in its relations)"
             )
+            lines.append(f"{indent}  keeps: {own}, {kept}")
         else:
             users = [a.alias for a in query.atoms if a.relation == name]
             role = (
@@ -208,7 +212,8 @@ def inner_view_lines(plan: Plan | SetPlan, indent: str = "  ") -> list[str]:
             lines += inner_view_lines(sub_plan, indent + "    ")
     if lines and indent == "  ":
         return [
-            "Inner views (each maintained by its own view, fed the same updates):"
+            "Inner views (each maintained by its own view, fed the same updates,"
+            " unless it says otherwise):"
         ] + lines
     return lines
 

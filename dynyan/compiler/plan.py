@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .ir import Predicate, Query, SetQuery, Var
+from .ir import InnerTest, Op, Predicate, Query, SetQuery, Var
 
 
 @dataclass(frozen=True)
@@ -279,3 +279,77 @@ def complexity(plan: Plan) -> str:
     if not (residual or plan.widened):
         notes[-1] += " (delay no longer constant)"
     return "; ".join([update, *notes])
+
+
+def counted_in_state(plan: Plan, name: str, sub) -> bool:
+    """Whether subquery `name` is a projection of one table R, filtered by
+    R's own columns, read only by an EXISTS with a condition on an atom of
+    R itself (TPC-H Q21's two subqueries): its view would keep one count per
+    row of its result, and the test's state one more entry for it. The
+    module counts R's rows per result row in the test's state instead
+    (`render._counted_rows`); R's own leaf checks the rows they take."""
+    if isinstance(sub, SetPlan) or sub.subplans:
+        return False
+    q = sub.query
+    if (
+        len(q.atoms) != 1
+        or q.grouped
+        or q.aggregates
+        or q.channels
+        or q.having is not None
+        or q.ordering is not None
+        or q.residual
+        or q.predicates
+        or q.unread
+        or q.null_safe
+        or q.subqueries
+    ):
+        return False
+    atom = q.atoms[0]
+    named = [v for v in atom.variables if v is not None]
+    if (
+        atom.padded
+        or atom.derived
+        or len(named) != len(set(named))
+        or any(isinstance(f, InnerTest) for e in atom.filters for f in _walk(e))
+        or not all(isinstance(o.expr, Var) and o.expr.name in named for o in q.outputs)
+    ):
+        return False
+    outer = plan.query
+    tests = [
+        (i, f)
+        for i, a in enumerate(outer.atoms)
+        for f in a.filters
+        if isinstance(f, InnerTest) and f.view == name
+    ]
+    anywhere = [  # nested in a condition, or read beside the atom's filters
+        f
+        for e in (
+            *(f for a in outer.atoms for f in a.filters),
+            *outer.residual,
+            *(o.expr for o in outer.outputs),
+            *(() if outer.having is None else (outer.having,)),
+        )
+        for f in _walk(e)
+        if isinstance(f, InnerTest) and f.view == name
+    ]
+    if len(tests) != 1 or len(anywhere) != 1:
+        return False
+    if name in {r.name for r in outer.relations}:
+        return False
+    i, test = tests[0]
+    return (
+        test.kind == "exists"
+        and test.condition is not None
+        and test.guard is None
+        and plan.query.atoms[i].relation == atom.relation
+        and atom.relation in {r.name for r in plan.query.relations}
+    )
+
+
+def _walk(e):
+    """`e` and every expression inside it."""
+    yield e
+    if isinstance(e, Op):
+        for a in e.args:
+            yield from _walk(a)

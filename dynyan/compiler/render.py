@@ -56,7 +56,7 @@ from .ir import (
     var_refs,
 )
 from .names import Names
-from .plan import Plan, SetPlan, complexity, orders_groups
+from .plan import Plan, SetPlan, complexity, counted_in_state, orders_groups
 from .triggers import (
     NodeKeeps,
     Propagate,
@@ -2599,6 +2599,10 @@ def render_module(
         )
     subviews, forwards = _subviews(plan, names, source, trust_input, inner_views)
     tests = _inner_tests(plan, names, expressions)
+    subplans = dict(plan.subplans)
+    for fw in (fw for fws in forwards.values() for fw in fws if fw.get("counted")):
+        name = fw["relation"]
+        fw["counted"] = _counted_rows(subplans[name], tests[name], expressions)
     virtual = {name for name, _ in plan.subplans} - set(tests)
     base = [r for r in query.relations if r.name not in virtual]
     base += [r for r in _inner_relations(plan) if r not in base]
@@ -2676,7 +2680,7 @@ def render_module(
         for t in test_indexes:  # its expressions where `row` is a kept row
             t["on_kept"] = {
                 part: _on_kept(t[part], kept)
-                for part in ("row_key", "row_value", "key_nulls")
+                for part in ("row_key", "row_value", "key_nulls", "row_other")
             }
         if rel.name in virtual:  # an inner view's changes: always valid
             count = None
@@ -3225,6 +3229,7 @@ def _inner_tests(plan: Plan, names: Names, expressions: Expressions) -> dict:
                 continue
             n = len(f.keys)
             ranged = f.kind == "scalar" and f.op in ("lt", "le", "gt", "ge")
+            other = _other_than(f, subplans[f.view], expressions)
             tests[f.view] = {
                 "test": f,
                 "kind": f.kind,
@@ -3257,7 +3262,10 @@ def _inner_tests(plan: Plan, names: Names, expressions: Expressions) -> dict:
                     f"_x {_INFIX_PY[f.op]} {{}}" if f.kind == "scalar" else None
                 ),
                 "whole_rows": f.kind == "exists" and f.condition is not None,
-                "other_than": _other_than(f, subplans[f.view], expressions),
+                "other_than": other,
+                # its x of a row: the rows whose x is the value coming or going
+                # keep their test (`other_rows`)
+                "row_other": expressions.render(other, env) if other else None,
                 # a counted test's row of the key with a NULL value
                 "null_row": "(key, None)" if n == 1 else "(*key, None)",
             }
@@ -3407,6 +3415,19 @@ def _subviews(
     base rows, which its own copies of them would take again."""
     subviews, forwards, feeds = [], {}, {}
     for name, sub in plan.subplans:
+        if counted_in_state(plan, name, sub):  # no view: see _counted_rows
+            (rel,) = base_relations(sub.query)
+            forwards.setdefault(rel.name, []).append(
+                {
+                    "attr": None,
+                    "relation": name,
+                    "pending": False,
+                    "returns": "row",
+                    "share": None,
+                    "counted": True,  # the rows, set by _counted_rows
+                }
+            )
+            continue
         entry = inner_views.of(sub, f"{source} (subquery {name})", trust_input)
         returns = entry["returns"]
         attr = names.new(f"sub_{name}")
@@ -3437,11 +3458,41 @@ def _subviews(
                     "returns": returns.get(rel),
                     # an index of its trigger's that this view may share
                     "share": entry["shares"].get(rel),
+                    "counted": None,  # a view (see counted_in_state)
                 }
             )
     for fw in (fw for fws in forwards.values() for fw in fws):
         fw["feeds"] = feeds.get(fw["relation"], [])
     return subviews, forwards
+
+
+def _counted_rows(sub: Plan, test: dict, expressions: Expressions) -> dict:
+    """What a relation's trigger computes of a row for an inner view it
+    counts in a test's state (`counted_in_state`): whether the subquery's
+    filter takes the row (`cond`, None: every row) and its result row."""
+    q = sub.query
+    atom = q.atoms[0]
+    env = {(0, c): f"row[{c}]" for c in range(len(atom.variables))}
+    env.update({v: f"row[{c}]" for c, v in enumerate(atom.variables) if v is not None})
+    # the subquery's expressions, rendered with this module's constants
+    inner = Expressions(
+        constants=expressions.constants,
+        helpers=expressions.helpers,
+        fresh=expressions.fresh,
+        floats=_float_typed(q),
+    )
+    cond = inner.condition(Op("and", atom.filters), env) if atom.filters else None
+    expressions.fresh = inner.fresh
+    expressions.uses_datetime |= inner.uses_datetime
+    expressions.uses_re |= inner.uses_re
+    expressions.uses_floor |= inner.uses_floor
+    return {
+        "cond": None if cond == "True" else cond,
+        "row": tuple_literal([env[o.expr.name] for o in q.outputs]),
+        "state": test["state"],
+        "key": test["view_key"],
+        "one": test["other_than"] is not None,  # its handler of one change
+    }
 
 
 def read_from_siblings(plan: Plan | SetPlan) -> list[tuple[str, dict]]:
