@@ -348,6 +348,8 @@ def _ordering(query: exp.Query, select: exp.Select):
         if isinstance(clause, exp.Fetch):  # FETCH FIRST ROW ONLY: one
             n = clause.args.get("count")
             return 1 if n is None else int(n.this)
+        if isinstance(clause.expression, (exp.Null, exp.Var)):  # LIMIT ALL/NULL
+            return None
         return int(clause.expression.this)
 
     return positions, count(limit), count(offset) or 0

@@ -118,10 +118,16 @@ def _position(e: exp.Expression, items: list, visible: int) -> int | None:
 
 
 def _count(clause: exp.Expression | None, what: str) -> int | None:
-    """The number of a LIMIT or OFFSET clause (an integer literal)."""
+    """The number of a LIMIT or OFFSET clause (an integer literal; None for
+    `LIMIT ALL` and `LIMIT NULL`, which limit nothing)."""
     if clause is None:
         return None
     value = clause.args.get("expression")
+    if what == "LIMIT" and (
+        isinstance(value, exp.Null)
+        or (isinstance(value, (exp.Var, exp.Column)) and value.name.upper() == "ALL")
+    ):
+        return None
     if (
         not isinstance(value, exp.Literal)
         or value.is_string
