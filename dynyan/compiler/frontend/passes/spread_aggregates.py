@@ -20,10 +20,14 @@ The aggregates of two arguments (`CORR(y, x)`, `COVAR_POP`, `COVAR_SAMP`,
 non-NULL: over x' = `CASE WHEN y IS NOT NULL THEN x END` and y' likewise, with
 n = COUNT(x'), the sums of x', y', x'x', y'y', x'y', and the scaled co-moments
 dx = n SUM(x'x') - SUM(x')², dy likewise, dxy = n SUM(x'y') - SUM(x') SUM(y')
-(exact over DECIMAL and INTEGER), each is a CASE over them with DuckDB's
-edge cases: NULL over no pair; CORR and REGR_SLOPE NaN where x (for CORR
-also y) does not vary, REGR_INTERCEPT and REGR_R2 NULL there, REGR_R2 1
-where only y does not vary.
+(exact over INTEGER; over DECIMAL the scaled sums are divided back to
+floats first, and a co-moment of values that do not vary may keep a
+rounding residue), each is a CASE over them with DuckDB's edge cases: NULL
+over no pair; CORR and REGR_SLOPE NaN where x (for CORR also y) does not
+vary, REGR_INTERCEPT and REGR_R2 NULL there, REGR_R2 1 where only y does
+not vary. Whether a value varies is MIN(x') = MAX(x'), exact where the
+co-moment is not (a quotient by its residue is noise: REGR_SLOPE 1.0 for
+NaN over one row of a DECIMAL).
 
 >>> import sqlglot
 >>> from dynyan.compiler.frontend.context import Context
@@ -57,20 +61,20 @@ _SPREADS = {
 _PAIRED = {
     exp.CovarPop: "CASE WHEN n > 0 THEN CAST(dxy AS DOUBLE) / (n * n) END",
     exp.CovarSamp: "CASE WHEN n > 1 THEN CAST(dxy AS DOUBLE) / (n * (n - 1)) END",
-    exp.Corr: "CASE WHEN n > 0 THEN CASE WHEN dx = 0 OR dy = 0 THEN"
+    exp.Corr: "CASE WHEN n > 0 THEN CASE WHEN fx OR fy THEN"
     " SQRT(-1.0) ELSE CAST(dxy AS DOUBLE) / SQRT(CAST(dx AS DOUBLE))"
     " / SQRT(CAST(dy AS DOUBLE)) END END",
-    exp.RegrSlope: "CASE WHEN n > 0 THEN CASE WHEN dx = 0 THEN"
+    exp.RegrSlope: "CASE WHEN n > 0 THEN CASE WHEN fx THEN"
     " SQRT(-1.0) ELSE CAST(dxy AS DOUBLE) / dx END END",
-    exp.RegrIntercept: "CASE WHEN n > 0 AND dx <> 0 THEN CAST(sy AS DOUBLE) / n"
+    exp.RegrIntercept: "CASE WHEN n > 0 AND NOT fx THEN CAST(sy AS DOUBLE) / n"
     " - CAST(dxy AS DOUBLE) / dx * (CAST(sx AS DOUBLE) / n) END",
-    exp.RegrR2: "CASE WHEN n > 0 AND dx <> 0 THEN CASE WHEN dy = 0 THEN 1.0"
+    exp.RegrR2: "CASE WHEN n > 0 AND NOT fx THEN CASE WHEN fy THEN 1.0"
     " ELSE CAST(dxy AS DOUBLE) / dx * (CAST(dxy AS DOUBLE) / dy) END END",
     exp.RegrCount: "n",
     exp.RegrAvgx: "CASE WHEN n > 0 THEN CAST(sx AS DOUBLE) / n END",
     exp.RegrAvgy: "CASE WHEN n > 0 THEN CAST(sy AS DOUBLE) / n END",
-    exp.RegrSxx: "CASE WHEN n > 0 THEN CAST(dx AS DOUBLE) / n END",
-    exp.RegrSyy: "CASE WHEN n > 0 THEN CAST(dy AS DOUBLE) / n END",
+    exp.RegrSxx: "CASE WHEN n > 0 THEN GREATEST(CAST(dx AS DOUBLE) / n, 0.0) END",
+    exp.RegrSyy: "CASE WHEN n > 0 THEN GREATEST(CAST(dy AS DOUBLE) / n, 0.0) END",
     exp.RegrSxy: "CASE WHEN n > 0 THEN CAST(dxy AS DOUBLE) / n END",
 }
 # the co-moments, as the names of _PAIRED read them
@@ -78,6 +82,11 @@ _MOMENTS = {
     "dx": "(n * sxx - sx * sx)",
     "dy": "(n * syy - sy * sy)",
     "dxy": "(n * sxy - sx * sy)",
+    # x (y) does not vary: its co-moment is 0, which the sums give only up
+    # to a rounding residue once a DECIMAL's scaled sums are divided back
+    # to floats (DOUBLE's always), and a quotient by it is then noise
+    "fx": "(minx = maxx)",
+    "fy": "(miny = maxy)",
 }
 
 
@@ -91,8 +100,9 @@ def spread_aggregates(tree: exp.Expression, ctx: Context) -> exp.Expression:
             value = _spread(node.this, *_SPREADS[type(node)])
         window = node.parent
         if isinstance(window, exp.Window) and window.this is node:
-            # AGG(x) OVER (w): each SUM and COUNT of its arithmetic over w
-            for part in list(value.find_all(exp.Count, exp.Sum)):
+            # AGG(x) OVER (w): each SUM, COUNT, MIN and MAX of its
+            # arithmetic over w
+            for part in list(value.find_all(exp.Count, exp.Sum, exp.Min, exp.Max)):
                 if part.find_ancestor(exp.AggFunc) is None:
                     over = window.copy()
                     over.set("this", part.copy())
@@ -115,6 +125,10 @@ def _paired(kind: type, y: exp.Expression, x: exp.Expression) -> exp.Expression:
         "sxx": exp.Sum(this=exp.Mul(this=xp.copy(), expression=xp.copy())),
         "syy": exp.Sum(this=exp.Mul(this=yp.copy(), expression=yp.copy())),
         "sxy": exp.Sum(this=exp.Mul(this=xp.copy(), expression=yp.copy())),
+        "minx": exp.Min(this=xp.copy()),
+        "maxx": exp.Max(this=xp.copy()),
+        "miny": exp.Min(this=yp.copy()),
+        "maxy": exp.Max(this=yp.copy()),
     }
     text = _PAIRED[kind]
     for name, moment in _MOMENTS.items():
