@@ -21,7 +21,9 @@ Other conditions with the tables before it (`s.v > r.a`) join the ON
 condition, over the inner columns they read (`x.__c1 > r.a`), where the
 subquery neither groups nor is DISTINCT. Refused (with what is supported):
 LIMIT/OFFSET or a window function in it, a grouped or DISTINCT one
-correlated otherwise than by equalities, a LATERAL that is not a SELECT. Runs after `qualify_names` (columns carry their
+correlated otherwise than by equalities, a LATERAL that is not a SELECT,
+a COUNT of one read where a RIGHT or FULL JOIN after it pads it (its
+`COALESCE(x.c, 0)` would read 0 on the padded rows, not NULL). Runs after `qualify_names` (columns carry their
 tables).
 
 >>> import sqlglot
@@ -196,6 +198,17 @@ def _as_groups(outer, join, body, alias, pairs, others, keep) -> bool:
         and c.name.lower() in counts
         and c.find_ancestor(exp.Lateral) is not join.this
     ]
+    joins = outer.args.get("joins") or []
+    later = joins[joins.index(join) + 1 :] if join in joins else []
+    padding = [j for j in later if (j.side or "").upper() in ("RIGHT", "FULL")]
+    if reads and padding:
+        # x.c read as COALESCE(x.c, 0) would be 0, not NULL, where the join
+        # after it pads x; nor is a scalar subquery read in its ON
+        raise unsupported(
+            "a COUNT of a LATERAL subquery followed by a RIGHT or FULL JOIN is "
+            "not supported (the outer join's NULL rows would read 0)",
+            padding[0],
+        )
     _as_join(join, body, alias, pairs, keep, ([], []))
     derived = join.this.this
     derived.set("group", exp.Group(expressions=[i.copy() for i, _ in pairs]))
