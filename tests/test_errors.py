@@ -192,3 +192,25 @@ def test_valid_mixes_of_types_compile(sql):
     from dynyan.compiler import compile_query
 
     compile_query(TYPED + sql)
+
+
+def test_a_table_in_a_default_schema_is_the_declared_table():
+    """`public.r` (PostgreSQL's default schema, as a query `dynyan follow`
+    reads may name it) and `main.r` (DuckDB's) are the declared table r; a
+    table of another schema is not (fixture 224 checks main.r against
+    DuckDB)."""
+    from dynyan.compiler import load
+    from dynyan.errors import SqlError
+
+    schema = "CREATE TABLE r (a INTEGER, b INTEGER);"
+    plain = load(schema + "SELECT a, SUM(b) AS s FROM r GROUP BY a").View()
+    named = load(
+        schema + "SELECT r.a, SUM(x.b) AS s FROM public.r JOIN main.r AS x "
+        "ON x.a = r.a GROUP BY r.a"
+    ).View()
+    for view in (plain, named):
+        view.update("r", [(1, 2), (1, 3), (2, 5)])
+    assert sorted(plain.rows()) == [(1, 5), (2, 5)]
+    assert sorted(named.rows()) == [(1, 10), (2, 5)]  # two rows of a = 1 each
+    with pytest.raises(SqlError, match="unknown table other.r"):
+        load(schema + "SELECT a FROM other.r")

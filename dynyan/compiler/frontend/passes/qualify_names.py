@@ -25,6 +25,10 @@ from ....errors import SqlError
 from ..context import Context
 from ..diagnostics import DIALECT, line_col, sql_error, unsupported
 
+# The schemas an unqualified declared table is in: DuckDB's and PostgreSQL's
+# default (`dynyan follow` reads a table on the search path by its name).
+DEFAULT_SCHEMAS = ("main", "public")
+
 
 def qualify_names(tree: exp.Expression, ctx: Context) -> exp.Expression:
     _Names(ctx).check(tree, [])
@@ -274,7 +278,15 @@ class _Names:
 
     def _table(self, table: exp.Table):
         name = table.name.lower()
-        # A schema-qualified name (other.r) is not a declared table.
+        db = table.args.get("db")
+        if (
+            db is not None
+            and db.name.lower() in DEFAULT_SCHEMAS
+            and table.args.get("catalog") is None
+            and name in self.relations
+        ):
+            table.set("db", None)  # main.r (DuckDB), public.r (PostgreSQL): r
+        # A name in another schema (other.r) is not a declared table.
         if name not in self.relations or table.args.get("db"):
             declared = sorted(self.relations)
             shown = ".".join(part.name for part in table.parts)
