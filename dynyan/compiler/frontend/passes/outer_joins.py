@@ -256,7 +256,8 @@ def _padded(select: exp.Select, at: int, ctx: Context) -> bool:
     present = [
         exp.Not(this=exp.Is(this=m.copy(), expression=exp.Null())) for m, _ in keys
     ]
-    if ctx.padded_leaves and _only_summed(select, at, join.this):
+    keyed = {m.name.lower() for m, _ in keys}
+    if ctx.padded_leaves and _only_summed(select, at, join.this, keyed):
         # b stays a table, marked: its leaf reads as one NULL-padded row at
         # a key none of its rows has (planner `padded_leaves_fit`)
         table = join.this.copy()
@@ -326,15 +327,21 @@ def _padded(select: exp.Select, at: int, ctx: Context) -> bool:
     return True
 
 
-def _only_summed(select: exp.Select, at: int, table: exp.Expression) -> bool:
+def _only_summed(
+    select: exp.Select, at: int, table: exp.Expression, keyed: set[str]
+) -> bool:
     """Whether the rest of `select` reads the LEFT JOINed `table` (a declared
     table) only inside its own COUNT, SUM and AVG (not DISTINCT, not a
-    window): a NULL-padded row then changes only what they add up, and
-    `table` can stay a leaf of the join tree that reads as that row where
-    it has none (no UNION, no NOT EXISTS)."""
+    window), and none of its columns `keyed` by the ON equalities: a
+    NULL-padded row then changes only what they add up, and `table` can
+    stay a leaf of the join tree that reads as that row where it has none
+    (no UNION, no NOT EXISTS). (A key column is one variable with the other
+    table's: read on the padded row, it would be that value, not NULL.)"""
     if not isinstance(table, exp.Table):
         return False
     for col in _read_outside(select, at, {_alias(table)}):
+        if col.name.lower() in keyed:
+            return False
         agg = col.find_ancestor(exp.AggFunc, exp.Select)
         if not isinstance(agg, (exp.Count, exp.Sum, exp.Avg)):
             return False
