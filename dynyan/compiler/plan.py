@@ -342,8 +342,7 @@ def counted_in_state(plan: Plan, name: str, sub) -> bool:
         test.kind == "exists"
         and test.condition is not None
         and test.guard is None
-        and plan.query.atoms[i].relation == atom.relation
-        and atom.relation in {r.name for r in plan.query.relations}
+        and outer.atoms[i].relation == atom.relation
     )
 
 

@@ -3263,8 +3263,8 @@ def _inner_tests(plan: Plan, names: Names, expressions: Expressions) -> dict:
                 ),
                 "whole_rows": f.kind == "exists" and f.condition is not None,
                 "other_than": other,
-                # its x of a row: the rows whose x is the value coming or going
-                # keep their test (`other_rows`)
+                # its x of a row: a row whose x is the value coming or going
+                # keeps its test (the handler's one-change method)
                 "row_other": expressions.render(other, env) if other else None,
                 # a counted test's row of the key with a NULL value
                 "null_row": "(key, None)" if n == 1 else "(*key, None)",
