@@ -319,17 +319,34 @@ def aggregate_value(
     raise NotImplementedError(f"aggregate {kind}")
 
 
-def linear_total(terms) -> str:
+def linear_total(terms, divisor: str | None = None) -> str:
     """Python for Σ coef * value of (coef, value expression, decimal scale)
-    `terms`: a channel kept as an integer scaled by 10^scale (exact DECIMAL
-    sums) is divided back once, here."""
+    `terms`, divided by `divisor` (AVG's count) when given. Integer terms
+    (counts, exact DECIMAL sums kept scaled by 10^scale; scale None: a
+    float) with integer coefficients are brought to one scale and divided
+    once, so the value is their exact quotient rounded once: equal averages
+    are equal floats (2.97 / 3 and 1.98 / 2 both 0.99)."""
+    if terms and all(s is not None and type(c) is int for c, _, s in terms):
+        top = max(s for _, _, s in terms)
+        parts = []
+        for coef, value, scale in terms:
+            coef *= 10 ** (top - scale)
+            parts.append(value if coef == 1 else f"{coef!r} * {value}")
+        total = " + ".join(parts)
+        below = [d for d in (divisor, str(10**top) if top else None) if d]
+        if not below:
+            return f"({total})"
+        if len(parts) > 1:
+            total = f"({total})"
+        return f"({total} / {'(' + ' * '.join(below) + ')' if len(below) > 1 else below[0]})"
     parts = []
     for coef, value, scale in terms:
         term = value if coef == 1 else f"{coef!r} * {value}"
         if scale:
             term = f"{term} / {10 ** scale}"
         parts.append(term)
-    return "(" + (" + ".join(parts) or "0") + ")"
+    total = "(" + (" + ".join(parts) or "0") + ")"
+    return f"({total} / {divisor})" if divisor else total
 
 
 def aggregate_function(kind: str) -> Callable:

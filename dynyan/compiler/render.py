@@ -2338,9 +2338,13 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
     for i, agg in enumerate(query.aggregates):
         if agg.computed is not None and agg.kind in ("count", "sum", "avg"):
             total, n = f"e[{slots['slot'][i]}][0]", f"e[{slots['slot'][i]}][1]"
-            if agg.scale:
-                total = f"{total} / {10 ** agg.scale}"
             kind = agg.kind
+            if kind == "avg" and agg.scale is not None and not agg.nonfinite:
+                # divided once (functions.linear_total)
+                total = functions.linear_total([(1, total, agg.scale)], n)
+                kind = "sum"
+            elif agg.scale:
+                total = f"{total} / {10 ** agg.scale}"
             if agg.nonfinite:
                 total = f"_inexact({total})"
                 s = f"e[{slots['slot'][i]}]"
@@ -2417,13 +2421,17 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
                 _term(query, coef, channel, count, payload)
                 for coef, channel in agg.terms
             ]
-            total = functions.linear_total(terms)
+            if agg.kind == "avg" and not agg.nonfinite:  # divided once
+                total = functions.linear_total(terms, nonnull)
+                value = functools.partial(functions.aggregate_value, "sum", nonnull)
+            else:
+                total = functions.linear_total(terms)
             if (
                 nonempty
                 and agg.kind in ("sum", "avg")
                 and not (agg.nonnull or agg.nonfinite)
             ):
-                values.append(total if agg.kind == "sum" else f"{total} / {count}")
+                values.append(total)
                 continue
             if agg.nonfinite:  # see Aggregate.nonfinite
                 counts = [
@@ -2454,6 +2462,8 @@ def _distinct_sum(agg, slots, i: int, nonnull: str) -> str:
         if kind == "avg_distinct":  # divided first: NaN is the one math.nan
             finite, kind = f"{finite} / {n}", "sum_distinct"
         total = f"_ieee_total({finite}, {t}[1], {t}[2], {t}[3])"
+    elif kind == "avg_distinct":  # divided once (functions.linear_total)
+        total, kind = functions.linear_total([(1, t, agg.scale)], n), "sum_distinct"
     else:
         total = f"{t} / {10 ** agg.scale}" if agg.scale else t
     return functions.aggregate_value(
@@ -2470,7 +2480,7 @@ def _term(query, coef, channel: int, count: str, payload: str) -> tuple:
     value = f"{payload}[{channel}]"
     if ch.exact_float:
         k = len(ch.factors)
-        return coef, f"_inexact({value}{', %d' % k if k > 1 else ''})", 0
+        return coef, f"_inexact({value}{', %d' % k if k > 1 else ''})", None
     return coef, value, ch.scale
 
 
