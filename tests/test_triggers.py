@@ -875,3 +875,45 @@ def test_desc_sorts_numbers_negated_and_other_values_wrapped():
     db.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", rows)
     expected = db.execute(sql.split(";")[1]).fetchall()
     assert [r[0] for r in view.rows()] == [r[0] for r in expected]
+
+
+def test_a_batch_of_distinct_keys_goes_row_by_row_checked_first():
+    """A trusting batch of a one-atom relation whose last batch had nearly as
+    many keys as rows is checked whole, then applied row by row rather than
+    summed per key (`_batch_<relation>_direct`: the next eight insert-only
+    batches; a batch that deletes is summed, and measures again): every
+    batch ends where the same rows applied one at a time end, pull and
+    push, and a batch with a bad row anywhere changes nothing."""
+    sql = (
+        "CREATE TABLE r (k INTEGER NOT NULL, v INTEGER, x DECIMAL(8, 2));"
+        "CREATE TABLE s (k INTEGER NOT NULL, g INTEGER NOT NULL);"
+        "SELECT s.g, COUNT(*) AS n, SUM(r.x) AS t, AVG(r.v) AS a FROM r, s "
+        "WHERE r.k = s.k AND r.v > 2 GROUP BY s.g"
+    )
+    module = load(sql, trust_input=True)
+    assert "_batch_r_direct = 0" in compile_sql(sql, trust_input=True)
+    distinct = [(i, 3 + i % 7 - (i % 9 == 0) * 3, 0.25 * i) for i in range(40)]
+    for push in (False, True):
+        batched, single = module.View(push=push), module.View(push=push)
+        for view in (batched, single):
+            view.update("s", [(i, i % 4) for i in range(0, 60, 2)])
+        steps = [
+            (distinct[:20], [1] * 20, 8),  # distinct keys: the next go row by row
+            (distinct[20:], [1] * 20, 7),
+            ([(1, None, 1.0), (3, 5, None), (5, 6, 2.5)], [2, 1, 0], 6),
+            (distinct[:10] * 2, [1] * 20, 5),  # still row by row
+            (distinct[::3], [-1] * 14, 8),  # deletes: summed, measured again
+            ([(2, 3, 1.0)] * 12, [1] * 12, 7),
+        ]
+        for rows, mults, left in steps:
+            batched.update("r", rows, mults)
+            for row, m in zip(rows, mults):
+                for _ in range(abs(m)):
+                    (single.insert if m > 0 else single.delete)("r", row)
+            assert batched._batch_r_direct == left
+            assert sorted(batched.rows()) == sorted(single.rows())
+        state, before = batched.snapshot(), sorted(batched.rows())
+        for bad in ([(4, 3, 1.0), (None, 3, 1.0)], [(4, 3, 1.0), (4, 3)]):
+            with pytest.raises(module.ViewError):
+                batched.update("r", bad)
+            assert batched.snapshot() == state and sorted(batched.rows()) == before
