@@ -913,7 +913,15 @@ def test_a_batch_of_distinct_keys_goes_row_by_row_checked_first():
             assert batched._batch_r_direct == left
             assert sorted(batched.rows()) == sorted(single.rows())
         state, before = batched.snapshot(), sorted(batched.rows())
-        for bad in ([(4, 3, 1.0), (None, 3, 1.0)], [(4, 3, 1.0), (4, 3)]):
-            with pytest.raises(module.ViewError):
+        # a NULL key or a short row (checked first), a value that fails the
+        # arithmetic or the filter of its row (after rows before it went in)
+        for bad in (
+            [(4, 3, 1.0), (None, 3, 1.0)],
+            [(4, 3, 1.0), (4, 3)],
+            [(6, 3, 1.0), (8, 4, 2.5), (10, 5, "a")],
+            [(6, 3, 1.0), (8, "x", 2.5)],
+        ):
+            assert batched._batch_r_direct
+            with pytest.raises((module.ViewError, TypeError)):
                 batched.update("r", bad)
             assert batched.snapshot() == state and sorted(batched.rows()) == before
