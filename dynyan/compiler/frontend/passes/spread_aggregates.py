@@ -10,9 +10,14 @@ sample variance (q - s * s / n) / (n - 1). So
 - `STDDEV_POP(x)` and `STDDEV_SAMP(x)` (`STDDEV`) are their `SQRT`.
 
 GREATEST keeps a float residue of an all-equal group from going below
-zero. Over DECIMAL and INTEGER arguments q and s are exact; over DOUBLE the
-formula loses digits when the spread is tiny against the mean (DuckDB uses
-Welford's update, which a view cannot reverse on delete).
+zero. Over DOUBLE the formula loses digits when the spread is tiny against
+the mean (DuckDB uses Welford's update, which a view cannot reverse on
+delete). Over a column of a declared table that holds s exact decimal
+digits (INTEGER: 0, DECIMAL(p, s)) the sums are of its scaled integers
+X = x * 10^s, and n * SUM(X * X) - SUM(X)² is exact, divided once by
+n² * 10^(2s) (n (n - 1) 10^(2s)): a group of equal values has the
+variance 0, as DuckDB gives it, not a rounding residue (STDDEV_POP of
+six 2.49 had been 2.7e-08).
 
 The aggregates of two arguments (`CORR(y, x)`, `COVAR_POP`, `COVAR_SAMP`,
 `REGR_SLOPE(y, x)`, `REGR_INTERCEPT`, `REGR_R2`, `REGR_COUNT`, `REGR_AVGX`,
@@ -43,7 +48,7 @@ import re
 import sqlglot
 from sqlglot import exp
 
-from ..context import Context
+from ..context import Context, from_items
 from ..diagnostics import DIALECT, ONLY_DISTINCT, unsupported
 
 # aggregate -> (sample variance?, square root?)
@@ -97,7 +102,8 @@ def spread_aggregates(tree: exp.Expression, ctx: Context) -> exp.Expression:
         if type(node) in _PAIRED:
             value = _paired(type(node), node.this, node.expression)
         else:
-            value = _spread(node.this, *_SPREADS[type(node)])
+            scale = _exact_digits(node.this, node, ctx)
+            value = _spread(node.this, *_SPREADS[type(node)], scale)
         window = node.parent
         if isinstance(window, exp.Window) and window.this is node:
             # AGG(x) OVER (w): each SUM, COUNT, MIN and MAX of its
@@ -139,7 +145,62 @@ def _paired(kind: type, y: exp.Expression, x: exp.Expression) -> exp.Expression:
     return value
 
 
-def _spread(x: exp.Expression, sample: bool, root: bool) -> exp.Expression:
+def _exact_digits(x: exp.Expression, node: exp.Expression, ctx: Context):
+    """The decimal digits column `x` holds exactly (INTEGER 0, DECIMAL(p, s)
+    s) where it is a column of a declared table in the FROM of the SELECT
+    around `node`; None where it is anything else, or may be."""
+    select = node.find_ancestor(exp.Select)
+    if not isinstance(x, exp.Column) or select is None:
+        return None
+    sources = {}  # the name a source goes by -> its declared table, or None
+    for item in from_items(select):
+        table = isinstance(item, exp.Table) and not item.args.get("db")
+        rel = ctx.relations.get(item.name.lower()) if table else None
+        sources[(item.alias or item.name).lower()] = rel
+    name = x.name.lower()
+    if x.table:
+        found = [sources.get(x.table.lower())]
+    else:  # the one source that has the column (a derived table may)
+        found = [r for r in sources.values() if r is None or name in r.columns]
+    if len(found) != 1 or found[0] is None or name not in found[0].columns:
+        return None
+    rel = found[0]
+    i = rel.columns.index(name)
+    if not rel.scales or rel.types[i] not in ("int", "float"):
+        return None
+    return rel.scales[i]
+
+
+def _exact_spread(x: exp.Expression, sample: bool, scale: int) -> exp.Expression:
+    """VAR_POP/VAR_SAMP of a column holding `scale` exact digits, over its
+    scaled integers (see the module's docstring)."""
+    if scale:
+        unit = exp.Literal.number(10**scale)
+        scaled = exp.Round(this=exp.Mul(this=x.copy(), expression=unit))
+        x = exp.Cast(this=scaled, to=exp.DataType.build("BIGINT"))
+    text = (
+        "CASE WHEN n > 1 THEN (n * qq - ss * ss) / (n * (n - 1) * u) END"
+        if sample
+        else "CASE WHEN n > 0 THEN (n * qq - ss * ss) / (n * n * u) END"
+    )
+    parts = {
+        "n": exp.Count(this=x.copy()),
+        "ss": exp.Sum(this=x.copy()),
+        "qq": exp.Sum(this=exp.Mul(this=x.copy(), expression=x.copy())),
+        "u": exp.Literal.number(10 ** (2 * scale)),
+    }
+    value = sqlglot.parse_one(text, read=DIALECT)
+    for column in list(value.find_all(exp.Column)):
+        column.replace(parts[column.name].copy())
+    return value
+
+
+def _spread(
+    x: exp.Expression, sample: bool, root: bool, scale: int | None = None
+) -> exp.Expression:
+    if scale is not None:
+        value = _exact_spread(x, sample, scale)
+        return exp.Sqrt(this=value) if root else value
     n = exp.Count(this=x.copy())
     s = exp.Sum(this=x.copy())
     q = exp.Sum(this=exp.Mul(this=x.copy(), expression=x.copy()))
