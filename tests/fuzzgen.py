@@ -1506,6 +1506,32 @@ def global_aggregates(g):
     _group(g, [])
 
 
+@production("select", weight=0)
+def spread_aggregates(g):
+    """VARIANCE, VAR_POP, STDDEV_SAMP, STDDEV_POP of INTEGER and DECIMAL
+    columns per group, or over a window's partition (exact: a group of equal
+    values has 0). Weight 0 unless given (earlier seeds draw the queries
+    they drew)."""
+    nums = [e for e in _everything(g) if e[1] in ("int", "dec")]
+    if not nums:
+        return False
+    funcs = ["VARIANCE", "VAR_POP", "STDDEV_SAMP", "STDDEV_POP"]
+    ref, _, a = g.choice(nums)
+    keys = [Part(ref, frozenset({a.alias}))] if g.chance(0.7) else []
+    items = []
+    for _ in range(g.rng.randint(1, 3)):
+        x, _, b = g.choice(nums)
+        items.append(Part(f"{g.choice(funcs)}({x})", frozenset({b.alias})))
+    if g.chance(0.3):  # over a window: each row its partition's spread
+        over = f" OVER (PARTITION BY {ref})" if keys else " OVER ()"
+        seen = frozenset({a.alias}) if keys else frozenset()
+        g.q.items = keys + [Part(i.sql + over, i.aliases | seen) for i in items]
+        return None
+    g.q.grouped = True
+    g.q.group_by = keys
+    g.q.items = keys + items
+
+
 @production("select", weight=0.7)
 def aggregate_arithmetic(g):
     """Arithmetic over aggregates (SUM(x) + COUNT(*), SUM(x) / COUNT(*))."""
