@@ -25,9 +25,11 @@ The aggregates of two arguments (`CORR(y, x)`, `COVAR_POP`, `COVAR_SAMP`,
 non-NULL: over x' = `CASE WHEN y IS NOT NULL THEN x END` and y' likewise, with
 n = COUNT(x'), the sums of x', y', x'x', y'y', x'y', and the scaled co-moments
 dx = n SUM(x'x') - SUM(x')², dy likewise, dxy = n SUM(x'y') - SUM(x') SUM(y')
-(exact over INTEGER; over DECIMAL the scaled sums are divided back to
-floats first, and a co-moment of values that do not vary may keep a
-rounding residue), each is a CASE over them with DuckDB's edge cases: NULL
+(where both are columns of declared tables holding exact digits, INTEGER
+or DECIMAL, the sums are of their scaled integers and each co-moment is
+exact, divided once by its unit; otherwise in floats, and a co-moment of
+values that do not vary may keep a rounding residue), each is a CASE over
+them with DuckDB's edge cases: NULL
 over no pair; CORR and REGR_SLOPE NaN where x (for CORR also y) does not
 vary, REGR_INTERCEPT and REGR_R2 NULL there, REGR_R2 1 where only y does
 not vary. Whether a value varies is MIN(x') = MAX(x'), exact where the
@@ -95,12 +97,25 @@ _MOMENTS = {
 }
 
 
+# over scaled integers (x * 10^a, y * 10^b): each co-moment exact, then
+# divided once by its unit
+_EXACT_MOMENTS = {
+    "dx": "((n * sxx - sx * sx) / ux)",
+    "dy": "((n * syy - sy * sy) / uy)",
+    "dxy": "((n * sxy - sx * sy) / uxy)",
+}
+
+
 def spread_aggregates(tree: exp.Expression, ctx: Context) -> exp.Expression:
     for node in list(tree.find_all(*_SPREADS, *_PAIRED)):
         if isinstance(node.this, exp.Distinct):
             raise unsupported(ONLY_DISTINCT, node)
         if type(node) in _PAIRED:
-            value = _paired(type(node), node.this, node.expression)
+            digits = (
+                _exact_digits(node.this, node, ctx),
+                _exact_digits(node.expression, node, ctx),
+            )
+            value = _paired(type(node), node.this, node.expression, digits)
         else:
             scale = _exact_digits(node.this, node, ctx)
             value = _spread(node.this, *_SPREADS[type(node)], scale)
@@ -120,8 +135,24 @@ def spread_aggregates(tree: exp.Expression, ctx: Context) -> exp.Expression:
     return tree
 
 
-def _paired(kind: type, y: exp.Expression, x: exp.Expression) -> exp.Expression:
-    """An aggregate of the pairs (y, x) where both are non-NULL."""
+def _paired(
+    kind: type, y: exp.Expression, x: exp.Expression, digits=(None, None)
+) -> exp.Expression:
+    """An aggregate of the pairs (y, x) where both are non-NULL (`digits`:
+    the exact digits of y and x, `_exact_digits`; where both are known the
+    sums are of their scaled integers and the co-moments exact)."""
+    dy_, dx_ = digits
+    exact = dx_ is not None and dy_ is not None
+    units = {}
+    if exact:
+        x, y = _scaled(x, dx_), _scaled(y, dy_)
+        units = {
+            "usx": 10**dx_,
+            "usy": 10**dy_,
+            "ux": 10 ** (2 * dx_),
+            "uy": 10 ** (2 * dy_),
+            "uxy": 10 ** (dx_ + dy_),
+        }
     xp = exp.Case(ifs=[exp.If(this=y.copy().is_(exp.null()).not_(), true=x.copy())])
     yp = exp.Case(ifs=[exp.If(this=x.copy().is_(exp.null()).not_(), true=y.copy())])
     parts = {
@@ -137,12 +168,28 @@ def _paired(kind: type, y: exp.Expression, x: exp.Expression) -> exp.Expression:
         "maxy": exp.Max(this=yp.copy()),
     }
     text = _PAIRED[kind]
-    for name, moment in _MOMENTS.items():
+    moments = _MOMENTS
+    if exact:  # the sums scaled back where read alone, the co-moments once
+        text = re.sub(r"\bsx\b", "(sx / usx)", text)
+        text = re.sub(r"\bsy\b", "(sy / usy)", text)
+        moments = {**_MOMENTS, **_EXACT_MOMENTS}
+        parts.update((u, exp.Literal.number(v)) for u, v in units.items())
+    for name, moment in moments.items():
         text = re.sub(rf"\b{name}\b", moment, text)
     value = exp.Paren(this=sqlglot.parse_one(text, read=DIALECT))
     for column in list(value.find_all(exp.Column)):
         column.replace(parts[column.name].copy())
     return value
+
+
+def _scaled(x: exp.Expression, digits: int) -> exp.Expression:
+    """A column holding `digits` exact decimal digits as the integer
+    x * 10^digits (itself where it is an INTEGER)."""
+    if not digits:
+        return x.copy()
+    unit = exp.Literal.number(10**digits)
+    scaled = exp.Round(this=exp.Mul(this=x.copy(), expression=unit))
+    return exp.Cast(this=scaled, to=exp.DataType.build("BIGINT"))
 
 
 def _exact_digits(x: exp.Expression, node: exp.Expression, ctx: Context):
@@ -174,10 +221,7 @@ def _exact_digits(x: exp.Expression, node: exp.Expression, ctx: Context):
 def _exact_spread(x: exp.Expression, sample: bool, scale: int) -> exp.Expression:
     """VAR_POP/VAR_SAMP of a column holding `scale` exact digits, over its
     scaled integers (see the module's docstring)."""
-    if scale:
-        unit = exp.Literal.number(10**scale)
-        scaled = exp.Round(this=exp.Mul(this=x.copy(), expression=unit))
-        x = exp.Cast(this=scaled, to=exp.DataType.build("BIGINT"))
+    x = _scaled(x, scale)
     text = (
         "CASE WHEN n > 1 THEN (n * qq - ss * ss) / (n * (n - 1) * u) END"
         if sample
