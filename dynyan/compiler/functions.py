@@ -338,7 +338,8 @@ def linear_total(terms, divisor: str | None = None) -> str:
             return f"({total})"
         if len(parts) > 1:
             total = f"({total})"
-        return f"({total} / {'(' + ' * '.join(below) + ')' if len(below) > 1 else below[0]})"
+        unit = " * ".join(below)
+        return f"({total} / {f'({unit})' if len(below) > 1 else unit})"
     parts = []
     for coef, value, scale in terms:
         term = value if coef == 1 else f"{coef!r} * {value}"

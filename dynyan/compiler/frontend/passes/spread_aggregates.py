@@ -141,17 +141,17 @@ def _paired(
     """An aggregate of the pairs (y, x) where both are non-NULL (`digits`:
     the exact digits of y and x, `_exact_digits`; where both are known the
     sums are of their scaled integers and the co-moments exact)."""
-    dy_, dx_ = digits
-    exact = dx_ is not None and dy_ is not None
+    ydigits, xdigits = digits
+    exact = xdigits is not None and ydigits is not None
     units = {}
     if exact:
-        x, y = _scaled(x, dx_), _scaled(y, dy_)
+        x, y = _scaled(x, xdigits), _scaled(y, ydigits)
         units = {
-            "usx": 10**dx_,
-            "usy": 10**dy_,
-            "ux": 10 ** (2 * dx_),
-            "uy": 10 ** (2 * dy_),
-            "uxy": 10 ** (dx_ + dy_),
+            "usx": 10**xdigits,
+            "usy": 10**ydigits,
+            "ux": 10 ** (2 * xdigits),
+            "uy": 10 ** (2 * ydigits),
+            "uxy": 10 ** (xdigits + ydigits),
         }
     xp = exp.Case(ifs=[exp.If(this=y.copy().is_(exp.null()).not_(), true=x.copy())])
     yp = exp.Case(ifs=[exp.If(this=x.copy().is_(exp.null()).not_(), true=y.copy())])
@@ -176,7 +176,12 @@ def _paired(
         parts.update((u, exp.Literal.number(v)) for u, v in units.items())
     for name, moment in moments.items():
         text = re.sub(rf"\b{name}\b", moment, text)
-    value = exp.Paren(this=sqlglot.parse_one(text, read=DIALECT))
+    return exp.Paren(this=_filled(text, parts))
+
+
+def _filled(text: str, parts: dict) -> exp.Expression:
+    """SQL `text` with each of its bare names replaced by that part."""
+    value = sqlglot.parse_one(text, read=DIALECT)
     for column in list(value.find_all(exp.Column)):
         column.replace(parts[column.name].copy())
     return value
@@ -233,10 +238,7 @@ def _exact_spread(x: exp.Expression, sample: bool, scale: int) -> exp.Expression
         "qq": exp.Sum(this=exp.Mul(this=x.copy(), expression=x.copy())),
         "u": exp.Literal.number(10 ** (2 * scale)),
     }
-    value = sqlglot.parse_one(text, read=DIALECT)
-    for column in list(value.find_all(exp.Column)):
-        column.replace(parts[column.name].copy())
-    return value
+    return _filled(text, parts)
 
 
 def _spread(
