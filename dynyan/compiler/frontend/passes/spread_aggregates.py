@@ -180,11 +180,12 @@ def _paired(
 
 
 def _filled(text: str, parts: dict) -> exp.Expression:
-    """SQL `text` with each of its bare names replaced by that part."""
-    value = sqlglot.parse_one(text, read=DIALECT)
+    """SQL `text` with each of its bare names replaced by that part (the
+    whole of it too: `n` alone is REGR_COUNT)."""
+    value = exp.Paren(this=sqlglot.parse_one(text, read=DIALECT))
     for column in list(value.find_all(exp.Column)):
         column.replace(parts[column.name].copy())
-    return value
+    return value.this
 
 
 def _scaled(x: exp.Expression, digits: int) -> exp.Expression:
