@@ -2692,6 +2692,10 @@ def render_module(
                 part: _on_kept(t[part], kept)
                 for part in ("row_key", "row_value", "key_nulls", "row_other")
             }
+            # x of a row kept alone inline as the pair `ix` (a counted test)
+            t["on_kept"]["sole_other"] = t["on_kept"]["row_other"] and re.sub(
+                r"\brow\[", "ix[0][", t["on_kept"]["row_other"]
+            )
         if rel.name in virtual:  # an inner view's changes: always valid
             count = None
         for leaf in leaves:
@@ -3502,6 +3506,7 @@ def _counted_rows(sub: Plan, test: dict, expressions: Expressions) -> dict:
         "state": test["state"],
         "key": test["view_key"],
         "one": test["other_than"] is not None,  # its handler of one change
+        "test": test,
     }
 
 
