@@ -101,8 +101,25 @@ def test_q18_in_subquery_joined_and_top_100(explained):
 def test_no_sections_for_a_plain_query(explained):
     """Q6 has no ORDER BY, cycle or subquery: explain stays as it was."""
     text = explained("q6")
-    for title in ("Ordering:", "Cycle decomposition", "Inner views"):
+    for title in ("Ordering:", "Cycle decomposition", "Inner views", "Fan-out"):
         assert title not in text
+
+
+def test_fan_out_of_a_non_simple_tree(capsys):
+    """GCQ1's tree is not simple: an update of t or r changes the weight of
+    every group its sibling has past the inequality, and explain says which
+    (no lazy weights defer that work); a simple tree (FQ4) has no such line."""
+    assert main(["explain", str(ROOT / "queries/gcq/gcq1.sql")]) == 0
+    part = section(capsys.readouterr().out, "Fan-out")
+    assert "an update of t visits every (d, e) of s where e < g" in part
+    assert "an update of r visits every (d) of [d, e] where a < d" in part
+    assert "an update of s" not in part
+    assert main(["explain", str(ROOT / "queries/tpch/fq4.sql")]) == 0
+    assert "Fan-out" not in capsys.readouterr().out
+    assert main(["explain", str(ROOT / "queries/tpch/fq1.sql")]) == 0
+    part = section(capsys.readouterr().out, "Fan-out")
+    assert "an update of orders visits every" in part
+    assert "of lineitem with the same o_orderkey" in part
 
 
 def test_q15_ranked_enumeration(explained):

@@ -131,10 +131,12 @@ def import_file(path: str) -> types.ModuleType:
 
 
 def _sections(plan) -> list[str]:
-    """Unread tables, ORDER BY, a decomposed cycle and the inner views, each
-    with its cost (`compiler/explain_sections.py`), after a blank line each."""
+    """Fan-out of a non-simple tree, unread tables, ORDER BY, a decomposed
+    cycle and the inner views, each with its cost
+    (`compiler/explain_sections.py`), after a blank line each."""
     from .explain_sections import (
         decomposition_lines,
+        fan_out_lines,
         inner_view_lines,
         ordering_lines,
         unread_lines,
@@ -142,6 +144,7 @@ def _sections(plan) -> list[str]:
 
     out = []
     for lines in (
+        fan_out_lines(plan),
         unread_lines(plan),
         ordering_lines(plan),
         decomposition_lines(plan),

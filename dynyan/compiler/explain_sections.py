@@ -26,6 +26,56 @@ def unread_lines(plan: Plan) -> list[str]:
     ]
 
 
+def fan_out_lines(plan: Plan) -> list[str]:
+    """Where the tree is not simple, what an update pays: a child that is no
+    guard of its parent holds only part of the parent's key, so an update
+    below it changes the weight of every parent tuple its sibling has at the
+    shared key (and past its edge's inequalities), one step each. No lazy
+    weights defer that work to enumeration: it is done at the update."""
+    if isinstance(plan, SetPlan):
+        return []
+    lines = []
+    for i in plan.preorder():
+        if plan.is_guard(i):
+            continue
+        parent = plan.node(plan.parent(i))
+        node = plan.node(i)
+        shared = [v for v in parent.vars if v in node.vars]
+        sibling = plan.sibling(i)
+        whose = f" of {_short_label(plan, sibling)}" if sibling is not None else ""
+        text = f"every ({', '.join(parent.vars)}){whose}"
+        if shared:
+            text += f" with the same {', '.join(shared)}"
+        if node.predicates:
+            text += " where " + " AND ".join(map(str, node.predicates))
+        rels = sorted(
+            {
+                plan.query.atoms[plan.node(n).atom].alias
+                for n in plan.preorder(i)
+                if plan.node(n).is_leaf
+            }
+        )
+        lines.append(
+            f"  an update of {', '.join(rels)} visits {text}, one weight update "
+            "each (all of them in the worst case)"
+        )
+    if not lines:
+        return []
+    return [
+        "Fan-out (children that are no guard of their parent: the work is done "
+        "at the update, no lazy weights defer it):",
+        *lines,
+    ]
+
+
+def _short_label(plan: Plan, i: int) -> str:
+    """A node by its table (a leaf) or its key (an inner node)."""
+    node = plan.node(i)
+    if node.is_leaf:
+        return plan.query.atoms[node.atom].alias
+    return f"[{', '.join(node.vars)}]"
+
+
 def ordering_lines(plan: Plan) -> list[str]:
     """ORDER BY [LIMIT k] [OFFSET m]: the structure the module keeps (ranked
     enumeration from the root, or a sorted index), its memory, and the cost
