@@ -446,8 +446,7 @@ class Expressions:
                 g = f"_t{self.fresh}"
                 found = (
                     f"len({g} := {state}.get({key}, _EMPTY))"
-                    f" - ({tuple_literal([*keys, x])} in {g})"
-                    f" - ({tuple_literal([*keys, 'None'])} in {g}) > 0"
+                    f" - ({x} in {g}) - (None in {g}) > 0"
                 )
                 if nullable:  # c <> NULL is never TRUE
                     found = f"{first} is not None and {found}"
@@ -3280,8 +3279,9 @@ def _inner_tests(plan: Plan, names: Names, expressions: Expressions) -> dict:
                 # its x of a row: a row whose x is the value coming or going
                 # keeps its test (the handler's one-change method)
                 "row_other": expressions.render(other, env) if other else None,
-                # a counted test's row of the key with a NULL value
-                "null_row": "(key, None)" if n == 1 else "(*key, None)",
+                # a sub_row's entry in its key's group of the state: a
+                # counted test's groups are keyed by the value alone
+                "entry": f"sub_row[{n}]" if other else "sub_row",
             }
     for info in tests.values():
         expressions.tests[info["test"].view] = info
@@ -3500,12 +3500,18 @@ def _counted_rows(sub: Plan, test: dict, expressions: Expressions) -> dict:
     expressions.uses_datetime |= inner.uses_datetime
     expressions.uses_re |= inner.uses_re
     expressions.uses_floor |= inner.uses_floor
+    parts = [env[o.expr.name] for o in q.outputs]
+    n = len(test["test"].keys)
     return {
         "cond": None if cond == "True" else cond,
-        "row": tuple_literal([env[o.expr.name] for o in q.outputs]),
+        "row": tuple_literal(parts),
+        # a counted test's key and value of the row, without its result row
+        "row_key": parts[0] if n == 1 else tuple_literal(parts[:n]),
+        "row_entry": parts[n] if test["other_than"] is not None else None,
         "state": test["state"],
         "key": test["view_key"],
         "one": test["other_than"] is not None,  # its handler of one change
+        "entry": test["entry"],  # a result row's entry in its key's group
         "test": test,
     }
 
