@@ -112,6 +112,7 @@ def test_fan_out_of_a_non_simple_tree(capsys):
     assert main(["explain", str(ROOT / "queries/gcq/gcq1.sql")]) == 0
     part = section(capsys.readouterr().out, "Fan-out")
     assert "an update of t visits every (d, e) of s where e < g" in part
+    assert "one weight update each (up to all of them)" in part
     assert "an update of r visits every (d) of [d, e] where a < d" in part
     assert "an update of s" not in part
     assert main(["explain", str(ROOT / "queries/tpch/fq4.sql")]) == 0
@@ -120,6 +121,7 @@ def test_fan_out_of_a_non_simple_tree(capsys):
     part = section(capsys.readouterr().out, "Fan-out")
     assert "an update of orders visits every" in part
     assert "of lineitem with the same o_orderkey" in part
+    assert "(one if the key is unique)" in part
 
 
 def test_q15_ranked_enumeration(explained):

@@ -55,9 +55,10 @@ def fan_out_lines(plan: Plan) -> list[str]:
                 if plan.node(n).is_leaf
             }
         )
+        bound = "up to all of them" if node.predicates else "one if the key is unique"
         lines.append(
             f"  an update of {', '.join(rels)} visits {text}, one weight update "
-            "each (all of them in the worst case)"
+            f"each ({bound})"
         )
     if not lines:
         return []
