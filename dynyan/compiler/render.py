@@ -3028,7 +3028,24 @@ def render_module(
         # its rows' tests read the inner views the batch goes to first (see
         # the template's batchers); such a batch that deletes goes row by row
         r["late"] = bool(r["batch"] and r["forwards"] and r["test_indexes"])
+        # a batch of one leaf that keeps no rows, has no tests and feeds no
+        # inner view may go row by row after one of nearly distinct keys
+        r["direct"] = bool(
+            r["batch"]
+            and len(r["leaves"]) == 1
+            and not (
+                r["late"]
+                or r["forwards"]
+                or r["store"]
+                or r["count"]
+                or r["test_indexes"]
+                or r["count_summed"]
+                or r["kept_row"]
+                or r["leaves"][0]["key_is_kept"]
+            )
+        )
     context["one_by_one"] = any(r["late"] for r in relations)
+    context["undo"] = any(r["late"] or r["direct"] for r in relations)
     context["flip_leaves"] = list(flips.values())
     context["scalar_tests"] = any(t["kind"] == "scalar" for t in tests.values())
     ranged = any(t["kind"] == "scalar" and t["ranged"] for t in tests.values())
@@ -3511,7 +3528,6 @@ def _counted_rows(sub: Plan, test: dict, expressions: Expressions) -> dict:
         "state": test["state"],
         "key": test["view_key"],
         "one": test["other_than"] is not None,  # its handler of one change
-        "entry": test["entry"],  # a result row's entry in its key's group
         "test": test,
     }
 
