@@ -810,6 +810,11 @@ def test_a_batch_of_a_relation_its_own_subquery_tests_is_summed_after_it(
         # beside an aggregate's view: a batch of r is summed, its counts too
         "EXISTS (SELECT * FROM r r2 WHERE r2.k = r.k AND r2.v <> r.v) "
         "AND r.v < (SELECT MAX(r3.v) FROM r r3 WHERE r3.k = r.k)",
+        # TPC-H Q21's shape: the tested atom's own condition, which its
+        # test index keeps only the rows passing of (trusting)
+        "r.x > 0.5 AND EXISTS (SELECT * FROM r r2 WHERE r2.k = r.k "
+        "AND r2.v <> r.v) AND NOT EXISTS (SELECT * FROM r r3 WHERE "
+        "r3.k = r.k AND r3.v <> r.v AND r3.x > 0.5)",
     ],
 )
 def test_a_subquery_of_the_tested_table_is_counted_in_the_test_state(
@@ -846,6 +851,43 @@ def test_a_subquery_of_the_tested_table_is_counted_in_the_test_state(
     path.write_text(text)
     assert main(["explain", str(path)]) == 0
     assert "no view of its own" in capsys.readouterr().out
+
+
+def test_a_trusting_test_index_keeps_only_the_rows_its_atom_can_take():
+    """Trusting, where the inner views reading the tested table count its
+    rows in the tests' states (TPC-H Q21's shape): the tests' index keeps
+    only the rows the atom's own condition takes, and a delete of another row
+    is checked against the states' counts: refused where it would drive one
+    below zero, the view unchanged; taken where the row is there."""
+    sql = (
+        "CREATE TABLE r (k INTEGER NOT NULL, v INTEGER NOT NULL, x DOUBLE, s TEXT);"
+        "SELECT k, v, COUNT(*) AS n FROM r WHERE r.x > 0.5 AND EXISTS "
+        "(SELECT * FROM r r2 WHERE r2.k = r.k AND r2.v <> r.v) AND NOT EXISTS "
+        "(SELECT * FROM r r3 WHERE r3.k = r.k AND r3.v <> r.v AND r3.x > 0.5) "
+        "GROUP BY k, v"
+    )
+    source = compile_sql(sql, trust_input=True)
+    assert "those the atom can take" in source
+    assert "those the atom can take" not in compile_sql(sql)  # strict: every row
+    module = load(sql, trust_input=True)
+    view = module.View()
+    view.update(
+        "r", [(1, 1, 0.9, "a"), (1, 2, 0.1, "a"), (2, 1, 0.1, "a"), (2, 1, 0.2, "a")]
+    )
+    assert sorted(view.rows()) == [(1, 1, 1)]
+    (index,) = (v for k, v in vars(view).items() if k.startswith("r_by_"))
+    assert list(index) == [1]  # k = 2's rows fail x > 0.5: not kept
+    state = view.snapshot()
+    for bad in [(2, 2, 0.1, "a"), (3, 1, 0.1, "a")]:  # no (k, v) of them counted
+        with pytest.raises(module.ViewError, match="keeps no row"):
+            view.delete("r", bad)
+        with pytest.raises(module.ViewError, match="keeps no row"):
+            view.update("r", [(1, 2, 0.1, "a"), bad], [-1, -1])
+        assert view.snapshot() == state
+    view.delete("r", (1, 2, 0.1, "a"))  # the other v goes: the EXISTS fails
+    assert list(view.rows()) == []
+    view.update("r", [(2, 1, 0.3, "a"), (1, 3, 0.2, "a")], [-1, 1])
+    assert sorted(view.rows()) == [(1, 1, 1)]
 
 
 def test_desc_sorts_numbers_negated_and_other_values_wrapped():

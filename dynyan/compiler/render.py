@@ -1596,6 +1596,17 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
             for v in shared
             if v not in computed and not rel.is_notnull(atom.variables.index(v))
         ]
+        # what the atom's rows must pass besides its tests (a test's index
+        # need keep no other row: it can never be taken)
+        own_filters = [f for f in atom.filters if not isinstance(f, InnerTest)]
+        local_cond = " and ".join(
+            [c for c in conds]
+            + (
+                [expressions.condition(Op("and", own_filters), env)]
+                if own_filters and len(own_filters) < len(atom.filters)
+                else []
+            )
+        )
         if atom.filters:
             conds.append(expressions.condition(Op("and", atom.filters), env))
         cond = " and ".join(c for c in conds if c != "True") or None
@@ -1702,6 +1713,9 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
                 ),
                 "keep": keep,
                 "cond": cond,  # None when `derives` computes `keep` first
+                # its conditions but its tests on inner views (None: none, or
+                # it reads values computed from the row)
+                "local_cond": None if derives else local_cond or None,
                 "payload": payload,
                 "payload_parts": parts,
                 "payload_units": units,
@@ -1915,6 +1929,41 @@ def _share_test_indexes(tests: list[dict]) -> None:
         )
         if same is not t:
             t["rows"], t["shares_rows"] = same["rows"], True
+
+
+def _indexed_only_taken(
+    leaves: list[dict], feeds: list[dict], tests: list[dict], kept_row
+) -> str | None:
+    """Trusting mode, where every inner view that reads the relation counts
+    its rows in a test's state (TPC-H Q21's EXISTS and NOT EXISTS over
+    lineitem): the tests' indexes keep only the rows the tested atom's own
+    conditions take (`local_cond`; the others can never be taken, nor flip),
+    and a delete of another row is checked against those states' counts.
+    The condition, or None where the indexes keep every row."""
+    if not (kept_row and len(leaves) == 1 and feeds and tests):
+        return None
+    if not all(fw.get("counted") for fw in feeds):
+        return None
+    if any(t["kind"] == "scalar" or t["summed"] for t in tests):
+        return None
+    return leaves[0]["local_cond"]
+
+
+def _kept_in_states(local: str, feeds: list[dict]) -> list[str]:
+    """Python true where deleting `d` copies of a row the tests' indexes do
+    not keep (`local` false) would drive its count in a test's state below
+    zero (`_indexed_only_taken`)."""
+    checks = []
+    for fw in feeds:
+        c = fw["counted"]
+        if c["one"]:
+            at = f"self.{c['state']}.get({c['row_key']}, _EMPTY).get({c['row_entry']}, 0)"
+        else:
+            key = re.sub(r"\bsub_row\b", lambda _: c["row"], c["key"])
+            at = f"self.{c['state']}.get({key}, _EMPTY).get({c['row']}, 0)"
+        cond = f" and ({c['cond']})" if c["cond"] else ""
+        checks.append(f"not ({local}){cond} and {at} + d < 0")
+    return checks
 
 
 def _holds_every_row(t: dict) -> bool:
@@ -2706,6 +2755,14 @@ def render_module(
             and not _holds_every_row(t)
             and not t["shares_rows"]
         ]
+        local = _indexed_only_taken(leaves, feeds, test_indexes, kept_row)
+        count_when = None
+        if local:
+            for t in test_indexes:
+                t["local"] = local
+            count_when = local if count else None
+            test_kept_checks = [f"({local}) and {c}" for c in test_kept_checks]
+            test_kept_checks += _kept_in_states(local, feeds)
         # A batch of rows is summed per key before it propagates; the
         # indexes of its tests on inner views take each row's summed change,
         # and the inner views that read the relation take the batch after
@@ -2742,6 +2799,7 @@ def render_module(
                     else names.new(f"{rel.name}_rows")
                 ),
                 "count": count,
+                "count_when": count_when,  # the rows the count is kept of
                 # a batch checks the count from its leaf's sums: keyed by
                 # the row, every row the atom's, they are the rows' changes
                 "count_summed": bool(
@@ -3307,6 +3365,7 @@ def _inner_tests(plan: Plan, names: Names, expressions: Expressions) -> dict:
                 "shares_rows": False,  # another test's index (_share_test_indexes)
                 "summed": None,  # its index sums payloads, not rows (_summed_test)
                 "leaf": None,  # set with the atom's leaf block
+                "local": None,  # its index keeps only rows passing it (trusting)
                 # the key of a row of the atom, of a row of the inner view
                 "row_key": tup([expressions.render(k, env) for k in f.keys]),
                 "view_key": (
