@@ -1148,7 +1148,16 @@ def oneline(text: str) -> str:
     )
 
 
-TEMPLATE_FILTERS = {"comment": comment, "oneline": oneline}
+def unself(text: str, attrs) -> str:
+    """`text` with `self.<attr>` read as the local `<attr>`, for each attr
+    (a batch's loop reads its dicts into locals once)."""
+    if not attrs:
+        return text
+    pattern = r"\bself\.(" + "|".join(map(re.escape, attrs)) + r")\b"
+    return re.sub(pattern, r"\1", text)
+
+
+TEMPLATE_FILTERS = {"comment": comment, "oneline": oneline, "unself": unself}
 
 
 @functools.cache
@@ -2792,6 +2801,7 @@ def render_module(
                 "forward_batch": False,  # see below: read by one inner view
                 "late": False,  # its batch summed after the inner views take it
                 "each": None,  # a batch row by row, the trigger inlined (below)
+                "each_locals": (),  # the dicts its loop reads into locals
                 # One atom holding whole rows in its index: that index is the store.
                 "store": (
                     None
@@ -3113,6 +3123,12 @@ def render_module(
             and (r["late"] or not r["batch"])
             and not (r["virtual"] or r["constant"] or r.get("returns"))
             else None
+        )
+        # the tests' states and indexes it reads, read into locals too
+        r["each_locals"] = sorted(
+            {t["rows"] for t in r["test_indexes"]}
+            | {t["state"] for t in tests.values() if t["relation"] == r["name"]}
+            | {fw["counted"]["state"] for fw in r["forwards"] if fw.get("counted")}
         )
     context["one_by_one"] = any(r["late"] and not r["each"] for r in relations)
     context["undo"] = any(r["late"] or r["direct"] or r["each"] for r in relations)
