@@ -1608,14 +1608,14 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
         # what the atom's rows must pass besides its tests (a test's index
         # need keep no other row: it can never be taken)
         own_filters = [f for f in atom.filters if not isinstance(f, InnerTest)]
-        local_cond = " and ".join(
-            [c for c in conds]
-            + (
+        local_cond = None  # (an atom without tests: its `cond`)
+        if len(own_filters) < len(atom.filters) and not derives:
+            own = (
                 [expressions.condition(Op("and", own_filters), env)]
-                if own_filters and len(own_filters) < len(atom.filters)
+                if own_filters
                 else []
             )
-        )
+            local_cond = " and ".join(conds + own) or None
         if atom.filters:
             conds.append(expressions.condition(Op("and", atom.filters), env))
         cond = " and ".join(c for c in conds if c != "True") or None
@@ -1724,7 +1724,7 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
                 "cond": cond,  # None when `derives` computes `keep` first
                 # its conditions but its tests on inner views (None: none, or
                 # it reads values computed from the row)
-                "local_cond": None if derives else local_cond or None,
+                "local_cond": local_cond,
                 "payload": payload,
                 "payload_parts": parts,
                 "payload_units": units,
@@ -3130,8 +3130,7 @@ def render_module(
             | {t["state"] for t in tests.values() if t["relation"] == r["name"]}
             | {fw["counted"]["state"] for fw in r["forwards"] if fw.get("counted")}
         )
-    context["one_by_one"] = any(r["late"] and not r["each"] for r in relations)
-    context["undo"] = any(r["late"] or r["direct"] or r["each"] for r in relations)
+    _row_by_row_helpers(context, relations)
     context["flip_leaves"] = list(flips.values())
     context["scalar_tests"] = any(t["kind"] == "scalar" for t in tests.values())
     ranged = any(t["kind"] == "scalar" and t["ranged"] for t in tests.values())
@@ -3193,8 +3192,7 @@ def render_module(
                 # rows go through the trigger's method instead
                 for r in relations:
                     r["each"] = None
-                context["one_by_one"] = any(r["late"] for r in relations)
-                context["undo"] = any(r["late"] or r["direct"] for r in relations)
+                _row_by_row_helpers(context, relations)
                 text = rendered()
                 compile(text, source, "exec")
         module = black.format_str(text, mode=BLACK_MODE) if formatted else text
@@ -3216,6 +3214,13 @@ def render_module(
 
 
 _NESTED = "too many statically nested blocks"  # Python's limit (20)
+
+
+def _row_by_row_helpers(context: dict, relations: list[dict]) -> None:
+    """Which helpers of batches applied a row at a time the module needs."""
+    context["one_by_one"] = any(r["late"] and not r["each"] for r in relations)
+    context["undo"] = any(r["late"] or r["direct"] or r["each"] for r in relations)
+
 
 # A module's header carries two digests: of the text the templates rendered
 # (before black) and of the module itself (with its own digest blanked).
