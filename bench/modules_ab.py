@@ -6,8 +6,8 @@ speed, before against after, on a noisy machine.
     .venv/bin/python bench/modules_ab.py tpch/q13 /tmp/before.py /tmp/after.py --push
 
 Every round builds a fresh View of each module and applies the whole stream
-(the order reversed every other round, the GC frozen as the harness's
-policy does); the median rate of each module and its ratio to the first
+(the order reversed every other round, under the harness's GC policy:
+the surviving heap frozen every 10,000 events); the median rate of each module and its ratio to the first
 are printed. `--enumerate` times reading the result at the end too;
 `--batch N` feeds each N events as one `update()` call per relation, as the
 harness's dynyan-batch system does.
@@ -16,7 +16,6 @@ harness's dynyan-batch system does.
 from __future__ import annotations
 
 import argparse
-import gc
 import statistics
 import sys
 import time
@@ -29,6 +28,7 @@ if __name__ == "__main__":
 from bench import harness  # noqa: E402
 from bench.batches import batched  # noqa: E402
 from dynyan.compiler import import_source  # noqa: E402
+from dynyan.pipeline.gcpolicy import FREEZE_EVERY, GCPolicy  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,26 +50,31 @@ def main(argv: list[str] | None = None) -> int:
     modules = [import_source(Path(f).read_text()) for f in args.modules]
     calls = batched(events, args.batch) if args.batch else None
     seconds: list[list[float]] = [[] for _ in modules]
+    collector = GCPolicy(FREEZE_EVERY)  # the harness's GC policy
     for r in range(args.runs):
         order = list(range(len(modules)))
         for i in order if r % 2 == 0 else order[::-1]:
             sink = harness.CountingSink() if args.push else None
             view = modules[i].View(on_delta=sink) if sink else modules[i].View()
             ops = {1: view.insert, -1: view.delete}
-            gc.collect()
-            gc.freeze()
+            collector.start()
             t0 = time.perf_counter()
             if calls is not None:
                 update = view.update
+                done = 0
                 for rel, rows, mults in calls:
                     update(rel, rows, mults)
+                    done += len(rows)
+                    collector.step(done)
             else:
-                for rel, op, row in events:
+                for done, (rel, op, row) in enumerate(events, 1):
                     ops[op](rel, row)
+                    if done % 1000 == 0:
+                        collector.step(done)
             if args.enumerate:
                 sum(1 for _ in view.enumerate())
             seconds[i].append(time.perf_counter() - t0)
-            gc.unfreeze()
+            collector.release()
             del view
     base = statistics.median(seconds[0])
     print(f"{args.query}: {len(events):,} events, {args.runs} rounds")
