@@ -2595,6 +2595,7 @@ def render_module(
     shares: dict | None = None,
     shared: list | None = None,
     appliers: dict | None = None,
+    checkable: set | None = None,
 ) -> str:
     """The module's source for `plan`, black-formatted and compile-checked
     (`inner`: raw text of a subquery's view, to be nested in its outer module;
@@ -2606,7 +2607,9 @@ def render_module(
     view registers its own; `shares`: filled with the indexes an outer view
     may keep as its own, see `_shareable`; `shared`: filled with the dicts
     this view reads from its inner views, see `_share_leaves`; `appliers`:
-    filled with the method applying each relation's rows, virtual ones too)."""
+    filled with the method applying each relation's rows, virtual ones too;
+    `checkable`: filled with the relations whose batcher takes a batch its
+    outer view checked without checking its rows again, `checked=True`)."""
     if inner_views is None:
         inner_views = InnerViews()
     plan = replace(plan, query=split_nonfinite(plan.query))
@@ -3113,6 +3116,9 @@ def render_module(
                 or r["leaves"][0]["key_is_kept"]
             )
         )
+    if checkable is not None:  # (a subquery's view: its direct batches)
+        checkable.update(r["name"] for r in relations if r["direct"])
+    for r in relations:
         # a batch that goes row by row (no batcher, or a late one's batch
         # that deletes) runs the trigger inlined in one loop: no call per
         # row, the indexes read into locals once (TPC-H Q21's lineitem: 1.06x)
@@ -3482,6 +3488,7 @@ class InnerViews:
         returns: dict = {}
         shares: dict = {}
         appliers: dict = {}
+        checkable: set = set()
         text = (
             render_set_view(plan, source, self)
             if isinstance(plan, SetPlan)
@@ -3494,6 +3501,7 @@ class InnerViews:
                 inner_views=self,
                 shares=shares,
                 appliers=appliers,
+                checkable=checkable,
             )
         )
         k = len(self.entries) + 1
@@ -3506,6 +3514,7 @@ class InnerViews:
             "returns": returns,
             "shares": shares,
             "appliers": appliers,
+            "checkable": checkable,
         }
         self.entries.append(entry)
         return entry
@@ -3605,6 +3614,8 @@ def _subviews(
                     "returns": returns.get(rel),
                     # an index of its trigger's that this view may share
                     "share": entry["shares"].get(rel),
+                    # its batcher takes a batch this view checked as checked
+                    "checkable": rel in entry["checkable"],
                     "counted": None,  # a view (see counted_in_state)
                 }
             )
