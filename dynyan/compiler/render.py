@@ -1389,19 +1389,26 @@ def _inner_columns_read(plan: Plan) -> dict[str, set[int]]:
     row can check a delete for all of them."""
     out: dict[str, set[int]] = {}
     for sub in _inner_plans(plan):
-        query = sub.query
-        named = [  # its own subqueries' atoms are numbered apart
-            r
-            for f in fields(query)
-            if f.name != "subqueries"
-            for r in _refs_in(getattr(query, f.name))
-        ]
-        for i, atom in enumerate(query.atoms):
-            cols = out.setdefault(atom.relation, set())
-            cols.update(c for c, v in enumerate(atom.variables) if v is not None)
-            cols.update(r.column for r in named if r.atom == i)
+        for rel, cols in _columns_read(sub.query).items():
+            out.setdefault(rel, set()).update(cols)
         for rel, cols in _inner_columns_read(sub).items():
             out.setdefault(rel, set()).update(cols)
+    return out
+
+
+def _columns_read(query) -> dict[str, set[int]]:
+    """Per relation: the columns `query` itself reads (not its subqueries)."""
+    out: dict[str, set[int]] = {}
+    named = [  # its own subqueries' atoms are numbered apart
+        r
+        for f in fields(query)
+        if f.name != "subqueries"
+        for r in _refs_in(getattr(query, f.name))
+    ]
+    for i, atom in enumerate(query.atoms):
+        cols = out.setdefault(atom.relation, set())
+        cols.update(c for c, v in enumerate(atom.variables) if v is not None)
+        cols.update(r.column for r in named if r.atom == i)
     return out
 
 
@@ -2681,6 +2688,7 @@ def render_module(
     value_checks = _value_checks(query)
     inner_checks = _subquery_value_checks(plan)
     inner_read = _inner_columns_read(plan)
+    own_read = _columns_read(query)
     inner_null_checks = _subquery_null_checks(plan)
     class_sets: dict[str, tuple[str, ...]] = {}  # for the value checks
     relations = []
@@ -2697,6 +2705,8 @@ def render_module(
         if not leaves and len(forwards.get(rel.name, [])) < 2:
             checked = {}
         type_check = _type_check(rel, checked, {}, class_sets)
+        # the columns a value of the wrong class can fail in (`_retyped`)
+        read = own_read.get(rel.name, set()) | inner_read.get(rel.name, set())
         null_check = None
         if rel.name not in virtual and (leaves or len(forwards.get(rel.name, [])) > 1):
             own = {c for leaf in leaves for c in leaf["null_columns"]}
@@ -2835,6 +2845,18 @@ def render_module(
                     )
                 ),
                 "type_check": type_check,
+                # each column's declared kind, to name a value of another
+                # class when Python's TypeError does not (`_retyped`)
+                "kinds": tuple_literal(
+                    [
+                        py(
+                            _CHECK_SETS[k][1]
+                            if k in _CHECK_SETS and c in read
+                            else None
+                        )
+                        for c, k in enumerate(rel.types)
+                    ]
+                ),
                 "null_check": null_check,
                 "forwards": feeds,
                 "forward_first": trusted and forward_first,
