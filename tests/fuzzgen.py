@@ -1049,6 +1049,64 @@ def scalar_test_by_the_join_key(g, atom):
     )
 
 
+@production(
+    "subquery", weight=0
+)  # drawn with --weight: earlier seeds keep their queries
+def waits_for_a_filtered_partner(g, atom):
+    """A table joined by a key to a partner filtered by a literal, tested by
+    that key against a subquery over its own table (`x op (SELECT AGG(…)
+    … WHERE s.k = atom.k)`, or `[NOT] EXISTS (… WHERE s.k = atom.k AND
+    s.x <> atom.x)`): its rows of keys that no partner row the filter takes
+    has had wait in a log (TPC-H Q17, Q21; `dynyan.compiler.gates`)."""
+    other = g.col(atom, ("int",))
+    if atom.table is None or other is None:
+        return False
+    alias = re.escape(atom.alias)
+    found = []
+    for p in g.q.where:
+        found += [
+            (k, a)
+            for k, a, _ in re.findall(rf"\b{alias}\.(\w+) = (\w+)\.(\w+)\b", p.sql)
+        ]
+        found += [
+            (k, a)
+            for a, _, k in re.findall(rf"\b(\w+)\.(\w+) = {alias}\.(\w+)\b", p.sql)
+        ]
+    atoms = {x.alias: x for x in g.q.atoms}
+    found = sorted(
+        (k, a)
+        for k, a in found
+        if a in atoms and a != atom.alias and atoms[a].table is not None
+    )
+    if not found:
+        return False
+    key, partner = g.choice(found)
+    ref = g.col(atoms[partner], ("int", "str"))
+    if ref is None:
+        return False
+    g.q.where.append(
+        Part(
+            f"{ref[0]} {g.choice(['=', '<>', '<', '>='])} {g.literal(ref[1])}",
+            frozenset({partner}),
+        )
+    )
+    s = _table_atom(atom.table, g.sub_alias())
+    inner = f"{s.alias}.{other[0].split('.', 1)[1]}"
+    where = f"{s.alias}.{key} = {atom.alias}.{key}"
+    if g.chance(0.5):
+        agg = g.choice([f"AVG({inner})", f"MAX({inner})", f"MIN({inner})", "COUNT(*)"])
+        test = (
+            f"{other[0]} {g.choice(['<', '>=', '='])} (SELECT {agg} FROM "
+            f"{atom.table} {s.alias} WHERE {where})"
+        )
+    else:
+        test = (
+            f"{'NOT ' if g.chance(0.5) else ''}EXISTS (SELECT 1 FROM {atom.table} "
+            f"{s.alias} WHERE {where} AND {inner} <> {other[0]})"
+        )
+    g.q.where.append(Part(test, frozenset({atom.alias})))
+
+
 @production("subquery", weight=0.6)
 def single_row_subquery(g, atom):
     """`x op (SELECT [DISTINCT] c FROM t WHERE t.k = … AND …)`: no aggregate,

@@ -132,7 +132,7 @@ def import_file(path: str) -> types.ModuleType:
 
 def _sections(plan) -> list[str]:
     """Fan-out of a non-simple tree, unread tables, ORDER BY, a decomposed
-    cycle and the inner views, each with its cost
+    cycle, the inner views and the rows that wait, each with its cost
     (`compiler/explain_sections.py`), after a blank line each."""
     from .explain_sections import (
         decomposition_lines,
@@ -140,6 +140,7 @@ def _sections(plan) -> list[str]:
         inner_view_lines,
         ordering_lines,
         unread_lines,
+        waiting_lines,
     )
 
     out = []
@@ -149,6 +150,7 @@ def _sections(plan) -> list[str]:
         ordering_lines(plan),
         decomposition_lines(plan),
         inner_view_lines(plan),
+        waiting_lines(plan),
     ):
         if lines:
             out += ["", *lines]

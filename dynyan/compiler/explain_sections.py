@@ -1,5 +1,6 @@
 """The parts of `dynyan explain` beyond the GJT pair: what ORDER BY/LIMIT,
-a decomposed cycle and the inner views (subqueries) cost.
+a decomposed cycle and the inner views (subqueries) cost, and which rows
+wait for a partner.
 
 Each function reads a plan and returns lines of text (none when the query
 has no such part), so `dynyan.compiler.explain` stays one list of sections.
@@ -8,6 +9,7 @@ has no such part), so `dynyan.compiler.explain` stays one list of sections.
 from __future__ import annotations
 
 from .frontend.passes.decompose_cycles import MAX_WIDTH
+from .gates import gates
 from .ir import InnerTest, Query, SetQuery
 from .plan import Plan, SetPlan, counted_in_state, orders_groups, ranked_root
 
@@ -24,6 +26,22 @@ def unread_lines(plan: Plan) -> list[str]:
         f"Tables the result does not depend on: {names} (their updates are "
         "checked, counted in strict mode, and change nothing)"
     ]
+
+
+def waiting_lines(plan: Plan) -> list[str]:
+    """Relations whose rows wait for a partner in a log (`gates.py`)."""
+    if isinstance(plan, SetPlan):
+        return []
+    query = plan.query
+    lines = []
+    for gate in gates(query):
+        column = query.relation(gate.relation).columns[gate.column]
+        lines.append(
+            f"Rows that wait: a {gate.relation} row whose {column} no {gate.gate} "
+            f"row its filters take has had is kept in a log, counted, until one "
+            f"arrives (one dict entry, nothing in the indexes or inner views)"
+        )
+    return lines
 
 
 def fan_out_lines(plan: Plan) -> list[str]:

@@ -55,6 +55,7 @@ from .ir import (
     refs,
     var_refs,
 )
+from .gates import gates
 from .names import Names
 from .plan import Plan, SetPlan, complexity, counted_in_state, orders_groups
 from .triggers import (
@@ -2933,6 +2934,13 @@ def render_module(
     old_from_payload = _old_from_payload(
         query, materialized, [value for _, value in aggregates]
     )
+    waits = (
+        []
+        if inner or reporting
+        else _gate_blocks(
+            query, relations, trust_input, own_read, inner_read, class_sets, names
+        )
+    )
     context = {
         "inner": inner,  # a subquery's view: raises the outer module's ViewError
         "strict": not trust_input,
@@ -3045,6 +3053,9 @@ def render_module(
         ),
         "uses_re": expressions.uses_re,
         "uses_floor": expressions.uses_floor,
+        # relations whose rows wait for a gate's row (dynyan.compiler.gates)
+        "waits": waits,
+        "wakers": _wakers(waits, names),
     }
     # the inlined helpers that call math (_div's infinities, _sqrt, quantiles),
     # and the counts of infinities beside a float SUM (_NONFINITE_PARTS)
@@ -3317,6 +3328,8 @@ def _state_entries(context) -> list[tuple[str, str]]:
         attrs.append("_reported")
     if context["counts_many"]:
         attrs.append("_many")
+    for w in context["waits"]:
+        attrs += [w["awake"], w["waiting"]]
     entries = [(py(a), f"self.{a}") for a in attrs]
     entries += [
         (py(f"sub:{sub['attr']}"), f"self.{sub['attr']}.snapshot()")
@@ -3328,6 +3341,107 @@ def _state_entries(context) -> list[tuple[str, str]]:
         )
         entries += [(py(a), f"self.{a}") for a in kept]
     return entries
+
+
+def _gate_blocks(query, relations, trust_input, own_read, inner_read, sets, names):
+    """What the View's code needs of each relation whose rows wait for a
+    gate's row of their key (`gates`): the checks a waiting row passes
+    first (as the trigger's, so that it goes in without fail when its key
+    wakes), the log's key of a row (strict: the row; trusting: the columns
+    read, the row rebuilt from them with None elsewhere) and the gate's
+    filter."""
+    by_name = {r["name"]: r for r in relations}
+    blocks = []
+    for gate in gates(query):
+        rel, by = by_name.get(gate.relation), by_name.get(gate.gate)
+        if (
+            rel is None
+            or by is None
+            or len(rel["leaves"]) != 1
+            or len(by["leaves"]) != 1
+            or by["leaves"][0]["cond"] is None
+        ):
+            continue
+        ir_rel = query.relation(gate.relation)
+        leaf = rel["leaves"][0]
+        lit = rel["literal"]
+        checks = [
+            f"if len(row) != {rel['arity']}:",
+            f"    raise ViewError(_arity_message({lit}, {rel['arity']}, row))",
+            *leaf["loads"],
+        ]
+        for null_check in (leaf["null_check"], rel["null_check"]):
+            if null_check:
+                checks += [
+                    f"if {null_check['cond']}:",
+                    f"    raise _null_error({lit}, row, {null_check['spec']})",
+                ]
+        read = sorted(
+            own_read.get(gate.relation, set()) | inner_read.get(gate.relation, set())
+        )
+        type_check = _type_check(ir_rel, dict.fromkeys(read, True), {}, sets)
+        if type_check:
+            checks += [
+                f"if not ({type_check['cond']}):",
+                f"    raise _type_error({lit}, row, {type_check['spec']})",
+            ]
+        # a row is logged whole where the view keeps whole rows (strict, or
+        # several inner views check it), else the columns read but the key
+        whole = (
+            not trust_input
+            or bool(rel["store"])
+            or not set(rel["kept"] or ()) | set(leaf["columns"]) <= set(read)
+        )
+        kept = [c for c in read if c != gate.column]  # (the key: the log's)
+        at = {c: f"_v[{i}]" for i, c in enumerate(kept)}
+        at[gate.column] = "key"
+        rebuilt = [at.get(c, "None") for c in range(rel["arity"])]
+        by_leaf = by["leaves"][0]
+        blocks.append(
+            {
+                "name": gate.relation,
+                "literal": lit,
+                "by": gate.gate,
+                "by_literal": by["literal"],
+                "by_arity": by["arity"],
+                "by_loads": by_leaf["loads"],
+                "by_cond": by_leaf["cond"],
+                "by_key": f"row[{gate.gate_column}]",
+                "checks": checks,
+                "key": f"row[{gate.column}]",
+                "kept": "row" if whole else tuple_literal([f"row[{c}]" for c in kept]),
+                "rebuilt": "_v" if whole else tuple_literal(rebuilt),
+                "absent": "_absent_message" if whole else "_kept_message",
+                "awake": names.new(f"awake_{gate.relation}"),
+                "waiting": names.new(f"waiting_{gate.relation}"),
+                "ungated": names.new(f"ungated_{gate.relation}"),
+                "one": "_" + names.new(f"gate_{gate.relation}"),
+                "many": "_" + names.new(f"gate_batch_{gate.relation}"),
+                "wake": "_" + names.new(f"wake_{gate.relation}"),
+            }
+        )
+    return blocks
+
+
+def _wakers(waits, names) -> list[dict]:
+    """Per gate relation: the relations whose rows wait for its rows."""
+    out: dict[str, dict] = {}
+    for w in waits:
+        if w["by"] not in out:
+            out[w["by"]] = {
+                "name": w["by"],
+                "literal": w["by_literal"],
+                "arity": w["by_arity"],
+                "loads": w["by_loads"],
+                "cond": w["by_cond"],
+                "waits": [],
+                "ungated": names.new(f"ungated_{w['by']}"),
+                "one": "_" + names.new(f"wake_by_{w['by']}"),
+                "many": "_" + names.new(f"wake_by_batch_{w['by']}"),
+                "check": "_" + names.new(f"wakes_{w['by']}"),
+            }
+        out[w["by"]]["waits"].append(w)
+    return list(out.values())
 
 
 def _layout_id(text: str, context, query) -> str:
