@@ -51,6 +51,7 @@ from .ir import (
     Var,
     ViewColumn,
     base_relations,
+    exact_digits,
     may_be_nonfinite,
     refs,
     var_refs,
@@ -139,6 +140,20 @@ _NONFINITE_PARTS = {
 }
 _NULL_AWARE |= set(_NONFINITE_PARTS)
 
+# DECIMAL arithmetic, rounded once at the root of a chain (`_decimal`)
+_ARITHMETIC = frozenset({"add", "sub", "mul", "neg"})
+# operators whose value is one of their operands' (a scaled value's roots
+# below them are scaled with it, `Expressions.scaled`)
+_PASSES_VALUES = _ARITHMETIC | {"case", "coalesce", "greatest", "least"}
+
+
+def _inexact(e) -> bool:
+    """Whether float arithmetic may round `e` (+, - or * below a unary -)."""
+    if not isinstance(e, Op):
+        return False
+    return e.op in ("add", "sub", "mul") or (e.op == "neg" and _inexact(e.args[0]))
+
+
 _INFIX_PY = {
     "add": "+",
     "sub": "-",
@@ -183,6 +198,16 @@ class Expressions:
     # `1.0 - x`), where CPython's arithmetic and comparisons of two floats
     # take their fast path; the value is the same (see `_float_literals`).
     floats: set = field(default_factory=set)
+    # (atom, column) pairs and variables -> the decimal digits their values
+    # hold exactly (DECIMAL(p, s): s; INTEGER: 0; DOUBLE: absent). SQL's
+    # DECIMAL arithmetic is exact and Python's floats are not (0.1 + 0.2):
+    # an arithmetic root whose digits are known is rounded to them once
+    # (`_decimal`), so `x + y = 0.3` holds where SQL says it does.
+    digits: dict = field(default_factory=dict)
+    in_arithmetic: bool = False  # rendering an operand of + - * or unary -
+    # rendering a value the caller scales to an integer (`render_unrounded`),
+    # through CASE's, COALESCE's … values too: no root of it is rounded
+    scaled: bool = False
 
     def may_be_null(self, e) -> bool:
         """Whether the SQL value of `e` can be NULL (conservatively)."""
@@ -228,6 +253,85 @@ class Expressions:
                 self.uses_datetime = True
                 return self._constant("_DATE", py(e.value))
             return py(e.value)
+        root = not self.in_arithmetic  # the operands of + - * are not rounded
+        scaled = self.scaled
+        self.in_arithmetic = e.op in _ARITHMETIC
+        self.scaled = scaled and e.op in _PASSES_VALUES
+        try:
+            a = self._operands(e, env)
+            # what `_op` renders (a CASE's conditions …) stands alone
+            self.in_arithmetic = self.scaled = False
+            if e.op in ("and", "or", "not") and any(map(self.may_be_null, e.args)):
+                return self._logic_value(e.op, a)
+            text = self._op(e, a, env)
+        finally:
+            self.in_arithmetic, self.scaled = not root, scaled
+        if root and e.op in _ARITHMETIC and not scaled:
+            text = self._decimal(e, text)
+        if e.op in _NULL_AWARE:
+            return text
+        # SQL: NULL in, NULL out (leaves `condition` tested are not again)
+        if any(isinstance(x, Lit) and x.value is None for x in e.args):
+            return "None"
+        nullable = [
+            test
+            for x, t in zip(e.args, a)
+            for test in self._null_tests(x, t, env)
+            if not (self.guarded and next(_leaves(x), None) is x)
+        ]
+        if not nullable:
+            return text
+        tests = " or ".join(f"{t} is None" for t in dict.fromkeys(nullable))
+        return f"(None if {tests} else {text})"
+
+    def _null_tests(self, x, text: str, env) -> list[str]:
+        """What to test for None to know whether operand `x` (rendered
+        `text`) is NULL: + - * over columns is NULL exactly where one of
+        them is, so those are tested rather than the value computed again
+        (a chain of n sums had 2^n copies of its first)."""
+        if not self.may_be_null(x):
+            return []
+        leaves = _arithmetic_leaves(x)
+        if leaves is None:
+            return [text]
+        return [
+            self.render(leaf, env)
+            for leaf in leaves
+            if self.may_be_null(leaf)
+            and not (self.guarded and next(_leaves(leaf), None) is leaf)
+        ]
+
+    def render_unrounded(self, e, env) -> str:
+        """`e` as `render` has it, a DECIMAL root left unrounded: for a caller
+        that scales the value to an integer, which rounds it anyway."""
+        outer, self.scaled = self.scaled, True
+        try:
+            return self.render(e, env)
+        finally:
+            self.scaled = outer
+
+    def _decimal(self, e: Op, text: str) -> str:
+        """`text`, the float of DECIMAL arithmetic `e`, rounded to the digits
+        SQL's exact result has: k / 10^d is the float nearest that decimal."""
+        if not self.is_float(e) or not _inexact(e):
+            return text
+        d = exact_digits(e, self._leaf_digits)
+        if d is None:  # a DOUBLE among the operands: float arithmetic is SQL's
+            return text
+        if d > 8:  # 10^d times the value may leave the exact integers
+            return f"round({text}, {d})"
+        self.uses_floor = True
+        return f"(_floor({text} * {10 ** d}.0 + 0.5) / {10 ** d}.0)"
+
+    def _leaf_digits(self, e) -> int | None:
+        if isinstance(e, Ref):
+            return self.digits.get((e.atom, e.column))
+        if isinstance(e, Var):
+            return self.digits.get(e.name)
+        return None
+
+    def _operands(self, e: Op, env) -> list:
+        """The rendered operands of `e` (None for a CASE's conditions)."""
         if e.op in NULL_ABSORBING:  # operands may be NULL: render their tests
             outer, self.guarded = self.guarded, False
             try:
@@ -242,26 +346,8 @@ class Expressions:
                 ]
             finally:
                 self.guarded = outer
-        else:
-            a = [self.render(x, env) for x in e.args]
-        if e.op in ("and", "or", "not") and any(map(self.may_be_null, e.args)):
-            return self._logic_value(e.op, a)
-        text = self._op(e, a, env)
-        if e.op in _NULL_AWARE:
-            return text
-        # SQL: NULL in, NULL out (leaves `condition` tested are not again)
-        if any(isinstance(x, Lit) and x.value is None for x in e.args):
-            return "None"
-        nullable = [
-            t
-            for x, t in zip(e.args, a)
-            if self.may_be_null(x)
-            and not (self.guarded and next(_leaves(x), None) is x)
-        ]
-        if not nullable:
-            return text
-        tests = " or ".join(f"{t} is None" for t in dict.fromkeys(nullable))
-        return f"(None if {tests} else {text})"
+            return a
+        return [self.render(x, env) for x in e.args]
 
     def _like_in_order(self, subject: str, parts: list[str]) -> str:
         """LIKE with `%` alone ('%special%requests%'): the parts found in
@@ -614,6 +700,27 @@ def _divides(e) -> bool:
     return isinstance(e, Op) and (
         e.op in ("div", "sqrt") or any(_divides(a) for a in e.args)
     )
+
+
+def _arithmetic_leaves(e) -> list | None:
+    """The column and variable leaves of `e` where it is + - * over them
+    and constants that are not NULL (it is NULL where one of them is);
+    None where it is anything else."""
+    if not (isinstance(e, Op) and e.op in _ARITHMETIC):
+        return None
+    out = []
+    for a in e.args:
+        if isinstance(a, (Ref, Var, AggRef)):
+            out.append(a)
+        elif isinstance(a, Lit):
+            if a.value is None:
+                return None
+        else:
+            inner = _arithmetic_leaves(a)
+            if inner is None:
+                return None
+            out += inner
+    return out
 
 
 def _leaves(e):
@@ -1178,7 +1285,7 @@ def _environment() -> jinja2.Environment:
 def _factor(expressions: Expressions, channel, expr, scale: int | None, env) -> str:
     """One atom's factor of a payload channel; exact channels scale to ints
     (DECIMAL: by 10^scale; DOUBLE: to counts of 2**-1074, `_exact`)."""
-    text = expressions.render(expr, env)
+    text = expressions.render_unrounded(expr, env)
     if channel.exact_float:
         expressions.helpers |= {"exact", "inexact"}
         return f"_exact({text})"
@@ -1468,6 +1575,23 @@ def _float_typed(query) -> set:
             if v is not None:
                 kinds[v] = kinds.get(v, True) and is_float
     return columns | {v for v, is_float in kinds.items() if is_float}
+
+
+def _exact_columns(query) -> dict:
+    """(atom, column) pairs and variables -> the decimal digits their values
+    hold exactly (`Expressions.digits`); a variable bound to several columns
+    holds the most of them, one bound to a DOUBLE is absent."""
+    columns, bound = {}, {}
+    for i, atom in enumerate(query.atoms):
+        scales = query.relation(atom.relation).scales
+        for c, v in enumerate(atom.variables):
+            d = scales[c] if c < len(scales) else None
+            if d is not None:
+                columns[(i, c)] = d
+            if v is not None:
+                bound.setdefault(v, []).append(d)
+    variables = {v: max(ds) for v, ds in bound.items() if None not in ds}
+    return columns | variables
 
 
 def _declared_not_null(query) -> set[str]:
@@ -2265,8 +2389,11 @@ def _group_slots(query, expressions: Expressions) -> dict:
             expressions.uses_datetime = True
         if agg.computed is None and (agg.arg is None or agg.arg not in extras):
             continue
-        x = expressions.render(agg.computed or Var(agg.arg), env)
         summed = agg.kind in ("count", "sum", "avg")
+        render = expressions.render
+        if agg.computed is not None and summed and agg.scale:
+            render = expressions.render_unrounded  # `_scaled` rounds it
+        x = render(agg.computed or Var(agg.arg), env)
         if agg.computed is not None and summed and agg.scale:
             x = f"(None if {x} is None else {_scaled(expressions, x, agg.scale)})"
         if agg.kind in RANKED_KINDS:  # every value, in order, to index
@@ -2634,6 +2761,7 @@ def render_module(
     }
     expressions.nonnull_vars = _nonnull_vars(query)
     expressions.floats = _float_typed(query)
+    expressions.digits = _exact_columns(query)
     if any(a.nonfinite for a in query.aggregates):
         expressions.helpers.add("ieee_total")
     expressions.agg_kinds = [a.kind for a in query.aggregates]
@@ -3774,6 +3902,7 @@ def _counted_rows(sub: Plan, test: dict, expressions: Expressions) -> dict:
         helpers=expressions.helpers,
         fresh=expressions.fresh,
         floats=_float_typed(q),
+        digits=_exact_columns(q),
     )
     cond = inner.condition(Op("and", atom.filters), env) if atom.filters else None
     expressions.fresh = inner.fresh

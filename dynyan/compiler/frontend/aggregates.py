@@ -16,6 +16,7 @@ from sqlglot import exp
 
 from ...errors import UnsupportedQueryError
 from ..ir import (
+    exact_digits,
     NULL_ABSORBING,
     AggRef,
     Aggregate,
@@ -30,7 +31,7 @@ from ..ir import (
 from ..functions import DISTINCT_SUM_KINDS, MULTISET_KINDS, PICK_KINDS
 from .diagnostics import DIALECT, sql_error, unsupported
 from .expressions import CONVERTERS
-from .types import check_condition, coerce_literals, exact_digits, infer_type, typed
+from .types import check_condition, coerce_literals, infer_type, typed
 
 # MEDIAN(x), QUANTILE_CONT(x, q), QUANTILE_DISC(x, q) (PERCENTILE_… WITHIN
 # GROUP and QUANTILE are respelled as these: passes/aggregate_spellings.py)

@@ -27,6 +27,7 @@ from ..ir import (
     Var,
     ViewColumn,
     conjuncts,
+    exact_digits,
     reads_a_view,
     refs,
 )
@@ -41,7 +42,6 @@ from .statements import SUPPORTED_TYPES, UNREAD
 from .types import (
     check_comparable,
     check_condition,
-    exact_digits,
     infer_type,
     lit_type,
     to_timestamp,

@@ -107,6 +107,33 @@ def from_items(select: exp.Select) -> list[exp.Expression]:
     return items + [j.this for j in select.args.get("joins") or []]
 
 
+def declared_digits(
+    x: exp.Expression, select: exp.Select | None, relations: dict
+) -> int | None:
+    """The decimal digits column `x` holds exactly (INTEGER 0, DECIMAL(p, s)
+    s) where it is a column of a declared table in the FROM of `select`;
+    None where it is anything else, or may be."""
+    if not isinstance(x, exp.Column) or select is None:
+        return None
+    sources = {}  # the name a source goes by -> its declared table, or None
+    for item in from_items(select):
+        table = isinstance(item, exp.Table) and not item.args.get("db")
+        rel = relations.get(item.name.lower()) if table else None
+        sources[(item.alias or item.name).lower()] = rel
+    name = x.name.lower()
+    if x.table:
+        found = [sources.get(x.table.lower())]
+    else:  # the one source that has the column (a derived table may)
+        found = [r for r in sources.values() if r is None or name in r.columns]
+    if len(found) != 1 or found[0] is None or name not in found[0].columns:
+        return None
+    rel = found[0]
+    i = rel.columns.index(name)
+    if not rel.scales or rel.types[i] not in ("int", "float"):
+        return None
+    return rel.scales[i]
+
+
 def from_aliases(select: exp.Select) -> set[str]:
     """The names the sources of a SELECT's FROM go by."""
     return {(item.alias or item.name).lower() for item in from_items(select)}

@@ -70,53 +70,6 @@ def infer_type(e, leaf: Callable) -> str | None:
     return op_type(e, [infer_type(a, leaf) for a in e.args])
 
 
-def exact_digits(e, leaf: Callable) -> int | None:
-    """Decimal digits that hold `e` exactly (it is summed as an integer
-    scaled by 10^digits), None if it may be inexact (a DOUBLE, a division);
-    `leaf` gives the digits of the column leaves."""
-    if isinstance(e, Lit):
-        if isinstance(e.value, bool) or isinstance(e.value, int):
-            return 0
-        if isinstance(e.value, float):
-            text = repr(e.value)
-            if "e" in text or "inf" in text or "nan" in text:
-                return None
-            digits = text.split(".")[1].rstrip("0") if "." in text else ""
-            return len(digits)
-        return None
-    if not isinstance(e, Op):
-        return leaf(e)
-    if e.op in ("add", "sub"):
-        parts = [exact_digits(a, leaf) for a in e.args]
-        return None if None in parts else max(parts)
-    if e.op == "mul":
-        parts = [exact_digits(a, leaf) for a in e.args]
-        return None if None in parts else sum(parts)
-    if e.op in ("neg", "abs", "nullif"):
-        return exact_digits(e.args[0], leaf)
-    if e.op == "pair":
-        return exact_digits(e.args[1], leaf)
-    if e.op in ("to_decimal", "to_int"):
-        return e.args[1].value if e.op == "to_decimal" else 0
-    if e.op == "round" and len(e.args) == 3:  # a DECIMAL's digits, rounded
-        return min(e.args[2].value, max(e.args[1].value, 0))
-    if e.op in ("ceil", "floor") and len(e.args) == 2:  # of a DECIMAL
-        return 0
-    if e.op == "exact_double":
-        return e.args[1].value
-    if e.op == "trunc" and len(e.args) == 3:
-        return min(e.args[2].value, max(e.args[1].value, 0))
-    if e.op in ("coalesce", "greatest", "least", "case"):
-        branches = e.args[1::2] + (e.args[-1],) if e.op == "case" else e.args
-        parts = [
-            exact_digits(a, leaf)
-            for a in branches
-            if not (isinstance(a, Lit) and a.value is None)
-        ]
-        return None if None in parts or not parts else max(parts)
-    return None
-
-
 def typed(type_of: Callable, e, node: exp.Expression) -> str | None:
     """`type_of(e)`, a refusal located at `node`."""
     try:

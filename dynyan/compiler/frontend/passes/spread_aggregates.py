@@ -50,7 +50,7 @@ import re
 import sqlglot
 from sqlglot import exp
 
-from ..context import Context, from_items
+from ..context import Context, declared_digits
 from ..diagnostics import DIALECT, ONLY_DISTINCT, unsupported
 
 # aggregate -> (sample variance?, square root?)
@@ -110,14 +110,15 @@ def spread_aggregates(tree: exp.Expression, ctx: Context) -> exp.Expression:
     for node in list(tree.find_all(*_SPREADS, *_PAIRED)):
         if isinstance(node.this, exp.Distinct):
             raise unsupported(ONLY_DISTINCT, node)
+        select = node.find_ancestor(exp.Select)
         if type(node) in _PAIRED:
             digits = (
-                _exact_digits(node.this, node, ctx),
-                _exact_digits(node.expression, node, ctx),
+                declared_digits(node.this, select, ctx.relations),
+                declared_digits(node.expression, select, ctx.relations),
             )
             value = _paired(type(node), node.this, node.expression, digits)
         else:
-            scale = _exact_digits(node.this, node, ctx)
+            scale = declared_digits(node.this, select, ctx.relations)
             value = _spread(node.this, *_SPREADS[type(node)], scale)
         window = node.parent
         if isinstance(window, exp.Window) and window.this is node:
@@ -139,7 +140,7 @@ def _paired(
     kind: type, y: exp.Expression, x: exp.Expression, digits=(None, None)
 ) -> exp.Expression:
     """An aggregate of the pairs (y, x) where both are non-NULL (`digits`:
-    the exact digits of y and x, `_exact_digits`; where both are known the
+    the exact digits of y and x, `declared_digits`; where both are known the
     sums are of their scaled integers and the co-moments exact)."""
     ydigits, xdigits = digits
     exact = xdigits is not None and ydigits is not None
@@ -196,32 +197,6 @@ def _scaled(x: exp.Expression, digits: int) -> exp.Expression:
     unit = exp.Literal.number(10**digits)
     scaled = exp.Round(this=exp.Mul(this=x.copy(), expression=unit))
     return exp.Cast(this=scaled, to=exp.DataType.build("BIGINT"))
-
-
-def _exact_digits(x: exp.Expression, node: exp.Expression, ctx: Context):
-    """The decimal digits column `x` holds exactly (INTEGER 0, DECIMAL(p, s)
-    s) where it is a column of a declared table in the FROM of the SELECT
-    around `node`; None where it is anything else, or may be."""
-    select = node.find_ancestor(exp.Select)
-    if not isinstance(x, exp.Column) or select is None:
-        return None
-    sources = {}  # the name a source goes by -> its declared table, or None
-    for item in from_items(select):
-        table = isinstance(item, exp.Table) and not item.args.get("db")
-        rel = ctx.relations.get(item.name.lower()) if table else None
-        sources[(item.alias or item.name).lower()] = rel
-    name = x.name.lower()
-    if x.table:
-        found = [sources.get(x.table.lower())]
-    else:  # the one source that has the column (a derived table may)
-        found = [r for r in sources.values() if r is None or name in r.columns]
-    if len(found) != 1 or found[0] is None or name not in found[0].columns:
-        return None
-    rel = found[0]
-    i = rel.columns.index(name)
-    if not rel.scales or rel.types[i] not in ("int", "float"):
-        return None
-    return rel.scales[i]
 
 
 def _exact_spread(x: exp.Expression, sample: bool, scale: int) -> exp.Expression:

@@ -35,7 +35,18 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ...ir import AggRef, Atom, Lit, Op, Query, Ref, Relation, SetQuery, Var
+from ...ir import (
+    AggRef,
+    Atom,
+    Lit,
+    Op,
+    Query,
+    Ref,
+    Relation,
+    SetQuery,
+    Var,
+    exact_digits,
+)
 from ..aggregates import is_grouped
 from ..context import (
     COLUMN,
@@ -48,7 +59,7 @@ from ..context import (
     sql_conjuncts,
 )
 from ..diagnostics import unsupported
-from ..types import exact_digits, infer_type, lit_type
+from ..types import infer_type, lit_type
 from .scalar_reduction import reduce_to_read_keys
 
 # comparison node -> (op, op with the sides swapped)

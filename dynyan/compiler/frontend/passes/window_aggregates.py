@@ -28,7 +28,7 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import exp
 
-from ..context import GUARD_COLUMN, ROWS, TIES, Context
+from ..context import GUARD_COLUMN, ROWS, TIES, Context, declared_digits
 from .name_outputs import named
 from .qualify_names import expand_stars
 from .window_orders import (
@@ -678,11 +678,12 @@ class _Rewrite:
         over its peers."""
         func, keys, levels, column = self._aggregate_over(window)
         measures = running_measures(func, column)
+        digits = self._digits(func)
         args = (
             keys,
             levels,
             measures,
-            lambda tables: running_value(func, column, tables),
+            lambda tables: running_value(func, column, tables, digits),
             False,
             True,
         )
@@ -701,6 +702,7 @@ class _Rewrite:
             column = self._column(arg, "x")
         bounds = band_bounds(window)
         descending = bool(ordered.args.get("desc"))
+        digits = self._digits(func)
         signature = (
             func.key,
             tuple(keys),
@@ -716,10 +718,15 @@ class _Rewrite:
                 descending,
                 bounds,
                 running_measures(func, column),
-                lambda tables: running_value(func, column, tables),
+                lambda tables: running_value(func, column, tables, digits),
             )
             self.banded[signature] = (f"__band{len(self.banded) + 1}", args)
         return exp.column("__value", table=self.banded[signature][0])
+
+    def _digits(self, func: exp.Expression) -> int | None:
+        """The exact digits of an aggregate's argument where it is a DECIMAL
+        or INTEGER column of a declared table (`running_value`'s AVG)."""
+        return declared_digits(func.this, self.select, self.relations)
 
     def _aggregate_over(self, window: exp.Window) -> tuple:
         """An aggregate window's function, its partition's key columns, the
@@ -747,6 +754,7 @@ class _Rewrite:
         signature = (func.key, tuple(keys), levels, shown, column)
         if signature not in self.rows_banded:
             x = "__x" if column is not None else None
+            digits = self._digits(func)
             measures = (
                 running_measures(func, x) if x else (Measure("__n", "count", "__x"),)
             )
@@ -755,7 +763,7 @@ class _Rewrite:
                 column,
                 bounds,
                 measures,
-                lambda tables: running_value(func, x, tables),
+                lambda tables: running_value(func, x, tables, digits),
             )
             alias = f"__rows_band{len(self.rows_banded) + 1}"
             self.rows_banded[signature] = (alias, args)

@@ -211,10 +211,13 @@ def running_measures(func: exp.Expression, column: str | None) -> tuple[Measure,
 
 
 def running_value(
-    func: exp.Expression, column: str | None, tables: list[str]
+    func: exp.Expression, column: str | None, tables: list[str], digits=None
 ) -> exp.Expression:
     """`func`'s running value from the level tables' and the peers' table's
-    measures (`tables`, the peers' last)."""
+    measures (`tables`, the peers' last). AVG of a DECIMAL of `digits`
+    digits divides its exact sum in units of 10^-digits by the count times
+    10^digits, once, as a database's AVG does (not the sum's float by the
+    count: 12.45 / 5 is 2.4899999999999998, 1245 / 500 is 2.49)."""
 
     def total(name: str) -> exp.Expression:
         out: exp.Expression = exp.column(name, table=tables[0])
@@ -234,7 +237,12 @@ def running_value(
         return total("__c")
     value = total("__s")
     if isinstance(func, exp.Avg):
-        value = exp.Div(this=value, expression=total("__c"))
+        count = total("__c")
+        if digits:
+            unit = exp.Literal.number(10**digits)
+            value = exp.Mul(this=value, expression=unit)
+            count = exp.Paren(this=exp.Mul(this=count, expression=unit.copy()))
+        value = exp.Div(this=value, expression=count)
     none = exp.EQ(this=total("__c"), expression=exp.Literal.number(0))
     return exp.Paren(this=exp.case().when(none, exp.null()).else_(value))
 
