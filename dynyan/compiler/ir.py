@@ -790,6 +790,49 @@ class Query:
         return "\n".join(lines)
 
 
+def query_digits(query: "Query", expr) -> int | None:
+    """Decimal digits a query's expression over its variables and aggregates
+    holds exactly (an output column, or a per-row expression:
+    l_extendedprice * (1 - l_discount)); None where it may be inexact."""
+    return exact_digits(expr, lambda leaf: _query_leaf_digits(query, leaf))
+
+
+# aggregates whose value is one of their argument's values
+PICKS = ("min", "max", "quantile_disc")
+
+
+def _query_leaf_digits(query: "Query", expr) -> int | None:
+    if isinstance(expr, Var):
+        found = column_of(query, expr.name)
+        if found is None:
+            return None
+        rel, column = found
+        return rel.scales[column] if rel.scales else None
+    if isinstance(expr, AggRef):
+        agg = query.aggregates[expr.index]
+        if agg.kind in PICKS and agg.computed is None:
+            return query_digits(query, Var(agg.arg))
+        if agg.kind in ("quantile_cont", "sum_distinct"):  # kept in these digits
+            return agg.scale
+        if agg.kind != "sum":
+            return None
+        if agg.computed is not None:
+            return agg.scale
+        scales = [query.channels[c - 1].scale if c else 0 for _, c in agg.terms]
+        if None in scales or not all(isinstance(k, int) for k, _ in agg.terms):
+            return None
+        return max(scales, default=0)
+    return None
+
+
+def column_of(query: "Query", var: str) -> "tuple[Relation, int] | None":
+    """The first table column variable `var` stands for, if it is one."""
+    for atom in query.atoms:
+        if var in atom.variables:
+            return query.relation(atom.relation), atom.variables.index(var)
+    return None
+
+
 def var_refs(expr) -> list[Var]:
     """Every variable in an output expression, left to right."""
     if isinstance(expr, Var):

@@ -53,6 +53,7 @@ from .ir import (
     base_relations,
     exact_digits,
     may_be_nonfinite,
+    query_digits,
     refs,
     var_refs,
 )
@@ -204,6 +205,7 @@ class Expressions:
     # an arithmetic root whose digits are known is rounded to them once
     # (`_decimal`), so `x + y = 0.3` holds where SQL says it does.
     digits: dict = field(default_factory=dict)
+    agg_digits: list = field(default_factory=list)  # of each aggregate's value
     in_arithmetic: bool = False  # rendering an operand of + - * or unary -
     # rendering a value the caller scales to an integer (`render_unrounded`),
     # through CASE's, COALESCE's … values too: no root of it is rounded
@@ -318,7 +320,7 @@ class Expressions:
         d = exact_digits(e, self._leaf_digits)
         if d is None:  # a DOUBLE among the operands: float arithmetic is SQL's
             return text
-        if d > 8:  # 10^d times the value may leave the exact integers
+        if d > 6:  # 10^d times a value past 10^9 leaves the exact integers
             return f"round({text}, {d})"
         self.uses_floor = True
         return f"(_floor({text} * {10 ** d}.0 + 0.5) / {10 ** d}.0)"
@@ -328,6 +330,8 @@ class Expressions:
             return self.digits.get((e.atom, e.column))
         if isinstance(e, Var):
             return self.digits.get(e.name)
+        if isinstance(e, AggRef) and e.index < len(self.agg_digits):
+            return self.agg_digits[e.index]
         return None
 
     def _operands(self, e: Op, env) -> list:
@@ -480,6 +484,8 @@ class Expressions:
             return e.name in self.floats
         if isinstance(e, Lit):
             return type(e.value) is float
+        if isinstance(e, AggRef):  # a DECIMAL's SUM, MIN …
+            return bool(self._leaf_digits(e))
         if isinstance(e, Op) and e.op in ("add", "sub", "mul", "neg"):
             return any(self.is_float(x) for x in e.args)
         return False
@@ -2765,6 +2771,9 @@ def render_module(
     if any(a.nonfinite for a in query.aggregates):
         expressions.helpers.add("ieee_total")
     expressions.agg_kinds = [a.kind for a in query.aggregates]
+    expressions.agg_digits = [
+        query_digits(query, AggRef(i)) for i in range(len(query.aggregates))
+    ]
     ring = Ring(1 + len(query.channels))
     layout.pads = {
         node.id: expressions._constant(

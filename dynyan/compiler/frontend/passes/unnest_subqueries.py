@@ -44,8 +44,10 @@ from ...ir import (
     Ref,
     Relation,
     SetQuery,
+    PICKS,
     Var,
-    exact_digits,
+    column_of,
+    query_digits,
 )
 from ..aggregates import is_grouped
 from ..context import (
@@ -775,7 +777,7 @@ def output_scales(query: Query | SetQuery, types) -> tuple[int | None, ...]:
                 out.append(max(digits) if digits and None not in digits else None)
         return tuple(out)
     return tuple(
-        0 if t == "int" else _exact_digits(query, o.expr)
+        0 if t == "int" else query_digits(query, o.expr)
         for t, o in zip(types, query.outputs)
     )
 
@@ -789,48 +791,6 @@ def _null_column(query: Query | SetQuery, i: int) -> bool:
     return isinstance(expr, Lit) and expr.value is None
 
 
-def _exact_digits(query: Query, expr) -> int | None:
-    """Decimal digits an output column holds exactly (also a per-row
-    expression: l_extendedprice * (1 - l_discount))."""
-    return exact_digits(expr, lambda leaf: _leaf_digits(query, leaf))
-
-
-# aggregates whose value is one of their argument's values
-_PICKS = ("min", "max", "quantile_disc")
-
-
-def _leaf_digits(query: Query, expr) -> int | None:
-    if isinstance(expr, Var):
-        found = _column_of(query, expr.name)
-        if found is None:
-            return None
-        rel, column = found
-        return rel.scales[column] if rel.scales else None
-    if isinstance(expr, AggRef):
-        agg = query.aggregates[expr.index]
-        if agg.kind in _PICKS and agg.computed is None:
-            return _exact_digits(query, Var(agg.arg))
-        if agg.kind in ("quantile_cont", "sum_distinct"):  # kept in these digits
-            return agg.scale
-        if agg.kind != "sum":
-            return None
-        if agg.computed is not None:
-            return agg.scale
-        scales = [query.channels[c - 1].scale if c else 0 for _, c in agg.terms]
-        if None in scales or not all(isinstance(k, int) for k, _ in agg.terms):
-            return None
-        return max(scales, default=0)
-    return None
-
-
-def _column_of(query: Query, var: str) -> tuple[Relation, int] | None:
-    """The first table column variable `var` stands for, if it is one."""
-    for atom in query.atoms:
-        if var in atom.variables:
-            return query.relation(atom.relation), atom.variables.index(var)
-    return None
-
-
 def output_type(query: Query, expr) -> str:
     """The type of a subquery's output column, for the relation it becomes."""
 
@@ -840,7 +800,7 @@ def output_type(query: Query, expr) -> str:
 
     def leaf(e) -> str | None:
         if isinstance(e, Var):
-            found = _column_of(query, e.name)
+            found = column_of(query, e.name)
             if found is not None:
                 rel, column = found
                 return rel.types[column]
@@ -857,9 +817,9 @@ def output_type(query: Query, expr) -> str:
                 return "str"
             if agg.kind == "sum_distinct":  # an INTEGER's is an integer
                 return "int" if agg.scale == 0 else "float"
-            if agg.kind in _PICKS and agg.computed is not None:
+            if agg.kind in PICKS and agg.computed is not None:
                 return infer_type(agg.computed, leaf)
-            if agg.kind in _PICKS:
+            if agg.kind in PICKS:
                 return leaf(Var(agg.arg))
             if agg.computed is not None:
                 return "int" if agg.kind == "sum" and agg.scale == 0 else "float"
