@@ -2,13 +2,15 @@
 
     .venv/bin/pip install cython==3.3.1
     .venv/bin/python bench/native.py --events 200000 --runs 3
+    .venv/bin/python bench/native.py --trust-input --queries q1,spec/q13
 
 For each query of the TPC-H set, the module `dynyan compile` writes is
 built unchanged as an extension module (Cython 3, language level 3, the
 C compiler of the machine, -O2), both are imported into this process and
 replay the first `--events` events of the TPC-H SF 0.1 insert stream, one
 `insert` call per event as the harness does, alternating pure and native
-runs; the medians of `--runs` runs are compared. The stream is built by
+runs; the medians of `--runs` runs are compared. `--trust-input`: the
+modules compiled trusting their input (`dynyan compile --trust-input`). The stream is built by
 `python -m bench run --sf 0.1` (or `dynyan stream build`, docs/streams.md).
 """
 
@@ -78,7 +80,12 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--events", type=int, default=200_000, help="stream prefix")
     p.add_argument("--runs", type=int, default=3, help="runs per module (median)")
-    p.add_argument("--queries", default=",".join(TPCH), help="tpch query names")
+    p.add_argument(
+        "--queries", default=",".join(TPCH), help="names under queries/tpch/"
+    )
+    p.add_argument(
+        "--trust-input", action="store_true", help="modules compiled trusting"
+    )
     p.add_argument(
         "--stream", default=str(ROOT / "data/streams/tpch-sf0.1-all-insert-s1")
     )
@@ -93,10 +100,12 @@ def main(argv=None) -> int:
         for name in args.queries.split(","):
             (query,) = bench.discover_queries(ROOT / "queries", [f"tpch/{name}"])
             events = bench.decode_stream(args.stream, query.relations, args.events)
-            source = compile_sql(query.sql, query.schema)
+            source = compile_sql(query.sql, query.schema, trust_input=args.trust_input)
             pure = import_source(source)
             try:
-                native = build_extension(source, f"dyn_{name}", Path(tmp))
+                native = build_extension(
+                    source, "dyn_" + name.replace("/", "_"), Path(tmp)
+                )
             except Exception as err:  # noqa: BLE001 - report and go on
                 print(f"{name:<6} native build failed: {err}")
                 continue
