@@ -8,7 +8,7 @@ update it (it is not among `View.RELATIONS`). The values must be constants
 (numbers, strings, NULL, TRUE/FALSE, DATE and TIMESTAMP literals); a
 column's type is theirs (INTEGER, DECIMAL with the most digits after the
 point, DOUBLE for an exponent, VARCHAR, DATE, TIMESTAMP, BOOLEAN; a column
-of NULLs only is INTEGER, as DuckDB). Runs first: a WITH or a view of
+of NULLs only has none, as DuckDB's NULL type: it compares with any). Runs first: a WITH or a view of
 VALUES is then a query of that table.
 
 >>> import sqlglot
@@ -158,8 +158,8 @@ def _constant(node: exp.Expression):
 def _column_type(cells: list, node) -> tuple[str, int | None]:
     """One column's type and exact digits from its constants."""
     kinds = {kind for _, kind, _ in cells if kind is not None}
-    if not kinds:
-        return "int", 0
+    if not kinds:  # NULLs only: no type, compared or combined with any
+        return None, None
     if kinds <= {"int", "float"}:
         scales = [scale for _, kind, scale in cells if kind is not None]
         if "float" not in kinds:
