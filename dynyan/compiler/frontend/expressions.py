@@ -73,6 +73,8 @@ def _cast(fe, node: exp.Cast):
     inner = fe.expr(node.this)
     wanted = TYPES.get(target)
     safe = isinstance(node, exp.TryCast)  # NULL where CAST is an error
+    if isinstance(inner, Lit) and inner.value is None and wanted is not None:
+        return inner  # NULL::INTEGER: a NULL of any type is NULL
     literal_text = isinstance(inner, Lit) and isinstance(inner.value, str)
     if wanted in TIMES and literal_text and not safe:
         parse = parse_date if wanted == "date" else parse_timestamp
