@@ -2395,12 +2395,15 @@ def _group_slots(query, expressions: Expressions) -> dict:
             expressions.uses_datetime = True
         if agg.computed is None and (agg.arg is None or agg.arg not in extras):
             continue
-        summed = agg.kind in ("count", "sum", "avg")
-        render = expressions.render
-        if agg.computed is not None and summed and agg.scale:
-            render = expressions.render_unrounded  # `_scaled` rounds it
+        # a computed DECIMAL summed: scaled to an integer (`_scaled` rounds it)
+        scaled = (
+            agg.computed is not None
+            and agg.kind in ("count", "sum", "avg")
+            and bool(agg.scale)
+        )
+        render = expressions.render_unrounded if scaled else expressions.render
         x = render(agg.computed or Var(agg.arg), env)
-        if agg.computed is not None and summed and agg.scale:
+        if scaled:
             x = f"(None if {x} is None else {_scaled(expressions, x, agg.scale)})"
         if agg.kind in RANKED_KINDS:  # every value, in order, to index
             key = "ranked " + x

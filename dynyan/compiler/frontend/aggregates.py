@@ -281,9 +281,9 @@ class Grouping:
                     return self._computed("count", arg, text, node)
         else:
             arg = self.fe.expr(node.this)
-            if self.fe.type_of(arg) not in ("int", "float", "bool") and not (
-                isinstance(arg, Ref) and self.fe.type_of(arg) is None
-            ):  # (a column of NULLs only, of VALUES: SQL's NULL, as DuckDB's)
+            numeric = self.fe.type_of(arg) in ("int", "float", "bool")
+            # a column of no type (of VALUES, NULLs only) is SQL's NULL
+            if not numeric and not (isinstance(arg, Ref) and not self.fe.type_of(arg)):
                 raise unsupported(f"{node.sql_name()} needs a numeric argument", node)
             kind = "sum" if isinstance(node, exp.Sum) else "avg"
             try:

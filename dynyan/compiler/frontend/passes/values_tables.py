@@ -8,8 +8,8 @@ update it (it is not among `View.RELATIONS`). The values must be constants
 (numbers, strings, NULL, TRUE/FALSE, DATE and TIMESTAMP literals); a
 column's type is theirs (INTEGER, DECIMAL with the most digits after the
 point, DOUBLE for an exponent, VARCHAR, DATE, TIMESTAMP, BOOLEAN; a column
-of NULLs only has none, as DuckDB's NULL type: it compares with any). Runs first: a WITH or a view of
-VALUES is then a query of that table.
+of NULLs only has none, as DuckDB's NULL type: it compares with any). Runs
+first: a WITH or a view of VALUES is then a query of that table.
 
 >>> import sqlglot
 >>> from dynyan.compiler.frontend.context import Context
