@@ -3,6 +3,8 @@
     .venv/bin/python bench/profile_query.py queries/gcq/gcq1.sql --events 4000
     .venv/bin/python bench/profile_query.py queries/tpch/fq1.sql \
         --stream data/streams/tpch-sf0.1-all-insert-s1 --events 300000
+    .venv/bin/python bench/profile_query.py queries/tpch/spec/q11.sql \
+        --stream data/streams/tpch-sf0.1-all-insert-s1 --trust-input --batch 10000
 
 GCQ and fraud queries get their synthetic stream (dynyan.pipeline.synthetic), TPC-H
 queries the events of their relations from a stream directory. The apply
@@ -38,6 +40,17 @@ def events_for(query: bench.BenchQuery, stream: str | None, n: int) -> list:
     return bench.decode_stream(stream, query.relations, n)
 
 
+def batch_calls(events: list) -> list:
+    """One (relation, rows, mults) per relation of `events`, in the order the
+    relations first appear, rows in stream order."""
+    calls: dict = {}
+    for rel, op, row in events:
+        rows, mults = calls.setdefault(rel, ([], []))
+        rows.append(row)
+        mults.append(op)
+    return [(rel, rows, mults) for rel, (rows, mults) in calls.items()]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument(
@@ -49,6 +62,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--push", action="store_true", help="push mode (counting sink)")
     p.add_argument(
         "--trust-input", action="store_true", help="compile the module trusting"
+    )
+    p.add_argument(
+        "--batch",
+        type=int,
+        help="feed update() per relation per N events, as the harness's "
+        "dynyan-batch system does",
     )
     p.add_argument("--top", type=int, default=15)
     args = p.parse_args(argv)
@@ -69,6 +88,18 @@ def main(argv: list[str] | None = None) -> int:
     def apply():
         for rel, op, row in events:
             ops[op](rel, row)
+
+    if args.batch:
+        calls = [
+            batch_calls(events[lo : lo + args.batch])
+            for lo in range(0, len(events), args.batch)
+        ]
+
+        def apply():  # noqa: F811 - the batched form replaces the per-event one
+            update = view.update
+            for runs in calls:
+                for rel, rows, mults in runs:
+                    update(rel, rows, mults)
 
     profiler = cProfile.Profile()
     t0 = time.perf_counter()
