@@ -106,6 +106,9 @@ class Query:
     set_op: str = ""  # the query UNION/INTERSECT/EXCEPT [ALL] itself …
     set_filter: Part | None = None  # … with this conjunct more on the right
     tags: list[str] = field(default_factory=list)  # productions used
+    # DuckDB conditions true while rows tie where the query numbers them
+    # (DuckDB then picks any row and the View reads nothing)
+    ties: list[Part] = field(default_factory=list)
 
     def select_sql(self) -> str:
         items = (
@@ -146,7 +149,11 @@ class Query:
 
     def text(self) -> str:
         """The whole query file: the schema, then the SELECT."""
-        return SCHEMA + "\n" + self.select_sql() + ";\n"
+        ties = ""
+        if self.ties:
+            ties = " OR ".join(f"({t.sql})" for t in self.ties)
+            ties = f"-- ties: SELECT {ties}\n"
+        return ties + SCHEMA + "\n" + self.select_sql() + ";\n"
 
     def no_null(self) -> set[tuple[str, str]]:
         out: set = set()
@@ -171,14 +178,15 @@ class Query:
             items=keep(self.items),
             group_by=keep(self.group_by),
             having=keep(self.having),
+            ties=keep(self.ties),
             set_filter=(
                 None
                 if self.set_filter and alias in self.set_filter.aliases
                 else self.set_filter
             ),
         )
-        if self.items and not q.items:
-            return None
+        if (self.items and not q.items) or q.atoms[0].outer:
+            return None  # nothing selected, or a first JOIN with nothing before it
         return q
 
 
@@ -344,6 +352,50 @@ def derived_group(g: Gen, alias: str):
     )
     base = lambda ref: frozenset({(t, ref.split(".", 1)[1])})  # noqa: E731
     sources = (("k", base(key[0])), ("m", base(num[0])))
+    g.q.atoms.append(Atom(alias, None, tuple(cols), sql, sources=sources))
+
+
+@production("from", weight=0)  # drawn with --weight: earlier seeds keep theirs
+def first_row_per_key(g: Gen, alias: str):
+    """The first row of each key in an order, as people write it: (SELECT
+    …, ROW_NUMBER() OVER (PARTITION BY k ORDER BY o [DESC], …) AS rn FROM t)
+    alias, with `alias.rn = 1` in WHERE, or the same numbered in QUALIFY.
+    The order may tie (DuckDB then picks any row, the View reads nothing)."""
+    t = g.choice(sorted(TABLES))
+    inner = _table_atom(t, "i" + alias)
+    cols = g.rng.sample(g.cols(inner), min(len(inner.columns), g.rng.randint(2, 3)))
+    names = [c for c, _ in cols]
+    key = g.col(inner, ("int", "str"))
+    order = [g.col(inner) for _ in range(g.rng.randint(1, 2))]
+    if key is None or None in order:
+        return False
+    by = ", ".join(
+        f"{o[0]}{g.choice(['', ' DESC', ' DESC NULLS FIRST'])}" for o in order
+    )
+    window = f"ROW_NUMBER() OVER (PARTITION BY {key[0]} ORDER BY {by})"
+    items = ", ".join(f"{inner.alias}.{c} AS {c}" for c in names)
+    if g.chance(0.5):  # numbered in QUALIFY
+        sql = f"(SELECT {items} FROM {t} {inner.alias} QUALIFY {window} = 1) {alias}"
+    else:
+        sql = f"(SELECT {items}, {window} AS rn FROM {t} {inner.alias}) {alias}"
+        test = f"{alias}.rn {g.choice(['= 1', '<= 1', '< 2'])}"
+        g.q.where.append(Part(test, frozenset({alias})))
+    needed = list(
+        dict.fromkeys(
+            [*names, key[0].split(".")[1]] + [o[0].split(".")[1] for o in order]
+        )
+    )
+    rows = ", ".join(f"{inner.alias}.{c} AS {c}" for c in needed)
+    d_by = by.replace(f"{inner.alias}.", "d.")
+    d_key = key[0].replace(f"{inner.alias}.", "d.")
+    ties = (
+        f"SELECT COUNT(*) > 0 FROM (SELECT f.k FROM (SELECT {d_key} AS k FROM "
+        f"(SELECT DISTINCT {rows} FROM {t} {inner.alias}) AS d QUALIFY RANK() "
+        f"OVER (PARTITION BY {d_key} ORDER BY {d_by}) = 1) AS f GROUP BY f.k "
+        "HAVING COUNT(*) > 1) AS g"
+    )
+    g.q.ties.append(Part(ties, frozenset({alias})))
+    sources = tuple((c, frozenset({(t, c)})) for c in names)
     g.q.atoms.append(Atom(alias, None, tuple(cols), sql, sources=sources))
 
 

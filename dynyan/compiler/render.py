@@ -2375,6 +2375,11 @@ def query_id(plan: Plan) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+# a MIN/MAX multiset is a plain dict up to this many distinct values, then a
+# SortedDict (`_group_slots`)
+GROWN = 16
+
+
 def _group_slots(query, expressions: Expressions) -> dict:
     """What a materialised group keeps beside its payload, slot by slot
     (`entry[1:]`): one multiset per MIN/MAX/COUNT(DISTINCT) argument (its
@@ -2471,6 +2476,8 @@ def _group_slots(query, expressions: Expressions) -> dict:
                 )
             if agg.kind != "count_distinct":  # in order
                 multisets[where[key]]["sorted"] = True
+            if agg.kind == "string_agg_distinct":  # reads the keys in order
+                multisets[where[key]]["keys"] = True
             slot[i] = ("multiset", where[key])
         else:
             key = "sum " + x
@@ -2486,12 +2493,19 @@ def _group_slots(query, expressions: Expressions) -> dict:
         s["zero"] = "0, 0, 0, 0" if s["ieee"] else "0"
         if s["ieee"]:
             expressions.helpers |= {"exact", "inexact"}
-    for m in multisets:
+    for j, m in enumerate(multisets):
         m.setdefault("ranked", False)
         m.setdefault("scaled", None)
         m.setdefault("total", None)
+        # read only at its ends (MIN, MAX, ARG_MIN/MAX) or by its size: a dict
+        # while it holds few values (most groups hold one; a SortedDict costs
+        # about 15 us to make), sorted once it outgrows GROWN
+        m["grows"] = m["sorted"] and not (m["ranked"] or m["total"] or m.get("keys"))
+        m["entry"] = 1 + j
         m["ctor"] = (
-            "SortedList()" if m["ranked"] else "SortedDict()" if m["sorted"] else "{}"
+            "SortedList()"
+            if m["ranked"]
+            else "SortedDict()" if m["sorted"] and not m["grows"] else "{}"
         )
     for k, (kind, j) in slot.items():
         slot[k] = 1 + j if kind == "multiset" else 1 + len(multisets) + j
@@ -2608,6 +2622,9 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
             ms = f"e[{slots['slot'][i]}]"
             end = 0 if agg.kind in ("min", "arg_min") else -1
             extreme = f"{ms}.peekitem({end})[0]"
+            if slots["multisets"][slots["slot"][i] - 1]["grows"]:  # a dict at first
+                least = "min" if end == 0 else "max"
+                extreme = f"({least}({ms}) if type({ms}) is dict else {extreme})"
             if slots["multisets"][slots["slot"][i] - 1]["nan"]:
                 extreme = f"_nan_value({extreme})"
             values.append(
@@ -3136,6 +3153,7 @@ def render_module(
         # Per MIN/MAX/COUNT(DISTINCT) argument a (sorted) multiset, per
         # computed COUNT/SUM/AVG argument its total (SQL: NULLs left out).
         "multisets": slots["multisets"],
+        "grown": GROWN,
         "sums": slots["sums"],
         # per multiset a SUM/AVG(DISTINCT) reads, the sum of its keys
         "totals": slots["totals"],
@@ -3604,7 +3622,9 @@ def _layout_id(text: str, context, query) -> str:
         + " ".join(str(c.scale) for c in query.channels),
         "multisets "
         + " ".join(
-            m["ctor"] + (f" summed {m['total']}" if m["total"] else "")
+            m["ctor"]
+            + (" grows" if m["grows"] else "")
+            + (f" summed {m['total']}" if m["total"] else "")
             for m in context["multisets"]
         ),
         f"sums {len(context['sums'])}",

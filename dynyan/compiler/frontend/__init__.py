@@ -33,6 +33,7 @@ from .passes.check_supported import check_supported
 from .passes.constant_subqueries import constant_subqueries
 from .passes.decompose_cycles import choose_bags, decompose_cycles
 from .passes.distinct_on import distinct_on
+from .passes.first_rows import first_rows
 from .passes.grouping_sets import grouping_sets
 from .passes.having_subqueries import having_subqueries
 from .passes.inline_views import inline_views
@@ -67,6 +68,7 @@ TREE_PASSES = (
     subquery_limits,  # ORDER BY … LIMIT in a subquery -> ROW_NUMBER() in QUALIFY
     aggregate_spellings,  # FILTER (WHERE …), GROUP BY ALL -> plain aggregation
     spread_aggregates,  # VARIANCE, STDDEV, CORR, REGR_* -> arithmetic over SUM, COUNT
+    first_rows,  # WHERE n = 1 over a derived table's ROW_NUMBER() -> QUALIFY in it
     window_aggregates,  # AGG(x) OVER (PARTITION BY …) -> a join with the partitions
     grouping_sets,  # ROLLUP, CUBE, GROUPING SETS -> UNION ALL of GROUP BYs
     wrap_set_operations,  # a whole query that is a UNION -> a derived table

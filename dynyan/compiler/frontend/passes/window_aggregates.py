@@ -11,9 +11,13 @@ aggregates, LAG/LEAD; ROW_NUMBER() as RANK() where no two rows tie) join
 one table per window, built from one table per ORDER BY level
 (window_orders.py). A window that numbers or shifts rows over an order
 that may tie also joins its groups of peers, marked as a guard (`TIES`):
-the View reads nothing while one has several rows. Windows are computed before QUALIFY (a
-WHERE over the join), DISTINCT, ORDER BY and LIMIT, which stay on the
-outer query.
+the View reads nothing while one has several rows. Where the only window
+is a ROW_NUMBER() that QUALIFY tests `= 1` (the first row per key), no
+rank is kept: the first rows are those at the extreme of every level of
+the order, one partition aggregate per level (`_Rewrite._first_place`),
+taken DISTINCT, and only the first place is guarded. Windows are computed
+before QUALIFY (a WHERE over the join), DISTINCT, ORDER BY and LIMIT, which
+stay on the outer query.
 
 >>> import sqlglot
 >>> from dynyan.compiler.frontend.context import Context
@@ -28,7 +32,14 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import exp
 
-from ..context import GUARD_COLUMN, ROWS, TIES, Context, declared_digits
+from ..context import (
+    GUARD_COLUMN,
+    ROWS,
+    TIES,
+    Context,
+    declared_digits,
+    sql_conjuncts,
+)
 from .name_outputs import named
 from .qualify_names import expand_stars
 from .window_orders import (
@@ -220,14 +231,16 @@ def shift_refusal(window: exp.Window, select: exp.Select) -> str | None:
     return None
 
 
-def needs_apart(window: exp.Window, select: exp.Select) -> bool:
+def needs_apart(
+    window: exp.Window, select: exp.Select, relations: dict | None = None
+) -> bool:
     """Whether the window's value depends on which of two tied rows comes
     first (ROW_NUMBER, NTILE, LAG, LEAD, FIRST_VALUE, LAST_VALUE, a ROWS
     frame) while its order may tie: the rewrite then keeps the groups of
     peers under a guard (`TIES`), and the View reads nothing while two rows
     of a partition tie (SQL leaves their order, so the result, open)."""
     func, spec = window.this, window.args.get("spec")
-    if not window.args.get("order") or _unique_order(window, select):
+    if not window.args.get("order") or _unique_order(window, select, relations):
         return False
     if isinstance(func, (exp.FirstValue, exp.LastValue)) and _peers_agree(window):
         return False
@@ -301,7 +314,9 @@ def _peers_agree(window: exp.Window) -> bool:
     return window.this.this in [*partition, window.args["order"].expressions[0].this]
 
 
-def _unique_order(window: exp.Window, select: exp.Select) -> bool:
+def _unique_order(
+    window: exp.Window, select: exp.Select, relations: dict | None = None
+) -> bool:
     """Whether no two rows of a partition tie on the ORDER BY keys, so ROWS
     and RANGE frames agree: over groups whose GROUP BY keys (also named by
     position or alias) are all among the PARTITION BY and ORDER BY
@@ -317,7 +332,7 @@ def _unique_order(window: exp.Window, select: exp.Select) -> bool:
             return False
         spelled = [spelled_key(g, select) for g in group.expressions]
         return bool(spelled) and all(g.sql() in named for g in spelled)
-    columns = _key_columns_of_source(select)
+    columns = _key_columns_of_source(select, relations or {})
     names = {k.name.lower() for k in keys if isinstance(k, exp.Column)}
     return bool(columns) and columns <= names
 
@@ -338,14 +353,18 @@ def spelled_key(key: exp.Expression, select: exp.Select) -> exp.Expression:
     return key
 
 
-def _key_columns_of_source(select: exp.Select) -> set[str]:
+def _key_columns_of_source(select: exp.Select, relations: dict) -> set[str]:
     """The output columns that tell apart the rows of `select`'s one source
     when it is a derived table of groups (its GROUP BY keys, each an output
-    column) or a SELECT DISTINCT (all its columns); empty otherwise."""
+    column) or a SELECT DISTINCT (all its columns), or a table with a
+    declared PRIMARY KEY (its key columns); empty otherwise."""
     source = select.args.get("from_") or select.args.get("from")
     if source is None or select.args.get("joins"):
         return set()
     inner = source.this
+    if isinstance(inner, exp.Table):
+        relation = relations.get(inner.name.lower())
+        return set(relation.key) if relation is not None else set()
     if not (isinstance(inner, exp.Subquery) and isinstance(inner.this, exp.Select)):
         return set()
     inner = inner.this
@@ -432,23 +451,37 @@ class _Rewrite:
         self.rows_banded: dict[tuple, tuple[str, tuple]] = {}
         # the PARTITION BY lists (SQL) of tables of peers under a tie guard
         self.guarded: set[tuple] = set()
+        # the window is one ROW_NUMBER() that QUALIFY tests `= 1`
+        # (`_first_rows_only`): the first rows are those at every level's
+        # extreme (`_first_place`), and only they may not tie
+        self.first_rows = False
+        # the conditions that keep the first rows, over `__windowed` and the
+        # partitions' aggregates, and the partition's columns where the
+        # order may tie (None: it tells the rows apart)
+        self.first_place: list[exp.Expression] = []
+        self.first_guard: list[str] | None = None
 
     def query(self) -> exp.Select:
         select = self.select
         items = [named(e.copy()) for e in select.expressions]
+        qualify = select.args.get("qualify")
+        if qualify is not None:
+            qualify = _with_items(qualify.this, items)
+            self.first_rows = _first_rows_only(qualify, select, items)
         outer_items = [
             exp.alias_(self._outer(item.this), item.alias, quoted=_quoted(item))
             for item in items
         ]
-        qualify = select.args.get("qualify")
         if qualify is not None:
-            qualify = self._outer(_with_items(qualify.this, items))
+            qualify = self._outer(qualify)
         order = select.args.get("order")
         if order is not None:
             order = self._order(order.copy(), items)
         base = select.copy()
         for arg in ("order", "limit", "offset", "distinct", "qualify"):
             base.set(arg, None)
+        if self.first_rows:  # rows equal on all the query reads: one first row
+            base.set("distinct", exp.Distinct())
         base.set("expressions", self.base_items)
         outer = exp.select(*outer_items).from_(
             exp.Subquery(this=base, alias=exp.TableAlias(this=_name("__windowed")))
@@ -480,11 +513,19 @@ class _Rewrite:
         for alias, args, column, offset in self.shifted.values():
             table = shifted_table(_rows(base), args, column, offset)
             joins.append((table, alias, _order_keys(args), "left"))
+        if self.first_guard is not None:
+            guard = self._first_guard(base, joins, self.first_guard)
+            joins.append((guard, "__first", self.first_guard, None))
         for table, alias, keys, kind in joins:
             on = same_keys(keys, "__windowed", alias)
             outer = outer.join(
                 table.subquery(alias), on=exp.and_(*on) if on else None, join_type=kind
             )
+        if self.first_place or self.first_rows:
+            one = lambda x: isinstance(x, exp.Literal) and x.name == "1"  # noqa: E731
+            kept = [c for c in sql_conjuncts(qualify) if not keeps_first(c, one)]
+            kept = [c.copy() for c in self.first_place] + kept
+            qualify = exp.and_(*kept) if kept else None
         if qualify is not None:
             outer = outer.where(qualify)
         for arg in ("distinct", "limit", "offset"):
@@ -518,7 +559,9 @@ class _Rewrite:
         return body.copy().transform(lift)
 
     def _window(self, window: exp.Window) -> exp.Expression:
-        if needs_apart(window, self.select):
+        if self.first_rows and isinstance(window.this, exp.RowNumber):
+            return self._first_place(window)
+        if needs_apart(window, self.select, self.relations):
             self._tie_guard(window)
         if isinstance(window.this, (exp.RowNumber, exp.Ntile)):  # rows never tie
             ranked = window.copy()
@@ -573,13 +616,74 @@ class _Rewrite:
 
     def _tie_guard(self, window: exp.Window) -> None:
         """The rows' groups of peers (PARTITION BY and ORDER BY keys) as a
-        table joined like a partition's, its COUNT(*) the guard (`TIES`)."""
+        table joined like a partition's, its COUNT(*) the guard (`TIES`); a
+        key named twice (`ORDER BY x DESC, x NULLS FIRST`) groups once."""
         keys = list(window.args.get("partition_by") or []) + [
             o.this for o in window.args["order"].expressions
         ]
+        keys = list({k.sql(): k for k in keys}.values())
         count = exp.Count(this=exp.Star())
         self._window(exp.Window(this=count, partition_by=keys))
         self.guarded.add(tuple(k.sql() for k in keys))
+
+    def _first_place(self, window: exp.Window) -> exp.Expression:
+        """ROW_NUMBER() of a row the query keeps only where it is 1: the row
+        is first where, level by level of the order (`order_levels`), its
+        key is the extreme (MIN, or MAX for DESC) over the rows of its
+        partition equal to it on the levels before, a partition aggregate
+        each: no ranks to maintain. Where the order may tie, the rows that
+        pass are counted per partition (`_first_guard`)."""
+        if self.first_place or self.first_guard is not None:
+            return exp.Literal.number(1)  # the one window, met again
+        partition = list(window.args.get("partition_by") or [])
+        keys, levels = self._levels(window)
+        expressions = {item.alias: item.this for item in self.base_items}
+        above = [*partition]
+        for level in levels:
+            key = expressions[level.column]
+            extreme = (exp.Max if level.descending else exp.Min)(this=key.copy())
+            value = self._window(
+                exp.Window(this=extreme, partition_by=[k.copy() for k in above])
+            )
+            self.first_place.append(
+                exp.NullSafeEQ(
+                    this=exp.column(level.column, table="__windowed"), expression=value
+                )
+            )
+            above.append(key)
+        if needs_apart(window, self.select, self.relations):
+            self.first_guard = keys
+        return exp.Literal.number(1)
+
+    def _first_guard(self, base: exp.Select, joins: list, keys: list[str]):
+        """The first rows (`first_place`) counted per partition (`keys`), the
+        count a guard (`TIES`): the View reads nothing while two different
+        rows share a partition's first place; ties further down do not
+        matter. `joins`: the partitions' tables the conditions read."""
+        first = exp.select(
+            *[exp.column(k, table="__windowed") for k in keys] or ["1"]
+        ).from_(
+            exp.Subquery(
+                this=base.copy(), alias=exp.TableAlias(this=_name("__windowed"))
+            )
+        )
+        for table, alias, on_keys, _ in joins:
+            on = same_keys(on_keys, "__windowed", alias)
+            first = first.join(
+                table.copy().subquery(alias), on=exp.and_(*on) if on else None
+            )
+        if self.first_place:  # else every row of a partition is first
+            first = first.where(exp.and_(*[c.copy() for c in self.first_place]))
+        count = exp.Count(this=exp.Star())
+        guard = exp.select(
+            *[exp.alias_(exp.column(k, table="__top"), k) for k in keys],
+            exp.alias_(count, "__first"),
+        ).from_(first.subquery("__top"))
+        if keys:
+            guard = guard.group_by(*[exp.column(k, table="__top") for k in keys])
+        guard.meta[ROWS] = count.copy()
+        guard.meta[GUARD_COLUMN] = TIES
+        return guard
 
     def _rank(self, window: exp.Window) -> exp.Expression:
         """1 + the rows (keys) before the row's, summed over the levels;
@@ -818,6 +922,55 @@ class _Rewrite:
                 continue
             ordered.set("this", self._outer(_with_items(key, items), "o"))
         return order
+
+
+def _first_rows_only(
+    qualify: exp.Expression, select: exp.Select, items: list[exp.Alias]
+) -> bool:
+    """Whether the SELECT's windows are all one ROW_NUMBER() that QUALIFY
+    tests `= 1` in one of its conjuncts (DISTINCT ON's rewrite, the first row
+    per key): at most one row of a partition passes, and rows equal on every
+    column the query reads after the window would give the same output
+    whichever came first, so the rows are taken DISTINCT before they are
+    numbered, and exact duplicates of a row no longer tie (nor trip the
+    guard). `qualify`: the condition with the SELECT items it names spelled
+    out."""
+    windows = [
+        w
+        for node in (*items, qualify)
+        for w in node.find_all(exp.Window)
+        if not w.find_ancestor(exp.Subquery, exp.Exists)
+    ]
+    if not windows or any(
+        not isinstance(w.this, exp.RowNumber) or w != windows[0] for w in windows
+    ):
+        return False
+    if any(
+        w.find_ancestor(exp.Select) is select
+        for w in select.find_all(exp.Window)
+        if w.find_ancestor(exp.Select) is select and w != windows[0]
+    ):
+        return False  # a window elsewhere (ORDER BY): read over every row
+    first = windows[0]
+    return any(keeps_first(c, lambda x: x == first) for c in sql_conjuncts(qualify))
+
+
+def keeps_first(test: exp.Expression, numbered) -> bool:
+    """Whether `test` is `x = 1`, `x <= 1` or `x < 2` (either way round) for
+    an `x` that `numbered(x)` accepts (a row number)."""
+    flipped = {exp.GTE: exp.LTE, exp.GT: exp.LT, exp.EQ: exp.EQ}
+    bounds = {exp.EQ: 1, exp.LTE: 1, exp.LT: 2}
+    kind = type(test)
+    left, right = test.args.get("this"), test.args.get("expression")
+    if kind in flipped and isinstance(left, exp.Literal):
+        kind, left, right = flipped[kind], right, left
+    if kind not in bounds or left is None or not numbered(left):
+        return False
+    return (
+        isinstance(right, exp.Literal)
+        and right.is_int
+        and int(right.name) == bounds[kind]
+    )
 
 
 def _rows(base: exp.Select) -> exp.Subquery:
