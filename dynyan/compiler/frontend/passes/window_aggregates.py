@@ -598,9 +598,6 @@ class _Rewrite:
             columns = [self._column(k, "k") for k in keys]
             self.partitions[signature] = (alias, columns, [])
         alias, _, windows = self.partitions[signature]
-        for done in windows:  # the same aggregate twice: one column
-            if done.this == window.this:
-                return exp.column(done.alias, table=alias)
         agg = window.this.copy()
         arg = agg.this
         if isinstance(arg, exp.Distinct):
@@ -610,6 +607,9 @@ class _Rewrite:
             )
         elif arg is not None and not isinstance(arg, exp.Star):
             agg.set("this", exp.column(self._column(arg, "x"), table="__rows"))
+        for done in windows:  # the same aggregate twice: one column
+            if done.this == agg:
+                return exp.column(done.alias, table=alias)
         name = f"__w{sum(len(w) for _, _, w in self.partitions.values()) + 1}"
         windows.append(exp.alias_(agg, name))
         return exp.column(name, table=alias)
