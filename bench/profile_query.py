@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import harness as bench  # noqa: E402
+from bench.batches import batched  # noqa: E402
 from dynyan.pipeline import synthetic  # noqa: E402
 from dynyan.compiler import load  # noqa: E402
 
@@ -38,17 +39,6 @@ def events_for(query: bench.BenchQuery, stream: str | None, n: int) -> list:
     if stream is None:
         raise SystemExit(f"{query.name}: give --stream DIR (a TPC-H stream)")
     return bench.decode_stream(stream, query.relations, n)
-
-
-def batch_calls(events: list) -> list:
-    """One (relation, rows, mults) per relation of `events`, in the order the
-    relations first appear, rows in stream order."""
-    calls: dict = {}
-    for rel, op, row in events:
-        rows, mults = calls.setdefault(rel, ([], []))
-        rows.append(row)
-        mults.append(op)
-    return [(rel, rows, mults) for rel, (rows, mults) in calls.items()]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,16 +80,12 @@ def main(argv: list[str] | None = None) -> int:
             ops[op](rel, row)
 
     if args.batch:
-        calls = [
-            batch_calls(events[lo : lo + args.batch])
-            for lo in range(0, len(events), args.batch)
-        ]
+        calls = batched(events, args.batch)
 
         def apply():  # noqa: F811 - the batched form replaces the per-event one
             update = view.update
-            for runs in calls:
-                for rel, rows, mults in runs:
-                    update(rel, rows, mults)
+            for rel, rows, mults in calls:
+                update(rel, rows, mults)
 
     profiler = cProfile.Profile()
     t0 = time.perf_counter()

@@ -2622,10 +2622,11 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
             ms = f"e[{slots['slot'][i]}]"
             end = 0 if agg.kind in ("min", "arg_min") else -1
             extreme = f"{ms}.peekitem({end})[0]"
-            if slots["multisets"][slots["slot"][i] - 1]["grows"]:  # a dict at first
+            multiset = slots["multisets"][slots["slot"][i] - 1]
+            if multiset["grows"]:  # a dict at first
                 least = "min" if end == 0 else "max"
                 extreme = f"({least}({ms}) if type({ms}) is dict else {extreme})"
-            if slots["multisets"][slots["slot"][i] - 1]["nan"]:
+            if multiset["nan"]:
                 extreme = f"_nan_value({extreme})"
             values.append(
                 value(

@@ -467,7 +467,7 @@ class _Rewrite:
         qualify = select.args.get("qualify")
         if qualify is not None:
             qualify = _with_items(qualify.this, items)
-            self.first_rows = _first_rows_only(qualify, select, items)
+            self.first_rows = _first_rows_only(qualify, select)
         outer_items = [
             exp.alias_(self._outer(item.this), item.alias, quoted=_quoted(item))
             for item in items
@@ -521,7 +521,7 @@ class _Rewrite:
             outer = outer.join(
                 table.subquery(alias), on=exp.and_(*on) if on else None, join_type=kind
             )
-        if self.first_place or self.first_rows:
+        if self.first_rows:
             one = lambda x: isinstance(x, exp.Literal) and x.name == "1"  # noqa: E731
             kept = [c for c in sql_conjuncts(qualify) if not keeps_first(c, one)]
             kept = [c.copy() for c in self.first_place] + kept
@@ -924,9 +924,7 @@ class _Rewrite:
         return order
 
 
-def _first_rows_only(
-    qualify: exp.Expression, select: exp.Select, items: list[exp.Alias]
-) -> bool:
+def _first_rows_only(qualify: exp.Expression, select: exp.Select) -> bool:
     """Whether the SELECT's windows are all one ROW_NUMBER() that QUALIFY
     tests `= 1` in one of its conjuncts (DISTINCT ON's rewrite, the first row
     per key): at most one row of a partition passes, and rows equal on every
@@ -936,21 +934,12 @@ def _first_rows_only(
     guard). `qualify`: the condition with the SELECT items it names spelled
     out."""
     windows = [
-        w
-        for node in (*items, qualify)
-        for w in node.find_all(exp.Window)
-        if not w.find_ancestor(exp.Subquery, exp.Exists)
+        w for w in select.find_all(exp.Window) if w.find_ancestor(exp.Select) is select
     ]
     if not windows or any(
         not isinstance(w.this, exp.RowNumber) or w != windows[0] for w in windows
     ):
         return False
-    if any(
-        w.find_ancestor(exp.Select) is select
-        for w in select.find_all(exp.Window)
-        if w.find_ancestor(exp.Select) is select and w != windows[0]
-    ):
-        return False  # a window elsewhere (ORDER BY): read over every row
     first = windows[0]
     return any(keeps_first(c, lambda x: x == first) for c in sql_conjuncts(qualify))
 
