@@ -178,6 +178,7 @@ class QuerySpec:
         views = [s for s in creates if re.match(r"(?i)create\s+view\b", s)]
         creates = [s for s in creates if s not in views]
         tables: dict[str, list[ColumnInfo]] = {}
+        primary: dict[str, list[str]] = {}  # declared PRIMARY KEYs
         for stmt in creates:
             tree = sqlglot.parse_one(stmt, read="duckdb")
             if not isinstance(tree, exp.Create) or tree.kind != "TABLE":
@@ -190,6 +191,7 @@ class QuerySpec:
                     continue
                 cols.append(_column_info(coldef, name))
             tables[tname] = cols
+            primary[tname] = _primary_key(schema)
         query = sqlglot.parse_one(select_sql, read="duckdb")
         if not isinstance(query, exp.Query):
             raise ValueError(f"{name}: the last statement must be a query")
@@ -300,20 +302,39 @@ class QuerySpec:
                 else None
             ),
             duplicates=not re.search(r"(?m)^-- duplicates: none$", text),
-            unique=_unique_columns(text, tables),
+            unique=_unique_columns(text, tables, primary),
         )
 
 
-def _unique_columns(text: str, tables) -> dict[str, tuple[int, ...]]:
+def _unique_columns(text: str, tables, keys) -> dict[str, tuple[int, ...]]:
     """The `-- unique: r.a, r.b, s.c` line: per relation, the indexes of the
-    columns that together are a key the streams keep unique."""
+    columns that together are a key the streams keep unique; a relation it
+    does not name, its declared PRIMARY KEY (SQL refuses rows that break it,
+    and so does a strict view)."""
     line = re.search(r"(?m)^-- unique: (.+)$", text)
     out: dict[str, list[int]] = {}
     for item in line.group(1).split(",") if line else []:
         rel, col = item.strip().lower().split(".")
         names = [c.name for c in tables[rel]]
         out.setdefault(rel, []).append(names.index(col))
+    for rel, key in keys.items():
+        if key and rel not in out:
+            names = [c.name.lower() for c in tables[rel]]
+            out[rel] = [names.index(col) for col in key]
     return {rel: tuple(cols) for rel, cols in out.items()}
+
+
+def _primary_key(schema: exp.Schema) -> list[str]:
+    """The columns of a CREATE TABLE's PRIMARY KEY (lower case), if any."""
+    for coldef in schema.expressions:
+        if isinstance(coldef, exp.ColumnDef) and any(
+            isinstance(c.kind, exp.PrimaryKeyColumnConstraint)
+            for c in coldef.constraints
+        ):
+            return [coldef.name.lower()]
+    for key in schema.find_all(exp.PrimaryKey):
+        return [e.name.lower() for e in key.expressions]
+    return []
 
 
 def _ordering(query: exp.Query, select: exp.Select):

@@ -1952,7 +1952,9 @@ def _share_leaves(relations: list[dict]) -> list[dict]:
     return shared
 
 
-def _return_changes(query, relations: list[dict], ring: Ring, plain: bool) -> None:
+def _return_changes(
+    query, relations: list[dict], ring: Ring, plain: bool, ordered: bool = False
+) -> None:
     """A subquery's view whose every update changes at most one row or group
     of its result returns that change from its trigger, a list of (row,
     change), instead of queuing deltas for `_flush`: its outer view applies
@@ -1964,8 +1966,9 @@ def _return_changes(query, relations: list[dict], ring: Ring, plain: bool) -> No
     which: "row" (one change or None), "list", or None (queued). A batch of
     a "list" relation queues its summed deltas (`batch_steps`): one read of
     the changed groups after the batch beats a call per row; a "row"
-    relation's count is cheaper applied row by row."""
-    if query.ordering is not None:
+    relation's count is cheaper applied row by row. `ordered`: the view's
+    ORDER BY, if any, takes a report's changes (`_reports_in_order`)."""
+    if query.ordering is not None and not ordered:
         return
     for rel in relations:
         if len(rel["leaves"]) != 1:
@@ -2007,6 +2010,19 @@ def _return_changes(query, relations: list[dict], ring: Ring, plain: bool) -> No
             ]
             rel["returns"] = "row"
             rel["batch"] = None  # rows one by one: each returns its change
+
+
+def _reports_in_order(ordering: dict | None) -> bool:
+    """Whether push mode's one-group triggers can report under the view's
+    ORDER BY (see `_ordering`): by group columns alone, showing every row,
+    the report keeps the group's place in the sorted live groups itself; by
+    computed values, its changes go through `_Ordered.apply` as queued ones
+    do. Not the root's own order, nor groups cut by LIMIT/OFFSET."""
+    if ordering is None:
+        return True
+    if ordering["by_group"]:
+        return not (ordering["window"] or ordering["hidden"])
+    return not ordering["by_root"]
 
 
 def _report_reads_written(relations: list[dict], checks: list[dict]) -> None:
@@ -3070,7 +3086,8 @@ def render_module(
         copies = [
             {**r, "leaves": [dict(leaf) for leaf in r["leaves"]]} for r in relations
         ]
-        _return_changes(query, copies, ring, plain)
+        ordered = _reports_in_order(_ordering(layout))
+        _return_changes(query, copies, ring, plain, ordered=ordered)
         for rel in copies:
             if rel.get("returns") == "list":
                 rel["queuing"] = rel["method"]  # the trigger it stands in for
@@ -3215,6 +3232,9 @@ def render_module(
         # relations whose rows wait for a gate's row (dynyan.compiler.gates)
         "waits": waits,
         "wakers": _wakers(waits, names),
+        "keyed": (
+            [] if inner or trust_input else _keyed_relations(base, relations, names)
+        ),
     }
     # the inlined helpers that call math (_div's infinities, _sqrt, quantiles),
     # and the counts of infinities beside a float SUM (_NONFINITE_PARTS)
@@ -3489,6 +3509,7 @@ def _state_entries(context) -> list[tuple[str, str]]:
         attrs.append("_many")
     for w in context["waits"]:
         attrs += [w["awake"], w["waiting"]]
+    attrs += [k["by_key"] for k in context["keyed"]]
     entries = [(py(a), f"self.{a}") for a in attrs]
     entries += [
         (py(f"sub:{sub['attr']}"), f"self.{sub['attr']}.snapshot()")
@@ -3580,6 +3601,36 @@ def _gate_blocks(query, relations, trust_input, own_read, inner_read, sets, name
             }
         )
     return blocks
+
+
+def _keyed_relations(base, relations: list[dict], names) -> list[dict]:
+    """Per input relation with a declared PRIMARY KEY (strict mode): what the
+    View needs to refuse a second row of one key, as SQL refuses it. The
+    planner takes such a key to tell rows apart (a window's order that ends
+    with it does not tie), so rows that break it must not get in."""
+    declared_in = {r.name: r for r in base}
+    keyed = []
+    for rel in relations:
+        declared = declared_in.get(rel["name"])
+        if rel["virtual"] or rel["constant"] or declared is None or not declared.key:
+            continue
+        at = [declared.columns.index(c) for c in declared.key]
+        name = rel["name"]
+        keyed.append(
+            {
+                "name": name,
+                "literal": rel["literal"],
+                "arity": rel["arity"],
+                "key": tuple_literal([f"row[{i}]" for i in at]),
+                "columns": tuple_literal([py(c) for c in declared.key]),
+                "by_key": names.new(f"{name}_keys"),
+                "unkeyed": names.new(f"unkeyed_{name}"),
+                "one": "_" + names.new(f"keyed_{name}"),
+                "report": "_" + names.new(f"keyed_report_{name}"),
+                "many": "_" + names.new(f"keyed_batch_{name}"),
+            }
+        )
+    return keyed
 
 
 def _wakers(waits, names) -> list[dict]:
