@@ -54,6 +54,8 @@ import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
+from dynyan.compiler.frontend.statements import relation
+
 # ---------------------------------------------------------------------------
 # Query files
 # ---------------------------------------------------------------------------
@@ -191,7 +193,8 @@ class QuerySpec:
                     continue
                 cols.append(_column_info(coldef, name))
             tables[tname] = cols
-            primary[tname] = _primary_key(schema)
+            if tree.find(exp.PrimaryKey, exp.PrimaryKeyColumnConstraint):
+                primary[tname] = list(relation(tree).key)  # the compiler's reading
         query = sqlglot.parse_one(select_sql, read="duckdb")
         if not isinstance(query, exp.Query):
             raise ValueError(f"{name}: the last statement must be a query")
@@ -322,19 +325,6 @@ def _unique_columns(text: str, tables, keys) -> dict[str, tuple[int, ...]]:
             names = [c.name.lower() for c in tables[rel]]
             out[rel] = [names.index(col) for col in key]
     return {rel: tuple(cols) for rel, cols in out.items()}
-
-
-def _primary_key(schema: exp.Schema) -> list[str]:
-    """The columns of a CREATE TABLE's PRIMARY KEY (lower case), if any."""
-    for coldef in schema.expressions:
-        if isinstance(coldef, exp.ColumnDef) and any(
-            isinstance(c.kind, exp.PrimaryKeyColumnConstraint)
-            for c in coldef.constraints
-        ):
-            return [coldef.name.lower()]
-    for key in schema.find_all(exp.PrimaryKey):
-        return [e.name.lower() for e in key.expressions]
-    return []
 
 
 def _ordering(query: exp.Query, select: exp.Select):

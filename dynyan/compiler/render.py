@@ -3073,6 +3073,7 @@ def render_module(
             }
         )
 
+    ordering = _ordering(layout)
     reporting = []  # push mode's triggers that return their change (see below)
     if returns is not None:  # a subquery's view: its outer view reads them
         if not plan.subplans and not tests and not materialized:
@@ -3090,7 +3091,7 @@ def render_module(
         copies = [
             {**r, "leaves": [dict(leaf) for leaf in r["leaves"]]} for r in relations
         ]
-        ordered = _reports_in_order(_ordering(layout))
+        ordered = _reports_in_order(ordering)
         _return_changes(query, copies, ring, plain, ordered=ordered)
         for rel in copies:
             if rel.get("returns") == "list":
@@ -3133,7 +3134,7 @@ def render_module(
         "unchanged": bool(reporting)
         or any(r.get("returns") == "list" for r in relations),
         "columns": tuple_literal([py(o.name) for o in query.visible_outputs]),
-        "ordering": (ordering := _ordering(layout)),
+        "ordering": ordering,
         # pull mode: an ORDER BY kept beside the result (not the root's own
         # order) takes the changes when the result is read
         "lazy_order": bool(
@@ -3439,9 +3440,13 @@ _NESTED = "too many statically nested blocks"  # Python's limit (20)
 
 
 def _row_by_row_helpers(context: dict, relations: list[dict]) -> None:
-    """Which helpers of batches applied a row at a time the module needs."""
-    context["one_by_one"] = any(r["late"] and not r["each"] for r in relations)
-    context["undo"] = any(r["late"] or r["direct"] or r["each"] for r in relations)
+    """Which helpers of batches applied a row at a time the module needs (a
+    batch of a relation with a PRIMARY KEY may go row by row: `keyed`)."""
+    keyed = bool(context.get("keyed"))
+    context["one_by_one"] = keyed or any(r["late"] and not r["each"] for r in relations)
+    context["undo"] = keyed or any(
+        r["late"] or r["direct"] or r["each"] for r in relations
+    )
 
 
 # A module's header carries two digests: of the text the templates rendered
