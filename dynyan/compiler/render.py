@@ -1189,6 +1189,7 @@ def _path_steps(
                 "residual": emit["residual"],
                 "value": ring.mul(anchor, *mults),
                 "add": ring.add("_o", "_v"),
+                "flips": None,  # _queue_only_flips
             }
         )
     return steps, uses
@@ -2052,6 +2053,35 @@ def _report_reads_written(relations: list[dict], checks: list[dict]) -> None:
                     # copies: the queuing trigger shares the update step
                     steps[i - 1] = {**before, "keep": checks[0]["name"]}
                     steps[i] = {**step, "written": True}
+
+
+def _queue_only_flips(relations: list[dict], checks: list[dict]) -> None:
+    """Pull mode's queue of a view ordered by group columns serves only to
+    move groups in and out of the sorted live groups (`_follow_groups`):
+    where a group's payload is the entry of one flat index, updated by the
+    step just before the queuing, a group whose entry neither appeared nor
+    went away is not queued (push mode, which reports every changed group,
+    still queues them all)."""
+    if len(checks) != 1 or checks[0]["holds"] or not checks[0]["written_by"]:
+        return
+    attr, tuple_vars = checks[0]["written_by"]
+    for rel in relations:
+        for leaf in rel["leaves"]:
+            steps = leaf["steps"]
+            for i in range(1, len(steps)):
+                before, step = steps[i - 1], steps[i]
+                if (
+                    step["kind"] == "emit"
+                    and not step["loops"]
+                    and not step["residual"]
+                    and before["kind"] == "flat"
+                    and not before.get("pad")
+                    and before.get("index") == attr
+                    and before.get("vars") == tuple_vars
+                    and not before.get("ranked")
+                ):
+                    steps[i - 1] = {**before, "keep": checks[0]["name"]}
+                    steps[i] = {**step, "flips": checks[0]["name"]}
 
 
 def _count_from_index(
@@ -3105,6 +3135,13 @@ def render_module(
     loops, mults, inner_depth = _enum_loops(layout, set(), _Counter())
     checks, check_payload = _lookup(layout, ring)
     _report_reads_written(relations + reporting, checks)
+    if (
+        ordering
+        and ordering["by_group"]
+        and returns is None
+        and not (plan.subplans or tests or materialized)
+    ):
+        _queue_only_flips(relations, checks)
     sorted_runtime = any(x.kind in ("sorted", "rangesum") for x in layout.structures())
     sorted_dict = any(m["sorted"] for m in slots["multisets"])
     sorted_list = any(m["ranked"] for m in slots["multisets"])
@@ -3130,9 +3167,6 @@ def render_module(
         "complexity": complexity(plan),
         "relations": relations,
         "reporting": reporting,
-        # a one-group trigger returns this when its group's row is unchanged
-        "unchanged": bool(reporting)
-        or any(r.get("returns") == "list" for r in relations),
         "columns": tuple_literal([py(o.name) for o in query.visible_outputs]),
         "ordering": ordering,
         # pull mode: an ORDER BY kept beside the result (not the root's own
