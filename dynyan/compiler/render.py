@@ -2030,11 +2030,12 @@ def _reports_in_order(ordering: dict | None) -> bool:
     return not ordering["by_root"]
 
 
-def _report_reads_written(relations: list[dict], checks: list[dict]) -> None:
-    """A one-group trigger whose group's payload is the entry of one flat
-    index, updated by the step just before its report, takes the payload
-    that update wrote (None when it deleted it) instead of looking it up
-    again: the update step keeps it in the lookup's local."""
+def _after_payload_written(relations: list[dict], checks: list[dict]):
+    """(steps, i) per step `steps[i]` that follows the update of the entry
+    holding a group's whole payload: the lookup has one check, an entry of
+    one flat index by its whole key, and `steps[i - 1]` updates that entry.
+    Such a step can read the entry the update wrote (`keep`) instead of
+    looking it up again."""
     if len(checks) != 1 or checks[0]["holds"] or not checks[0]["written_by"]:
         return
     attr, tuple_vars = checks[0]["written_by"]
@@ -2042,46 +2043,41 @@ def _report_reads_written(relations: list[dict], checks: list[dict]) -> None:
         for leaf in rel["leaves"]:
             steps = leaf["steps"]
             for i in range(1, len(steps)):
-                before, step = steps[i - 1], steps[i]
+                before = steps[i - 1]
                 if (
-                    step["kind"] == "report"
-                    and before["kind"] == "flat"
-                    and before.get("index") == attr
-                    and before.get("vars") == tuple_vars
-                    and not before.get("ranked")
-                ):
-                    # copies: the queuing trigger shares the update step
-                    steps[i - 1] = {**before, "keep": checks[0]["name"]}
-                    steps[i] = {**step, "written": True}
-
-
-def _queue_only_flips(relations: list[dict], checks: list[dict]) -> None:
-    """Pull mode's queue of a view ordered by group columns serves only to
-    move groups in and out of the sorted live groups (`_follow_groups`):
-    where a group's payload is the entry of one flat index, updated by the
-    step just before the queuing, a group whose entry neither appeared nor
-    went away is not queued (push mode, which reports every changed group,
-    still queues them all)."""
-    if len(checks) != 1 or checks[0]["holds"] or not checks[0]["written_by"]:
-        return
-    attr, tuple_vars = checks[0]["written_by"]
-    for rel in relations:
-        for leaf in rel["leaves"]:
-            steps = leaf["steps"]
-            for i in range(1, len(steps)):
-                before, step = steps[i - 1], steps[i]
-                if (
-                    step["kind"] == "emit"
-                    and not step["loops"]
-                    and not step["residual"]
-                    and before["kind"] == "flat"
+                    before["kind"] == "flat"
                     and not before.get("pad")
                     and before.get("index") == attr
                     and before.get("vars") == tuple_vars
                     and not before.get("ranked")
                 ):
-                    steps[i - 1] = {**before, "keep": checks[0]["name"]}
-                    steps[i] = {**step, "flips": checks[0]["name"]}
+                    yield steps, i
+
+
+def _report_reads_written(relations: list[dict], checks: list[dict]) -> None:
+    """A one-group trigger whose group's payload is the entry updated by the
+    step just before its report takes the payload that update wrote (None
+    when it deleted it) instead of looking it up again: the update step
+    keeps it in the lookup's local."""
+    for steps, i in _after_payload_written(relations, checks):
+        if steps[i]["kind"] == "report":
+            # copies: the queuing trigger shares the update step
+            steps[i - 1] = {**steps[i - 1], "keep": checks[0]["name"]}
+            steps[i] = {**steps[i], "written": True}
+
+
+def _queue_only_flips(relations: list[dict], checks: list[dict]) -> None:
+    """Pull mode's queue of a view ordered by group columns serves only to
+    move groups in and out of the sorted live groups (`_follow_groups`):
+    where a group's payload is the entry updated by the step just before
+    the queuing, a group whose entry neither appeared nor went away is not
+    queued (push mode, which reports every changed group, still queues them
+    all)."""
+    for steps, i in _after_payload_written(relations, checks):
+        step = steps[i]
+        if step["kind"] == "emit" and not step["loops"] and not step["residual"]:
+            steps[i - 1] = {**steps[i - 1], "keep": checks[0]["name"]}
+            steps[i] = {**step, "flips": checks[0]["name"]}
 
 
 def _count_from_index(
