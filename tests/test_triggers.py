@@ -179,7 +179,7 @@ def test_an_inner_view_reading_a_derived_table_again_is_fed_its_changes(capsys):
     assert "inner view scalar_2 takes the changes of inner view derived1" in out
     source = compile_sql(*read_query(str(ROOT / "queries/tpch/spec/q15.sql"), None))
     outer = source[source.index("\nclass View:") :]  # the query's own view
-    assert outer.count('sub._appliers["lineitem"](row, d)') == 1
+    assert outer.count("sub._apply_lineitem(row, d)") == 1
     assert "reads this result too" in outer
     assert main(["explain", "--triggers", str(ROOT / "queries/tpch/q3.sql")]) == 0
     assert "Inner views fed" not in capsys.readouterr().out
@@ -317,7 +317,7 @@ def test_a_grouped_subquerys_view_returns_the_change_of_its_group():
         (ROOT / "tests/fixtures/agg/28_derived_aggregate.sql").read_text()
     )
     for rel in ("customer", "orders"):
-        assert f'changes = sub._appliers["{rel}"](row, d)' in source
+        assert f"changes = sub._apply_{rel}(row, d)" in source
     # one row at a time nothing is queued (a batch still queues: see below)
     triggers = [m for m in source.split("\n    def ") if m.startswith("_apply_")]
     assert triggers and not any("_changes_of(sub._pending)" in m for m in triggers)
@@ -689,7 +689,7 @@ def test_a_relation_only_an_inner_view_reads_is_batched_by_that_view(aggregate):
     rows = [(i % 4, 100 - i) for i in range(20)]
     for trust_input in (False, True):
         source = compile_sql(sql, trust_input=trust_input)
-        returned = 'changes = sub._appliers["r"](row, d)' in source  # one row
+        returned = "changes = sub._apply_r(row, d)" in source  # one row
         assert returned == (aggregate != "MAX(v)")  # (MAX keeps a multiset)
         assert "sums a batch itself" in source
         module = load(sql, trust_input=trust_input)

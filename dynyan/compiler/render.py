@@ -442,6 +442,8 @@ class Expressions:
         if op == "isnull":
             if isinstance(e.args[0], Lit):  # `'x' is None` warns, and is known
                 return str(e.args[0].value is None)
+            if not self.may_be_null(e.args[0]):  # a column checked at its leaf
+                return "False"
             return f"({a[0]} is None)"
         if op == "coalesce":  # the first operand that is not NULL, each once
             out = a[-1]
@@ -661,7 +663,11 @@ class Expressions:
             self.guarded = outer
         if negate:  # FALSE, not NULL: a NULL literal inside may make it NULL
             tests = [
-                f"({t} == False)" if _holds_null(a) else f"not {t}"
+                (
+                    {"True": "False", "False": "True"}[t]
+                    if t in ("True", "False")  # known now (a column checked)
+                    else f"({t} == False)" if _holds_null(a) else f"not {t}"
+                )
                 for a, t in zip(plain, tests)
             ]
         # a TRUE conjunct (a subquery test's place in WHERE) adds nothing
@@ -1794,6 +1800,7 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
                             expressions.nonnull(e, env) for e in guards[channel]
                         )
                     )
+                if channel in guards and nn != "True":  # (else checked at the leaf)
                     part = f"({part} if {nn} else 0)"
                     unit = f"({unit} if {nn} else 0)"
                 parts.append(part)
@@ -2849,6 +2856,15 @@ def render_module(
         for node in plan.nodes
         if node.is_leaf and query.atoms[node.atom].padded
     }
+    # A padded atom's real rows are checked at its leaf as any atom's are;
+    # only its padded row (above) holds NULLs, and it is a constant.
+    expressions.notnull |= {
+        (i, c)
+        for i, atom in enumerate(query.atoms)
+        if atom.padded
+        for c in _used_columns(query, i)
+        if query.relation(atom.relation).is_notnull(c)
+    }
     # groups keep entries (their slots) when an aggregate's argument is
     # computed, even from group variables alone (SUM(k / k): a NaN channel)
     materialized = plan.materialised
@@ -3300,7 +3316,16 @@ def render_module(
 
     for r in relations:
         r["forwards"] = [
-            {**receiver(f), "feeds": [receiver(g) for g in f["feeds"]]}
+            {
+                **receiver(f),
+                "feeds": [receiver(g) for g in f["feeds"]],
+                # the inner view's trigger, called by name where it is known
+                "trigger": (
+                    f"sub.{f['applies']}"
+                    if f["applies"]
+                    else f"sub._appliers[{r['literal']}]"
+                ),
+            }
             for f in r["forwards"]
         ]
         # Read by subqueries only: they validate, unless several trusting
@@ -3317,6 +3342,7 @@ def render_module(
             # come back once
             if len(feeds) == 1 and feeds[0]["pending"] and feeds[0]["returns"] != "row":
                 r["forward_batch"] = True
+        r["checked_inside"] = _checked_inside(r)
     context["shared"] = _share_leaves(relations)
     if shared is not None:
         shared.extend(context["shared"])
@@ -3945,6 +3971,20 @@ def many_message(kinds: frozenset[str]) -> str:
     return "; or ".join(why)
 
 
+def _checked_inside(rel: dict) -> bool:
+    """Whether `rel`'s trigger only passes the row on, its first step the
+    trigger of an inner view that checks the row's arity first: the check
+    here would run twice per update (TPC-H Q11's partsupp, Q13's orders)."""
+    return (
+        not (rel["leaves"] or rel["store"] or rel["count"] or rel["virtual"])
+        and not (rel["null_check"] or rel["type_check"] or rel["kept_row"])
+        and not (rel["test_kept_checks"] or rel["test_indexes"])
+        and bool(rel["forwards"])
+        and not rel["forwards"][0]["counted"]
+        and rel["forwards"][0]["applies"] is not None
+    )
+
+
 def _subviews(
     plan: Plan, names: Names, source: str, trust_input: bool, inner_views: InnerViews
 ):
@@ -3966,6 +4006,7 @@ def _subviews(
                     "relation": name,
                     "pending": False,
                     "returns": "row",
+                    "applies": None,
                     "share": None,
                     "counted": True,  # the rows, set by _counted_rows
                 }
@@ -3999,6 +4040,8 @@ def _subviews(
                     "pending": not isinstance(sub, SetPlan)
                     and sub.query.ordering is None,
                     "returns": returns.get(rel),
+                    # its trigger of the relation (None: a set operation's view)
+                    "applies": entry["appliers"].get(rel),
                     # an index of its trigger's that this view may share
                     "share": entry["shares"].get(rel),
                     # its batcher takes a batch this view checked as checked
