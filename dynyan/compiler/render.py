@@ -2368,6 +2368,23 @@ def _kept_count(steps: list[dict], ring: Ring) -> str | None:
     return None
 
 
+def _fused_refusal(leaf: dict, relation: str, ring: Ring) -> dict | None:
+    """A trusting leaf's check of a delete, taken into its first step where
+    that step is the trigger's first change and reads the count it checks
+    (a flat index): the step's own lookup refuses a count that would go
+    below zero, where a check before it looked the key up once more (TPC-H
+    Q1's window stream 1.06x). None where the check stays in front."""
+    steps = [s for s in leaf["steps"] if s["kind"] != "let"]
+    if not leaf["kept_check"] or not steps:
+        return None
+    if steps[0]["kind"] != "flat" or steps[0].get("pad"):
+        return None
+    return {
+        "raise": f"raise ViewError(_kept_message({py(relation)}, row))",
+        "positive": f"{ring.count('_n')} > 0",
+    }
+
+
 def _lookup(layout: _Layout, ring: Ring):
     """Steps of `_lookup(key variables)`: the payload of one output tuple, by
     the same path as enumeration, in O(1); None when it is not in the result."""
@@ -2991,6 +3008,9 @@ def render_module(
             count = None
         for leaf in leaves:
             leaf["kept_check"] = leaf["kept"] if trusted and not count else None
+            leaf["refusal"] = None
+        if len(leaves) == 1 and not test_indexes and not (trusted and forward_first):
+            leaves[0]["refusal"] = _fused_refusal(leaves[0], rel.name, ring)
         test_kept_checks = [
             _test_kept_check(t)
             for t in test_indexes
@@ -3154,6 +3174,10 @@ def render_module(
         and not (plan.subplans or tests or materialized)
     ):
         _queue_only_flips(relations, checks)
+    for rel in relations + reporting:  # the first steps as rendered now
+        for leaf in rel["leaves"]:
+            if leaf.get("refusal"):
+                leaf["refusal"] = _fused_refusal(leaf, rel["name"], ring)
     sorted_runtime = any(x.kind in ("sorted", "rangesum") for x in layout.structures())
     sorted_dict = any(m["sorted"] for m in slots["multisets"])
     sorted_list = any(m["ranked"] for m in slots["multisets"])
