@@ -664,8 +664,8 @@ class Expressions:
         if negate:  # FALSE, not NULL: a NULL literal inside may make it NULL
             tests = [
                 (
-                    {"True": "False", "False": "True"}[t]
-                    if t in ("True", "False")  # known now (a column checked)
+                    str(t == "False")  # known now (a column checked)
+                    if t in ("True", "False")
                     else f"({t} == False)" if _holds_null(a) else f"not {t}"
                 )
                 for a, t in zip(plain, tests)
@@ -1800,9 +1800,9 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
                             expressions.nonnull(e, env) for e in guards[channel]
                         )
                     )
-                if channel in guards and nn != "True":  # (else checked at the leaf)
-                    part = f"({part} if {nn} else 0)"
-                    unit = f"({unit} if {nn} else 0)"
+                    if nn != "True":  # (else its columns are checked at the leaf)
+                        part = f"({part} if {nn} else 0)"
+                        unit = f"({unit} if {nn} else 0)"
                 parts.append(part)
                 units.append(unit)
             parts, units = _computed_once(parts), _computed_once(units)
@@ -2368,19 +2368,22 @@ def _kept_count(steps: list[dict], ring: Ring) -> str | None:
     return None
 
 
-def _fused_refusal(leaf: dict, relation: str, ring: Ring) -> dict | None:
+def _fused_refusal(rel: dict, leaf: dict, ring: Ring) -> dict | None:
     """A trusting leaf's check of a delete, taken into its first step where
-    that step is the trigger's first change and reads the count it checks
-    (a flat index): the step's own lookup refuses a count that would go
-    below zero, where a check before it looked the key up once more (TPC-H
-    Q1's window stream 1.06x). None where the check stays in front."""
+    that step is the trigger's first change (the relation's one leaf, no
+    test index or inner view changed before it) and reads the count it
+    checks (a flat index): the step's own lookup refuses a count that would
+    go below zero, where a check before it looked the key up once more
+    (TPC-H Q1's window stream 1.06x). None where the check stays in front."""
+    if len(rel["leaves"]) != 1 or rel["test_indexes"] or rel["forward_first"]:
+        return None
     steps = [s for s in leaf["steps"] if s["kind"] != "let"]
     if not leaf["kept_check"] or not steps:
         return None
     if steps[0]["kind"] != "flat" or steps[0].get("pad"):
         return None
     return {
-        "raise": f"raise ViewError(_kept_message({py(relation)}, row))",
+        "raise": f"raise ViewError(_kept_message({rel['literal']}, row))",
         "positive": f"{ring.count('_n')} > 0",
     }
 
@@ -3008,9 +3011,7 @@ def render_module(
             count = None
         for leaf in leaves:
             leaf["kept_check"] = leaf["kept"] if trusted and not count else None
-            leaf["refusal"] = None
-        if len(leaves) == 1 and not test_indexes and not (trusted and forward_first):
-            leaves[0]["refusal"] = _fused_refusal(leaves[0], rel.name, ring)
+            leaf["refusal"] = None  # (`_fused_refusal`, once the steps are final)
         test_kept_checks = [
             _test_kept_check(t)
             for t in test_indexes
@@ -3077,6 +3078,7 @@ def render_module(
                 "leaves": leaves,
                 "reunpack": len(leaves) > 1,
                 "virtual": rel.name in virtual,
+                "checked_inside": False,  # see _checked_inside (set below)
                 # VALUES: its rows, which the outermost View applies at start
                 "constant": (
                     None
@@ -3176,8 +3178,7 @@ def render_module(
         _queue_only_flips(relations, checks)
     for rel in relations + reporting:  # the first steps as rendered now
         for leaf in rel["leaves"]:
-            if leaf.get("refusal"):
-                leaf["refusal"] = _fused_refusal(leaf, rel["name"], ring)
+            leaf["refusal"] = _fused_refusal(rel, leaf, ring)
     sorted_runtime = any(x.kind in ("sorted", "rangesum") for x in layout.structures())
     sorted_dict = any(m["sorted"] for m in slots["multisets"])
     sorted_list = any(m["ranked"] for m in slots["multisets"])
