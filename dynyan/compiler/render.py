@@ -1965,7 +1965,12 @@ def _share_leaves(relations: list[dict]) -> list[dict]:
 
 
 def _return_changes(
-    query, relations: list[dict], ring: Ring, plain: bool, ordered: bool = False
+    query,
+    relations: list[dict],
+    ring: Ring,
+    plain: bool,
+    ordered: bool = False,
+    outermost: bool = False,
 ) -> None:
     """A subquery's view whose every update changes at most one row or group
     of its result returns that change from its trigger, a list of (row,
@@ -1979,10 +1984,16 @@ def _return_changes(
     a "list" relation queues its summed deltas (`batch_steps`): one read of
     the changed groups after the batch beats a call per row; a "row"
     relation's count is cheaper applied row by row. `ordered`: the view's
-    ORDER BY, if any, takes a report's changes (`_reports_in_order`)."""
+    ORDER BY, if any, takes a report's changes (`_reports_in_order`).
+    `outermost` (push mode's own triggers): an aggregate without GROUP BY,
+    whose one row exists even over no rows, reports it too (`one_group`)."""
     if query.ordering is not None and not ordered:
         return
+    one_group = outermost and query.ordering is None and not query.group_vars
     for rel in relations:
+        if one_group and query.grouped and not query.distinct:
+            _report_one_group(rel)
+            continue
         if len(rel["leaves"]) != 1:
             continue
         leaf = rel["leaves"][0]
@@ -2001,6 +2012,7 @@ def _return_changes(
                 "key": emit["key"],
                 "value": emit["value"],
                 "written": False,  # _report_reads_written
+                "one_group": False,
             }
             leaf["steps"] = lets + path[:-1] + [report]
             rel["returns"] = "list"
@@ -2022,6 +2034,39 @@ def _return_changes(
             ]
             rel["returns"] = "row"
             rel["batch"] = None  # rows one by one: each returns its change
+
+
+def _report_one_group(rel: dict) -> None:
+    """Push mode's trigger of an aggregate without GROUP BY returns the
+    change of its one row (which exists even over no rows). A path without
+    loops from the relation's one leaf reports where it reaches the root, as
+    a group's does; paths with loops (or several leaves) may reach the root
+    many times, so the row is read once after them all (`report_after`)."""
+    paths = []
+    for leaf in rel["leaves"]:
+        path = [s for s in leaf["steps"] if s["kind"] != "let"]
+        if not path or path[-1]["kind"] != "emit":
+            return
+        if path[-1]["loops"] or path[-1]["residual"]:
+            return
+        paths.append(path)
+    report = {
+        "kind": "report",
+        "key": "()",
+        "value": None,  # (the old row is the one reported)
+        "written": False,  # _report_reads_written
+        "one_group": True,
+    }
+    for leaf in rel["leaves"]:
+        lets = [s for s in leaf["steps"] if s["kind"] == "let"]
+        path = [s for s in leaf["steps"] if s["kind"] != "let"]
+        # a batch still queues its summed deltas, read once after it
+        leaf["batch_steps"] = leaf["steps"]
+        looped = len(paths) > 1 or any(s["kind"] == "loop" for s in path)
+        leaf["steps"] = lets + path[:-1] + ([] if looped else [report])
+        if looped:
+            rel["report_after"] = report
+    rel["returns"] = "list"
 
 
 def _reports_in_order(ordering: dict | None) -> bool:
@@ -3079,6 +3124,7 @@ def render_module(
                 "reunpack": len(leaves) > 1,
                 "virtual": rel.name in virtual,
                 "checked_inside": False,  # see _checked_inside (set below)
+                "report_after": None,  # see _report_one_group
                 # VALUES: its rows, which the outermost View applies at start
                 "constant": (
                     None
@@ -3156,7 +3202,7 @@ def render_module(
             {**r, "leaves": [dict(leaf) for leaf in r["leaves"]]} for r in relations
         ]
         ordered = _reports_in_order(ordering)
-        _return_changes(query, copies, ring, plain, ordered=ordered)
+        _return_changes(query, copies, ring, plain, ordered=ordered, outermost=True)
         for rel in copies:
             if rel.get("returns") == "list":
                 rel["queuing"] = rel["method"]  # the trigger it stands in for
