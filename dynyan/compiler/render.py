@@ -2042,14 +2042,14 @@ def _report_one_group(rel: dict) -> None:
     loops from the relation's one leaf reports where it reaches the root, as
     a group's does; paths with loops (or several leaves) may reach the root
     many times, so the row is read once after them all (`report_after`)."""
-    paths = []
+    paths = []  # (leaf, its lets, its path)
     for leaf in rel["leaves"]:
         path = [s for s in leaf["steps"] if s["kind"] != "let"]
         if not path or path[-1]["kind"] != "emit":
             return
         if path[-1]["loops"] or path[-1]["residual"]:
             return
-        paths.append(path)
+        paths.append((leaf, [s for s in leaf["steps"] if s["kind"] == "let"], path))
     report = {
         "kind": "report",
         "key": "()",
@@ -2057,15 +2057,12 @@ def _report_one_group(rel: dict) -> None:
         "written": False,  # _report_reads_written
         "one_group": True,
     }
-    for leaf in rel["leaves"]:
-        lets = [s for s in leaf["steps"] if s["kind"] == "let"]
-        path = [s for s in leaf["steps"] if s["kind"] != "let"]
+    looped = len(paths) > 1 or any(s["kind"] == "loop" for s in paths[0][2])
+    for leaf, lets, path in paths:
         # a batch still queues its summed deltas, read once after it
         leaf["batch_steps"] = leaf["steps"]
-        looped = len(paths) > 1 or any(s["kind"] == "loop" for s in path)
         leaf["steps"] = lets + path[:-1] + ([] if looped else [report])
-        if looped:
-            rel["report_after"] = report
+    rel["report_after"] = report if looped else None
     rel["returns"] = "list"
 
 
