@@ -399,6 +399,63 @@ def first_row_per_key(g: Gen, alias: str):
     g.q.atoms.append(Atom(alias, None, tuple(cols), sql, sources=sources))
 
 
+@production("from", weight=0)  # drawn with --weight: earlier seeds keep theirs
+def top_rows_per_key(g: Gen, alias: str):
+    """The top n rows of each key (or of the table) in an order, as people
+    write them: (SELECT …, ROW_NUMBER() or RANK() OVER ([PARTITION BY k]
+    ORDER BY o [DESC], …) AS rn FROM t) alias with `alias.rn <= n` in WHERE,
+    or the same kept by QUALIFY (`<= n`, `< n + 1`), the number read or not.
+    The first ORDER BY key of a ROW_NUMBER() is an INTEGER, which the
+    compiler cuts at the n-th place (passes/top_rows.py): the View reads
+    nothing while rows up to that place tie in the whole order (DuckDB then
+    picks any), ties further down decide nothing."""
+    t = g.choice(sorted(TABLES))
+    inner = _table_atom(t, "i" + alias)
+    cols = g.rng.sample(g.cols(inner), min(len(inner.columns), g.rng.randint(2, 3)))
+    names = [c for c, _ in cols]
+    key = g.col(inner, ("int", "str")) if g.chance(0.7) else None
+    rank = g.choice(["ROW_NUMBER", "RANK"])
+    first = g.col(inner, ("int",) if rank == "ROW_NUMBER" else None)
+    order = [first] + [g.col(inner) for _ in range(g.rng.randint(0, 1))]
+    if None in order:
+        return False
+    ways = [
+        f"{o[0]}{g.choice(['', ' DESC', ' DESC NULLS FIRST', ' NULLS FIRST'])}"
+        for o in order
+    ]
+    partition = f"PARTITION BY {key[0]} " if key else ""
+    window = f"{rank}() OVER ({partition}ORDER BY {', '.join(ways)})"
+    n = g.rng.randint(2, 4)
+    rn = f"{alias}_rn"  # one name per table: an unqualified one is ambiguous
+    items = ", ".join(f"{inner.alias}.{c} AS {c}" for c in names)
+    if g.chance(0.5):  # kept in QUALIFY
+        kept = g.choice([f"<= {n}", f"< {n + 1}"])
+        if g.chance(0.5):
+            sql = f"(SELECT {items} FROM {t} {inner.alias} QUALIFY {window} {kept}) {alias}"
+        else:
+            sql = f"(SELECT {items}, {window} AS {rn} FROM {t} {inner.alias} QUALIFY {rn} {kept}) {alias}"
+            cols = [*cols, (rn, "int")]
+    else:
+        sql = f"(SELECT {items}, {window} AS {rn} FROM {t} {inner.alias}) {alias}"
+        g.q.where.append(Part(f"{alias}.{rn} <= {n}", frozenset({alias})))
+        cols = [*cols, (rn, "int")]
+    if rank == "ROW_NUMBER":
+        columns = [key[0]] if key else []
+        columns += [o[0] for o in order]
+        needed = list(dict.fromkeys(c.split(".")[1] for c in columns))
+        rows = ", ".join(f"{inner.alias}.{c} AS {c}" for c in needed)
+        d = lambda text: text.replace(f"{inner.alias}.", "c.")  # noqa: E731
+        ties = (
+            f"SELECT COUNT(*) > 0 FROM (SELECT 1 FROM (SELECT {rows}, RANK() OVER "
+            f"({partition}ORDER BY {ways[0]}) AS r1 FROM {t} {inner.alias}) "
+            f"AS c WHERE c.r1 <= {n} GROUP BY {', '.join(d(c) for c in columns)} "
+            "HAVING COUNT(*) > 1) AS g"
+        )
+        g.q.ties.append(Part(ties, frozenset({alias})))
+    sources = tuple((c, frozenset({(t, c)})) for c in names)
+    g.q.atoms.append(Atom(alias, None, tuple(cols), sql, sources=sources))
+
+
 @production("from", weight=1)
 def with_table(g: Gen, alias: str):
     """WITH walias AS (SELECT * FROM t WHERE …): a common table expression."""

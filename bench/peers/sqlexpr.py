@@ -743,6 +743,19 @@ def sql_quantile(counts, q, discrete, scale=None):
 HELPERS["_sql_quantile"] = sql_quantile
 
 
+def sql_top_cut(counts, place, descending):
+    """A top-n's threshold (dynyan's TOP_CUT, passes/top_rows.py) over a
+    multiset of values (value -> count): the value at `place` of the order,
+    or the last one."""
+    values = sorted(v for v, c in counts.items() for _ in range(c))
+    if descending:
+        values.reverse()
+    return values[min(place, len(values)) - 1] if values else None
+
+
+HELPERS["_sql_top_cut"] = sql_top_cut
+
+
 def sql_string_agg(counts, separator, distinct, descending):
     """STRING_AGG([DISTINCT] x, separator ORDER BY x [DESC]) over a multiset
     of values (value -> count): NULL when it is empty."""

@@ -213,7 +213,8 @@ SCALARS = {
 # without zero padding, where it is a number); DuckDB's others are refused.
 STRFTIME_CODES = "aAbBpYmdyHIMSfjwuGVUW%"
 
-QUANTILE_KINDS = ("quantile_cont", "quantile_disc")
+# (top_cut: no SQL function, the threshold of a top-n, passes/top_rows.py)
+QUANTILE_KINDS = ("quantile_cont", "quantile_disc", "top_cut")
 # the aggregates that read every value of their argument in order
 RANKED_KINDS = (*QUANTILE_KINDS, "string_agg")
 # ... or its distinct values in order
@@ -251,6 +252,7 @@ def peer_namespace(constants=()) -> dict:
 
 # --- aggregates ----------------------------------------------------------------------
 
+# the aggregates SQL names (TOP_CUT is made by a pass, never written)
 AGGREGATES = (
     "count",
     "sum",
@@ -260,7 +262,7 @@ AGGREGATES = (
     *PICK_KINDS,
     "count_distinct",
     *DISTINCT_SUM_KINDS,
-    *RANKED_KINDS,
+    *(kind for kind in RANKED_KINDS if kind != "top_cut"),
     "string_agg_distinct",
 )
 
@@ -274,6 +276,7 @@ def aggregate_value(
     empty: str | None = None,
     ranked: str = "()",
     fraction: float | None = None,
+    place: int | None = None,
     scale: int | None = None,
     separator: str | None = None,
     descending: bool = False,
@@ -285,7 +288,8 @@ def aggregate_value(
     their MIN or MAX (`extreme`, read only when there is one), the number
     of distinct ones (`distinct`; SUM/AVG(DISTINCT): `total` is their sum)
     and, for a quantile at `fraction` (of a
-    DECIMAL of `scale` digits), all of them in order (`ranked`). `empty`: a
+    DECIMAL of `scale` digits) or TOP_CUT's value at `place`, all of them in
+    order (`ranked`). `empty`: a
     cheaper test that there is no non-NULL argument, if the system has one
     (default `nonnull == 0`)."""
     empty = empty or f"{nonnull} == 0"
@@ -302,6 +306,8 @@ def aggregate_value(
         )
     if kind == "quantile_disc":
         return f"(None if {empty} else _quantile_disc({ranked}, {fraction!r}))"
+    if kind == "top_cut":
+        return f"(None if {empty} else _top_cut({ranked}, {place!r}, {descending}))"
     if kind == "count":
         return nonnull
     if kind == "count_distinct":

@@ -535,6 +535,8 @@ class Aggregate:
     # "count" | "sum" | "avg" | "min" | "max" | "count_distinct" |
     # "sum_distinct" | "avg_distinct" |
     # "quantile_cont" | "quantile_disc" (MEDIAN: a quantile at 0.5) |
+    # "top_cut" (the value at place n of the order, or the last: a top-n's
+    # threshold, passes/top_rows.py) |
     # "string_agg" | "string_agg_distinct" (ordered by the argument)
     kind: str
     terms: tuple[tuple[int | float, int], ...]
@@ -561,6 +563,8 @@ class Aggregate:
     nonfinite: tuple | bool = ()
     # A quantile's q, in [0, 1].
     fraction: float | None = None
+    # TOP_CUT's n (its order descending where `descending`).
+    place: int | None = None
     # STRING_AGG's separator, whether its ORDER BY is DESC, and whether its
     # values are cast to VARCHAR (no strings) after they are ordered.
     separator: str | None = None
@@ -798,7 +802,7 @@ def query_digits(query: "Query", expr) -> int | None:
 
 
 # aggregates whose value is one of their argument's values
-PICKS = ("min", "max", "quantile_disc")
+PICKS = ("min", "max", "quantile_disc", "top_cut")
 
 
 def _query_leaf_digits(query: "Query", expr) -> int | None:

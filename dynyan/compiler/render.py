@@ -2637,6 +2637,7 @@ def _ranked_options(agg) -> dict:
     """What `functions.aggregate_value` needs of a quantile or STRING_AGG."""
     return {
         "fraction": agg.fraction,
+        "place": agg.place,
         "scale": agg.scale,
         "separator": agg.separator,
         "descending": agg.descending,

@@ -59,6 +59,7 @@ HELPERS = (
     Helper("_least", "sqlfuncs", "_least"),
     Helper("_quantile_cont", "sqlfuncs", "_quantile_cont"),
     Helper("_quantile_disc", "sqlfuncs", "_quantile_disc"),
+    Helper("_top_cut", "sqlfuncs", "_top_cut"),
     Helper("_and3", "sqlfuncs", "_and3"),
     Helper("_or3", "sqlfuncs", "_or3"),
     Helper("_regexp_extract", "sqlfuncs", "_regexp_extract"),

@@ -379,6 +379,21 @@ def _quantile_disc(values, q):
     return values[max(math.ceil(n * q) - 1, 0)]
 
 
+def _top_cut(values, place, descending):
+    """The value at `place` (from 1) of the sorted `values` read in the
+    order (from the end where `descending`), or the last one when there are
+    fewer: the threshold that keeps a partition's top `place` rows
+    (passes/top_rows.py). None for no values.
+
+    >>> _top_cut([1, 2, 3], 2, False), _top_cut([1, 2, 3], 2, True), _top_cut([5], 3, False)
+    (2, 2, 5)
+    """
+    n = len(values)
+    if not n:
+        return None
+    return values[max(n - place, 0)] if descending else values[min(place, n) - 1]
+
+
 def _and3(*values):
     """SQL AND of values: FALSE if one is FALSE, else NULL if one is NULL,
     else TRUE (a number is TRUE when it is not 0)."""

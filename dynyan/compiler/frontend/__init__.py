@@ -52,6 +52,7 @@ from .passes.semi_joins import semi_joins
 from .passes.single_rows import single_rows
 from .passes.spread_aggregates import spread_aggregates
 from .passes.subquery_limits import subquery_limits
+from .passes.top_rows import top_rows
 from .passes.unnest_subqueries import output_types, unnest_subqueries
 from .passes.values_tables import values_tables
 from .passes.window_aggregates import window_aggregates
@@ -68,7 +69,8 @@ TREE_PASSES = (
     subquery_limits,  # ORDER BY … LIMIT in a subquery -> ROW_NUMBER() in QUALIFY
     aggregate_spellings,  # FILTER (WHERE …), GROUP BY ALL -> plain aggregation
     spread_aggregates,  # VARIANCE, STDDEV, CORR, REGR_* -> arithmetic over SUM, COUNT
-    first_rows,  # WHERE n = 1 over a derived table's ROW_NUMBER() -> QUALIFY in it
+    first_rows,  # WHERE n <= k over a derived table's ROW_NUMBER() -> QUALIFY in it
+    top_rows,  # QUALIFY RANK() … <= n -> only rows up to a partition's n-th key
     window_aggregates,  # AGG(x) OVER (PARTITION BY …) -> a join with the partitions
     grouping_sets,  # ROLLUP, CUBE, GROUPING SETS -> UNION ALL of GROUP BYs
     wrap_set_operations,  # a whole query that is a UNION -> a derived table

@@ -36,17 +36,21 @@ from .types import check_condition, coerce_literals, infer_type, typed
 # MEDIAN(x), QUANTILE_CONT(x, q), QUANTILE_DISC(x, q) (PERCENTILE_… WITHIN
 # GROUP and QUANTILE are respelled as these: passes/aggregate_spellings.py)
 QUANTILES = (exp.Median, exp.PercentileCont, exp.PercentileDisc)
-AGGREGATES = (
-    exp.Count,
-    exp.Sum,
-    exp.Avg,
-    exp.Min,
-    exp.Max,
-    exp.ArgMin,
-    exp.ArgMax,
-    *QUANTILES,
-    exp.GroupConcat,
-)
+
+
+class TopCut(exp.Expression, exp.AggFunc):
+    """TOP_CUT(x, n, descending): the value at place n of x's order, or the
+    last one; no SQL function: passes/top_rows.py makes it, the threshold
+    of a partition's top n rows."""
+
+    arg_types = {"this": True, "expression": True, "descending": False}
+
+
+# quantiles whose value is one of their argument's
+_PICKED = ("quantile_disc", "top_cut")
+# the aggregates whose argument's values a group keeps (a multiset)
+KEPT = (exp.Min, exp.Max, exp.ArgMin, exp.ArgMax, *QUANTILES, TopCut, exp.GroupConcat)
+AGGREGATES = (exp.Count, exp.Sum, exp.Avg, *KEPT)
 _DISTINCT_KINDS = {
     exp.Count: "count_distinct",
     exp.Sum: "sum_distinct",
@@ -196,7 +200,7 @@ class Grouping:
             return 0
         if agg.kind == "quantile_cont":  # a DECIMAL's (else a DOUBLE)
             return agg.scale
-        exact = ("min", "max", *PICK_KINDS, "sum", "sum_distinct", "quantile_disc")
+        exact = ("min", "max", *PICK_KINDS, "sum", "sum_distinct", *_PICKED)
         arg = self._argument(e.index) if agg.kind in exact else None
         return None if arg is None else self.fe.digits_of(arg)
 
@@ -205,7 +209,7 @@ class Grouping:
             return self.fe.type_of(self.keys[e.index])
         if isinstance(e, AggRef):
             kind = self.aggregates[e.index].kind
-            if kind in ("min", "max", *PICK_KINDS, "quantile_disc"):
+            if kind in ("min", "max", *PICK_KINDS, *_PICKED):
                 return self.fe.type_of(self._argument(e.index))
             if kind.startswith("string_agg"):
                 return "str"
@@ -229,8 +233,7 @@ class Grouping:
     def _aggregate(self, node: exp.AggFunc) -> AggRef:
         text = node.sql(dialect=DIALECT)
         distinct = isinstance(node.this, exp.Distinct)
-        kept = (exp.Min, exp.Max, exp.ArgMin, exp.ArgMax, *QUANTILES, exp.GroupConcat)
-        if isinstance(node, kept) or distinct:
+        if isinstance(node, KEPT) or distinct:
             if distinct and len(node.this.expressions) != 1:
                 raise unsupported(
                     f"{node.sql_name()}(DISTINCT …) takes one expression", node
@@ -248,6 +251,9 @@ class Grouping:
                 arg, options["scale"] = self._distinct_sum(arg, node)
             elif isinstance(node, exp.GroupConcat):
                 options["cast_text"] = self._text_type(arg, node) != "str"
+            elif isinstance(node, TopCut):
+                options["place"] = int(node.expression.name)
+                options["descending"] = bool(node.args.get("descending"))
             elif isinstance(node, QUANTILES):
                 kind, options["fraction"] = self._quantile(node, arg)
                 if kind == "quantile_cont" and self.fe.type_of(arg) == "float":

@@ -7,7 +7,8 @@ keeps the first row of each partition. The test is repeated as the derived
 table's QUALIFY, where `window_aggregates` sees that only first rows are
 kept: it numbers the rows DISTINCT and guards only the first place, so
 exact duplicate rows and ties further down the order leave the result
-determined, as they do in SQL. The outer WHERE keeps its test: rows that
+determined, as they do in SQL. A test that keeps the first n places (`n <=
+3`; of RANK() too) moves likewise, for `top_rows` to see. The outer WHERE keeps its test: rows that
 an outer join pads have no number and fail it either way, so the test may
 move below any join. Not where the derived table has a LIMIT or OFFSET, or
 its columns renamed (`AS x(a, b)`). Runs before `window_aggregates`.
@@ -26,7 +27,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..context import Context, from_items, sql_conjuncts
-from .window_aggregates import keeps_first
+from .top_rows import top_bound
 
 
 def first_rows(tree: exp.Expression, ctx: Context) -> exp.Expression:
@@ -53,7 +54,7 @@ def first_rows(tree: exp.Expression, ctx: Context) -> exp.Expression:
                 )
 
             for test in sql_conjuncts(where.this):
-                if keeps_first(test, numbered):
+                if top_bound(test, numbered):
                     _qualify(derived.this, _renamed(test, numbered, derived.this))
     return tree
 
@@ -89,13 +90,14 @@ def _numbering(item: exp.Expression) -> bool:
 
 
 def _row_numbers(inner: exp.Select) -> set[str]:
-    """The output names of `ROW_NUMBER() OVER (… ORDER BY …)` items."""
+    """The output names of `ROW_NUMBER()` or `RANK() OVER (… ORDER BY …)`
+    items."""
     return {
         item.alias.lower()
         for item in inner.expressions
         if isinstance(item, exp.Alias)
         and isinstance(item.this, exp.Window)
-        and isinstance(item.this.this, exp.RowNumber)
+        and isinstance(item.this.this, (exp.RowNumber, exp.Rank))
         and item.this.args.get("order") is not None
     }
 

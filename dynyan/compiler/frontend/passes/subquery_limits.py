@@ -21,11 +21,17 @@ the subquery's own rows, and the correlation is applied to it:
      o_orderdate DESC) AS __rn FROM orders) AS __limited
      WHERE __limited.__l2 = c_custkey AND __limited.__rn <= 1)
 
+Uncorrelated over rows (`IN (SELECT o_custkey FROM orders ORDER BY
+o_totalprice DESC LIMIT 10)`), the rows are numbered in place too, where
+`top_rows` then numbers only those up to the last place kept; where it
+cannot (the first key an expression, a nullable column not an INTEGER) every update
+would renumber the table, a cost per change that grows with it, and the
+subquery is refused.
+
 In EXISTS, LIMIT n ≥ 1 without OFFSET changes nothing and is dropped.
 Refused: LIMIT without ORDER BY (any rows), over DISTINCT, beside QUALIFY,
-uncorrelated over rows rather than groups (every update would renumber the
-table: a cost per change that grows with it), or correlated otherwise than
-by `inner column = outer expression` in WHERE of a query that does not
+uncorrelated over rows that `top_rows` cannot cut, or correlated otherwise
+than by `inner column = outer expression` in WHERE of a query that does not
 aggregate. Runs after
 `inline_views`, before `window_aggregates` and `check_supported`.
 
@@ -46,6 +52,7 @@ from ..aggregates import is_grouped
 from ..context import Context, sql_conjuncts
 from ..diagnostics import unsupported
 from .name_outputs import named
+from .top_rows import bounded
 from .window_aggregates import spelled_key
 
 
@@ -67,12 +74,12 @@ def subquery_limits(tree: exp.Expression, ctx: Context) -> exp.Expression:
         _refuse_others(select)
         outer = _outer_columns(select, ctx)
         if not outer:
-            if not is_grouped(select):
+            if not is_grouped(select) and not _cheap(select, first, count, ctx):
                 raise unsupported(
                     "ORDER BY … LIMIT in an uncorrelated subquery over rows (not "
-                    "groups) is not supported: every update would renumber the "
-                    "table's rows (the outermost query's ORDER BY … LIMIT keeps a "
-                    "sorted index instead)",
+                    "groups) is supported where its first ORDER BY key is a column "
+                    "declared NOT NULL or an INTEGER one: else every update would "
+                    "renumber the table's rows",
                     select.args.get("limit") or select.args.get("offset"),
                 )
             _number_in_place(select, first, count)
@@ -136,6 +143,14 @@ def _kept(number: exp.Expression, first: int, count: int | None) -> exp.Expressi
             exp.LTE(this=number.copy(), expression=exp.Literal.number(first + count))
         )
     return exp.and_(*parts)
+
+
+def _cheap(select: exp.Select, first: int, count: int | None, ctx: Context) -> bool:
+    """Whether the rows of `select` numbered for its LIMIT cost a change only
+    those up to the last place kept (passes/top_rows.py)."""
+    numbered = select.copy()
+    _number_in_place(numbered, first, count)
+    return bounded(numbered, ctx)
 
 
 def _number_in_place(select: exp.Select, first: int, count: int | None) -> None:

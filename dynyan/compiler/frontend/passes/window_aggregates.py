@@ -391,12 +391,20 @@ def never_null(key: exp.Expression, select: exp.Select, relations: dict) -> bool
     """Whether `key` is a column declared NOT NULL of a table `select`
     reads directly, not from the side of an outer join that pads rows with
     NULLs."""
+    found = table_column(key, select, relations)
+    return found is not None and found[0].is_notnull(found[1])
+
+
+def table_column(key: exp.Expression, select: exp.Select, relations: dict):
+    """(relation, column index) of `key` where it is a column of a table
+    `select` reads directly, not from the side of an outer join that pads
+    rows with NULLs; else None."""
     if not isinstance(key, exp.Column):
-        return False
+        return None
     from_ = select.args.get("from_") or select.args.get("from")
     joins = select.args.get("joins") or []
     if from_ is None or any(j.args.get("side") in ("RIGHT", "FULL") for j in joins):
-        return False
+        return None
     sources = [from_.this] + [j.this for j in joins if not j.args.get("side")]
     tables = [
         (t.alias_or_name.lower(), relations[t.name.lower()])
@@ -409,12 +417,10 @@ def never_null(key: exp.Expression, select: exp.Select, relations: dict) -> bool
     elif len(tables) == 1 + len(joins):  # every source a table: no other has it
         found = [rel for _, rel in tables if name in rel.columns]
     else:
-        return False
-    return (
-        len(found) == 1
-        and name in found[0].columns
-        and found[0].is_notnull(found[0].columns.index(name))
-    )
+        return None
+    if len(found) != 1 or name not in found[0].columns:
+        return None
+    return found[0], found[0].columns.index(name)
 
 
 def in_select_list(window: exp.Window) -> bool:
