@@ -19,7 +19,7 @@ its columns renamed (`AS x(a, b)`). Runs before `window_aggregates`.
 ...     "SELECT k, v FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) AS n "
 ...     "FROM t) AS x WHERE x.n = 1", read="duckdb")
 >>> print(first_rows(tree, Context({})).sql("duckdb"))
-SELECT k, v FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) AS n FROM t QUALIFY n = 1) AS x WHERE x.n = 1
+SELECT k, v FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) AS n FROM t QUALIFY ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) = 1) AS x WHERE x.n = 1
 """
 
 from __future__ import annotations
@@ -103,11 +103,15 @@ def _row_numbers(inner: exp.Select) -> set[str]:
 
 
 def _renamed(test: exp.Expression, numbered, inner: exp.Select) -> exp.Expression:
-    """The test over the derived table's own output name (as `inner`
-    spells it)."""
-    spelled = {item.alias.lower(): item.alias for item in inner.expressions}
+    """The test over the derived table's own window (its output name could
+    be a column of a table it reads, which QUALIFY would read instead)."""
+    windows = {
+        item.alias.lower(): item.this
+        for item in inner.expressions
+        if isinstance(item, exp.Alias)
+    }
     return test.copy().transform(
-        lambda node: exp.column(spelled[node.name.lower()]) if numbered(node) else node
+        lambda node: windows[node.name.lower()].copy() if numbered(node) else node
     )
 
 

@@ -50,7 +50,7 @@ from sqlglot import exp
 
 from ..aggregates import TopCut
 from ..context import Context, sql_conjuncts
-from .window_aggregates import table_column
+from .window_aggregates import has_column, table_column
 
 # Per column type, the values that sort before and after every other: in
 # the threshold they stand for NULL (a text has no last one). A DATE or a
@@ -113,7 +113,7 @@ def bounded(select: exp.Select, ctx: Context) -> bool:
     """Whether numbering the SELECT's rows costs a change no more than the
     rows up to the last place it keeps: this pass cuts them, or it keeps
     the first row alone (`window_aggregates`' first place)."""
-    kept = _kept_places(select)
+    kept = _kept_places(select, ctx.relations)
     if kept is None:
         return False
     windows, place = kept
@@ -125,7 +125,7 @@ def bounded(select: exp.Select, ctx: Context) -> bool:
 def _cut(select: exp.Select, ctx: Context):
     """(partition keys, threshold argument, n, descending) of a SELECT whose
     windows keep a partition's top n rows, else None."""
-    kept = _kept_places(select)
+    kept = _kept_places(select, ctx.relations)
     if kept is None:
         return None
     windows, place = kept
@@ -152,7 +152,7 @@ def _cut(select: exp.Select, ctx: Context):
     return list(first.args.get("partition_by") or []), key, place, descending
 
 
-def _kept_places(select: exp.Select):
+def _kept_places(select: exp.Select, relations: dict):
     """(the windows, the last place QUALIFY keeps) of a SELECT that does not
     aggregate and whose windows all number its rows (ROW_NUMBER() or
     RANK()) over one PARTITION BY and ORDER BY, else None."""
@@ -175,10 +175,10 @@ def _kept_places(select: exp.Select):
             return None
         if w.args.get("order") != order:
             return None
-    named = {
+    named = {  # QUALIFY reads a table's column before an output name
         item.alias.lower(): item.this
         for item in select.expressions
-        if isinstance(item, exp.Alias)
+        if isinstance(item, exp.Alias) and not has_column(select, item.alias, relations)
     }
 
     def numbered(x: exp.Expression) -> bool:

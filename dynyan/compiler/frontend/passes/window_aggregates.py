@@ -38,6 +38,7 @@ from ..context import (
     TIES,
     Context,
     declared_digits,
+    from_items,
     sql_conjuncts,
 )
 from .name_outputs import named
@@ -423,6 +424,28 @@ def table_column(key: exp.Expression, select: exp.Select, relations: dict):
     return found[0], found[0].columns.index(name)
 
 
+def has_column(select: exp.Select, name: str, relations: dict) -> bool:
+    """Whether a table or derived table `select` reads is known to have a
+    column `name` (DuckDB's QUALIFY and WHERE then read it, not an output
+    of that name)."""
+    name = name.lower()
+    for item in from_items(select):
+        if isinstance(item, exp.Table):
+            relation = relations.get(item.name.lower())
+            if relation is not None and name in relation.columns:
+                return True
+        elif isinstance(item, exp.Subquery) and isinstance(item.this, exp.Select):
+            alias = item.args.get("alias")
+            names = (
+                [c.name.lower() for c in alias.columns]
+                if alias is not None and alias.columns
+                else [e.alias_or_name.lower() for e in item.this.expressions]
+            )
+            if name in names:
+                return True
+    return False
+
+
 def in_select_list(window: exp.Window) -> bool:
     """Whether the window is (inside) an item of its SELECT's list, its
     QUALIFY condition or its ORDER BY."""
@@ -472,7 +495,11 @@ class _Rewrite:
         items = [named(e.copy()) for e in select.expressions]
         qualify = select.args.get("qualify")
         if qualify is not None:
-            qualify = _with_items(qualify.this, items)
+            # QUALIFY, as WHERE, reads a table's column before an output name
+            spelled = [
+                i for i in items if not has_column(select, i.alias, self.relations)
+            ]
+            qualify = _with_items(qualify.this, spelled)
             self.first_rows = _first_rows_only(qualify, select)
         outer_items = [
             exp.alias_(self._outer(item.this), item.alias, quoted=_quoted(item))
