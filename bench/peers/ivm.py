@@ -690,9 +690,12 @@ def _compile_ivm(query: Query, push: bool, tests: dict | None = None):
             elif a.kind in QUANTILE_KINDS:
                 s = f"p[{computed[i][0]}]" if i in computed else f"p[{ms_pos[a.arg]}]"
                 discrete = a.kind == "quantile_disc"
-                value = f"_sql_quantile({s}, {a.fraction!r}, {discrete}, {a.scale!r})"
                 if a.kind == "top_cut":
                     value = f"_sql_top_cut({s}, {a.place!r}, {a.descending})"
+                else:
+                    value = (
+                        f"_sql_quantile({s}, {a.fraction!r}, {discrete}, {a.scale!r})"
+                    )
             elif a.kind.startswith("string_agg"):
                 s = f"p[{computed[i][0]}]" if i in computed else f"p[{ms_pos[a.arg]}]"
                 value = (

@@ -18,6 +18,7 @@ from ...errors import UnsupportedQueryError
 from ..ir import (
     exact_digits,
     NULL_ABSORBING,
+    PICKS,
     AggRef,
     Aggregate,
     Channel,
@@ -46,8 +47,6 @@ class TopCut(exp.Expression, exp.AggFunc):
     arg_types = {"this": True, "expression": True, "descending": False}
 
 
-# quantiles whose value is one of their argument's
-_PICKED = ("quantile_disc", "top_cut")
 # the aggregates whose argument's values a group keeps (a multiset)
 KEPT = (exp.Min, exp.Max, exp.ArgMin, exp.ArgMax, *QUANTILES, TopCut, exp.GroupConcat)
 AGGREGATES = (exp.Count, exp.Sum, exp.Avg, *KEPT)
@@ -200,7 +199,7 @@ class Grouping:
             return 0
         if agg.kind == "quantile_cont":  # a DECIMAL's (else a DOUBLE)
             return agg.scale
-        exact = ("min", "max", *PICK_KINDS, "sum", "sum_distinct", *_PICKED)
+        exact = (*PICKS, *PICK_KINDS, "sum", "sum_distinct")
         arg = self._argument(e.index) if agg.kind in exact else None
         return None if arg is None else self.fe.digits_of(arg)
 
@@ -209,7 +208,7 @@ class Grouping:
             return self.fe.type_of(self.keys[e.index])
         if isinstance(e, AggRef):
             kind = self.aggregates[e.index].kind
-            if kind in ("min", "max", *PICK_KINDS, *_PICKED):
+            if kind in (*PICKS, *PICK_KINDS):
                 return self.fe.type_of(self._argument(e.index))
             if kind.startswith("string_agg"):
                 return "str"

@@ -8,9 +8,9 @@ table's QUALIFY, where `window_aggregates` sees that only first rows are
 kept: it numbers the rows DISTINCT and guards only the first place, so
 exact duplicate rows and ties further down the order leave the result
 determined, as they do in SQL. A test that keeps the first n places (`n <=
-3`; of RANK() too) moves likewise, for `top_rows` to see. The outer WHERE keeps its test: rows that
-an outer join pads have no number and fail it either way, so the test may
-move below any join. Not where the derived table has a LIMIT or OFFSET, or
+3`; of RANK() too) moves likewise, for `top_rows` to see. The outer WHERE
+keeps its test: rows that an outer join pads have no number and fail it
+either way, so the test may move below any join. Not where the derived table has a LIMIT or OFFSET, or
 its columns renamed (`AS x(a, b)`). Runs before `window_aggregates`.
 
 >>> import sqlglot
@@ -27,7 +27,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..context import Context, from_items, sql_conjuncts
-from .top_rows import top_bound
+from .window_aggregates import top_bound
 
 
 def first_rows(tree: exp.Expression, ctx: Context) -> exp.Expression:

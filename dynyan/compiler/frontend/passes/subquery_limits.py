@@ -24,9 +24,9 @@ the subquery's own rows, and the correlation is applied to it:
 Uncorrelated over rows (`IN (SELECT o_custkey FROM orders ORDER BY
 o_totalprice DESC LIMIT 10)`), the rows are numbered in place too, where
 `top_rows` then numbers only those up to the last place kept; where it
-cannot (the first key an expression, a nullable column not an INTEGER) every update
-would renumber the table, a cost per change that grows with it, and the
-subquery is refused.
+cannot (the first key an expression, a nullable column not an INTEGER)
+every update would renumber the table, a cost per change that grows with
+it, and the subquery is refused.
 
 In EXISTS, LIMIT n ≥ 1 without OFFSET changes nothing and is dropped.
 Refused: LIMIT without ORDER BY (any rows), over DISTINCT, beside QUALIFY,

@@ -50,7 +50,7 @@ from sqlglot import exp
 
 from ..aggregates import TopCut
 from ..context import Context, sql_conjuncts
-from .window_aggregates import has_column, table_column
+from .window_aggregates import has_column, table_column, top_bound
 
 # Per column type, the values that sort before and after every other: in
 # the threshold they stand for NULL (a text has no last one). A DATE or a
@@ -68,6 +68,8 @@ _ENDS = {
 
 
 def top_rows(tree: exp.Expression, ctx: Context) -> exp.Expression:
+    """Each SELECT that keeps a partition's top n rows joined with the
+    partition's threshold (the module's docstring)."""
     cuts = 0
     for select in list(tree.find_all(exp.Select)):
         cut = _cut(select, ctx)
@@ -116,21 +118,27 @@ def bounded(select: exp.Select, ctx: Context) -> bool:
     kept = _kept_places(select, ctx.relations)
     if kept is None:
         return False
-    windows, place = kept
-    if place == 1 and all(isinstance(w.this, exp.RowNumber) for w in windows):
-        return True
-    return _cut(select, ctx) is not None
+    return _first_place(*kept) or _threshold(select, ctx, *kept) is not None
 
 
 def _cut(select: exp.Select, ctx: Context):
     """(partition keys, threshold argument, n, descending) of a SELECT whose
-    windows keep a partition's top n rows, else None."""
+    windows keep a partition's top n rows, else None (also where
+    `window_aggregates` keeps the first place without ranks)."""
     kept = _kept_places(select, ctx.relations)
-    if kept is None:
+    if kept is None or _first_place(*kept):
         return None
-    windows, place = kept
-    if place == 1 and all(isinstance(w.this, exp.RowNumber) for w in windows):
-        return None  # window_aggregates keeps the first place without ranks
+    return _threshold(select, ctx, *kept)
+
+
+def _first_place(windows: list[exp.Window], place: int) -> bool:
+    """Only the first row kept, by ROW_NUMBER()s: `window_aggregates`' case."""
+    return place == 1 and all(isinstance(w.this, exp.RowNumber) for w in windows)
+
+
+def _threshold(select: exp.Select, ctx: Context, windows: list, place: int):
+    """`_cut`'s tuple for windows kept up to `place`; None where their first
+    ORDER BY key cannot be cut."""
     first = windows[0]
     ordered = first.args["order"].expressions[0]
     key, descending = ordered.this, bool(ordered.args.get("desc"))
@@ -201,18 +209,3 @@ def _aggregates(select: exp.Select) -> bool:
         for item in select.expressions
         for agg in item.find_all(exp.AggFunc)
     )
-
-
-def top_bound(test: exp.Expression, numbered) -> int | None:
-    """The last place `test` keeps where it is `x <= n`, `x < n` or `x = n`
-    (either way round) for an `x` that `numbered(x)` accepts, else None."""
-    flipped = {exp.GTE: exp.LTE, exp.GT: exp.LT, exp.EQ: exp.EQ}
-    kind = type(test)
-    left, right = test.args.get("this"), test.args.get("expression")
-    if kind in flipped and isinstance(left, exp.Literal):
-        kind, left, right = flipped[kind], right, left
-    if kind not in (exp.LTE, exp.LT, exp.EQ) or left is None or not numbered(left):
-        return None
-    if not (isinstance(right, exp.Literal) and right.is_int):
-        return None
-    return int(right.name) - (1 if kind is exp.LT else 0)

@@ -980,19 +980,22 @@ def _first_rows_only(qualify: exp.Expression, select: exp.Select) -> bool:
 def keeps_first(test: exp.Expression, numbered) -> bool:
     """Whether `test` is `x = 1`, `x <= 1` or `x < 2` (either way round) for
     an `x` that `numbered(x)` accepts (a row number)."""
+    return top_bound(test, numbered) == 1
+
+
+def top_bound(test: exp.Expression, numbered) -> int | None:
+    """The last place `test` keeps where it is `x <= n`, `x < n` or `x = n`
+    (either way round) for an `x` that `numbered(x)` accepts, else None."""
     flipped = {exp.GTE: exp.LTE, exp.GT: exp.LT, exp.EQ: exp.EQ}
-    bounds = {exp.EQ: 1, exp.LTE: 1, exp.LT: 2}
     kind = type(test)
     left, right = test.args.get("this"), test.args.get("expression")
     if kind in flipped and isinstance(left, exp.Literal):
         kind, left, right = flipped[kind], right, left
-    if kind not in bounds or left is None or not numbered(left):
-        return False
-    return (
-        isinstance(right, exp.Literal)
-        and right.is_int
-        and int(right.name) == bounds[kind]
-    )
+    if kind not in (exp.LTE, exp.LT, exp.EQ) or left is None or not numbered(left):
+        return None
+    if not (isinstance(right, exp.Literal) and right.is_int):
+        return None
+    return int(right.name) - (1 if kind is exp.LT else 0)
 
 
 def _rows(base: exp.Select) -> exp.Subquery:
