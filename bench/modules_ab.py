@@ -4,6 +4,7 @@ speed, before against after, on a noisy machine.
     .venv/bin/python -m dynyan.cli compile queries/tpch/q13.sql --trust-input -o /tmp/after.py
     (the same at the commit before, -o /tmp/before.py)
     .venv/bin/python bench/modules_ab.py tpch/q13 /tmp/before.py /tmp/after.py --push
+    .venv/bin/python bench/modules_ab.py top3.sql /tmp/before.py /tmp/after.py
 
 Every round builds a fresh View of each module and applies the whole stream
 (the order reversed every other round, under the harness's GC policy:
@@ -33,7 +34,11 @@ from dynyan.pipeline.gcpolicy import FREEZE_EVERY, GCPolicy  # noqa: E402
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("query", help="a query name under queries/, e.g. tpch/q13")
+    p.add_argument(
+        "query",
+        help="a query name under queries/, e.g. tpch/q13, or a .sql file (the "
+        "stream's relations the first module reads)",
+    )
     p.add_argument("modules", nargs="+", help="generated module files")
     p.add_argument(
         "--stream", default=str(ROOT / "data/streams/tpch-sf0.1-all-insert-s1")
@@ -45,9 +50,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch", type=int, help="update() per relation per N events")
     args = p.parse_args(argv)
 
-    (query,) = harness.discover_queries(ROOT / "queries", [args.query])
-    events = harness.decode_stream(args.stream, query.relations, args.events)
     modules = [import_source(Path(f).read_text()) for f in args.modules]
+    if args.query.endswith(".sql"):  # any query: the relations its module reads
+        relations = modules[0].View.RELATIONS
+    else:
+        (query,) = harness.discover_queries(ROOT / "queries", [args.query])
+        relations = query.relations
+    events = harness.decode_stream(args.stream, relations, args.events)
     calls = batched(events, args.batch) if args.batch else None
     seconds: list[list[float]] = [[] for _ in modules]
     collector = GCPolicy(FREEZE_EVERY)  # the harness's GC policy

@@ -14,7 +14,8 @@ adds what they do not cover:
   DuckDB here: the result itself is checked by the suites above);
 * work: the delta of one insert into a large database touches only tuples
   that produce changes (sys.settrace line counts of the insert are equal
-  with 10 and with 10,000 unrelated tuples in the database), for equality,
+  with 10 and with 20, and with 100 and with 10,000 unrelated tuples in
+  the database: a sorted group's two forms), for equality,
   inequality, self-join and aggregate queries;
 * ``deltas()`` returns the last call's changes;
 * an aggregate group that changes value is reported as (old_row, -1) then
@@ -248,17 +249,23 @@ def _insert_work(case: str, n_unrelated: int):
     return lines, all_lines - lines, delta
 
 
+@pytest.mark.parametrize(
+    # a sorted group of up to _SortedGroup.SMALL (32) entries is a plain list,
+    # a larger one a SortedKeyList: each form against itself
+    "few, many",
+    [(10, 20), (100, 10_000)],
+)
 @pytest.mark.parametrize("case", list(WORK_CASES))
-def test_one_insert_touches_only_changing_tuples(case):
-    small_lines, small_tree, small_delta = _insert_work(case, 10)
-    large_lines, large_tree, large_delta = _insert_work(case, 10_000)
+def test_one_insert_touches_only_changing_tuples(case, few, many):
+    small_lines, small_tree, small_delta = _insert_work(case, few)
+    large_lines, large_tree, large_delta = _insert_work(case, many)
     assert small_delta == large_delta, "the unrelated tuples changed the delta"
     assert small_delta, "the insert should change the result"
-    # 10 -> 10,000 tuples: at most one more B-tree level (a few lines per op)
+    # at most one more B-tree level (a few lines per op)
     assert large_tree <= small_tree + 12, (small_tree, large_tree)
     assert small_lines == large_lines, (
-        f"{case}: one insert executed {small_lines} lines with 10 unrelated "
-        f"tuples in the database and {large_lines} with 10,000"
+        f"{case}: one insert executed {small_lines} lines with {few} unrelated "
+        f"tuples in the database and {large_lines} with {many:,}"
     )
 
 

@@ -153,6 +153,7 @@ def test_range_sum_grows_and_empties(width):
     assert not left and rs.root.keys == [] and rs.root.kids is None
 
 
+@pytest.mark.parametrize("small", [2, 32])  # a plain list turning into a SortedKeyList
 @pytest.mark.parametrize("width", WIDTHS)
 @settings(max_examples=60, deadline=None)
 @given(
@@ -169,8 +170,9 @@ def test_range_sum_grows_and_empties(width):
         st.booleans(),
     ),
 )
-def test_sorted_group_matches_a_dict(width, ops, bounds):
-    _, SortedGroup = classes(width, fanout=2)
+def test_sorted_group_matches_a_dict(small, width, ops, bounds):
+    _, group_class = classes(width, fanout=2)
+    SortedGroup = type("SmallGroup", (group_class,), {"SMALL": small})
     group, model = SortedGroup(), {}  # entry -> (value, payload)
     for value, tag, k, delete in ops:
         entry = (value, tag)  # an entry's order value is part of it

@@ -417,21 +417,27 @@ VISIT_CASES = {
 
 
 @pytest.mark.parametrize("case", list(VISIT_CASES))
-def test_enumeration_skips_tuples_failing_the_inequality(case):
+@pytest.mark.parametrize(
+    # a group of up to _SortedGroup.SMALL (32) entries is a plain sorted list,
+    # a larger one a SortedKeyList: each form against itself
+    "few, many",
+    [(10, 20), (100, 10_010)],
+)
+def test_enumeration_skips_tuples_failing_the_inequality(case, few, many):
     name, dangling = VISIT_CASES[case]
     rels = synthetic.GCQ_RELATIONS[name]
     core = {r: CORE[r] for r in rels}
-    small = enum_visits(_build(name, core, dangling, 10))
-    large = enum_visits(_build(name, core, dangling, 10_010))
+    small = enum_visits(_build(name, core, dangling, few))
+    large = enum_visits(_build(name, core, dangling, many))
     assert small[2] == large[2], "the dangling tuples changed the result"
     assert sum(small[2].values()) > 0
     assert large[0] == small[0], (
-        f"{case}: enumerate() executed {small[0]} lines with 10 tuples failing "
-        f"the inequality and {large[0]} with 10,010"
+        f"{case}: enumerate() executed {small[0]} lines with {few} tuples failing "
+        f"the inequality and {large[0]} with {many:,}"
     )
     assert large[1] == small[1], (
-        f"{case}: rows() executed {small[1]} lines with 10 tuples failing "
-        f"the inequality and {large[1]} with 10,010"
+        f"{case}: rows() executed {small[1]} lines with {few} tuples failing "
+        f"the inequality and {large[1]} with {many:,}"
     )
 
 

@@ -2618,7 +2618,7 @@ def _group_slots(query, expressions: Expressions) -> dict:
         m["grows"] = m["sorted"] and not (m["ranked"] or m["total"] or m.get("keys"))
         m["entry"] = 1 + j
         m["ctor"] = (
-            "SortedList()"
+            "[]"  # a plain sorted list until it outgrows GROWN values
             if m["ranked"]
             else "SortedDict()" if m["sorted"] and not m["grows"] else "{}"
         )
@@ -3327,6 +3327,7 @@ def render_module(
         ),
         "sorted_runtime": sorted_runtime,
         "sorted_dict": sorted_dict,
+        "sorted_list": sorted_list,
         "sorted_imports": [
             name
             for name, used in (
