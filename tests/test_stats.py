@@ -153,3 +153,31 @@ def test_stats_of_a_directory_without_tables_is_an_error(tmp_path, capsys):
     (tmp_path / "notes.txt").write_text("no tables here")
     assert main(["stats", str(tmp_path)]) == 2
     assert "no Parquet tables" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "partition, cut",
+    [
+        ("o_custkey", False),  # about 15 orders a customer: numbered whole
+        ("o_orderstatus", True),  # 3 statuses: 50,000 orders each
+        ("o_clerk", True),  # no distinct count: the cut, as without statistics
+    ],
+)
+def test_top_rows_cut_where_statistics_put_many_rows_in_a_partition(partition, cut):
+    sql = (
+        "SELECT o_orderkey, o_orderdate FROM orders QUALIFY RANK() OVER "
+        f"(PARTITION BY {partition} ORDER BY o_orderdate DESC) <= 3"
+    )
+    schema = (Path(dynyan.__file__).parent.parent / "tpch" / "schema.sql").read_text()
+    stats = Stats.from_dict(
+        {
+            "relations": {
+                "orders": {
+                    "rows": 150000,
+                    "distinct": {"o_custkey": 9732, "o_orderstatus": 3},
+                }
+            }
+        }
+    )
+    assert ("TOP_CUT" in dynyan.explain(sql, schema)) is True
+    assert ("TOP_CUT" in dynyan.explain(sql, schema, stats)) is cut

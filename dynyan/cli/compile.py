@@ -150,7 +150,8 @@ def query_command(sub, name: str, help_: str, func):
         "--stats",
         metavar="STATS.json",
         help="table sizes from `dynyan stats`: the planner then picks the "
-        "join tree with the least estimated update work",
+        "join tree with the least estimated update work, and numbers small "
+        "partitions of a top-n window whole",
     )
     p.set_defaults(func=func)
     return p

@@ -47,9 +47,10 @@ def compile_query(
 
     with _nesting_limit():
         try:
-            return plan_query(parse_query(sql, schema), stats)
+            return plan_query(parse_query(sql, schema, stats=stats), stats)
         except PaddedLeafUnplaced:  # its padded rows as a UNION ALL instead
-            return plan_query(parse_query(sql, schema, padded_leaves=False), stats)
+            query = parse_query(sql, schema, padded_leaves=False, stats=stats)
+            return plan_query(query, stats)
 
 
 def compile_sql(

@@ -97,11 +97,15 @@ SELECT_PASSES = (
 
 
 def parse_query(
-    sql: str, schema: str | None = None, passes=None, padded_leaves: bool = True
+    sql: str,
+    schema: str | None = None,
+    passes=None,
+    padded_leaves: bool = True,
+    stats=None,
 ) -> Query:
     """Parse `sql` (CREATE TABLEs + one query) into a `Query` (`passes`: the
-    tree passes to run, for tests; all by default; `padded_leaves`: see
-    `Context.padded_leaves`)."""
+    tree passes to run, for tests; all by default; `padded_leaves`, `stats`:
+    see `Context`)."""
     from ..planner import is_acyclic  # what the next stage can join decides
 
     program = read_program(sql, schema)
@@ -111,6 +115,7 @@ def parse_query(
         compile=compile_select,
         acyclic=is_acyclic,
         padded_leaves=padded_leaves,
+        stats=stats,
     )
     tree = program.query.copy()
     named: list[str] = []

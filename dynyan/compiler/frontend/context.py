@@ -78,6 +78,10 @@ class Context:
     # atom reads as a NULL-padded row where it has none (`Atom.padded`):
     # off when the planner found no tree for such a leaf.
     padded_leaves: bool = True
+    # Table statistics (`dynyan.compiler.stats.Stats`), where the plan is
+    # compiled with them: rewrites that pay off only on large groups read
+    # the sizes they estimate (`passes/top_rows`). None: sizes unknown.
+    stats: object = None
 
     def inner(self) -> "Context":
         """The context of a subquery: the same relations, its own inner views."""
@@ -89,6 +93,7 @@ class Context:
             acyclic=self.acyclic,
             compiled=self.compiled,
             unpadded=self.unpadded,
+            stats=self.stats,
         )
 
     def fresh_name(self, prefix: str) -> str:

@@ -28,7 +28,10 @@ with a value at the end where its NULLs sort, which stands for NULL in the
 threshold (a row equal to it is kept as well: only more rows are numbered;
 of a DATE or text, for RANK() alone).
 `ROW_NUMBER() … = 1` is left to `window_aggregates`' first place. Runs
-after `first_rows`, before `window_aggregates`.
+after `first_rows`, before `window_aggregates`. Not taken where table
+statistics (`dynyan compile --stats`) put fewer than SMALL_PARTITION rows
+in the average partition: there numbering every row costs less than
+keeping the threshold.
 
 >>> import sqlglot
 >>> from dynyan.compiler.frontend.context import Context
@@ -51,6 +54,12 @@ from sqlglot import exp
 from ..aggregates import TopCut
 from ..context import Context, sql_conjuncts
 from .window_aggregates import has_column, table_column, top_bound
+
+# Rows in the average partition below which the threshold costs more than it
+# saves (trusting modules, one insert at a time, BENCHMARKS.md "Small sorted
+# groups"): 1-3 orders a customer ran 4.6x slower with it, about 10 1.95x
+# slower, 43 customers a nation 1.35x faster, 600 24x faster.
+SMALL_PARTITION = 25
 
 # Per column type, the values that sort before and after every other: in
 # the threshold they stand for NULL (a text has no last one). A DATE or a
@@ -157,7 +166,30 @@ def _threshold(select: exp.Select, ctx: Context, windows: list, place: int):
         if end is None:
             return None
         key = exp.Coalesce(this=key.copy(), expressions=[end.copy()])
-    return list(first.args.get("partition_by") or []), key, place, descending
+    partitions = list(first.args.get("partition_by") or [])
+    if _small_partitions(select, partitions, ctx):
+        return None
+    return partitions, key, place, descending
+
+
+def _small_partitions(select: exp.Select, partitions: list, ctx: Context) -> bool:
+    """Whether the statistics put fewer than SMALL_PARTITION rows in the
+    average partition of a SELECT from one table (rows / the product of the
+    keys' distinct counts); False where they do not tell."""
+    from_ = select.args.get("from_") or select.args.get("from")
+    if ctx.stats is None or not partitions or select.args.get("joins"):
+        return False
+    if not isinstance(from_.this, exp.Table):
+        return False
+    rows = ctx.stats.table_rows(from_.this.name)
+    groups = 1
+    for p in partitions:
+        found = table_column(p, select, ctx.relations)
+        ndv = found and ctx.stats.ndv(found[0].name, found[0].columns[found[1]])
+        if not ndv or rows is None:
+            return False
+        groups *= ndv
+    return rows < SMALL_PARTITION * min(groups, rows)
 
 
 def _kept_places(select: exp.Select, relations: dict):
