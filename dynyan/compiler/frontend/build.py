@@ -48,6 +48,10 @@ from .types import (
     typed,
 )
 
+# The table a SELECT without FROM reads: one row, held by the View from the
+# start like a VALUES table's (passes/values_tables.py), never updated.
+ONE_ROW = Relation("__one_row", ("__one",), ("int",), (None,), rows=((1,),))
+
 
 class SelectBuilder:
     """Builds the `Query` of one qualified SELECT whose FROM holds only
@@ -69,8 +73,10 @@ class SelectBuilder:
 
     def _collect_atoms(self, select: exp.Select) -> None:
         from_ = select.args.get("from_") or select.args.get("from")
-        if from_ is None:
-            raise unsupported("a SELECT without FROM is not supported", select)
+        if from_ is None:  # `SELECT 1 AS x`: its items over one row, as in SQL
+            self.relations.setdefault(ONE_ROW.name, ONE_ROW)
+            from_ = exp.From(this=exp.to_table(ONE_ROW.name))
+            select.set("from_", from_)
         sources = [from_.this]
         for join in select.args.get("joins") or []:
             side, kind = (join.side or "").upper(), (join.kind or "").upper()
