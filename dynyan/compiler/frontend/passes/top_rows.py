@@ -179,7 +179,7 @@ def _small_partitions(select: exp.Select, partitions: list, ctx: Context) -> boo
     from_ = select.args.get("from_") or select.args.get("from")
     if ctx.stats is None or not partitions or select.args.get("joins"):
         return False
-    if not isinstance(from_.this, exp.Table):
+    if from_ is None or not isinstance(from_.this, exp.Table):
         return False
     rows = ctx.stats.table_rows(from_.this.name)
     groups = 1
