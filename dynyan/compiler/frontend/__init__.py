@@ -41,6 +41,7 @@ from .passes.joined_group_keys import joined_group_keys
 from .passes.keyed_picks import keyed_picks
 from .passes.lateral_joins import lateral_joins
 from .passes.membership_flags import membership_flags
+from .passes.merge_projections import merge_projections
 from .passes.name_outputs import name_outputs
 from .passes.named_windows import named_windows
 from .passes.order_limit import order_limit
@@ -79,6 +80,7 @@ TREE_PASSES = (
     name_outputs,  # every SELECT item gets its name as an alias
     having_subqueries,  # HAVING with a subquery -> WHERE over the groups
     qualify_names,  # every name resolved and qualified
+    merge_projections,  # (SELECT t.k AS c FROM t) AS d -> t AS d, d.c read as d.k
     banded_subqueries,  # (SELECT AGG … keys AND s.v < r.w) -> keyed by (keys, w)
     joined_group_keys,  # GROUP BY r.a || s.b -> groups of a derived table of the join
     keyed_picks,  # ANY_VALUE(c.x) … GROUP BY c's PRIMARY KEY -> MIN(c.x)
