@@ -19,6 +19,7 @@ class _SortedGroup:
 
     __slots__ = ("mults", "order")
     SMALL = 32
+    _VALUE = itemgetter(0)  # an entry's place in the order: (value, entry)
 
     def __init__(self):
         self.mults = {}
@@ -34,11 +35,10 @@ class _SortedGroup:
             if order.__class__ is not list:
                 order.add((value, entry))
             elif len(order) < self.SMALL:  # after its equals, as SortedKeyList
-                order.insert(
-                    bisect_right(order, value, key=itemgetter(0)), (value, entry)
-                )
+                i = bisect_right(order, value, key=self._VALUE)
+                order.insert(i, (value, entry))
             else:
-                self.order = SortedKeyList(order, key=itemgetter(0))
+                self.order = SortedKeyList(order, key=self._VALUE)
                 self.order.add((value, entry))
         else:
             new = _padd(old, d)
@@ -49,7 +49,7 @@ class _SortedGroup:
                 if order.__class__ is not list:
                     order.remove((value, entry))
                 else:
-                    i = bisect_left(order, value, key=itemgetter(0))
+                    i = bisect_left(order, value, key=self._VALUE)
                     del order[order.index((value, entry), i)]
         return bool(mults)
 
@@ -64,7 +64,7 @@ class _SortedGroup:
             for _, entry in order.irange_key(lo, hi, (lo_incl, hi_incl)):
                 yield entry, mults[entry]
             return
-        key = itemgetter(0)
+        key = self._VALUE
         i = 0
         if lo is not None:
             i = (bisect_left if lo_incl else bisect_right)(order, lo, key=key)
@@ -80,7 +80,5 @@ class _SortedGroup:
     def __setstate__(self, state):
         self.mults, order = state
         self.order = (
-            order
-            if len(order) <= self.SMALL
-            else SortedKeyList(order, key=itemgetter(0))
+            order if len(order) <= self.SMALL else SortedKeyList(order, key=self._VALUE)
         )

@@ -97,13 +97,13 @@ def _merge(select: exp.Select, source: exp.Subquery, columns: dict) -> None:
     """Read `source` as its table in `select`, if `select` reads its columns
     only in its own scope."""
     name = source.alias
+    sources = {id(s) for s in _sources(select)}
     refs = []
     for column in select.find_all(exp.Column):
         if column.table != name:
             continue
-        scope = column.find_ancestor(exp.Select)
-        if scope is not select:
-            if _inside_source(column, select):
+        if column.find_ancestor(exp.Select) is not select:
+            if _inside(column, sources, select):
                 continue  # a derived table of its own (not LATERAL: not ours)
             return  # read from a subquery: kept
         if column.name not in columns:
@@ -120,9 +120,8 @@ def _merge(select: exp.Select, source: exp.Subquery, columns: dict) -> None:
     )
 
 
-def _inside_source(node: exp.Expression, select: exp.Select) -> bool:
-    """Whether `node` lies in a derived table of `select`'s FROM or JOINs."""
-    sources = {id(s) for s in _sources(select)}
+def _inside(node: exp.Expression, sources: set[int], select: exp.Select) -> bool:
+    """Whether `node` lies in one of `sources` (by id), below `select`."""
     while node is not None and node is not select:
         if id(node) in sources:
             return True

@@ -182,11 +182,13 @@ def _small_partitions(select: exp.Select, partitions: list, ctx: Context) -> boo
     if from_ is None or not isinstance(from_.this, exp.Table):
         return False
     rows = ctx.stats.table_rows(from_.this.name)
+    if rows is None:
+        return False
     groups = 1
     for p in partitions:
         found = table_column(p, select, ctx.relations)
         ndv = found and ctx.stats.ndv(found[0].name, found[0].columns[found[1]])
-        if not ndv or rows is None:
+        if not ndv:
             return False
         groups *= ndv
     return rows < SMALL_PARTITION * min(groups, rows)
