@@ -90,7 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     for query in bench.discover_queries(ROOT / "queries", args.queries):
         events = bench.decode_stream(args.stream, query.relations, args.events)
         plan = compile_query(query.sql, query.schema)
-        ir = parse_query(query.sql, query.schema, padded_leaves=False)  # the peers'
+        ir = parse_query(  # the peers'
+            query.sql, query.schema, padded_leaves=False, native_windows=False
+        )
         modules = {
             mode: import_source(render_module(plan, trust_input=mode == "trust"))
             for mode in ("strict", "trust")

@@ -65,7 +65,11 @@ def main(argv: list[str] | None = None) -> int:
         from bench.peers.ivm import make_ivm
         from dynyan.compiler.frontend import parse_query
 
-        view = make_ivm(parse_query(query.sql, query.schema, padded_leaves=False))
+        view = make_ivm(
+            parse_query(
+                query.sql, query.schema, padded_leaves=False, native_windows=False
+            )
+        )
     else:
         view = load(query.sql, query.schema, trust_input=args.trust_input).View()
 

@@ -940,7 +940,9 @@ def _worker(spec_path: str) -> int:
     gc.enable()
     # the peers read LEFT JOINs as UNION ALLs: dynyan's NULL-padded leaves
     # (Atom.padded) are its own
-    ir = parse_query(spec["sql"], spec["schema"], padded_leaves=False)
+    ir = parse_query(
+        spec["sql"], spec["schema"], padded_leaves=False, native_windows=False
+    )
 
     class Q:  # the query as engines see it
         pass

@@ -38,9 +38,9 @@ def _engines(query, events, systems, batch):
     from dynyan.compiler.frontend import parse_query
     from bench.peers.common import base_relations
 
-    ir = parse_query(
-        query.sql, query.schema, padded_leaves=False
-    )  # as the peers read it
+    ir = parse_query(  # as the peers read it
+        query.sql, query.schema, padded_leaves=False, native_windows=False
+    )
     spec = {
         "sql": query.sql,
         "schema": query.schema,

@@ -10,8 +10,15 @@ from __future__ import annotations
 
 from .frontend.passes.decompose_cycles import MAX_WIDTH
 from .gates import gates
-from .ir import InnerTest, Query, SetQuery
-from .plan import Plan, SetPlan, counted_in_state, orders_groups, ranked_root
+from .ir import InnerTest, Query, SetQuery, WindowQuery
+from .plan import (
+    Plan,
+    SetPlan,
+    WindowPlan,
+    counted_in_state,
+    orders_groups,
+    ranked_root,
+)
 
 BAG_PREFIX = "__bag"  # aliases decompose_cycles gives the bags
 
@@ -30,7 +37,7 @@ def unread_lines(plan: Plan) -> list[str]:
 
 def waiting_lines(plan: Plan) -> list[str]:
     """Relations whose rows wait for a partner in a log (`gates.py`)."""
-    if isinstance(plan, SetPlan):
+    if isinstance(plan, (SetPlan, WindowPlan)):
         return []
     query = plan.query
     lines = []
@@ -50,7 +57,7 @@ def fan_out_lines(plan: Plan) -> list[str]:
     below it changes the weight of every parent tuple its sibling has at the
     shared key (and past its edge's inequalities), one step each. No lazy
     weights defer that work to enumeration: it is done at the update."""
-    if isinstance(plan, SetPlan):
+    if isinstance(plan, (SetPlan, WindowPlan)):
         return []
     lines = []
     for i in plan.preorder():
@@ -235,7 +242,7 @@ def inner_view_lines(plan: Plan | SetPlan, indent: str = "  ") -> list[str]:
     """Every inner view (subquery, derived table, CTE, bag, outer-join side),
     how the outer query reads it, and what the module keeps of it."""
     query = plan.query
-    if isinstance(query, SetQuery):
+    if isinstance(query, (SetQuery, WindowQuery)):
         return []
     tests = {
         f.view: (a, f)
@@ -271,12 +278,22 @@ def inner_view_lines(plan: Plan | SetPlan, indent: str = "  ") -> list[str]:
             own = (
                 "both sides' views and each row's multiplicity on either side"
                 if isinstance(sub, SetQuery)
-                else "its own view"
+                else (
+                    (
+                        "the view of its rows, and each partition's rows in its "
+                        "order (a change recomputes the rows of the partition "
+                        "whose values it can change)"
+                    )
+                    if isinstance(sub, WindowQuery)
+                    else "its own view"
+                )
             )
             lines.append(
                 f"{indent}  keeps: {own}, and its result rows as the rows "
                 "of that relation in the outer tree (one entry per distinct row)"
             )
+        if isinstance(sub_plan, WindowPlan) and isinstance(sub_plan.input, Plan):
+            lines += inner_view_lines(sub_plan.input, indent + "    ")
         if isinstance(sub_plan, Plan):
             lines += inner_view_lines(sub_plan, indent + "    ")
     if lines and indent == "  ":
@@ -287,7 +304,10 @@ def inner_view_lines(plan: Plan | SetPlan, indent: str = "  ") -> list[str]:
     return lines
 
 
-def _view_kind(sub: Query | SetQuery) -> str:
+def _view_kind(sub: Query | SetQuery | WindowQuery) -> str:
+    if isinstance(sub, WindowQuery):
+        names = ", ".join(f.kind.upper() for f in sub.functions if not f.found)
+        return f"windows {names} over its rows"
     if isinstance(sub, SetQuery):
         word = sub.kind.upper() + (" ALL" if sub.all else "")
         return f"{word}: the multiplicity of each row on either side"

@@ -103,8 +103,8 @@ def _shared_key(query: Query, r_index: int, r_atom, g_atom) -> Gate | None:
 def _reads(query, relation: str) -> bool:
     """Whether a query (or a set operation's sides, or an inner view of it)
     reads `relation`."""
-    if not isinstance(query, Query):
-        return _reads(query.left, relation) or _reads(query.right, relation)
+    if not isinstance(query, Query):  # a set operation's sides, windows' rows
+        return any(_reads(side, relation) for side in query.sides)
     virtual = {name for name, _ in query.subqueries}
     if any(a.relation == relation and a.relation not in virtual for a in query.atoms):
         return True

@@ -881,11 +881,98 @@ class SetQuery:
     def subqueries(self) -> tuple:
         return ()
 
+    @property
+    def sides(self) -> tuple:
+        return (self.left, self.right)
+
     def __str__(self) -> str:
         word = self.kind.upper() + (" ALL" if self.all else "")
         left = "  " + str(self.left).replace("\n", "\n  ")
         right = "  " + str(self.right).replace("\n", "\n  ")
         return f"{left}\n{word}\n{right}"
+
+
+@dataclass(frozen=True)
+class WindowFunction:
+    """One window function computed over the rows of a `WindowQuery`'s
+    input, by its columns (positions in the input's outputs)."""
+
+    name: str  # the output column
+    # row_number rank dense_rank percent_rank cume_dist ntile lag lead
+    # first_value last_value count sum avg min max
+    kind: str
+    arg: int | None  # the argument's column (None: COUNT(*), rankings)
+    partition: tuple[int, ...]
+    # ORDER BY: (column, DESC, NULLS FIRST) per key
+    order: tuple[tuple[int, bool, bool], ...]
+    # aggregates: over the rows up to the row's last peer (RANGE) or the row
+    # itself (ROWS); else over the whole partition
+    running: bool = False
+    rows_frame: bool = False
+    offset: int = 1  # LAG/LEAD
+    buckets: int = 0  # NTILE
+    scale: int | None = None  # SUM/AVG: decimal digits summed exactly
+    # the value depends on which of two tied rows comes first: the View
+    # reads nothing while two rows of a partition tie (`GUARD_TIES`)
+    guarded: bool = False
+    # LAG/LEAD with a DEFAULT: the output column is 1 where the shifted row
+    # exists, NULL where not (the outer query picks the DEFAULT there)
+    found: bool = False
+
+    def __str__(self) -> str:
+        parts = [
+            f"{self.kind}(#{self.arg})" if self.arg is not None else f"{self.kind}()"
+        ]
+        if self.partition:
+            parts.append("partition by " + ", ".join(f"#{c}" for c in self.partition))
+        if self.order:
+            keys = [
+                f"#{c}" + (" DESC" if d else "") + (" NULLS FIRST" if n else "")
+                for c, d, n in self.order
+            ]
+            parts.append("order by " + ", ".join(keys))
+        return " ".join(parts) + f" AS {self.name}"
+
+
+@dataclass(frozen=True)
+class WindowQuery:
+    """The rows of `input` with window functions computed over them, as an
+    inner view: each row's output is its columns and then its functions'
+    values, maintained partition by partition (a partition's rows kept in
+    its order) rather than rewritten into joins."""
+
+    input: "Query | SetQuery"
+    functions: tuple[WindowFunction, ...]
+    sql: str = ""
+    types: tuple[str, ...] = ()  # the output columns' types
+    scales: tuple[int | None, ...] = ()
+
+    @property
+    def outputs(self) -> tuple[Output, ...]:
+        extra = tuple(Output(f.name, Lit(None)) for f in self.functions)
+        return tuple(self.input.outputs) + extra
+
+    @property
+    def relations(self) -> tuple[Relation, ...]:
+        return tuple(base_relations(self.input))
+
+    @property
+    def subqueries(self) -> tuple:
+        return ()
+
+    @property
+    def sides(self) -> tuple:
+        return (self.input,)
+
+    @property
+    def guarded(self) -> bool:
+        return any(f.guarded for f in self.functions)
+
+    def __str__(self) -> str:
+        lines = ["WINDOW over the rows of:"]
+        lines += ["  " + line for line in str(self.input).splitlines()]
+        lines += [f"  compute {f}" for f in self.functions]
+        return "\n".join(lines)
 
 
 def base_relations(query, outer: frozenset[str] = frozenset()) -> list[Relation]:

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from .ir import Aggregate, AggRef, Atom, Op, Output, Query, Ref, Var
+from .ir import base_relations as ir_base_relations
 
 UNION = "union"
 DISTINCT = "distinct"
@@ -188,6 +189,8 @@ class Partitioning:
 
 def base_relations(query: Query) -> list[str]:
     """The stored relations the query (and its subqueries) read, by first use."""
+    if not isinstance(query, Query):  # a set operation's sides, windows' rows
+        return [r.name for r in ir_base_relations(query)]
     seen: dict[str, None] = {}
     virtual = dict(query.subqueries)
     for atom in query.atoms:
@@ -292,6 +295,8 @@ def choose_partitioning(
 def _unknown_features(query: Query) -> str | None:
     """IR fields set on the query (or its atoms, or its subqueries) that this
     analysis does not read, as text; None when there are none."""
+    if not isinstance(query, Query):  # UNION and the like, windows' views
+        return f"a {type(query).__name__}"
     found = []
     for f in dataclasses.fields(query):
         if f.name not in _KNOWN_QUERY_FIELDS and _is_set(query, f):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .ir import InnerTest, Op, Predicate, Query, SetQuery, Var
+from .ir import InnerTest, Op, Predicate, Query, SetQuery, Var, WindowQuery
 
 
 @dataclass(frozen=True)
@@ -181,16 +181,47 @@ class SetPlan:
         """The plans of the SELECTs it combines, left to right."""
         out = []
         for side in (self.left, self.right):
-            out += side.plans() if isinstance(side, SetPlan) else [side]
+            out += side.plans() if isinstance(side, (SetPlan, WindowPlan)) else [side]
         return out
 
     def draw(self) -> str:
         word = self.query.kind.upper() + (" ALL" if self.query.all else "")
         parts = []
         for side in (self.left, self.right):
-            text = side.draw() if isinstance(side, SetPlan) else str(side)
+            text = side.draw() if isinstance(side, (SetPlan, WindowPlan)) else str(side)
             parts.append("  " + text.replace("\n", "\n  "))
         return f"{parts[0]}\n{word}\n{parts[1]}"
+
+    def __str__(self) -> str:
+        return self.draw()
+
+
+@dataclass(frozen=True)
+class WindowPlan:
+    """The plan of the rows a `WindowQuery` computes its windows over."""
+
+    query: WindowQuery
+    input: "Plan | SetPlan"
+
+    @property
+    def subplans(self) -> tuple:
+        return ()
+
+    @property
+    def sides(self) -> tuple:
+        return (self.input,)
+
+    def plans(self) -> list[Plan]:
+        """The plans of the SELECTs under it."""
+        side = self.input
+        return side.plans() if isinstance(side, (SetPlan, WindowPlan)) else [side]
+
+    def draw(self) -> str:
+        side = self.input
+        text = side.draw() if isinstance(side, (SetPlan, WindowPlan)) else str(side)
+        lines = ["WINDOW over the rows of:", "  " + text.replace("\n", "\n  ")]
+        lines += [f"  compute {f}" for f in self.query.functions]
+        return "\n".join(lines)
 
     def __str__(self) -> str:
         return self.draw()
@@ -288,7 +319,7 @@ def counted_in_state(plan: Plan, name: str, sub) -> bool:
     row of its result, and the test's state one more entry for it. The
     module counts R's rows per result row in the test's state instead
     (`render._counted_rows`); R's own leaf checks the rows they take."""
-    if isinstance(sub, SetPlan) or sub.subplans:
+    if isinstance(sub, (SetPlan, WindowPlan)) or sub.subplans:
         return False
     q = sub.query
     if (

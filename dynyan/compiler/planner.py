@@ -34,8 +34,8 @@ import logging
 from dataclasses import dataclass, replace
 
 from ..errors import CyclicQueryError, PaddedLeafUnplaced, UnsupportedQueryError
-from .ir import Lit, Op, Predicate, Query, SetQuery, Var
-from .plan import Node, Plan, SetPlan, order_vars, ranked_root
+from .ir import Lit, Op, Predicate, Query, SetQuery, Var, WindowQuery
+from .plan import Node, Plan, SetPlan, WindowPlan, order_vars, ranked_root
 from .stats import Stats
 from .triggers import Propagate, Weigh, trigger_program
 from .triggers import padded_leaves_fit as _padded_leaves_fit
@@ -198,6 +198,8 @@ def plan_query(query: Query | SetQuery, stats: Stats | None = None) -> Plan:
         return SetPlan(
             query, plan_query(query.left, stats), plan_query(query.right, stats)
         )
+    if isinstance(query, WindowQuery):
+        return WindowPlan(query, plan_query(query.input, stats))
     try:
         return _plan_query(query, stats)
     except UnsupportedQueryError:

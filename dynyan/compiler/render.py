@@ -43,6 +43,7 @@ from .ir import (
     AggRef,
     Query,
     SetQuery,
+    WindowQuery,
     Channel,
     InnerTest,
     Lit,
@@ -59,7 +60,14 @@ from .ir import (
 )
 from .gates import gates
 from .names import Names
-from .plan import Plan, SetPlan, complexity, counted_in_state, orders_groups
+from .plan import (
+    Plan,
+    SetPlan,
+    WindowPlan,
+    complexity,
+    counted_in_state,
+    orders_groups,
+)
 from .triggers import (
     NodeKeeps,
     Propagate,
@@ -1540,7 +1548,9 @@ def _refs_in(obj):
     elif isinstance(obj, (tuple, list, frozenset)):
         for item in obj:
             yield from _refs_in(item)
-    elif is_dataclass(obj) and not isinstance(obj, (type, Query, SetQuery)):
+    elif is_dataclass(obj) and not isinstance(
+        obj, (type, Query, SetQuery, WindowQuery)
+    ):
         for f in fields(obj):
             yield from _refs_in(getattr(obj, f.name))
 
@@ -1549,7 +1559,7 @@ def _inner_plans(plan: Plan) -> list[Plan]:
     """The plans of the inner views of `plan` (a set operation's sides)."""
     out = []
     for _, sub in plan.subplans:
-        out += sub.plans() if isinstance(sub, SetPlan) else [sub]
+        out += sub.plans() if isinstance(sub, (SetPlan, WindowPlan)) else [sub]
     return out
 
 
@@ -3975,16 +3985,20 @@ class InnerViews:
         text = (
             render_set_view(plan, source, self)
             if isinstance(plan, SetPlan)
-            else render_module(
-                plan,
-                source=source,
-                inner=True,
-                trust_input=trust_input,
-                returns=returns,
-                inner_views=self,
-                shares=shares,
-                appliers=appliers,
-                checkable=checkable,
+            else (
+                render_window_view(plan, source, self, trust_input)
+                if isinstance(plan, WindowPlan)
+                else render_module(
+                    plan,
+                    source=source,
+                    inner=True,
+                    trust_input=trust_input,
+                    returns=returns,
+                    inner_views=self,
+                    shares=shares,
+                    appliers=appliers,
+                    checkable=checkable,
+                )
             )
         )
         k = len(self.entries) + 1
@@ -4012,6 +4026,9 @@ def many_rows(plan: Plan | SetPlan) -> frozenset[str]:
     or not determined). Empty: none."""
     if isinstance(plan, SetPlan):
         return many_rows(plan.left) | many_rows(plan.right)
+    if isinstance(plan, WindowPlan):
+        ties = frozenset([GUARD_TIES]) if plan.query.guarded else frozenset()
+        return many_rows(plan.input) | ties
     query = plan.query
     tests = [f for atom in query.atoms for f in atom.filters]
     kinds = {r.columns[r.guard] for r in query.relations if r.guard is not None}
@@ -4107,7 +4124,7 @@ def _subviews(
                 {
                     "attr": attr,
                     "relation": name,
-                    "pending": not isinstance(sub, SetPlan)
+                    "pending": not isinstance(sub, (SetPlan, WindowPlan))
                     and sub.query.ordering is None,
                     "returns": returns.get(rel),
                     # its trigger of the relation (None: a set operation's view)
@@ -4164,7 +4181,7 @@ def read_from_siblings(plan: Plan | SetPlan) -> list[tuple[str, dict]]:
     """The inner views of `plan` and of its inner views that are fed another
     inner view's changes (`_subviews`), with what `_read_from_siblings`
     says of each."""
-    if isinstance(plan, SetPlan):
+    if isinstance(plan, (SetPlan, WindowPlan)):
         return [x for side in plan.plans() for x in read_from_siblings(side)]
     out = []
     for name, sub in plan.subplans:
@@ -4179,7 +4196,7 @@ def _read_from_siblings(plan: Plan, name: str, sub) -> dict | None:
     """Per relation of subquery `name`'s view, the subquery of `plan` with the
     same plan, when it reads nothing else (no base relation, no test, no
     ORDER BY) and those subqueries are fed base rows; else None."""
-    if isinstance(sub, SetPlan) or not sub.subplans:
+    if isinstance(sub, (SetPlan, WindowPlan)) or not sub.subplans:
         return None
     query = sub.query
     own = dict(sub.subplans)
@@ -4509,3 +4526,257 @@ def render_set_view(plan: SetPlan, source: str, inner_views: InnerViews) -> str:
             query_id=py(hashlib.sha256(query.sql.encode()).hexdigest()[:16]),
         )
     )
+
+
+def render_window_view(
+    plan: WindowPlan, source: str, inner_views: InnerViews, trust_input: bool
+) -> str:
+    """The raw text of the inner view of a `WindowQuery`, nested in its outer
+    module like a subquery's view (it defines `View`): the view of its input
+    rows, nested in it, and the windows' code, specialised to its functions
+    (`templates/window_view.py.jinja`)."""
+    query = plan.query
+    side = plan.input
+    where = f"{source} windows' rows"
+    input_source = (
+        render_set_view(side, where, inner_views)
+        if isinstance(side, SetPlan)
+        else render_module(
+            side,
+            source=where,
+            inner=True,
+            trust_input=trust_input,
+            inner_views=inner_views,
+        )
+    )
+    functions = [f for f in query.functions if not f.found]
+    ordered = next((f for f in query.functions if f.order), None)
+    partition = query.functions[0].partition
+    order = ordered.order if ordered is not None else ()
+    code = _WindowCode()
+    names = Names()
+    for f in query.functions:
+        code.add(f)
+    return (
+        _environment()
+        .get_template("window_view.py.jinja")
+        .render(
+            source=source,
+            sql=query.input.sql,
+            functions=[{"text": str(f)} for f in functions],
+            factory="_" + names.new("make_window_rows"),
+            input_cls="_" + names.new("window_rows_view"),
+            input_source=input_source,
+            input_many=bool(many_rows(side)),
+            guarded=query.guarded,
+            desc=any(d for _, d, _ in order),
+            uses_floor=code.uses_floor,
+            query_id=py(hashlib.sha256(str(query).encode()).hexdigest()[:16]),
+            partition_key=tuple_literal([f"row[{c}]" for c in partition]),
+            order_key=tuple_literal([_window_sort_key(c, d, n) for c, d, n in order]),
+            spans=code.spans(),
+            prelude=code.prelude,
+            body=code.body,
+            values=tuple_literal(code.values),
+        )
+    )
+
+
+def _window_sort_key(column: int, desc: bool, nulls_first: bool) -> str:
+    """The sort key of one ORDER BY value of a window, as `_SORT_KEYS`."""
+    v = f"row[{column}]"
+    null = "(-1,)" if nulls_first else "(2,)"
+    if desc:
+        return f"({null} if {v} is None else (0,) if {v} != {v} else (1, _window_reversed({v})))"
+    return f"({null} if {v} is None else (1,) if {v} != {v} else (0, {v}))"
+
+
+class _WindowCode:
+    """The code of a window view's `_values` (a partition's output rows at
+    some positions) and `_move`'s span (the positions a change can alter),
+    function by function."""
+
+    def __init__(self):
+        self.prelude: list[str] = []
+        self.body: list[str] = []
+        self.values: list[str] = []
+        self.lows: list[str] = ["p"]
+        self.highs: list[str] = ["p + gone"]
+        self.first_at_zero = False
+        self.uses_floor = False
+        self._peers = False  # `new_peer` computed in the loop
+        self._rank = False
+        self._dense = False
+        self._cursors: set[str] = set()
+
+    def spans(self) -> list[str]:
+        lows = list(dict.fromkeys(self.lows))
+        highs = list(dict.fromkeys(self.highs))
+        lines = []
+        if "0" in lows:
+            lines.append("lo = 0")
+        elif len(lows) > 1:
+            lines.append(f"lo = min({', '.join(lows)})")
+        if "n" in highs:
+            lines.append("hi = n")
+        elif len(highs) > 1:
+            lines.append(f"hi = max({', '.join(highs)})")
+        if self.first_at_zero and not ("0" in lows and "n" in highs):
+            lines.append("if p == 0:  # the first row changes: every row's first value")
+            lines.append("    lo, hi = 0, n")
+        return lines
+
+    def _new_peer(self) -> None:
+        if not self._peers:
+            self._peers = True
+            self.body.insert(0, "new_peer = i > lo and keys[i] != keys[i - 1]")
+
+    def add(self, f) -> None:
+        kind, j = f.kind, len(self.values)
+        if kind == "row_number":
+            self.highs.append("n")
+            self.values.append("i + 1")
+        elif kind in ("rank", "percent_rank"):
+            self._track_rank()
+            if kind == "rank":
+                self.highs.append("n")
+                self.values.append("rank")
+            else:
+                self.lows.append("0")
+                self.highs.append("n")
+                self.values.append("(rank - 1) / (n - 1) if n > 1 else 0.0")
+        elif kind == "dense_rank":
+            self.highs.append("n")
+            if not self._dense:
+                self._dense = True
+                self._new_peer()
+                self.prelude += [
+                    "dense = 1",
+                    "for j in range(1, lo + 1):",
+                    "    if keys[j] != keys[j - 1]:",
+                    "        dense += 1",
+                ]
+                self.body.append("if new_peer:")
+                self.body.append("    dense += 1")
+            self.values.append("dense")
+        elif kind == "cume_dist":
+            self.lows.append("0")
+            self.highs.append("n")
+            self.values.append("bisect_right(keys, keys[i]) / n")
+        elif kind == "ntile":
+            self.lows.append("0")
+            self.highs.append("n")
+            self.prelude += [
+                f"buckets{j} = min({f.buckets}, n)",
+                f"size{j} = n // buckets{j}",
+                f"large{j} = n - buckets{j} * size{j}",
+                f"small{j} = large{j} * (size{j} + 1)",
+            ]
+            self.values.append(
+                f"1 + i // (size{j} + 1) if i < small{j} "
+                f"else 1 + large{j} + (i - small{j}) // size{j}"
+            )
+        elif kind in ("lag", "found_lag"):
+            k = f.offset
+            self.highs.append(f"min(n, p + {k} + gone)")
+            value = f"rows[i - {k}][{f.arg}]" if kind == "lag" else "1"
+            self.values.append(f"{value} if i >= {k} else None")
+        elif kind in ("lead", "found_lead"):
+            k = f.offset
+            self.lows.append(f"max(0, p - {k})")
+            value = f"rows[i + {k}][{f.arg}]" if kind == "lead" else "1"
+            self.values.append(f"{value} if i + {k} < n else None")
+        elif kind == "first_value":
+            self.first_at_zero = True
+            self.values.append(f"rows[0][{f.arg}]")
+        elif kind == "last_value":
+            self.lows.append("a")
+            self.highs.append("b")
+            self.values.append(f"rows[bisect_right(keys, keys[i]) - 1][{f.arg}]")
+        elif f.running:
+            self._running(f, j)
+        else:
+            self._whole(f, j)
+
+    def _track_rank(self) -> None:
+        if self._rank:
+            return
+        self._rank = True
+        self._new_peer()
+        self.prelude.append("rank = bisect_left(keys, keys[lo]) + 1")
+        self.body.append("if new_peer:")
+        self.body.append("    rank = i + 1")
+
+    def _accumulate(self, f, j: int, x: str) -> tuple[list[str], list[str], str]:
+        """An aggregate's start, its step over value `x`, and its value."""
+        kind, scale = f.kind, f.scale
+        if kind == "count":
+            step = (
+                [f"c{j} += 1"]
+                if f.arg is None
+                else [f"if {x} is not None:", f"    c{j} += 1"]
+            )
+            return [f"c{j} = 0"], step, f"c{j}"
+        if kind in ("min", "max"):
+            op = "<" if kind == "min" else ">"
+            step = [
+                f"if {x} is not None and (m{j} is None or {x} {op} m{j}):",
+                f"    m{j} = {x}",
+            ]
+            return [f"m{j} = None"], step, f"m{j}"
+        scaled = scale is not None and scale > 0
+        term = x
+        if scaled:
+            self.uses_floor = True
+            term = f"_floor({x} * {10 ** scale}.0 + 0.5)"
+        step = [f"if {x} is not None:", f"    s{j} += {term}", f"    c{j} += 1"]
+        if kind == "sum":
+            value = (
+                f"(s{j} / {10 ** scale} if c{j} else None)"
+                if scaled
+                else f"(s{j} if c{j} else None)"
+            )
+        else:  # avg
+            value = (
+                f"(s{j} / (c{j} * {10 ** scale}) if c{j} else None)"
+                if scaled
+                else f"(s{j} / c{j} if c{j} else None)"
+            )
+        return [f"s{j} = 0", f"c{j} = 0"], step, value
+
+    def _running(self, f, j: int) -> None:
+        """An aggregate over the rows up to the row's last peer (RANGE) or the
+        row (ROWS): a cursor from the partition's first row."""
+        cursor = "jw" if f.rows_frame else "jr"
+        self.highs.append("n")
+        if not f.rows_frame:
+            self.lows.append("a")
+        x = f"rows[{cursor}][{f.arg}]" if f.arg is not None else None
+        start, step, value = self._accumulate(f, j, f"x{j}")
+        if cursor not in self._cursors:
+            self._cursors.add(cursor)
+            self.prelude.append(f"{cursor} = 0")
+            end = "i + 1" if f.rows_frame else "bisect_right(keys, keys[i])"
+            self.body.append(f"end_{cursor} = {end}")
+            self.body.append(f"while {cursor} < end_{cursor}:")
+            self.body.append(f"    {cursor} += 1")
+        self.prelude += start
+        # the step goes into the cursor's loop: just before its `+= 1`
+        at = self.body.index(f"    {cursor} += 1")
+        lines = [f"    x{j} = {x}"] if x is not None else []
+        lines += ["    " + line for line in step]
+        self.body[at:at] = lines
+        self.values.append(value)
+
+    def _whole(self, f, j: int) -> None:
+        """An aggregate over the whole partition: computed once per call."""
+        self.lows.append("0")
+        self.highs.append("n")
+        start, step, value = self._accumulate(f, j, f"x{j}")
+        self.prelude += start
+        self.prelude.append("for r in rows:")
+        if f.arg is not None:
+            self.prelude.append(f"    x{j} = r[{f.arg}]")
+        self.prelude += ["    " + line for line in step]
+        self.prelude.append(f"w{j} = {value}")
+        self.values.append(f"w{j}")

@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from ..errors import UnsupportedQueryError
 from .ir import INFIX
 from .names import Names
-from .plan import Plan, SetPlan, ranked_root
+from .plan import Plan, SetPlan, WindowPlan, ranked_root
 
 
 @dataclass(frozen=True)
@@ -604,6 +604,10 @@ def trigger_program(plan: Plan) -> TriggerProgram:
 def explain_triggers(plan: Plan | SetPlan) -> str:
     """The trigger program of `plan` (of each side of a set operation, and of
     each inner view), as text."""
+    if isinstance(plan, WindowPlan):
+        return "The windows' view, over the rows of:\n" + _indent(
+            explain_triggers(plan.input)
+        )
     if isinstance(plan, SetPlan):
         return "\n\n".join(
             f"Side {i} of the {plan.query.kind.upper()}:\n"

@@ -22,9 +22,9 @@ from dataclasses import replace
 from sqlglot import exp
 
 from ...errors import PaddedLeafUnplaced
-from ..ir import Query, SetQuery, base_relations
+from ..ir import Query, SetQuery, WindowFunction, WindowQuery, base_relations
 from .build import SelectBuilder
-from .context import Context
+from .context import NATIVE, Context
 from .diagnostics import DIALECT, unsupported
 from .expressions import shift_date
 from .passes.aggregate_spellings import aggregate_spellings
@@ -43,6 +43,7 @@ from .passes.lateral_joins import lateral_joins
 from .passes.membership_flags import membership_flags
 from .passes.merge_projections import merge_projections
 from .passes.name_outputs import name_outputs
+from .passes.native_windows import native_windows
 from .passes.named_windows import named_windows
 from .passes.order_limit import order_limit
 from .passes.outer_joins import UNPADDED, outer_joins, unpadded
@@ -54,7 +55,7 @@ from .passes.single_rows import single_rows
 from .passes.spread_aggregates import spread_aggregates
 from .passes.subquery_limits import subquery_limits
 from .passes.top_rows import top_rows
-from .passes.unnest_subqueries import output_types, unnest_subqueries
+from .passes.unnest_subqueries import output_scales, output_types, unnest_subqueries
 from .passes.values_tables import values_tables
 from .passes.window_aggregates import window_aggregates
 from .passes.wrap_set_operations import wrap_set_operations
@@ -72,6 +73,7 @@ TREE_PASSES = (
     spread_aggregates,  # VARIANCE, STDDEV, CORR, REGR_* -> arithmetic over SUM, COUNT
     first_rows,  # WHERE n <= k over a derived table's ROW_NUMBER() -> QUALIFY in it
     top_rows,  # QUALIFY RANK() … <= n -> only rows up to a partition's n-th key
+    native_windows,  # windows over a SELECT's rows -> a view of ordered partitions
     window_aggregates,  # AGG(x) OVER (PARTITION BY …) -> a join with the partitions
     grouping_sets,  # ROLLUP, CUBE, GROUPING SETS -> UNION ALL of GROUP BYs
     wrap_set_operations,  # a whole query that is a UNION -> a derived table
@@ -104,6 +106,7 @@ def parse_query(
     passes=None,
     padded_leaves: bool = True,
     stats=None,
+    native_windows: bool = True,
 ) -> Query:
     """Parse `sql` (CREATE TABLEs + one query) into a `Query` (`passes`: the
     tree passes to run, for tests; all by default; `padded_leaves`, `stats`:
@@ -118,6 +121,7 @@ def parse_query(
         acyclic=is_acyclic,
         padded_leaves=padded_leaves,
         stats=stats,
+        native_windows=native_windows,
     )
     tree = program.query.copy()
     named: list[str] = []
@@ -142,6 +146,8 @@ def compile_select(tree: exp.Expression, ctx: Context) -> Query | SetQuery:
         return compile_select(tree.this, ctx)
     if isinstance(tree, exp.SetOperation):
         return _set_query(tree, ctx)
+    if isinstance(tree, exp.Select) and tree.meta.get(NATIVE) is not None:
+        return _window_query(tree, ctx)
     if not isinstance(tree, exp.Select):
         raise unsupported(f"{type(tree).__name__.upper()} is not supported", tree)
     state = _state(ctx) if tree.meta.get(UNPADDED) is not None else None
@@ -225,6 +231,79 @@ def _set_query(tree: exp.SetOperation, ctx: Context) -> SetQuery:
         _set_text(word, bool(tree.args.get("distinct")), left, right),
         tuple(types),
         sides,
+    )
+
+
+def _window_query(tree: exp.Select, ctx: Context) -> WindowQuery:
+    """The `__windowed` SELECT of `passes/native_windows`: its rows without
+    the placeholder columns, compiled, and the windows over its columns."""
+    specs = tree.meta[NATIVE]
+    placeholders = {s["name"] for s in specs} | {s["found"] for s in specs}
+    rows = tree.copy()
+    rows.meta.pop(NATIVE)
+    rows.set(
+        "expressions",
+        [e for e in rows.expressions if e.alias_or_name not in placeholders],
+    )
+    source = compile_select(rows, ctx)
+    names = [o.name for o in source.outputs]
+    types = list(output_types(source))
+    scales = list(output_scales(source, [t or "float" for t in types]))
+    functions = []
+    for s in specs:
+        arg = names.index(s["arg"]) if s["arg"] is not None else None
+        kind = s["kind"]
+        arg_type = types[arg] if arg is not None else None
+        if kind in ("row_number", "rank", "dense_rank", "ntile", "count"):
+            kind_type, scale = "int", 0
+        elif kind in ("percent_rank", "cume_dist", "avg"):
+            kind_type, scale = "float", None
+        elif kind == "sum":
+            kind_type = "int" if arg_type in ("int", "bool") else "float"
+            scale = scales[arg]
+        else:  # a value of the argument's column
+            kind_type, scale = arg_type, scales[arg]
+        functions.append(
+            WindowFunction(
+                s["name"],
+                kind,
+                arg,
+                tuple(names.index(k) for k in s["partition"]),
+                tuple((names.index(k), d, n) for k, d, n in s["order"]),
+                running=s["running"],
+                rows_frame=s["rows_frame"],
+                offset=s["offset"],
+                buckets=s["buckets"],
+                scale=(
+                    scales[arg] if kind in ("sum", "avg") and arg is not None else None
+                ),
+                guarded=s["guarded"],
+                found=False,
+            )
+        )
+        types.append(kind_type)
+        scales.append(scale)
+        if s["found"]:
+            functions.append(
+                WindowFunction(
+                    s["found"],
+                    "found_" + kind,
+                    None,
+                    functions[-1].partition,
+                    functions[-1].order,
+                    offset=s["offset"],
+                    guarded=s["guarded"],
+                    found=True,
+                )
+            )
+            types.append("int")
+            scales.append(0)
+    return WindowQuery(
+        source,
+        tuple(functions),
+        f"WINDOWS OVER ({source.sql})",
+        tuple(types),
+        tuple(scales),
     )
 
 

@@ -43,6 +43,11 @@ class PendingTest:
     null_safe: tuple[bool, ...] = ()
 
 
+# meta key of a derived table's SELECT whose windows an inner view computes
+# over its rows (`passes/native_windows`): what each window computes
+NATIVE = "native_windows"
+
+
 @dataclass
 class Context:
     """The relations a SELECT may read (declared tables and the virtual
@@ -82,6 +87,10 @@ class Context:
     # compiled with them: rewrites that pay off only on large groups read
     # the sizes they estimate (`passes/top_rows`). None: sizes unknown.
     stats: object = None
+    # Windows over a SELECT's rows computed by a view that keeps each
+    # partition in order (`passes/native_windows`); off: rewritten into
+    # joins (`passes/window_aggregates`), as the peers read them.
+    native_windows: bool = True
 
     def inner(self) -> "Context":
         """The context of a subquery: the same relations, its own inner views."""
@@ -94,6 +103,7 @@ class Context:
             compiled=self.compiled,
             unpadded=self.unpadded,
             stats=self.stats,
+            native_windows=self.native_windows,
         )
 
     def fresh_name(self, prefix: str) -> str:

@@ -44,6 +44,7 @@ from ...ir import (
     Ref,
     Relation,
     SetQuery,
+    WindowQuery,
     PICKS,
     Var,
     column_of,
@@ -53,6 +54,7 @@ from ..aggregates import is_grouped
 from ..context import (
     COLUMN,
     GUARD_COLUMN,
+    NATIVE,
     ROWS,
     SWAPPED,
     Context,
@@ -87,6 +89,8 @@ def unnest_subqueries(select: exp.Select, ctx: Context) -> exp.Select:
             if not isinstance(sub.this, (exp.Select, exp.SetOperation)):
                 raise unsupported("only SELECT subqueries are supported in FROM", sub)
             text = sub.this.sql(copy=False)  # a key: generated, not kept
+            if sub.this.meta.get(NATIVE) is not None:  # its windows' too
+                text += f" /* {sub.this.meta[NATIVE]!r} */"
             if sub.this.meta.get(ROWS) is not None:
                 # not the same as that text unguarded
                 text += f" /* {sub.this.meta.get(GUARD_COLUMN, COLUMN)} */"
@@ -756,7 +760,7 @@ def _in_conjunction(node: exp.Expression, where: exp.Where) -> bool:
 
 def output_types(query: Query | SetQuery) -> tuple[str, ...]:
     """The types of a query's output columns (None: a NULL, any type)."""
-    if isinstance(query, SetQuery):
+    if isinstance(query, (SetQuery, WindowQuery)):
         return query.types
     return tuple(output_type(query, o.expr) for o in query.outputs)
 
@@ -764,6 +768,8 @@ def output_types(query: Query | SetQuery) -> tuple[str, ...]:
 def output_scales(query: Query | SetQuery, types) -> tuple[int | None, ...]:
     """Decimal digits each output column holds exactly (0: an integer; None:
     a float), so that sums over a subquery's DECIMAL columns stay exact."""
+    if isinstance(query, WindowQuery):
+        return query.scales
     if isinstance(query, SetQuery):  # exact where every side is (NULLs aside)
         sides = [
             (s, output_scales(s, output_types(s))) for s in (query.left, query.right)
@@ -787,6 +793,9 @@ def _null_column(query: Query | SetQuery, i: int) -> bool:
     row (an outer join's padding)."""
     if isinstance(query, SetQuery):
         return _null_column(query.left, i) and _null_column(query.right, i)
+    if isinstance(query, WindowQuery):
+        inputs = len(query.input.outputs)
+        return i < inputs and _null_column(query.input, i)
     expr = query.outputs[i].expr
     return isinstance(expr, Lit) and expr.value is None
 

@@ -1,0 +1,228 @@
+"""Window functions over a SELECT's rows -> an inner view that keeps each
+partition's rows in order (`ir.WindowQuery`), instead of joins.
+
+`window_aggregates` turns a window into joins with aggregates of the rows
+before each row (a rank is 1 + the rows before it): a row inserted early in
+a partition changes the rank of every row after it, and each change flows
+through several inner views. Here the SELECT without its windows becomes the
+derived table `__windowed` (as there), whose SELECT gets one placeholder
+column per window (`NULL AS __nw1`) and, in its `meta`, what each computes
+over the other columns (`NATIVE`); `compile_select` builds that into a
+`WindowQuery`, whose view recomputes only the rows of a partition whose
+values can change (a LAG's next rows, a rank's rows from the change on) and
+reports the difference.
+
+Taken where every window of the SELECT is one this view computes: rankings,
+NTILE, LAG/LEAD, FIRST_VALUE/LAST_VALUE in the default frame, and COUNT,
+SUM, AVG, MIN, MAX over the whole partition or running up to the current
+row (no DISTINCT). A QUALIFY that keeps only the first row per key is left
+to `window_aggregates` (no ranks at all there), as are sliding frames.
+
+>>> import sqlglot
+>>> from dynyan.compiler.frontend.context import Context
+>>> tree = sqlglot.parse_one(
+...     "SELECT k, v - LAG(v) OVER (PARTITION BY k ORDER BY d) AS dv FROM t",
+...     read="duckdb")
+>>> out = native_windows(tree, Context({}))
+>>> print(out.sql("duckdb"))
+SELECT __windowed.__c1 AS k, __windowed.__c2 - __windowed.__nw4 AS dv FROM (SELECT __rows.__c1 AS __c1, __rows.__c2 AS __c2, __rows.__k3 AS __k3, NULL AS __nw4 FROM (SELECT k AS __c1, v AS __c2, d AS __k3 FROM t) AS __rows) AS __windowed
+>>> [(w["kind"], w["arg"], w["partition"], w["order"]) for w in out.find(exp.Subquery).this.meta[NATIVE]]
+[('lag', '__c2', ['__c1'], [('__k3', False, False)])]
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from ..context import NATIVE, Context
+from .qualify_names import expand_stars
+from .window_aggregates import (
+    _first_rows_only,
+    _name,
+    _Rewrite,
+    _supported,
+    _with_items,
+    frame,
+    has_column,
+    needs_apart,
+)
+from .name_outputs import named
+
+_RANKINGS = {
+    exp.RowNumber: "row_number",
+    exp.Rank: "rank",
+    exp.DenseRank: "dense_rank",
+    exp.PercentRank: "percent_rank",
+    exp.CumeDist: "cume_dist",
+    exp.Ntile: "ntile",
+}
+_SHIFTS = {
+    exp.Lag: "lag",
+    exp.Lead: "lead",
+    exp.FirstValue: "first_value",
+    exp.LastValue: "last_value",
+}
+_AGGREGATES = {
+    exp.Count: "count",
+    exp.Sum: "sum",
+    exp.Avg: "avg",
+    exp.Min: "min",
+    exp.Max: "max",
+}
+
+
+def native_windows(tree: exp.Expression, ctx: Context) -> exp.Expression:
+    if not getattr(ctx, "native_windows", True):
+        return tree
+    for select in reversed(list(tree.find_all(exp.Select))):
+        windows = [
+            w
+            for w in select.find_all(exp.Window)
+            if w.find_ancestor(exp.Select) is select
+        ]
+        if not windows or not expand_stars(select, ctx):
+            continue
+        if not all(_computed(w, select) for w in windows) or not _one_order(windows):
+            continue
+        if _first_rows(select, ctx):
+            continue  # window_aggregates keeps no ranks for it
+        rewritten = _Native(select, ctx.relations).query()
+        if select is tree:
+            tree = rewritten
+        else:
+            select.replace(rewritten)
+    return tree
+
+
+def _computed(window: exp.Window, select: exp.Select) -> bool:
+    """Whether the window is one the view computes (and maintainable at all)."""
+    if not _supported(window, select):
+        return False
+    func = window.this
+    if type(func) in _RANKINGS:
+        return True
+    if type(func) in _SHIFTS:
+        if isinstance(func, (exp.FirstValue, exp.LastValue)):
+            return window.args.get("spec") is None
+        return True
+    if type(func) in _AGGREGATES:
+        arg = func.this
+        if isinstance(arg, exp.Distinct):
+            return False
+        return frame(window, select) in ("partition", "running")
+    return False
+
+
+def _one_order(windows: list[exp.Window]) -> bool:
+    """Whether the windows share their PARTITION BY, and those with an ORDER
+    BY that too: one order of each partition's rows serves them all."""
+    partitions = {
+        tuple(k.sql() for k in w.args.get("partition_by") or []) for w in windows
+    }
+    orders = {w.args["order"].sql() for w in windows if w.args.get("order")}
+    return len(partitions) == 1 and len(orders) <= 1
+
+
+def _first_rows(select: exp.Select, ctx: Context) -> bool:
+    """Whether QUALIFY keeps only the first row per key (as `_Rewrite` finds)."""
+    qualify = select.args.get("qualify")
+    if qualify is None:
+        return False
+    items = [named(e.copy()) for e in select.expressions]
+    spelled = [i for i in items if not has_column(select, i.alias, ctx.relations)]
+    return _first_rows_only(_with_items(qualify.this, spelled), select)
+
+
+class _Native(_Rewrite):
+    """`_Rewrite`'s outer query over `__windowed`, each window one of its
+    columns that the `WindowQuery` computes."""
+
+    def __init__(self, select: exp.Select, relations: dict):
+        super().__init__(select, relations)
+        self.native: list[dict] = []
+        self.names: dict[str, str] = {}  # a window's SQL -> its column
+
+    def query(self) -> exp.Select:
+        outer = super().query()
+        windowed = outer.args["from_"].this
+        base = windowed.this
+        # The windows' SELECT reads the rows as a derived table of their own:
+        # later passes may turn `base` into a UNION (ROLLUP, outer joins),
+        # whose sides must not each carry the windows.
+        items = [
+            exp.alias_(exp.column(e.alias, table="__rows"), e.alias)
+            for e in base.expressions
+        ]
+        for spec in self.native:
+            items.append(exp.alias_(exp.null(), spec["name"]))
+            if spec["found"]:
+                items.append(exp.alias_(exp.null(), spec["found"]))
+        rows = exp.Subquery(this=base, alias=exp.TableAlias(this=_name("__rows")))
+        select = exp.select(*items).from_(rows)
+        select.meta[NATIVE] = self.native
+        windowed.set("this", select)
+        return outer
+
+    def _window(self, window: exp.Window) -> exp.Expression:
+        key = window.sql()
+        func = window.this
+        default = func.args.get("default") if type(func) in _SHIFTS else None
+        if key not in self.names:
+            self.names[key] = self._spec(window, default is not None)
+        name = self.names[key]
+        value = exp.column(name, table="__windowed")
+        if default is None:
+            return value
+        found = exp.column(name.replace("__nw", "__nf"), table="__windowed")
+        none = exp.Is(this=found, expression=exp.null())
+        lifted = self._outer(default) if default.find(exp.Column) else default.copy()
+        return exp.Paren(this=exp.case().when(none, lifted).else_(value))
+
+    def _spec(self, window: exp.Window, with_default: bool) -> str:
+        func = window.this
+        partition = [
+            self._column(k, "k") for k in window.args.get("partition_by") or []
+        ]
+        order_by = window.args.get("order")
+        order = [
+            (
+                self._column(o.this, "k"),
+                bool(o.args.get("desc")),
+                bool(o.args.get("nulls_first")),
+            )
+            for o in (order_by.expressions if order_by is not None else [])
+        ]
+        kind = (_RANKINGS | _SHIFTS | _AGGREGATES)[type(func)]
+        arg, offset, buckets = None, 1, 0
+        if kind == "ntile":
+            buckets = int(func.this.name)
+        elif kind in ("lag", "lead"):
+            arg = self._column(func.this, "x")
+            if func.args.get("offset") is not None:
+                offset = int(func.args["offset"].name)
+        elif kind in ("first_value", "last_value"):
+            arg = self._column(func.this, "x")
+        elif kind in _AGGREGATES.values():
+            if func.this is not None and not isinstance(func.this, exp.Star):
+                arg = self._column(func.this, "x")
+        framed = frame(window, self.select) if kind in _AGGREGATES.values() else None
+        spec = window.args.get("spec")
+        number = len(self.base_items) + len(self.native) + 1
+        name = f"__nw{number}"
+        self.native.append(
+            {
+                "name": name,
+                "kind": kind,
+                "arg": arg,
+                "partition": partition,
+                "order": order,
+                "running": framed == "running",
+                "rows_frame": spec is not None
+                and (spec.args.get("kind") or "").upper() == "ROWS",
+                "offset": offset,
+                "buckets": buckets,
+                "guarded": needs_apart(window, self.select, self.relations),
+                "found": f"__nf{number}" if with_default else None,
+            }
+        )
+        return name
