@@ -4572,8 +4572,20 @@ def render_window_view(
             desc=any(d for _, d, _ in order),
             uses_floor=code.uses_floor,
             query_id=py(hashlib.sha256(str(query).encode()).hexdigest()[:16]),
-            partition_key=tuple_literal([f"row[{c}]" for c in partition]),
-            order_key=tuple_literal([_window_sort_key(c, d, n) for c, d, n in order]),
+            partition_key=(
+                f"row[{partition[0]}]"
+                if len(partition) == 1
+                else tuple_literal([f"row[{c}]" for c in partition])
+            ),
+            order_key=tuple_literal(
+                [
+                    _window_sort_key(
+                        c, d, n, query.types[c], _never_null(query.input, c)
+                    )
+                    for c, d, n in order
+                ]
+            ),
+            extremes=code.extremes,
             spans=code.spans(),
             prelude=code.prelude,
             body=code.body,
@@ -4582,13 +4594,38 @@ def render_window_view(
     )
 
 
-def _window_sort_key(column: int, desc: bool, nulls_first: bool) -> str:
-    """The sort key of one ORDER BY value of a window, as `_SORT_KEYS`."""
+def _window_sort_key(
+    column: int, desc: bool, nulls_first: bool, kind: str | None, never_null: bool
+) -> str:
+    """The sort key of one ORDER BY value of a window, as `_SORT_KEYS`; the
+    value itself (negated, or wrapped, for DESC) where it is never NULL nor
+    NaN."""
     v = f"row[{column}]"
+    if never_null and kind in ("int", "str", "date", "timestamp", "bool"):
+        if not desc:
+            return v
+        return f"-{v}" if kind == "int" else f"_window_reversed({v})"
     null = "(-1,)" if nulls_first else "(2,)"
     if desc:
         return f"({null} if {v} is None else (0,) if {v} != {v} else (1, _window_reversed({v})))"
     return f"({null} if {v} is None else (1,) if {v} != {v} else (0, {v}))"
+
+
+def _never_null(query, column: int) -> bool:
+    """Whether output `column` of a windows' input rows is a column declared
+    NOT NULL of a table the input reads directly (not NULL-padded)."""
+    if not isinstance(query, Query):
+        return False
+    expr = query.outputs[column].expr
+    if not isinstance(expr, Var):
+        return False
+    for atom in query.atoms:
+        if expr.name in atom.variables:
+            if atom.padded:
+                return False
+            relation = query.relation(atom.relation)
+            return relation.is_notnull(atom.variables.index(expr.name))
+    return False
 
 
 class _WindowCode:
@@ -4608,6 +4645,8 @@ class _WindowCode:
         self._rank = False
         self._dense = False
         self._cursors: set[str] = set()
+        # whole-partition MIN/MAX kept per partition: (kind, argument column)
+        self.extremes: list[tuple[str, int]] = []
 
     def spans(self) -> list[str]:
         lows = list(dict.fromkeys(self.lows))
@@ -4769,7 +4808,14 @@ class _WindowCode:
         self.values.append(value)
 
     def _whole(self, f, j: int) -> None:
-        """An aggregate over the whole partition: computed once per call."""
+        """An aggregate over the whole partition: computed once per call; a
+        MIN or MAX kept beside the partition's rows, so that a change that
+        leaves it alone recomputes the changed row only."""
+        if f.kind in ("min", "max") and f.arg is not None:
+            self.prelude.append(f"w{j} = ext[{len(self.extremes)}]")
+            self.extremes.append((f.kind, f.arg))
+            self.values.append(f"w{j}")
+            return
         self.lows.append("0")
         self.highs.append("n")
         start, step, value = self._accumulate(f, j, f"x{j}")

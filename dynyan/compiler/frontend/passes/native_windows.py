@@ -5,9 +5,11 @@ partition's rows in order (`ir.WindowQuery`), instead of joins.
 before each row (a rank is 1 + the rows before it): a row inserted early in
 a partition changes the rank of every row after it, and each change flows
 through several inner views. Here the SELECT without its windows becomes the
-derived table `__windowed` (as there), whose SELECT gets one placeholder
-column per window (`NULL AS __nw1`) and, in its `meta`, what each computes
-over the other columns (`NATIVE`); `compile_select` builds that into a
+derived table `__windowed` (as there): a SELECT of its rows' columns, read
+from them as the derived table `__rows` (later passes may turn the rows'
+SELECT into a UNION: ROLLUP, outer joins), with one placeholder column per
+window (`NULL AS __nw1`) and, in its `meta`, what each computes over the
+other columns (`NATIVE`). `compile_select` builds that into a
 `WindowQuery`, whose view recomputes only the rows of a partition whose
 values can change (a LAG's next rows, a rank's rows from the change on) and
 reports the difference.
@@ -15,8 +17,10 @@ reports the difference.
 Taken where every window of the SELECT is one this view computes: rankings,
 NTILE, LAG/LEAD, FIRST_VALUE/LAST_VALUE in the default frame, and COUNT,
 SUM, AVG, MIN, MAX over the whole partition or running up to the current
-row (no DISTINCT). A QUALIFY that keeps only the first row per key is left
-to `window_aggregates` (no ranks at all there), as are sliding frames.
+row (no DISTINCT), all over one PARTITION BY and one ORDER BY (or none). A
+QUALIFY that keeps only the first row per key is left to
+`window_aggregates` (no ranks at all there), as are sliding frames and
+windows over several orders.
 
 >>> import sqlglot
 >>> from dynyan.compiler.frontend.context import Context
@@ -75,23 +79,42 @@ def native_windows(tree: exp.Expression, ctx: Context) -> exp.Expression:
     if not getattr(ctx, "native_windows", True):
         return tree
     for select in reversed(list(tree.find_all(exp.Select))):
-        windows = [
-            w
-            for w in select.find_all(exp.Window)
-            if w.find_ancestor(exp.Select) is select
-        ]
-        if not windows or not expand_stars(select, ctx):
-            continue
-        if not all(_computed(w, select) for w in windows) or not _one_order(windows):
-            continue
-        if _first_rows(select, ctx):
-            continue  # window_aggregates keeps no ranks for it
-        rewritten = _Native(select, ctx.relations).query()
-        if select is tree:
-            tree = rewritten
-        else:
-            select.replace(rewritten)
+        # one order's windows at a time: the others stay on the query over
+        # their rows, taken in the next round
+        while True:
+            windows = [
+                w
+                for w in select.find_all(exp.Window)
+                if w.find_ancestor(exp.Select) is select
+            ]
+            if not windows or not expand_stars(select, ctx):
+                break
+            if not all(_computed(w, select) for w in windows):
+                break
+            if _first_rows(select, ctx):
+                break  # window_aggregates keeps no ranks for it
+            rewritten = _Native(select, ctx.relations, _first_order(windows)).query()
+            if select is tree:
+                tree = rewritten
+            else:
+                select.replace(rewritten)
+            select = rewritten
     return tree
+
+
+def _order_of(window: exp.Window) -> tuple:
+    """A window's PARTITION BY and ORDER BY, as SQL (None: no ORDER BY)."""
+    partition = tuple(k.sql() for k in window.args.get("partition_by") or [])
+    order = window.args.get("order")
+    return partition, order.sql() if order is not None else None
+
+
+def _first_order(windows: list[exp.Window]) -> tuple:
+    """The PARTITION BY and ORDER BY of the first window with an ORDER BY
+    (else of the first): its windows, and those over the whole of the same
+    partitions, are computed together."""
+    orders = [_order_of(w) for w in windows]
+    return next((o for o in orders if o[1] is not None), orders[0])
 
 
 def _computed(window: exp.Window, select: exp.Select) -> bool:
@@ -113,16 +136,6 @@ def _computed(window: exp.Window, select: exp.Select) -> bool:
     return False
 
 
-def _one_order(windows: list[exp.Window]) -> bool:
-    """Whether the windows share their PARTITION BY, and those with an ORDER
-    BY that too: one order of each partition's rows serves them all."""
-    partitions = {
-        tuple(k.sql() for k in w.args.get("partition_by") or []) for w in windows
-    }
-    orders = {w.args["order"].sql() for w in windows if w.args.get("order")}
-    return len(partitions) == 1 and len(orders) <= 1
-
-
 def _first_rows(select: exp.Select, ctx: Context) -> bool:
     """Whether QUALIFY keeps only the first row per key (as `_Rewrite` finds)."""
     qualify = select.args.get("qualify")
@@ -137,13 +150,24 @@ class _Native(_Rewrite):
     """`_Rewrite`'s outer query over `__windowed`, each window one of its
     columns that the `WindowQuery` computes."""
 
-    def __init__(self, select: exp.Select, relations: dict):
+    def __init__(self, select: exp.Select, relations: dict, order: tuple):
         super().__init__(select, relations)
+        self.order = order  # the windows computed here: `_first_order`
         self.native: list[dict] = []
         self.names: dict[str, str] = {}  # a window's SQL -> its column
 
+    def _mine(self, window: exp.Window) -> bool:
+        partition, order = _order_of(window)
+        return partition == self.order[0] and order in (None, self.order[1])
+
     def query(self) -> exp.Select:
         outer = super().query()
+        later = outer.find(exp.Window) is not None  # windows of other orders
+        where = outer.args.get("where")
+        if where is not None and later:
+            # QUALIFY filters the rows once every window is computed
+            outer.set("where", None)
+            outer.set("qualify", exp.Qualify(this=where.this))
         windowed = outer.args["from_"].this
         base = windowed.this
         # The windows' SELECT reads the rows as a derived table of their own:
@@ -164,6 +188,8 @@ class _Native(_Rewrite):
         return outer
 
     def _window(self, window: exp.Window) -> exp.Expression:
+        if not self._mine(window):  # over `__windowed`'s columns, for later
+            return window.copy().transform(self._lift)
         key = window.sql()
         func = window.this
         default = func.args.get("default") if type(func) in _SHIFTS else None
@@ -177,6 +203,18 @@ class _Native(_Rewrite):
         none = exp.Is(this=found, expression=exp.null())
         lifted = self._outer(default) if default.find(exp.Column) else default.copy()
         return exp.Paren(this=exp.case().when(none, lifted).else_(value))
+
+    def _lift(self, node: exp.Expression) -> exp.Expression:
+        """Inside a window computed later: a column, or an aggregate of the
+        SELECT's groups, as the column of `__windowed` that outputs it (the
+        window itself and its function stay)."""
+        if isinstance(node, exp.Window) or (
+            isinstance(node.parent, exp.Window) and node.arg_key == "this"
+        ):
+            return node
+        if isinstance(node, (exp.AggFunc, exp.Column)):
+            return exp.column(self._column(node, "c"), table="__windowed")
+        return node
 
     def _spec(self, window: exp.Window, with_default: bool) -> str:
         func = window.this
