@@ -52,6 +52,7 @@ from .ir import (
     Var,
     ViewColumn,
     base_relations,
+    column_of,
     exact_digits,
     may_be_nonfinite,
     query_digits,
@@ -4605,10 +4606,9 @@ def _window_sort_key(
         if not desc:
             return v
         return f"-{v}" if kind == "int" else f"_window_reversed({v})"
-    null = "(-1,)" if nulls_first else "(2,)"
-    if desc:
-        return f"({null} if {v} is None else (0,) if {v} != {v} else (1, _window_reversed({v})))"
-    return f"({null} if {v} is None else (1,) if {v} != {v} else (0, {v}))"
+    body = _SORT_KEYS[(desc, nulls_first)][1]  # over `v`, as ORDER BY's keys
+    body = re.sub(r"\bv\b", v, body).replace("_reversed(", "_window_reversed(")
+    return f"({body})"
 
 
 def _never_null(query, column: int) -> bool:
@@ -4617,15 +4617,12 @@ def _never_null(query, column: int) -> bool:
     if not isinstance(query, Query):
         return False
     expr = query.outputs[column].expr
-    if not isinstance(expr, Var):
+    if not isinstance(expr, Var) or any(
+        a.padded for a in query.atoms if expr.name in a.variables
+    ):
         return False
-    for atom in query.atoms:
-        if expr.name in atom.variables:
-            if atom.padded:
-                return False
-            relation = query.relation(atom.relation)
-            return relation.is_notnull(atom.variables.index(expr.name))
-    return False
+    found = column_of(query, expr.name)
+    return found is not None and found[0].is_notnull(found[1])
 
 
 class _WindowCode:

@@ -238,7 +238,9 @@ def _window_query(tree: exp.Select, ctx: Context) -> WindowQuery:
     """The `__windowed` SELECT of `passes/native_windows`: its rows without
     the placeholder columns, compiled, and the windows over its columns."""
     specs = tree.meta[NATIVE]
-    placeholders = {s["name"] for s in specs} | {s["found"] for s in specs}
+    placeholders = {s["name"] for s in specs} | {
+        s["found"] for s in specs if s["found"]
+    }
     rows = tree.copy()
     rows.meta.pop(NATIVE)
     rows.set(

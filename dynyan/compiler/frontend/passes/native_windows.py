@@ -76,7 +76,7 @@ _AGGREGATES = {
 
 
 def native_windows(tree: exp.Expression, ctx: Context) -> exp.Expression:
-    if not getattr(ctx, "native_windows", True):
+    if not ctx.native_windows:
         return tree
     for select in reversed(list(tree.find_all(exp.Select))):
         # one order's windows at a time: the others stay on the query over
@@ -154,7 +154,7 @@ class _Native(_Rewrite):
         super().__init__(select, relations)
         self.order = order  # the windows computed here: `_first_order`
         self.native: list[dict] = []
-        self.names: dict[str, str] = {}  # a window's SQL -> its column
+        self.specs: dict[str, dict] = {}  # a window's SQL -> its entry of `native`
 
     def _mine(self, window: exp.Window) -> bool:
         partition, order = _order_of(window)
@@ -193,13 +193,13 @@ class _Native(_Rewrite):
         key = window.sql()
         func = window.this
         default = func.args.get("default") if type(func) in _SHIFTS else None
-        if key not in self.names:
-            self.names[key] = self._spec(window, default is not None)
-        name = self.names[key]
-        value = exp.column(name, table="__windowed")
+        if key not in self.specs:
+            self.specs[key] = self._spec(window, default is not None)
+        spec = self.specs[key]
+        value = exp.column(spec["name"], table="__windowed")
         if default is None:
             return value
-        found = exp.column(name.replace("__nw", "__nf"), table="__windowed")
+        found = exp.column(spec["found"], table="__windowed")
         none = exp.Is(this=found, expression=exp.null())
         lifted = self._outer(default) if default.find(exp.Column) else default.copy()
         return exp.Paren(this=exp.case().when(none, lifted).else_(value))
@@ -216,7 +216,8 @@ class _Native(_Rewrite):
             return exp.column(self._column(node, "c"), table="__windowed")
         return node
 
-    def _spec(self, window: exp.Window, with_default: bool) -> str:
+    def _spec(self, window: exp.Window, with_default: bool) -> dict:
+        """The window's entry of `native` (its columns made `__windowed`'s)."""
         func = window.this
         partition = [
             self._column(k, "k") for k in window.args.get("partition_by") or []
@@ -234,15 +235,12 @@ class _Native(_Rewrite):
         arg, offset, buckets = None, 1, 0
         if kind == "ntile":
             buckets = int(func.this.name)
-        elif kind in ("lag", "lead"):
+        elif type(func) not in _RANKINGS and not isinstance(
+            func.this, (exp.Star, type(None))
+        ):
             arg = self._column(func.this, "x")
-            if func.args.get("offset") is not None:
-                offset = int(func.args["offset"].name)
-        elif kind in ("first_value", "last_value"):
-            arg = self._column(func.this, "x")
-        elif kind in _AGGREGATES.values():
-            if func.this is not None and not isinstance(func.this, exp.Star):
-                arg = self._column(func.this, "x")
+        if func.args.get("offset") is not None:  # LAG, LEAD
+            offset = int(func.args["offset"].name)
         framed = frame(window, self.select) if kind in _AGGREGATES.values() else None
         spec = window.args.get("spec")
         number = len(self.base_items) + len(self.native) + 1
@@ -263,4 +261,4 @@ class _Native(_Rewrite):
                 "found": f"__nf{number}" if with_default else None,
             }
         )
-        return name
+        return self.native[-1]
