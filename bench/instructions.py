@@ -85,7 +85,9 @@ def count(events_file: str, module: str, k: int, push: bool) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("query", help="a query name under queries/, e.g. tpch/q16")
+    p.add_argument(
+        "query", help="a query name under queries/, e.g. tpch/q16, or a .sql file"
+    )
     p.add_argument("modules", nargs="+", help="generated module files")
     p.add_argument(
         "--stream", default=str(ROOT / "data/streams/tpch-sf0.1-all-insert-s1")
@@ -101,8 +103,14 @@ def main(argv: list[str] | None = None) -> int:
     from bench import harness
     from bench.batches import batched
 
-    (query,) = harness.discover_queries(ROOT / "queries", [args.query])
-    events = harness.decode_stream(args.stream, query.relations, args.events)
+    if args.query.endswith(".sql"):  # any query: the relations its module reads
+        from dynyan.compiler import import_source
+
+        relations = import_source(Path(args.modules[0]).read_text()).View.RELATIONS
+    else:
+        (query,) = harness.discover_queries(ROOT / "queries", [args.query])
+        relations = query.relations
+    events = harness.decode_stream(args.stream, relations, args.events)
     items = batched(events, args.batch) if args.batch else events
     with tempfile.NamedTemporaryFile(suffix=".pickle") as f:
         pickle.dump((bool(args.batch), items), f)

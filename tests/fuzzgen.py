@@ -406,9 +406,10 @@ def top_rows_per_key(g: Gen, alias: str):
     ORDER BY o [DESC], …) AS rn FROM t) alias with `alias.rn <= n` in WHERE,
     or the same kept by QUALIFY (`<= n`, `< n + 1`), the number read or not.
     The first ORDER BY key of a ROW_NUMBER() is an INTEGER, which the
-    compiler cuts at the n-th place (passes/top_rows.py): the View reads
-    nothing while rows up to that place tie in the whole order (DuckDB then
-    picks any), ties further down decide nothing."""
+    compiler may cut at the n-th place (passes/top_rows.py); the windows'
+    view outputs the places up to n alone: the View reads nothing while
+    two rows tie in the whole order at a place up to n (DuckDB then picks
+    any), ties further down decide nothing."""
     t = g.choice(sorted(TABLES))
     inner = _table_atom(t, "i" + alias)
     cols = g.rng.sample(g.cols(inner), min(len(inner.columns), g.rng.randint(2, 3)))
@@ -447,7 +448,7 @@ def top_rows_per_key(g: Gen, alias: str):
         d = lambda text: text.replace(f"{inner.alias}.", "c.")  # noqa: E731
         ties = (
             f"SELECT COUNT(*) > 0 FROM (SELECT 1 FROM (SELECT {rows}, RANK() OVER "
-            f"({partition}ORDER BY {ways[0]}) AS r1 FROM {t} {inner.alias}) "
+            f"({partition}ORDER BY {', '.join(ways)}) AS r1 FROM {t} {inner.alias}) "
             f"AS c WHERE c.r1 <= {n} GROUP BY {', '.join(d(c) for c in columns)} "
             "HAVING COUNT(*) > 1) AS g"
         )

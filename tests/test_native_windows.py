@@ -41,6 +41,16 @@ QUERIES = [
     # shifts alone, over an order that ties only for copies of a row
     "SELECT a, LAG(c) OVER w AS prev, LEAD(p, 2, 0) OVER w AS after_next FROM r "
     "WINDOW w AS (ORDER BY a, b, c, d, p)",
+    # the top places alone output (the cap): ROW_NUMBER's ties at the cut
+    # and above it refuse the read, a LAG among the places kept
+    "SELECT a, b, ROW_NUMBER() OVER w AS rn, LAG(c) OVER w AS prev FROM r "
+    "WINDOW w AS (PARTITION BY b ORDER BY d DESC, a) QUALIFY rn <= 2",
+    # RANK's cap with its ties kept, beside another test
+    "SELECT a, b, p, RANK() OVER (PARTITION BY b ORDER BY p) AS rk, SUM(a) OVER "
+    "(PARTITION BY b) AS t FROM r QUALIFY 3 > rk AND a IS NOT NULL",
+    # one partition, the top three and the rows' count
+    "SELECT a, ROW_NUMBER() OVER (ORDER BY a, b, c, d, p) AS rn, COUNT(*) OVER () "
+    "AS n FROM r QUALIFY rn <= 3",
     # over groups
     "SELECT b, SUM(p) AS total, RANK() OVER (ORDER BY SUM(p) DESC NULLS LAST) AS rk, "
     "SUM(SUM(p)) OVER (ORDER BY b) AS running FROM r GROUP BY b",
@@ -109,7 +119,13 @@ def test_kept_windows_match_the_joins(index, seed):
         a.update("r", rows, mults)
         b.update("r", rows, mults)
         left, right = _read(a), _read(b)
-        assert left == right
+        if right == ("tie", True) and "QUALIFY rn" in QUERIES[index]:
+            # the joins number every row up to the cut's first key, and refuse
+            # where those tie; the view only where the places kept do (the
+            # fixtures compare it with DuckDB's ties there)
+            assert left == right or isinstance(left, collections.Counter)
+        else:
+            assert left == right
         if isinstance(left, collections.Counter):
             checked += 1
             summed = collections.Counter(

@@ -918,6 +918,9 @@ class WindowFunction:
     # LAG/LEAD with a DEFAULT: the output column is 1 where the shifted row
     # exists, NULL where not (the outer query picks the DEFAULT there)
     found: bool = False
+    # ROW_NUMBER/RANK: the last place the query keeps (`rn <= n`); the view
+    # outputs only the rows up to it
+    cap: int | None = None
 
     def __str__(self) -> str:
         parts = [
@@ -931,6 +934,8 @@ class WindowFunction:
                 for c, d, n in self.order
             ]
             parts.append("order by " + ", ".join(keys))
+        if self.cap is not None:
+            parts.append(f"output up to place {self.cap}")
         return " ".join(parts) + f" AS {self.name}"
 
 

@@ -4558,6 +4558,7 @@ def render_window_view(
     names = Names()
     for f in query.functions:
         code.add(f)
+    capped = next((f for f in query.functions if f.cap is not None), None)
     return (
         _environment()
         .get_template("window_view.py.jinja")
@@ -4591,8 +4592,17 @@ def render_window_view(
             prelude=code.prelude,
             body=code.body,
             values=tuple_literal(code.values),
+            cap=_window_cap(capped) if capped is not None else None,
         )
     )
+
+
+def _window_cap(f) -> str:
+    """The positions of a partition of `n` rows (sort keys `keys`) whose
+    rows are output: those up to place `f.cap` of a ROW_NUMBER or RANK."""
+    if f.kind == "row_number":
+        return f"n if n < {f.cap} else {f.cap}"
+    return f"n if n <= {f.cap} else bisect_right(keys, keys[{f.cap - 1}])"
 
 
 def _window_sort_key(

@@ -281,6 +281,7 @@ def _window_query(tree: exp.Select, ctx: Context) -> WindowQuery:
                 ),
                 guarded=s["guarded"],
                 found=False,
+                cap=s["cap"],
             )
         )
         types.append(kind_type)

@@ -18,6 +18,10 @@ Taken where every window of the SELECT is one this view computes: rankings,
 NTILE, LAG/LEAD, FIRST_VALUE/LAST_VALUE in the default frame, and COUNT,
 SUM, AVG, MIN, MAX over the whole partition or running up to the current
 row (no DISTINCT), all over one PARTITION BY and one ORDER BY (or none). A
+QUALIFY (or the outer query's test) that keeps places up to n of a
+ROW_NUMBER() or RANK() computed here (`rn <= n`, as `top_rows` reads it)
+caps the view: it outputs only the rows up to that place, so that a change
+past them recomputes nothing and ties further down refuse no read. A
 QUALIFY that keeps only the first row per key is left to
 `window_aggregates` (no ranks at all there), as are sliding frames and
 windows over several orders.
@@ -38,7 +42,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ..context import NATIVE, Context
+from ..context import NATIVE, Context, sql_conjuncts
 from .qualify_names import expand_stars
 from .window_aggregates import (
     _first_rows_only,
@@ -49,6 +53,7 @@ from .window_aggregates import (
     frame,
     has_column,
     needs_apart,
+    top_bound,
 )
 from .name_outputs import named
 
@@ -181,11 +186,40 @@ class _Native(_Rewrite):
             items.append(exp.alias_(exp.null(), spec["name"]))
             if spec["found"]:
                 items.append(exp.alias_(exp.null(), spec["found"]))
+        if not later and where is not None:
+            self._cap(where.this)
         rows = exp.Subquery(this=base, alias=exp.TableAlias(this=_name("__rows")))
         select = exp.select(*items).from_(rows)
         select.meta[NATIVE] = self.native
         windowed.set("this", select)
         return outer
+
+    def _cap(self, test: exp.Expression) -> None:
+        """A place test of the last windows (`rn <= n`, as `top_rows` reads
+        it) on ROW_NUMBER() or RANK() over the view's order: the view then
+        outputs only the rows up to that place, and a change past them costs
+        no recomputation. The test itself stays on the outer query."""
+        ranks = {
+            s["name"]: s
+            for s in self.native
+            if s["kind"] in ("row_number", "rank") and s["order"]
+        }
+
+        def numbered(x: exp.Expression) -> bool:
+            return (
+                isinstance(x, exp.Column)
+                and x.table == "__windowed"
+                and (x.name in ranks)
+            )
+
+        places = []
+        for c in sql_conjuncts(test):
+            place = top_bound(c, numbered)
+            if place is not None and place >= 1:
+                places.append((place, ranks[c.find(exp.Column).name]["name"]))
+        if places:
+            place, name = min(places)
+            ranks[name]["cap"] = place
 
     def _window(self, window: exp.Window) -> exp.Expression:
         if not self._mine(window):  # over `__windowed`'s columns, for later
@@ -259,6 +293,7 @@ class _Native(_Rewrite):
                 "buckets": buckets,
                 "guarded": needs_apart(window, self.select, self.relations),
                 "found": f"__nf{number}" if with_default else None,
+                "cap": None,  # the last place the outer query keeps: `_cap`
             }
         )
         return self.native[-1]
