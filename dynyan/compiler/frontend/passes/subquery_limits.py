@@ -22,15 +22,17 @@ the subquery's own rows, and the correlation is applied to it:
      WHERE __limited.__l2 = c_custkey AND __limited.__rn <= 1)
 
 Uncorrelated over rows (`IN (SELECT o_custkey FROM orders ORDER BY
-o_totalprice DESC LIMIT 10)`), the rows are numbered in place too, where
-`top_rows` then numbers only those up to the last place kept; where it
-cannot (the first key an expression, a nullable column not an INTEGER)
-every update would renumber the table, a cost per change that grows with
-it, and the subquery is refused.
+o_totalprice DESC LIMIT 10)`), the rows are numbered in place too: the
+windows' view (`native_windows`, the default) outputs only those up to the
+last place kept, and `top_rows` may cut the rows it numbers; with windows
+rewritten into joins, only where `top_rows` cuts them (the first key a
+column: NOT NULL or an INTEGER), else every update would renumber the
+table, a cost per change that grows with it, and the subquery is
+refused.
 
 In EXISTS, LIMIT n ≥ 1 without OFFSET changes nothing and is dropped.
 Refused: LIMIT without ORDER BY (any rows), over DISTINCT, beside QUALIFY,
-uncorrelated over rows that `top_rows` cannot cut, or correlated otherwise
+uncorrelated over rows that nothing bounds (above), or correlated otherwise
 than by `inner column = outer expression` in WHERE of a query that does not
 aggregate. Runs after
 `inline_views`, before `window_aggregates` and `check_supported`.
