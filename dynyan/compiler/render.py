@@ -4559,6 +4559,12 @@ def render_window_view(
     for f in query.functions:
         code.add(f)
     capped = next((f for f in query.functions if f.cap is not None), None)
+    order_key = tuple_literal(
+        [
+            _window_sort_key(c, d, n, query.types[c], _never_null(query.input, c))
+            for c, d, n in order
+        ]
+    )
     return (
         _environment()
         .get_template("window_view.py.jinja")
@@ -4571,7 +4577,7 @@ def render_window_view(
             input_source=input_source,
             input_many=bool(many_rows(side)),
             guarded=query.guarded,
-            desc=any(d for _, d, _ in order),
+            desc="_window_reversed(" in order_key,
             uses_floor=code.uses_floor,
             query_id=py(hashlib.sha256(str(query).encode()).hexdigest()[:16]),
             partition_key=(
@@ -4579,14 +4585,7 @@ def render_window_view(
                 if len(partition) == 1
                 else tuple_literal([f"row[{c}]" for c in partition])
             ),
-            order_key=tuple_literal(
-                [
-                    _window_sort_key(
-                        c, d, n, query.types[c], _never_null(query.input, c)
-                    )
-                    for c, d, n in order
-                ]
-            ),
+            order_key=order_key,
             extremes=code.extremes,
             spans=code.spans(),
             prelude=code.prelude,
@@ -4615,7 +4614,11 @@ def _window_sort_key(
     if never_null and kind in ("int", "str", "date", "timestamp", "bool"):
         if not desc:
             return v
-        return f"-{v}" if kind == "int" else f"_window_reversed({v})"
+        if kind == "int":
+            return f"-{v}"
+        if kind == "date":  # a day number: compared in C, not by a wrapper
+            return f"-{v}.toordinal()"
+        return f"_window_reversed({v})"
     body = _SORT_KEYS[(desc, nulls_first)][1]  # over `v`, as ORDER BY's keys
     body = re.sub(r"\bv\b", v, body).replace("_reversed(", "_window_reversed(")
     return f"({body})"
