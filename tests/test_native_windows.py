@@ -48,6 +48,10 @@ QUERIES = [
     # RANK's cap with its ties kept, beside another test
     "SELECT a, b, p, RANK() OVER (PARTITION BY b ORDER BY p) AS rk, SUM(a) OVER "
     "(PARTITION BY b) AS t FROM r QUALIFY 3 > rk AND a IS NOT NULL",
+    # the cap beside whole-partition MIN/MAX kept per partition
+    "SELECT a, b, ROW_NUMBER() OVER (PARTITION BY b ORDER BY a, c, d, p) AS rn, "
+    "MAX(p) OVER (PARTITION BY b) AS top, MIN(d) OVER (PARTITION BY b) AS first "
+    "FROM r QUALIFY rn <= 2",
     # one partition, the top three and the rows' count
     "SELECT a, ROW_NUMBER() OVER (ORDER BY a, b, c, d, p) AS rn, COUNT(*) OVER () "
     "AS n FROM r QUALIFY rn <= 3",
