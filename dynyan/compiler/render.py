@@ -4639,9 +4639,9 @@ def _never_null(query, column: int) -> bool:
 
 
 class _WindowCode:
-    """The code of a window view's `_values` (a partition's output rows at
-    some positions) and `_move`'s span (the positions a change can alter),
-    function by function."""
+    """The code of a window view's output rows at some positions of a
+    partition (`prelude`, `body`, `values`) and of the span of a change (the
+    positions it can alter), function by function."""
 
     def __init__(self):
         self.prelude: list[str] = []
@@ -4774,10 +4774,8 @@ class _WindowCode:
             ]
             return [f"m{j} = None"], step, f"m{j}"
         scaled = scale is not None and scale > 0
-        term = x
-        if scaled:
-            self.uses_floor = True
-            term = f"_floor({x} * {10 ** scale}.0 + 0.5)"
+        # exact units of the DECIMAL, as elsewhere (sets `uses_floor`)
+        term = _scaled(self, x, scale) if scaled else x
         step = [f"if {x} is not None:", f"    s{j} += {term}", f"    c{j} += 1"]
         if kind == "sum":
             value = (
