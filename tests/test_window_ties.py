@@ -15,6 +15,12 @@ SCHEMA = "CREATE TABLE r (a INT, c VARCHAR);"
 NUMBERED = (
     "SELECT r.c, r.a, ROW_NUMBER() OVER (PARTITION BY r.c ORDER BY r.a) AS rn FROM r"
 )
+# the rows carry a value the order leaves out: two may tie and differ
+SCHEMA_V = "CREATE TABLE r (a INT, c VARCHAR, v INT);"
+NUMBERED_V = (
+    "SELECT r.c, r.a, r.v, ROW_NUMBER() OVER (PARTITION BY r.c ORDER BY r.a) AS rn "
+    "FROM r"
+)
 
 
 def _error(view) -> str | None:
@@ -25,17 +31,64 @@ def _error(view) -> str | None:
     return None
 
 
-def test_reads_fail_while_two_rows_of_a_partition_tie():
-    view = dynyan.load(SCHEMA + NUMBERED).View()
-    view.update("r", [(1, "x"), (2, "x"), (2, "y")])
-    assert sorted(view.rows()) == [("x", 1, 1), ("x", 2, 2), ("y", 2, 1)]
-    view.insert("r", (2, "x"))  # ties with (2, "x")
+def test_reads_fail_while_two_different_rows_of_a_partition_tie():
+    view = dynyan.load(SCHEMA_V + NUMBERED_V).View()
+    view.update("r", [(1, "x", 0), (2, "x", 0), (2, "y", 0)])
+    assert sorted(view.rows()) == [("x", 1, 0, 1), ("x", 2, 0, 2), ("y", 2, 0, 1)]
+    view.insert("r", (2, "x", 5))  # ties with (2, "x", 0)
     assert "rows tie in the order of a window function" in _error(view)
     with pytest.raises(ValueError, match="rows tie"):
-        view.multiplicity(("x", 1, 1))
-    view.insert("r", (0, "x"))  # taken while reads fail
-    view.delete("r", (2, "x"))
-    assert sorted(view.rows()) == [("x", 0, 1), ("x", 1, 2), ("x", 2, 3), ("y", 2, 1)]
+        view.multiplicity(("x", 1, 0, 1))
+    view.insert("r", (0, "x", 0))  # taken while reads fail
+    view.delete("r", (2, "x", 0))
+    assert sorted(view.rows()) == [
+        ("x", 0, 0, 1),
+        ("x", 1, 0, 2),
+        ("x", 2, 5, 3),
+        ("y", 2, 0, 1),
+    ]
+
+
+def test_equal_rows_that_tie_are_numbered_in_either_order():
+    """Equal rows give the same output rows whichever comes first: no tie,
+    also beside different peers that come and go."""
+    view = dynyan.load(SCHEMA + NUMBERED).View()
+    view.update("r", [(1, "x"), (2, "x"), (2, "x"), (3, "x")])
+    assert sorted(view.rows()) == [("x", 1, 1), ("x", 2, 2), ("x", 2, 3), ("x", 3, 4)]
+    numbered = dynyan.load(SCHEMA_V + NUMBERED_V).View()
+    numbered.update("r", [(2, "x", 0), (2, "x", 0)])
+    assert sorted(numbered.rows()) == [("x", 2, 0, 1), ("x", 2, 0, 2)]
+    numbered.insert("r", (2, "x", 1))  # a different row among the peers
+    assert "rows tie" in _error(numbered)
+    numbered.delete("r", (2, "x", 0))
+    assert "rows tie" in _error(numbered)
+    numbered.delete("r", (2, "x", 1))  # equal peers alone again
+    assert sorted(numbered.rows()) == [("x", 2, 0, 1)]
+    numbered.update("r", [(2, "x", 0), (2, "x", 0), (2, "x", 3)], [1, -1, 1])
+    assert "rows tie" in _error(numbered)
+    numbered.delete("r", (2, "x", 0))
+    assert sorted(numbered.rows()) == [("x", 2, 3, 1)]
+
+
+def test_top_places_tie_only_where_different_rows_meet_at_a_place_kept():
+    """Capped at place 2: equal peers across the cut, or different ones
+    past it, leave the output determined; different peers across it not."""
+    view = dynyan.load(
+        SCHEMA_V + "SELECT r.c, r.a, r.v FROM r QUALIFY ROW_NUMBER() OVER "
+        "(PARTITION BY r.c ORDER BY r.a) <= 2"
+    ).View()
+    view.update("r", [(1, "x", 0), (2, "x", 0), (2, "x", 0)])
+    assert sorted(view.rows()) == [("x", 1, 0), ("x", 2, 0)]
+    view.insert("r", (2, "x", 7))  # a different peer of place 2, at place 4
+    assert "rows tie" in _error(view)
+    view.delete("r", (2, "x", 7))
+    view.update("r", [(3, "x", 7), (3, "x", 8)])  # tied past the places kept
+    assert sorted(view.rows()) == [("x", 1, 0), ("x", 2, 0)]
+    view.delete("r", (1, "x", 0))
+    view.delete("r", (2, "x", 0))  # (2, 0) at place 1, (3, 7) and (3, 8) tie at 2
+    assert "rows tie" in _error(view)
+    view.delete("r", (3, "x", 8))
+    assert sorted(view.rows()) == [("x", 2, 0), ("x", 3, 7)]
 
 
 def test_rows_tied_in_different_partitions_are_no_tie():
@@ -47,7 +100,7 @@ def test_rows_tied_in_different_partitions_are_no_tie():
 
 
 def test_push_reports_the_net_change_once_no_two_rows_tie():
-    module = dynyan.load(SCHEMA + NUMBERED)
+    module = dynyan.load(SCHEMA_V + NUMBERED_V)
     pushed = {}
 
     def on_delta(row, change):
@@ -56,13 +109,13 @@ def test_push_reports_the_net_change_once_no_two_rows_tie():
             del pushed[row]
 
     view = module.View(on_delta=on_delta)
-    view.insert("r", (5, "x"))
-    assert pushed == {("x", 5, 1): 1}
-    view.insert("r", (5, "x"))  # a tie: nothing reported
-    view.insert("r", (3, "x"))
-    assert pushed == {("x", 5, 1): 1}
-    view.delete("r", (5, "x"))  # no tie again: the net change at once
-    assert pushed == {("x", 3, 1): 1, ("x", 5, 2): 1}
+    view.insert("r", (5, "x", 0))
+    assert pushed == {("x", 5, 0, 1): 1}
+    view.insert("r", (5, "x", 1))  # a tie: nothing reported
+    view.insert("r", (3, "x", 0))
+    assert pushed == {("x", 5, 0, 1): 1}
+    view.delete("r", (5, "x", 0))  # no tie again: the net change at once
+    assert pushed == {("x", 3, 0, 1): 1, ("x", 5, 1, 2): 1}
     assert pushed == {row: 1 for row in view.rows()}
 
 
@@ -80,9 +133,9 @@ def test_push_reports_the_net_change_once_no_two_rows_tie():
     ids=["lag", "ntile", "first_value", "rows_frame"],
 )
 def test_every_numbering_or_shifting_window_is_guarded(window, rows):
-    view = dynyan.load(SCHEMA + f"SELECT r.a, {window} AS w FROM r").View()
+    view = dynyan.load(SCHEMA + f"SELECT r.a, {window} AS w, r.c FROM r").View()
     view.update("r", [(1, "x"), (2, "y")])
-    assert sorted(view.rows()) == rows
+    assert sorted(view.rows()) == [(*row, c) for row, c in zip(rows, "xy")]
     view.insert("r", (2, "z"))
     assert "rows tie" in _error(view)
 
