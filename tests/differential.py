@@ -1169,7 +1169,11 @@ class ViewChecker:
         while rows tie (`QuerySpec.ties_sql`)."""
         self.mirror.load(ctx.db, changed)
         spec = self.spec
-        if ties and spec.ties_sql is not None and self.mirror.query(spec.ties_sql)[0][0]:
+        if (
+            ties
+            and spec.ties_sql is not None
+            and self.mirror.query(spec.ties_sql)[0][0]
+        ):
             raise _ManyRows("rows tie")
         try:
             if spec.limit is None and not spec.offset:
