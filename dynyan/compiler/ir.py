@@ -909,6 +909,9 @@ class WindowFunction:
     # itself (ROWS); else over the whole partition
     running: bool = False
     rows_frame: bool = False
+    # aggregates over a sliding ROWS frame: its first and last row's offsets
+    # from the row (`ROWS BETWEEN 2 PRECEDING AND 1 FOLLOWING`: (-2, 1))
+    sliding: tuple[int, int] | None = None
     offset: int = 1  # LAG/LEAD
     buckets: int = 0  # NTILE
     scale: int | None = None  # SUM/AVG: decimal digits summed exactly
@@ -934,6 +937,8 @@ class WindowFunction:
                 for c, d, n in self.order
             ]
             parts.append("order by " + ", ".join(keys))
+        if self.sliding is not None:
+            parts.append("rows %+d to %+d" % self.sliding)
         if self.cap is not None:
             parts.append(f"output up to place {self.cap}")
         return " ".join(parts) + f" AS {self.name}"

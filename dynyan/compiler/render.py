@@ -4742,6 +4742,8 @@ class _WindowCode:
             self.lows.append("a")
             self.highs.append("b")
             self.values.append(f"rows[bisect_right(keys, keys[i]) - 1][{f.arg}]")
+        elif f.sliding is not None:
+            self._sliding(f, j)
         elif f.running:
             self._running(f, j)
         else:
@@ -4813,6 +4815,25 @@ class _WindowCode:
         lines = [f"    x{j} = {x}"] if x is not None else []
         lines += ["    " + line for line in step]
         self.body[at:at] = lines
+        self.values.append(value)
+
+    def _sliding(self, f, j: int) -> None:
+        """An aggregate over a sliding ROWS frame (offsets `first`, `last`
+        from the row): summed over the frame for each row. A change at p
+        alters the frames that reach p: those of the rows p - last to
+        p - first (the rows after them see the same rows, moved)."""
+        first, last = f.sliding
+        self.lows.append(f"max(0, p - {last})" if last > 0 else "p")
+        if first < 0:
+            self.highs.append(f"min(n, p + {-first} + gone)")
+        start, step, value = self._accumulate(f, j, f"x{j}")
+        self.body += start
+        lo = f"i - {-first}" if first < 0 else f"i + {first}"
+        hi = f"i + {last + 1}" if last >= 0 else f"i - {-last - 1}"
+        self.body.append(f"for jf in range(max(0, {lo}), min(n, {hi})):")
+        if f.arg is not None:
+            self.body.append(f"    x{j} = rows[jf][{f.arg}]")
+        self.body += ["    " + line for line in step]
         self.values.append(value)
 
     def _whole(self, f, j: int) -> None:

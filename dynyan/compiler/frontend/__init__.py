@@ -274,6 +274,7 @@ def _window_query(tree: exp.Select, ctx: Context) -> WindowQuery:
                 tuple((names.index(k), d, n) for k, d, n in s["order"]),
                 running=s["running"],
                 rows_frame=s["rows_frame"],
+                sliding=s["sliding"],
                 offset=s["offset"],
                 buckets=s["buckets"],
                 scale=(

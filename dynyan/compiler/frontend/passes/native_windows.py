@@ -16,15 +16,17 @@ reports the difference.
 
 Taken where every window of the SELECT is one this view computes: rankings,
 NTILE, LAG/LEAD, FIRST_VALUE/LAST_VALUE in the default frame, and COUNT,
-SUM, AVG, MIN, MAX over the whole partition or running up to the current
-row (no DISTINCT), all over one PARTITION BY and one ORDER BY (or none). A
+SUM, AVG, MIN, MAX over the whole partition, running up to the current row
+or over a sliding ROWS frame between bounded ends (no DISTINCT), all over
+one PARTITION BY and one ORDER BY (or none). A
 QUALIFY (or the outer query's test) that keeps places up to n of a
 ROW_NUMBER() or RANK() computed here (`rn <= n`, as `top_rows` reads it)
 caps the view: it outputs only the rows up to that place, so that a change
 past them recomputes nothing and ties further down refuse no read. A
 QUALIFY that keeps only the first row per key is left to
-`window_aggregates` (no ranks at all there), as are sliding frames and
-windows over several orders.
+`window_aggregates` (no ranks at all there), as are RANGE frames between
+offsets and ROWS frames with one end unbounded and the other not the
+current row.
 
 >>> import sqlglot
 >>> from dynyan.compiler.frontend.context import Context
@@ -49,6 +51,7 @@ from .window_aggregates import (
     _name,
     _Rewrite,
     _supported,
+    band_bounds,
     _with_items,
     frame,
     has_column,
@@ -137,8 +140,23 @@ def _computed(window: exp.Window, select: exp.Select) -> bool:
         arg = func.this
         if isinstance(arg, exp.Distinct):
             return False
-        return frame(window, select) in ("partition", "running")
+        framed = frame(window, select)
+        return framed in ("partition", "running") or (
+            framed == "rows" and _sliding(window) is not None
+        )
     return False
+
+
+def _sliding(window: exp.Window) -> tuple[int, int] | None:
+    """A ROWS frame between two bounded ends (n PRECEDING, CURRENT ROW, n
+    FOLLOWING) as the offsets of its first and last row from the row's
+    position (`ROWS BETWEEN 2 PRECEDING AND 1 FOLLOWING`: (-2, 1)); None
+    for any other frame."""
+    bounds = band_bounds(window, "ROWS")
+    if bounds is None or "UNBOUNDED" in bounds:
+        return None
+    offsets = [0 if b is None else int(b[0].name) * (1 if b[1] else -1) for b in bounds]
+    return offsets[0], offsets[1]
 
 
 def _first_rows(select: exp.Select, ctx: Context) -> bool:
@@ -287,6 +305,7 @@ class _Native(_Rewrite):
                 "partition": partition,
                 "order": order,
                 "running": framed == "running",
+                "sliding": _sliding(window) if framed == "rows" else None,
                 "rows_frame": spec is not None
                 and (spec.args.get("kind") or "").upper() == "ROWS",
                 "offset": offset,
