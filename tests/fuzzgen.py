@@ -457,6 +457,60 @@ def top_rows_per_key(g: Gen, alias: str):
     g.q.atoms.append(Atom(alias, None, tuple(cols), sql, sources=sources))
 
 
+@production("from", weight=0)  # drawn with --weight: earlier seeds keep theirs
+def rows_frame_per_key(g: Gen, alias: str):
+    """An aggregate over a sliding ROWS frame as people write a moving
+    average: (SELECT …, AGG(x) OVER ([PARTITION BY k] ORDER BY o [DESC], …
+    ROWS BETWEEN … AND …) AS w FROM t) alias. The order may tie: the View
+    reads nothing while two rows that differ in a column the query reads
+    tie (copies of a row give the same output in either order), as its
+    ties query says."""
+    t = g.choice(sorted(TABLES))
+    inner = _table_atom(t, "i" + alias)
+    cols = g.rng.sample(g.cols(inner), min(len(inner.columns), g.rng.randint(1, 2)))
+    names = [c for c, _ in cols]
+    key = g.col(inner, ("int", "str")) if g.chance(0.7) else None
+    order = [g.col(inner) for _ in range(g.rng.randint(1, 2))]
+    num = g.col(inner, NUMERIC)
+    if None in order or num is None:
+        return False
+    n, m = g.rng.randint(0, 3), g.rng.randint(0, 3)
+    start, end = g.choice(
+        [
+            (f"{n} PRECEDING", "CURRENT ROW"),
+            (f"{n} PRECEDING", f"{m} FOLLOWING"),
+            (f"{max(n, m)} PRECEDING", f"{min(n, m)} PRECEDING"),
+            (f"{min(n, m)} FOLLOWING", f"{max(n, m)} FOLLOWING"),
+            ("CURRENT ROW", f"{m} FOLLOWING"),
+        ]
+    )
+    agg = g.choice(["SUM", "AVG", "COUNT", "MIN", "MAX", "COUNT(*)"])
+    arg = "COUNT(*)" if agg == "COUNT(*)" else f"{agg}({num[0]})"
+    by = ", ".join(
+        f"{o[0]}{g.choice(['', ' DESC', ' NULLS FIRST', ' DESC NULLS LAST'])}"
+        for o in order
+    )
+    partition = f"PARTITION BY {key[0]} " if key else ""
+    window = f"{arg} OVER ({partition}ORDER BY {by} ROWS BETWEEN {start} AND {end})"
+    w = f"{alias}_w"  # one name per table: an unqualified one is ambiguous
+    items = ", ".join(f"{inner.alias}.{c} AS {c}" for c in names)
+    sql = f"(SELECT {items}, {window} AS {w} FROM {t} {inner.alias}) {alias}"
+    kind = "int" if agg.startswith("COUNT") else "dbl" if agg == "AVG" else num[1]
+    cols = [*cols, (w, kind)]
+    peers = ([key[0]] if key else []) + [o[0] for o in order]
+    read = list(dict.fromkeys([f"{inner.alias}.{c}" for c in names] + peers))
+    if agg != "COUNT(*)":
+        read = list(dict.fromkeys(read + [num[0]]))
+    ties = (
+        f"SELECT COUNT(*) > 0 FROM (SELECT 1 FROM {t} {inner.alias} GROUP BY "
+        f"{', '.join(dict.fromkeys(peers))} HAVING COUNT(DISTINCT ROW("
+        f"{', '.join(read)})) > 1) AS g"
+    )
+    g.q.ties.append(Part(ties, frozenset({alias})))
+    sources = tuple((c, frozenset({(t, c)})) for c in names)
+    g.q.atoms.append(Atom(alias, None, tuple(cols), sql, sources=sources))
+
+
 @production("from", weight=1)
 def with_table(g: Gen, alias: str):
     """WITH walias AS (SELECT * FROM t WHERE …): a common table expression."""
