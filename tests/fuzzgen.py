@@ -482,6 +482,7 @@ def rows_frame_per_key(g: Gen, alias: str):
             (f"{max(n, m)} PRECEDING", f"{min(n, m)} PRECEDING"),
             (f"{min(n, m)} FOLLOWING", f"{max(n, m)} FOLLOWING"),
             ("CURRENT ROW", f"{m} FOLLOWING"),
+            ("UNBOUNDED PRECEDING", g.choice([f"{n} PRECEDING", f"{m} FOLLOWING"])),
         ]
     )
     agg = g.choice(["SUM", "AVG", "COUNT", "MIN", "MAX", "COUNT(*)"])

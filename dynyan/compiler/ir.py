@@ -910,8 +910,9 @@ class WindowFunction:
     running: bool = False
     rows_frame: bool = False
     # aggregates over a sliding ROWS frame: its first and last row's offsets
-    # from the row (`ROWS BETWEEN 2 PRECEDING AND 1 FOLLOWING`: (-2, 1))
-    sliding: tuple[int, int] | None = None
+    # from the row (`ROWS BETWEEN 2 PRECEDING AND 1 FOLLOWING`: (-2, 1); the
+    # first None for UNBOUNDED PRECEDING)
+    sliding: tuple[int | None, int] | None = None
     offset: int = 1  # LAG/LEAD
     buckets: int = 0  # NTILE
     scale: int | None = None  # SUM/AVG: decimal digits summed exactly
@@ -938,7 +939,9 @@ class WindowFunction:
             ]
             parts.append("order by " + ", ".join(keys))
         if self.sliding is not None:
-            parts.append("rows %+d to %+d" % self.sliding)
+            first, last = self.sliding
+            start = "unbounded" if first is None else "%+d" % first
+            parts.append(f"rows {start} to {last:+d}")
         if self.cap is not None:
             parts.append(f"output up to place {self.cap}")
         return " ".join(parts) + f" AS {self.name}"

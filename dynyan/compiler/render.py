@@ -4821,9 +4821,23 @@ class _WindowCode:
         """An aggregate over a sliding ROWS frame (offsets `first`, `last`
         from the row): summed over the frame for each row. A change at p
         alters the frames that reach p: those of the rows p - last to
-        p - first (the rows after them see the same rows, moved)."""
+        p - first (the rows after them see the same rows, moved). From
+        UNBOUNDED PRECEDING (`first` None): a cursor, as `_running`."""
         first, last = f.sliding
         self.lows.append(f"max(0, p - {last})" if last > 0 else "p")
+        if first is None:
+            self.highs.append("n")
+            cursor = f"ju{j}"
+            start, step, value = self._accumulate(f, j, f"x{j}")
+            self.prelude += start + [f"{cursor} = 0"]
+            self.body.append(f"end_{cursor} = i + {last + 1}")
+            self.body.append(f"while {cursor} < end_{cursor} and {cursor} < n:")
+            if f.arg is not None:
+                self.body.append(f"    x{j} = rows[{cursor}][{f.arg}]")
+            self.body += ["    " + line for line in step]
+            self.body.append(f"    {cursor} += 1")
+            self.values.append(value)
+            return
         if first < 0:
             self.highs.append(f"min(n, p + {-first} + gone)")
         start, step, value = self._accumulate(f, j, f"x{j}")

@@ -17,7 +17,7 @@ reports the difference.
 Taken where every window of the SELECT is one this view computes: rankings,
 NTILE, LAG/LEAD, FIRST_VALUE/LAST_VALUE in the default frame, and COUNT,
 SUM, AVG, MIN, MAX over the whole partition, running up to the current row
-or over a sliding ROWS frame between bounded ends (no DISTINCT), all over
+or over a ROWS frame whose last row is bounded (no DISTINCT), all over
 one PARTITION BY and one ORDER BY (or none). A
 QUALIFY (or the outer query's test) that keeps places up to n of a
 ROW_NUMBER() or RANK() computed here (`rn <= n`, as `top_rows` reads it)
@@ -25,8 +25,7 @@ caps the view: it outputs only the rows up to that place, so that a change
 past them recomputes nothing and ties further down refuse no read. A
 QUALIFY that keeps only the first row per key is left to
 `window_aggregates` (no ranks at all there), as are RANGE frames between
-offsets and ROWS frames with one end unbounded and the other not the
-current row.
+offsets and ROWS frames up to UNBOUNDED FOLLOWING.
 
 >>> import sqlglot
 >>> from dynyan.compiler.frontend.context import Context
@@ -147,16 +146,20 @@ def _computed(window: exp.Window, select: exp.Select) -> bool:
     return False
 
 
-def _sliding(window: exp.Window) -> tuple[int, int] | None:
-    """A ROWS frame between two bounded ends (n PRECEDING, CURRENT ROW, n
+def _sliding(window: exp.Window) -> tuple[int | None, int] | None:
+    """A ROWS frame whose last row is bounded (n PRECEDING, CURRENT ROW, n
     FOLLOWING) as the offsets of its first and last row from the row's
-    position (`ROWS BETWEEN 2 PRECEDING AND 1 FOLLOWING`: (-2, 1)); None
-    for any other frame."""
+    position (`ROWS BETWEEN 2 PRECEDING AND 1 FOLLOWING`: (-2, 1); None
+    first for UNBOUNDED PRECEDING); None for any other frame."""
     bounds = band_bounds(window, "ROWS")
-    if bounds is None or "UNBOUNDED" in bounds:
+    if bounds is None or bounds[1] == "UNBOUNDED":
         return None
-    offsets = [0 if b is None else int(b[0].name) * (1 if b[1] else -1) for b in bounds]
-    return offsets[0], offsets[1]
+    offsets = [
+        0 if b is None else int(b[0].name) * (1 if b[1] else -1)
+        for b in bounds
+        if b != "UNBOUNDED"
+    ]
+    return (None if bounds[0] == "UNBOUNDED" else offsets.pop(0)), offsets[0]
 
 
 def _first_rows(select: exp.Select, ctx: Context) -> bool:
