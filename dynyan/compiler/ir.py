@@ -913,6 +913,10 @@ class WindowFunction:
     # from the row (`ROWS BETWEEN 2 PRECEDING AND 1 FOLLOWING`: (-2, 1); the
     # first None for UNBOUNDED PRECEDING)
     sliding: tuple[int | None, int] | None = None
+    # aggregates over a RANGE frame between offsets of the one ORDER BY key:
+    # each end None (CURRENT ROW) or (amount, unit, FOLLOWING), a number
+    # (unit "") or whole days ("days")
+    band: tuple | None = None
     offset: int = 1  # LAG/LEAD
     buckets: int = 0  # NTILE
     scale: int | None = None  # SUM/AVG: decimal digits summed exactly
@@ -942,6 +946,17 @@ class WindowFunction:
             first, last = self.sliding
             start = "unbounded" if first is None else "%+d" % first
             parts.append(f"rows {start} to {last:+d}")
+        if self.band is not None:
+            ends = [
+                (
+                    "current row"
+                    if end is None
+                    else f"{end[0]}{' ' + end[1] if end[1] else ''} "
+                    + ("following" if end[2] else "preceding")
+                )
+                for end in self.band
+            ]
+            parts.append("range " + " to ".join(ends))
         if self.cap is not None:
             parts.append(f"output up to place {self.cap}")
         return " ".join(parts) + f" AS {self.name}"

@@ -4555,6 +4555,10 @@ def render_window_view(
     partition = query.functions[0].partition
     order = ordered.order if ordered is not None else ()
     code = _WindowCode()
+    if len(order) == 1:  # RANGE frames: a value's sort key
+        c, d, n = order[0]
+        never = _never_null(query.input, c)
+        code.sort_key = lambda v: _window_sort_key_of(v, d, n, query.types[c], never)
     names = Names()
     for f in query.functions:
         code.add(f)
@@ -4579,6 +4583,7 @@ def render_window_view(
             guarded=query.guarded,
             desc="_window_reversed(" in order_key,
             uses_floor=code.uses_floor,
+            constants=[(name, expr) for expr, name in code.constants.items()],
             query_id=py(hashlib.sha256(str(query).encode()).hexdigest()[:16]),
             partition_key=(
                 f"row[{partition[0]}]"
@@ -4610,7 +4615,13 @@ def _window_sort_key(
     """The sort key of one ORDER BY value of a window, as `_SORT_KEYS`; the
     value itself (negated, or wrapped, for DESC) where it is never NULL nor
     NaN."""
-    v = f"row[{column}]"
+    return _window_sort_key_of(f"row[{column}]", desc, nulls_first, kind, never_null)
+
+
+def _window_sort_key_of(
+    v: str, desc: bool, nulls_first: bool, kind: str | None, never_null: bool
+) -> str:
+    """`_window_sort_key` of the value `v` (a name or a subscript)."""
     if never_null and kind in ("int", "str", "date", "timestamp", "bool"):
         if not desc:
             return v
@@ -4657,11 +4668,15 @@ class _WindowCode:
         self._cursors: set[str] = set()
         # whole-partition MIN/MAX kept per partition: (kind, argument column)
         self.extremes: list[tuple[str, int]] = []
+        # the sort key of a value of the one ORDER BY key (RANGE frames)
+        self.sort_key = None
+        self.span_prelude: list[str] = []  # lines the span's ends read
+        self.constants: dict[str, str] = {}  # an offset's value -> its name
 
     def spans(self) -> list[str]:
         lows = list(dict.fromkeys(self.lows))
         highs = list(dict.fromkeys(self.highs))
-        lines = []
+        lines = list(self.span_prelude)
         if "0" in lows:
             lines.append("lo = 0")
         elif len(lows) > 1:
@@ -4744,6 +4759,8 @@ class _WindowCode:
             self.values.append(f"rows[bisect_right(keys, keys[i]) - 1][{f.arg}]")
         elif f.sliding is not None:
             self._sliding(f, j)
+        elif f.band is not None:
+            self._band(f, j)
         elif f.running:
             self._running(f, j)
         else:
@@ -4849,6 +4866,74 @@ class _WindowCode:
             self.body.append(f"    x{j} = rows[jf][{f.arg}]")
         self.body += ["    " + line for line in step]
         self.values.append(value)
+
+    def _band_offsets(self, f) -> tuple[tuple[int, str], tuple[int, str]]:
+        """The frame's first and last value as the row's value plus an offset
+        (sign, magnitude's text) in the values' own direction: ORDER BY …
+        DESC turns PRECEDING into larger values."""
+        out = []
+        for end in f.band:
+            if end is None:
+                out.append((0, "0"))
+                continue
+            amount, unit, following = end
+            sign = (1 if following else -1) * (-1 if f.order[0][1] else 1)
+            text = repr(amount)
+            if unit == "days":
+                expr = f"_timedelta(days={amount})"
+                text = self.constants.setdefault(expr, f"_SPAN{len(self.constants)}")
+            out.append((sign if amount else 0, text))
+        return out[0], out[1]
+
+    def _band(self, f, j: int) -> None:
+        """An aggregate over a RANGE frame between offsets of the one ORDER
+        BY key: the rows whose values lie between the row's value plus the
+        two offsets (a NULL value frames its peers), found by bisection,
+        summed once per group of peers. A change of value v alters the
+        frames that reach v: the rows from v minus the last offset to v
+        minus the first."""
+        (sa, ma), (sb, mb) = self._band_offsets(f)
+        c = f.order[0][0]
+        sk = self.sort_key
+
+        def plus(v: str, sign: int, magnitude: str) -> str:
+            return v if not sign else f"{v} {'+' if sign > 0 else '-'} {magnitude}"
+
+        nan = " or {v} != {v}" if f"{sk('u')}" != "u" else ""
+        v = f"row[{c}]"
+        self.span_prelude += [  # the span's ends
+            f"if {v} is None{nan.format(v=v)}:  # its peers' frames",
+            f"    ra{j}, rb{j} = a, b",
+            "else:",
+            f"    u = {plus(v, -sb, mb)}",
+            f"    ra{j} = bisect_left(keys, ({sk('u')},))",
+            f"    u = {plus(v, -sa, ma)}",
+            f"    rb{j} = bisect_right(keys, ({sk('u')},))",
+        ]
+        self.lows.append(f"ra{j}")
+        self.highs.append(f"rb{j}")
+        self._new_peer()
+        start, step, value = self._accumulate(f, j, f"x{j}")
+        y = f"rows[i][{c}]"
+        self.body += [
+            f"if i == lo or new_peer:  # the frame of a group of peers",
+            f"    y = {y}",
+            f"    if y is None{nan.format(v='y')}:",
+            "        fa = bisect_left(keys, keys[i])",
+            "        fb = bisect_right(keys, keys[i])",
+            "    else:",
+            f"        u = {plus('y', sa, ma)}",
+            f"        fa = bisect_left(keys, ({sk('u')},))",
+            f"        u = {plus('y', sb, mb)}",
+            f"        fb = bisect_right(keys, ({sk('u')},))",
+        ]
+        self.body += ["    " + line for line in start]
+        self.body.append("    for jf in range(fa, fb):")
+        if f.arg is not None:
+            self.body.append(f"        x{j} = rows[jf][{f.arg}]")
+        self.body += ["        " + line for line in step]
+        self.body.append(f"    w{j} = {value}")
+        self.values.append(f"w{j}")
 
     def _whole(self, f, j: int) -> None:
         """An aggregate over the whole partition: computed once per call; a

@@ -234,6 +234,18 @@ def _set_query(tree: exp.SetOperation, ctx: Context) -> SetQuery:
     )
 
 
+def _check_band(spec: dict, key_type: str | None) -> None:
+    """Refuse a RANGE frame whose offsets do not fit its ORDER BY key:
+    numbers around a number, DAYs or WEEKs around a DATE or TIMESTAMP."""
+    units = {end[1] for end in spec["band"] if end is not None}
+    fits = ("int", "float") if units == {""} else ("date", "timestamp")
+    if key_type not in fits or len(units) > 1:
+        raise unsupported(
+            "a RANGE frame's offsets must fit its ORDER BY key: numbers around "
+            "a number, INTERVALs of DAYs or WEEKs around a DATE or TIMESTAMP"
+        )
+
+
 def _window_query(tree: exp.Select, ctx: Context) -> WindowQuery:
     """The `__windowed` SELECT of `passes/native_windows`: its rows without
     the placeholder columns, compiled, and the windows over its columns."""
@@ -265,6 +277,8 @@ def _window_query(tree: exp.Select, ctx: Context) -> WindowQuery:
             scale = scales[arg]
         else:  # a value of the argument's column
             kind_type, scale = arg_type, scales[arg]
+        if s["band"] is not None:
+            _check_band(s, types[names.index(s["order"][0][0])])
         functions.append(
             WindowFunction(
                 s["name"],
@@ -275,6 +289,7 @@ def _window_query(tree: exp.Select, ctx: Context) -> WindowQuery:
                 running=s["running"],
                 rows_frame=s["rows_frame"],
                 sliding=s["sliding"],
+                band=s["band"],
                 offset=s["offset"],
                 buckets=s["buckets"],
                 scale=(

@@ -17,15 +17,17 @@ reports the difference.
 Taken where every window of the SELECT is one this view computes: rankings,
 NTILE, LAG/LEAD, FIRST_VALUE/LAST_VALUE in the default frame, and COUNT,
 SUM, AVG, MIN, MAX over the whole partition, running up to the current row
-or over a ROWS frame whose last row is bounded (no DISTINCT), all over
+over a ROWS frame whose last row is bounded, or over a RANGE frame between
+offsets (numbers, or DAYs and WEEKs) of its one ORDER BY key (no
+DISTINCT), all over
 one PARTITION BY and one ORDER BY (or none). A
 QUALIFY (or the outer query's test) that keeps places up to n of a
 ROW_NUMBER() or RANK() computed here (`rn <= n`, as `top_rows` reads it)
 caps the view: it outputs only the rows up to that place, so that a change
 past them recomputes nothing and ties further down refuse no read. A
 QUALIFY that keeps only the first row per key is left to
-`window_aggregates` (no ranks at all there), as are RANGE frames between
-offsets and ROWS frames up to UNBOUNDED FOLLOWING.
+`window_aggregates` (no ranks at all there), as are RANGE frames by
+months or years and ROWS frames up to UNBOUNDED FOLLOWING.
 
 >>> import sqlglot
 >>> from dynyan.compiler.frontend.context import Context
@@ -140,10 +142,44 @@ def _computed(window: exp.Window, select: exp.Select) -> bool:
         if isinstance(arg, exp.Distinct):
             return False
         framed = frame(window, select)
-        return framed in ("partition", "running") or (
-            framed == "rows" and _sliding(window) is not None
+        return (
+            framed in ("partition", "running")
+            or (framed == "rows" and _sliding(window) is not None)
+            or (framed == "band" and _band(window) is not None)
         )
     return False
+
+
+_DAYS = {"DAY": 1, "DAYS": 1, "WEEK": 7, "WEEKS": 7}
+
+
+def _band(window: exp.Window) -> tuple | None:
+    """A RANGE frame between offsets of its one ORDER BY key as its two
+    ends, each None (CURRENT ROW) or (amount, unit, FOLLOWING): a number
+    (unit "") or whole days (unit "days", an INTERVAL of DAYs or WEEKs);
+    None for any other offset (months and years have no fixed length)."""
+    bounds = band_bounds(window)
+    if bounds is None:
+        return None
+    ends = []
+    for bound in bounds:
+        if bound is None:
+            ends.append(None)
+            continue
+        offset, following = bound
+        if isinstance(offset, exp.Interval):
+            unit = offset.args.get("unit")
+            amount = offset.this
+            days = _DAYS.get(unit.name.upper()) if unit is not None else None
+            if days is None or not (
+                isinstance(amount, exp.Literal) and amount.name.isdigit()
+            ):
+                return None
+            ends.append((int(amount.name) * days, "days", following))
+        else:
+            text = offset.name
+            ends.append((int(text) if text.isdigit() else float(text), "", following))
+    return tuple(ends)
 
 
 def _sliding(window: exp.Window) -> tuple[int | None, int] | None:
@@ -309,6 +345,7 @@ class _Native(_Rewrite):
                 "order": order,
                 "running": framed == "running",
                 "sliding": _sliding(window) if framed == "rows" else None,
+                "band": _band(window) if framed == "band" else None,
                 "rows_frame": spec is not None
                 and (spec.args.get("kind") or "").upper() == "ROWS",
                 "offset": offset,
