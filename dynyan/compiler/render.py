@@ -4559,6 +4559,7 @@ def render_window_view(
         c, d, n = order[0]
         never = _never_null(query.input, c)
         code.sort_key = lambda v: _window_sort_key_of(v, d, n, query.types[c], never)
+        code.key_kind = query.types[c]
     names = Names()
     for f in query.functions:
         code.add(f)
@@ -4668,8 +4669,10 @@ class _WindowCode:
         self._cursors: set[str] = set()
         # whole-partition MIN/MAX kept per partition: (kind, argument column)
         self.extremes: list[tuple[str, int]] = []
-        # the sort key of a value of the one ORDER BY key (RANGE frames)
+        # the sort key of a value of the one ORDER BY key, and its kind
+        # (RANGE frames)
         self.sort_key = None
+        self.key_kind = None
         self.span_prelude: list[str] = []  # lines the span's ends read
         self.constants: dict[str, str] = {}  # an offset's value -> its name
 
@@ -4879,7 +4882,7 @@ class _WindowCode:
             amount, unit, following = end
             sign = (1 if following else -1) * (-1 if f.order[0][1] else 1)
             text = repr(amount)
-            if unit == "days":
+            if unit == "days" or self.key_kind == "date":  # a DATE ± n: days
                 expr = f"_timedelta(days={amount})"
                 text = self.constants.setdefault(expr, f"_SPAN{len(self.constants)}")
             out.append((sign if amount else 0, text))

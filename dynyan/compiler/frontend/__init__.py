@@ -237,12 +237,18 @@ def _set_query(tree: exp.SetOperation, ctx: Context) -> SetQuery:
 def _check_band(spec: dict, key_type: str | None) -> None:
     """Refuse a RANGE frame whose offsets do not fit its ORDER BY key:
     numbers around a number, DAYs or WEEKs around a DATE or TIMESTAMP."""
-    units = {end[1] for end in spec["band"] if end is not None}
-    fits = ("int", "float") if units == {""} else ("date", "timestamp")
+    ends = [end for end in spec["band"] if end is not None]
+    units = {end[1] for end in ends}
+    if units == {""}:  # numbers; around a DATE, whole days (as DuckDB)
+        days = all(type(end[0]) is int for end in ends)
+        fits = ("int", "float", "date") if days else ("int", "float")
+    else:
+        fits = ("date", "timestamp")
     if key_type not in fits or len(units) > 1:
         raise unsupported(
             "a RANGE frame's offsets must fit its ORDER BY key: numbers around "
-            "a number, INTERVALs of DAYs or WEEKs around a DATE or TIMESTAMP"
+            "a number, whole numbers or INTERVALs of DAYs or WEEKs around a "
+            "DATE, INTERVALs of DAYs or WEEKs around a TIMESTAMP"
         )
 
 
