@@ -785,6 +785,8 @@ def between(g, atom):
 @production("filter")
 def in_list(g, atom):
     ref = g.col(atom, ("int", "str"))
+    if ref is None:  # (a derived table of numbers and dates)
+        return False
     vals = {g.literal(ref[1]) for _ in range(g.rng.randint(1, 3))}
     neg = "NOT " if g.chance(0.3) else ""
     return _local(g, atom, f"{ref[0]} {neg}IN ({', '.join(sorted(vals))})")
