@@ -4860,15 +4860,22 @@ class _WindowCode:
             return
         if first < 0:
             self.highs.append(f"min(n, p + {-first} + gone)")
-        start, step, value = self._accumulate(f, j, f"x{j}")
-        self.body += start
         lo = f"i - {-first}" if first < 0 else f"i + {first}"
         hi = f"i + {last + 1}" if last >= 0 else f"i - {-last - 1}"
-        self.body.append(f"for jf in range(max(0, {lo}), min(n, {hi})):")
-        if f.arg is not None:
-            self.body.append(f"    x{j} = rows[jf][{f.arg}]")
-        self.body += ["    " + line for line in step]
+        loop = f"for jf in range(max(0, {lo}), min(n, {hi})):"
+        start, lines, value = self._folded(f, j, loop, "rows[jf]")
+        self.body += start + lines
         self.values.append(value)
+
+    def _folded(self, f, j: int, loop: str, row: str):
+        """An aggregate's start, the loop `loop` taking each row `row` into
+        it, and its value."""
+        start, step, value = self._accumulate(f, j, f"x{j}")
+        lines = [loop]
+        if f.arg is not None:
+            lines.append(f"    x{j} = {row}[{f.arg}]")
+        lines += ["    " + line for line in step]
+        return start, lines, value
 
     def _band_offsets(self, f) -> tuple[tuple[int, str], tuple[int, str]]:
         """The frame's first and last value as the row's value plus an offset
@@ -4916,7 +4923,7 @@ class _WindowCode:
         self.lows.append(f"ra{j}")
         self.highs.append(f"rb{j}")
         self._new_peer()
-        start, step, value = self._accumulate(f, j, f"x{j}")
+        start, lines, value = self._folded(f, j, "for jf in range(fa, fb):", "rows[jf]")
         y = f"rows[i][{c}]"
         self.body += [
             f"if i == lo or new_peer:  # the frame of a group of peers",
@@ -4930,11 +4937,7 @@ class _WindowCode:
             f"        u = {plus('y', sb, mb)}",
             f"        fb = bisect_right(keys, ({sk('u')},))",
         ]
-        self.body += ["    " + line for line in start]
-        self.body.append("    for jf in range(fa, fb):")
-        if f.arg is not None:
-            self.body.append(f"        x{j} = rows[jf][{f.arg}]")
-        self.body += ["        " + line for line in step]
+        self.body += ["    " + line for line in start + lines]
         self.body.append(f"    w{j} = {value}")
         self.values.append(f"w{j}")
 
@@ -4949,11 +4952,7 @@ class _WindowCode:
             return
         self.lows.append("0")
         self.highs.append("n")
-        start, step, value = self._accumulate(f, j, f"x{j}")
-        self.prelude += start
-        self.prelude.append("for r in rows:")
-        if f.arg is not None:
-            self.prelude.append(f"    x{j} = r[{f.arg}]")
-        self.prelude += ["    " + line for line in step]
+        start, lines, value = self._folded(f, j, "for r in rows:", "r")
+        self.prelude += start + lines
         self.prelude.append(f"w{j} = {value}")
         self.values.append(f"w{j}")
