@@ -236,7 +236,8 @@ def _set_query(tree: exp.SetOperation, ctx: Context) -> SetQuery:
 
 def _check_band(spec: dict, key_type: str | None) -> None:
     """Refuse a RANGE frame whose offsets do not fit its ORDER BY key:
-    numbers around a number, DAYs or WEEKs around a DATE or TIMESTAMP."""
+    numbers around a number, whole numbers (days, as DuckDB) around a DATE,
+    INTERVALs of DAYs or WEEKs around a DATE or TIMESTAMP."""
     ends = [end for end in spec["band"] if end is not None]
     units = {end[1] for end in ends}
     if units == {""}:  # numbers; around a DATE, whole days (as DuckDB)

@@ -16,11 +16,10 @@ reports the difference.
 
 Taken where every window of the SELECT is one this view computes: rankings,
 NTILE, LAG/LEAD, FIRST_VALUE/LAST_VALUE in the default frame, and COUNT,
-SUM, AVG, MIN, MAX over the whole partition, running up to the current row
-over a ROWS frame whose last row is bounded, or over a RANGE frame between
-offsets (numbers, or DAYs and WEEKs) of its one ORDER BY key (no
-DISTINCT), all over
-one PARTITION BY and one ORDER BY (or none). A
+SUM, AVG, MIN, MAX over the whole partition, running up to the current
+row, over a ROWS frame whose last row is bounded, or over a RANGE frame
+between offsets (numbers, or DAYs and WEEKs) of its one ORDER BY key (no
+DISTINCT), all over one PARTITION BY and one ORDER BY (or none). A
 QUALIFY (or the outer query's test) that keeps places up to n of a
 ROW_NUMBER() or RANK() computed here (`rn <= n`, as `top_rows` reads it)
 caps the view: it outputs only the rows up to that place, so that a change
