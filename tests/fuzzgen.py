@@ -483,6 +483,7 @@ def rows_frame_per_key(g: Gen, alias: str):
             (f"{min(n, m)} FOLLOWING", f"{max(n, m)} FOLLOWING"),
             ("CURRENT ROW", f"{m} FOLLOWING"),
             ("UNBOUNDED PRECEDING", g.choice([f"{n} PRECEDING", f"{m} FOLLOWING"])),
+            (g.choice(["CURRENT ROW", f"{n} PRECEDING"]), "UNBOUNDED FOLLOWING"),
         ]
     )
     agg = g.choice(["SUM", "AVG", "COUNT", "MIN", "MAX", "COUNT(*)"])

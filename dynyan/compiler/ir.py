@@ -911,8 +911,8 @@ class WindowFunction:
     rows_frame: bool = False
     # aggregates over a sliding ROWS frame: its first and last row's offsets
     # from the row (`ROWS BETWEEN 2 PRECEDING AND 1 FOLLOWING`: (-2, 1); the
-    # first None for UNBOUNDED PRECEDING)
-    sliding: tuple[int | None, int] | None = None
+    # first None for UNBOUNDED PRECEDING, the last for UNBOUNDED FOLLOWING)
+    sliding: tuple[int | None, int | None] | None = None
     # aggregates over a RANGE frame between offsets of the one ORDER BY key:
     # each end None (CURRENT ROW) or (amount, unit, FOLLOWING), a number
     # (unit "") or whole days ("days")
@@ -945,7 +945,8 @@ class WindowFunction:
         if self.sliding is not None:
             first, last = self.sliding
             start = "unbounded" if first is None else "%+d" % first
-            parts.append(f"rows {start} to {last:+d}")
+            end = "unbounded" if last is None else "%+d" % last
+            parts.append(f"rows {start} to {end}")
         if self.band is not None:
             ends = [
                 (

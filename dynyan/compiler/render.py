@@ -4842,8 +4842,13 @@ class _WindowCode:
         from the row): summed over the frame for each row. A change at p
         alters the frames that reach p: those of the rows p - last to
         p - first (the rows after them see the same rows, moved). From
-        UNBOUNDED PRECEDING (`first` None): a cursor, as `_running`."""
+        UNBOUNDED PRECEDING (`first` None): a cursor, as `_running`; to
+        UNBOUNDED FOLLOWING (`last` None): the partition's suffixes summed
+        from its end once per call."""
         first, last = f.sliding
+        if last is None:
+            self._suffix(f, j)
+            return
         self.lows.append(f"max(0, p - {last})" if last > 0 else "p")
         if first is None:
             self.highs.append("n")
@@ -4866,6 +4871,22 @@ class _WindowCode:
         start, lines, value = self._folded(f, j, loop, "rows[jf]")
         self.body += start + lines
         self.values.append(value)
+
+    def _suffix(self, f, j: int) -> None:
+        """An aggregate over the rows from offset `first` to the partition's
+        end: every row up to p - first sees a change at p; the values of
+        the suffixes, from the end back to the span's first frame, once."""
+        first = f.sliding[0]
+        self.lows.append("0")
+        if first < 0:
+            self.highs.append(f"min(n, p + {-first} + gone)")
+        start = f"max(0, lo - {-first})" if first < 0 else f"min(n, lo + {first})"
+        loop = f"for jf in range(n - 1, {start} - 1, -1):"
+        begin, lines, value = self._folded(f, j, loop, "rows[jf]")
+        self.prelude += begin + [f"suf{j} = [None] * (n + 1)", f"suf{j}[n] = {value}"]
+        self.prelude += lines + [f"    suf{j}[jf] = {value}"]
+        at = f"i - {-first}" if first < 0 else f"i + {first}"
+        self.values.append(f"suf{j}[min(n, max(0, {at}))]")
 
     def _folded(self, f, j: int, loop: str, row: str):
         """An aggregate's start, the loop `loop` taking each row `row` into

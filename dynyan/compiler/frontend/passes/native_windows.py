@@ -17,7 +17,7 @@ reports the difference.
 Taken where every window of the SELECT is one this view computes: rankings,
 NTILE, LAG/LEAD, FIRST_VALUE/LAST_VALUE in the default frame, and COUNT,
 SUM, AVG, MIN, MAX over the whole partition, running up to the current
-row, over a ROWS frame whose last row is bounded, or over a RANGE frame
+row, over a ROWS frame (of bounded ends, or one end unbounded), or over a RANGE frame
 between offsets (numbers, or DAYs and WEEKs) of its one ORDER BY key (no
 DISTINCT), all over one PARTITION BY and one ORDER BY (or none). A
 QUALIFY (or the outer query's test) that keeps places up to n of a
@@ -26,7 +26,7 @@ caps the view: it outputs only the rows up to that place, so that a change
 past them recomputes nothing and ties further down refuse no read. A
 QUALIFY that keeps only the first row per key is left to
 `window_aggregates` (no ranks at all there), as are RANGE frames by
-months or years and ROWS frames up to UNBOUNDED FOLLOWING.
+months or years.
 
 >>> import sqlglot
 >>> from dynyan.compiler.frontend.context import Context
@@ -181,20 +181,23 @@ def _band(window: exp.Window) -> tuple | None:
     return tuple(ends)
 
 
-def _sliding(window: exp.Window) -> tuple[int | None, int] | None:
-    """A ROWS frame whose last row is bounded (n PRECEDING, CURRENT ROW, n
-    FOLLOWING) as the offsets of its first and last row from the row's
-    position (`ROWS BETWEEN 2 PRECEDING AND 1 FOLLOWING`: (-2, 1); None
-    first for UNBOUNDED PRECEDING); None for any other frame."""
+def _sliding(window: exp.Window) -> tuple[int | None, int | None] | None:
+    """A ROWS frame as the offsets of its first and last row from the row's
+    position (`ROWS BETWEEN 2 PRECEDING AND 1 FOLLOWING`: (-2, 1)), None
+    for an UNBOUNDED end (not both: the whole partition); None for any
+    other frame."""
     bounds = band_bounds(window, "ROWS")
-    if bounds is None or bounds[1] == "UNBOUNDED":
+    if bounds is None:
         return None
-    offsets = [
-        0 if b is None else int(b[0].name) * (1 if b[1] else -1)
+    first, last = (
+        (
+            None
+            if b == "UNBOUNDED"
+            else 0 if b is None else int(b[0].name) * (1 if b[1] else -1)
+        )
         for b in bounds
-        if b != "UNBOUNDED"
-    ]
-    return (None if bounds[0] == "UNBOUNDED" else offsets.pop(0)), offsets[0]
+    )
+    return first, last
 
 
 def _first_rows(select: exp.Select, ctx: Context) -> bool:
