@@ -4816,16 +4816,23 @@ class _WindowCode:
     def _running(self, f, j: int) -> None:
         """An aggregate over the rows up to the row's last peer (RANGE) or the
         row (ROWS): a cursor from the partition's first row."""
-        cursor = "jw" if f.rows_frame else "jr"
         self.highs.append("n")
         if not f.rows_frame:
             self.lows.append("a")
+        if f.rows_frame:
+            self._cursor(f, j, "jw", "i + 1")
+        else:
+            self._cursor(f, j, "jr", "bisect_right(keys, keys[i])")
+
+    def _cursor(self, f, j: int, cursor: str, end: str) -> None:
+        """The aggregate over the partition's rows up to position `end` (an
+        expression of `i`, growing with it, at most n): `cursor` carries the
+        sums from one row to the next, shared by the aggregates of one end."""
         x = f"rows[{cursor}][{f.arg}]" if f.arg is not None else None
         start, step, value = self._accumulate(f, j, f"x{j}")
         if cursor not in self._cursors:
             self._cursors.add(cursor)
             self.prelude.append(f"{cursor} = 0")
-            end = "i + 1" if f.rows_frame else "bisect_right(keys, keys[i])"
             self.body.append(f"end_{cursor} = {end}")
             self.body.append(f"while {cursor} < end_{cursor}:")
             self.body.append(f"    {cursor} += 1")
@@ -4852,16 +4859,12 @@ class _WindowCode:
         self.lows.append(f"max(0, p - {last})" if last > 0 else "p")
         if first is None:
             self.highs.append("n")
-            cursor = f"ju{j}"
-            start, step, value = self._accumulate(f, j, f"x{j}")
-            self.prelude += start + [f"{cursor} = 0"]
-            self.body.append(f"end_{cursor} = i + {last + 1}")
-            self.body.append(f"while {cursor} < end_{cursor} and {cursor} < n:")
-            if f.arg is not None:
-                self.body.append(f"    x{j} = rows[{cursor}][{f.arg}]")
-            self.body += ["    " + line for line in step]
-            self.body.append(f"    {cursor} += 1")
-            self.values.append(value)
+            if last < 0:  # up to the row |last| before
+                self._cursor(
+                    f, j, f"jb{-last}", f"i - {-last - 1}" if last < -1 else "i"
+                )
+            else:
+                self._cursor(f, j, f"ja{last}", f"min(n, i + {last + 1})")
             return
         if first < 0:
             self.highs.append(f"min(n, p + {-first} + gone)")
@@ -4930,7 +4933,7 @@ class _WindowCode:
         def plus(v: str, sign: int, magnitude: str) -> str:
             return v if not sign else f"{v} {'+' if sign > 0 else '-'} {magnitude}"
 
-        nan = " or {v} != {v}" if f"{sk('u')}" != "u" else ""
+        nan = " or {v} != {v}" if self.key_kind == "float" else ""  # NaN: peers
         v = f"row[{c}]"
         self.span_prelude += [  # the span's ends
             f"if {v} is None{nan.format(v=v)}:  # its peers' frames",
