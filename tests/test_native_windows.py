@@ -158,3 +158,21 @@ def test_kept_windows_match_the_joins(index, seed):
             )
             assert +summed == left  # push mode's deltas add up to the result
     assert checked >= 3  # batches read without ties
+
+
+def test_a_range_frame_of_days_stops_at_the_calendars_ends():
+    """A frame of days around the first or last date there is reaches no
+    further (no overflow midway through an update), and the update and its
+    undo leave the rest as they were."""
+    view = dynyan.load(
+        "CREATE TABLE r (a INTEGER, d DATE);"
+        "SELECT a, COUNT(*) OVER (ORDER BY d RANGE BETWEEN INTERVAL 3 DAY "
+        "PRECEDING AND INTERVAL 3 DAY FOLLOWING) AS n FROM r"
+    ).View()
+    view.insert("r", (1, datetime.date(2020, 1, 1)))
+    view.insert("r", (2, datetime.date(9999, 12, 30)))
+    view.insert("r", (3, datetime.date(1, 1, 2)))
+    view.insert("r", (4, datetime.date(9999, 12, 31)))
+    assert sorted(view.rows()) == [(1, 1), (2, 2), (3, 1), (4, 2)]
+    view.delete("r", (2, datetime.date(9999, 12, 30)))
+    assert sorted(view.rows()) == [(1, 1), (3, 1), (4, 1)]

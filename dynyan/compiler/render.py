@@ -4914,10 +4914,35 @@ class _WindowCode:
             sign = (1 if following else -1) * (-1 if f.order[0][1] else 1)
             text = repr(amount)
             if unit == "days" or self.key_kind == "date":  # a DATE ± n: days
-                expr = f"_timedelta(days={amount})"
-                text = self.constants.setdefault(expr, f"_SPAN{len(self.constants)}")
+                text = self._span(amount)
             out.append((sign if amount else 0, text))
         return out[0], out[1]
+
+    def _span(self, days: int) -> str:
+        """The name of a constant of `days` days, beside the last and first
+        values of the key's class it can be added to or taken from (a frame
+        reaching past the calendar's ends stops there, as no value lies
+        beyond: `_shifted`)."""
+        expr = f"_timedelta(days={days})"
+        if expr not in self.constants:
+            name = f"_SPAN{len(self.constants) // 3}"
+            cls = "_datetime" if self.key_kind == "timestamp" else "_date"
+            self.constants[expr] = name
+            self.constants[f"{cls}.max - {name}"] = f"{name}_TOP"
+            self.constants[f"{cls}.min + {name}"] = f"{name}_LOW"
+        return self.constants[expr]
+
+    def _shifted(self, v: str, sign: int, magnitude: str) -> str:
+        """`v` plus `sign` times `magnitude`; a day span clamped to the key
+        class's range, so that no value of the key makes it overflow."""
+        if not sign:
+            return v
+        if not magnitude.startswith("_SPAN"):
+            return f"{v} {'+' if sign > 0 else '-'} {magnitude}"
+        cls = "_datetime" if self.key_kind == "timestamp" else "_date"
+        if sign > 0:
+            return f"{v} + {magnitude} if {v} <= {magnitude}_TOP else {cls}.max"
+        return f"{v} - {magnitude} if {v} >= {magnitude}_LOW else {cls}.min"
 
     def _band(self, f, j: int) -> None:
         """An aggregate over a RANGE frame between offsets of the one ORDER
@@ -4929,10 +4954,7 @@ class _WindowCode:
         (sa, ma), (sb, mb) = self._band_offsets(f)
         c = f.order[0][0]
         sk = self.sort_key
-
-        def plus(v: str, sign: int, magnitude: str) -> str:
-            return v if not sign else f"{v} {'+' if sign > 0 else '-'} {magnitude}"
-
+        plus = self._shifted
         nan = " or {v} != {v}" if self.key_kind == "float" else ""  # NaN: peers
         v = f"row[{c}]"
         self.span_prelude += [  # the span's ends

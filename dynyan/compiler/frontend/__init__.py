@@ -251,6 +251,11 @@ def _check_band(spec: dict, key_type: str | None) -> None:
             "a number, whole numbers or INTERVALs of DAYs or WEEKs around a "
             "DATE, INTERVALs of DAYs or WEEKs around a TIMESTAMP"
         )
+    if key_type in ("date", "timestamp") and max(e[0] for e in ends) > 3_000_000:
+        raise unsupported(
+            "a RANGE frame's offset of more than 3,000,000 days reaches past "
+            "the dates Python has (years 1 to 9999)"
+        )
 
 
 def _window_query(tree: exp.Select, ctx: Context) -> WindowQuery:
