@@ -4598,8 +4598,27 @@ def render_window_view(
             body=code.body,
             values=tuple_literal(code.values),
             cap=_window_cap(capped) if capped is not None else None,
+            **_window_ties(query.functions, capped),
         )
     )
+
+
+def _window_ties(functions, capped) -> dict:
+    """Where the windows' view looks for rows that tie (`tie_end`: the
+    places whose order decides a value, all where None) and how two tied
+    rows differ (`tie_differ`): up to the last place output where a
+    ROW_NUMBER or RANK caps the view; the first peers' values of x where
+    every guarded window is a FIRST_VALUE(x) (the first row's x is all it
+    reads of the order); else any two different rows anywhere."""
+    differ = "rows[i] != rows[i + 1]"
+    if capped is not None:
+        return {"tie_end": _window_cap(capped), "tie_differ": differ}
+    guarded = [f for f in functions if f.guarded]
+    if guarded and all(f.kind == "first_value" for f in guarded):
+        args = sorted({f.arg for f in guarded})
+        differ = " or ".join(f"rows[i][{c}] != rows[i + 1][{c}]" for c in args)
+        return {"tie_end": "1", "tie_differ": differ}
+    return {"tie_end": None, "tie_differ": differ}
 
 
 def _window_cap(f) -> str:

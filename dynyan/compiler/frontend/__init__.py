@@ -56,6 +56,7 @@ from .passes.spread_aggregates import spread_aggregates
 from .passes.subquery_limits import subquery_limits
 from .passes.top_rows import top_rows
 from .passes.unnest_subqueries import output_scales, output_types, unnest_subqueries
+from .passes.unused_columns import unused_columns
 from .passes.values_tables import values_tables
 from .passes.window_aggregates import window_aggregates
 from .passes.wrap_set_operations import wrap_set_operations
@@ -67,6 +68,7 @@ TREE_PASSES = (
     inline_views,  # WITH and CREATE VIEW -> derived tables
     semi_joins,  # a SEMI/ANTI JOIN b ON c -> WHERE [NOT] EXISTS (… b WHERE c)
     named_windows,  # OVER w … WINDOW w AS (…) -> the window spelled out
+    unused_columns,  # a windowed derived table's items nobody reads -> dropped
     distinct_on,  # DISTINCT ON (k) k, o … ORDER BY o -> GROUP BY k with MIN/MAX(o)
     subquery_limits,  # ORDER BY … LIMIT in a subquery -> ROW_NUMBER() in QUALIFY
     aggregate_spellings,  # FILTER (WHERE …), GROUP BY ALL -> plain aggregation

@@ -47,6 +47,7 @@ from sqlglot import exp
 from ..context import NATIVE, Context, sql_conjuncts
 from .qualify_names import expand_stars
 from .window_aggregates import (
+    _first_of_reversed,
     _first_rows_only,
     _name,
     _Rewrite,
@@ -87,6 +88,7 @@ def native_windows(tree: exp.Expression, ctx: Context) -> exp.Expression:
     if not ctx.native_windows:
         return tree
     for select in reversed(list(tree.find_all(exp.Select))):
+        _partition_ends(select)
         # one order's windows at a time: the others stay on the query over
         # their rows, taken in the next round
         while True:
@@ -108,6 +110,26 @@ def native_windows(tree: exp.Expression, ctx: Context) -> exp.Expression:
                 select.replace(rewritten)
             select = rewritten
     return tree
+
+
+def _partition_ends(select: exp.Select) -> None:
+    """FIRST_VALUE over a frame from the partition's start and LAST_VALUE
+    over the whole partition as the view computes them: FIRST_VALUE in the
+    default frame (the same first row), and FIRST_VALUE over the order
+    reversed (the partition's last row first)."""
+    for window in list(select.find_all(exp.Window)):
+        if window.find_ancestor(exp.Select) is not select or not window.args.get(
+            "spec"
+        ):
+            continue
+        framed = frame(window, select)
+        if isinstance(window.this, exp.FirstValue) and framed in (
+            "running",
+            "partition",
+        ):
+            window.set("spec", None)
+        elif isinstance(window.this, exp.LastValue) and framed == "partition":
+            window.replace(_first_of_reversed(window))
 
 
 def _order_of(window: exp.Window) -> tuple:
