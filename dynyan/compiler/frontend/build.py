@@ -120,6 +120,16 @@ class SelectBuilder:
                     "(filter groups with HAVING)",
                     node,
                 )
+            if isinstance(node, (exp.Exists, exp.Subquery, exp.Select)) or (
+                isinstance(node, exp.In) and node.args.get("query") is not None
+            ):
+                raise unsupported(
+                    "a subquery nested in a correlated subquery's condition is "
+                    "supported where it reads only its own tables and those of "
+                    "the query just outside it (not of a query further out, as "
+                    "NOT EXISTS (… NOT EXISTS (… = outer.x)) for 'all of')",
+                    node,
+                )
             raise unsupported(
                 f"{type(node).__name__} expressions are not supported", node
             )

@@ -19,7 +19,9 @@ for an order, `x > ANY (…)` is TRUE where `x > MIN(y)`, `x > ALL (…)` FALSE
 where `NOT x > MAX(y)`; over no rows ANY is FALSE and ALL TRUE; otherwise
 NULL where x is NULL or a y is (`COUNT(*) > COUNT(y)`), else ALL's TRUE or
 ANY's FALSE. A row of values `(a, b) = ANY (SELECT x, y …)` is `IN`
-everywhere (no other comparison of a row is read).
+everywhere (no other comparison of a row is read). `x IN (SELECT MAX(y)
+…)`, a subquery of one aggregate without GROUP BY (one row, always), is the
+comparison `x = (SELECT MAX(y) …)`.
 
 >>> import sqlglot
 >>> from dynyan.compiler.frontend.context import Context
@@ -42,6 +44,11 @@ _COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE)
 
 
 def quantified_subqueries(tree: exp.Expression, ctx: Context) -> exp.Expression:
+    for node in list(tree.find_all(exp.In)):
+        query = node.args.get("query")
+        inner = query.this if isinstance(query, exp.Subquery) else query
+        if _one_row(inner) and not isinstance(node.this, exp.Tuple):
+            node.replace(exp.EQ(this=node.this, expression=exp.Subquery(this=inner)))
     made = 0
     for node in list(tree.find_all(exp.Any, exp.All)):
         comparison = node.parent
@@ -74,6 +81,22 @@ def quantified_subqueries(tree: exp.Expression, ctx: Context) -> exp.Expression:
             if banded is not None:
                 node.replace(banded)
     return tree
+
+
+def _one_row(select) -> bool:
+    """A SELECT of one aggregate value without GROUP BY: exactly one row, so
+    `x IN (it)` is `x = (it)` (and NOT IN `<>`) in SQL's three values too."""
+    if not isinstance(select, exp.Select) or len(select.expressions) != 1:
+        return False
+    if any(
+        select.args.get(k)
+        for k in ("group", "having", "qualify", "limit", "offset", "distinct")
+    ):
+        return False
+    return any(
+        a.find_ancestor(exp.Select) is select and not isinstance(a.parent, exp.Window)
+        for a in select.expressions[0].find_all(exp.AggFunc)
+    )
 
 
 def _banded_exists(node: exp.Exists) -> exp.Expression | None:
