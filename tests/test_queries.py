@@ -545,6 +545,35 @@ def test_sql_form_against_duckdb(path):
     )
 
 
+@pytest.mark.parametrize("trusting", [False, True], ids=["strict", "trusting"])
+def test_fetch_with_ties_is_the_rows_ranked_up_to_n(trusting):
+    """`ORDER BY k FETCH FIRST n ROWS WITH TIES` (DuckDB does not parse it)
+    against DuckDB's `QUALIFY RANK() OVER (ORDER BY k) <= n ORDER BY k`: the
+    order's keys by output name and by position, over groups and rows."""
+    import dynyan
+
+    schema = "CREATE TABLE r (a INTEGER, b INTEGER, c VARCHAR);\n"
+    for ours, reference in (
+        (
+            "SELECT r.c, COUNT(*) AS n FROM r GROUP BY r.c "
+            "ORDER BY n DESC FETCH FIRST 2 ROWS WITH TIES",
+            "SELECT r.c, COUNT(*) AS n FROM r GROUP BY r.c "
+            "QUALIFY RANK() OVER (ORDER BY COUNT(*) DESC) <= 2 ORDER BY n DESC",
+        ),
+        (
+            "SELECT r.a, r.b FROM r WHERE r.c <> 'x' "
+            "ORDER BY 2, r.a DESC NULLS LAST FETCH NEXT 3 ROWS WITH TIES",
+            "SELECT r.a, r.b FROM r WHERE r.c <> 'x' QUALIFY RANK() OVER "
+            "(ORDER BY r.b, r.a DESC NULLS LAST) <= 3 ORDER BY 2, r.a DESC NULLS LAST",
+        ),
+    ):
+        spec = QuerySpec.parse(schema + reference, name="fetch_with_ties")
+        module = dynyan.load(schema + ours, trust_input=trusting)
+        _differential_suite(
+            spec, module, seeds=SEEDS[:1], null_rate=0.1, trusting=trusting
+        )
+
+
 def _fixture(stem: str):
     (path,) = [p for p in AGG if p.stem == stem]
     return _agg_module(path)

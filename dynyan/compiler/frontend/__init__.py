@@ -68,9 +68,9 @@ TREE_PASSES = (
     inline_views,  # WITH and CREATE VIEW -> derived tables
     semi_joins,  # a SEMI/ANTI JOIN b ON c -> WHERE [NOT] EXISTS (… b WHERE c)
     named_windows,  # OVER w … WINDOW w AS (…) -> the window spelled out
-    unused_columns,  # a windowed derived table's items nobody reads -> dropped
     distinct_on,  # DISTINCT ON (k) k, o … ORDER BY o -> GROUP BY k with MIN/MAX(o)
     subquery_limits,  # ORDER BY … LIMIT in a subquery -> ROW_NUMBER() in QUALIFY
+    unused_columns,  # a windowed derived table's items nobody reads -> dropped
     aggregate_spellings,  # FILTER (WHERE …), GROUP BY ALL -> plain aggregation
     spread_aggregates,  # VARIANCE, STDDEV, CORR, REGR_* -> arithmetic over SUM, COUNT
     first_rows,  # WHERE n <= k over a derived table's ROW_NUMBER() -> QUALIFY in it

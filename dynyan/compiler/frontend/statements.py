@@ -129,6 +129,14 @@ def read_program(sql: str, schema: str | None = None) -> Program:
         raise unsupported(
             "the file holds several queries; write one SELECT per file", queries[1]
         )
+    for stmt in (queries[0], *views.values()):
+        for pivot in stmt.find_all(exp.Pivot):
+            raise unsupported(
+                "PIVOT and UNPIVOT are not supported (a PIVOT's columns are "
+                "SUM(CASE WHEN k = 'v' THEN x END) per value v, GROUP BY the rest; "
+                "an UNPIVOT is a UNION ALL of one SELECT per column)",
+                pivot,
+            )
     return Program(relations, queries[0], views)
 
 
@@ -138,12 +146,19 @@ def _fetch_as_limit(stmt: exp.Expression) -> exp.Expression:
     TIES pick rows by another rule and are refused."""
     for fetch in list(stmt.find_all(exp.Fetch)):
         options = fetch.args.get("limit_options")
-        if options is not None and (
-            options.args.get("percent") or options.args.get("with_ties")
-        ):
+        if options is not None and options.args.get("with_ties"):
+            if not options.args.get("percent") and _ties_as_rank(fetch):
+                continue
             raise unsupported(
-                "FETCH … PERCENT and FETCH … WITH TIES are not supported (FETCH "
-                "FIRST n ROWS ONLY is: the first n rows of the order)",
+                "FETCH … PERCENT is not supported, nor FETCH … WITH TIES but "
+                "after ORDER BY in a SELECT without DISTINCT, a constant count "
+                "(FETCH FIRST n ROWS ONLY is: the first n rows of the order)",
+                fetch,
+            )
+        if options is not None and options.args.get("percent"):
+            raise unsupported(
+                "FETCH … PERCENT is not supported (FETCH FIRST n ROWS ONLY is: the "
+                "first n rows of the order)",
                 fetch,
             )
         count = fetch.args.get("count") or exp.Literal.number(1)
@@ -151,6 +166,46 @@ def _fetch_as_limit(stmt: exp.Expression) -> exp.Expression:
         limit.meta.update(fetch.meta)  # where the query says it, for messages
         fetch.replace(limit)
     return stmt
+
+
+def _ties_as_rank(fetch: exp.Fetch) -> bool:
+    """`ORDER BY k FETCH FIRST n ROWS WITH TIES`: the rows ranked up to n,
+    `QUALIFY RANK() OVER (ORDER BY k) <= n` with the ORDER BY kept (its
+    keys by position or output name read as the SELECT items they name).
+    False, the query unchanged, where that is not the same: no ORDER BY,
+    DISTINCT (taken after QUALIFY), a count that is not a constant."""
+    select = fetch.parent
+    order = select.args.get("order") if isinstance(select, exp.Select) else None
+    count = fetch.args.get("count") or exp.Literal.number(1)
+    if order is None or select.args.get("distinct") or select.args.get("offset"):
+        return False
+    if not (isinstance(count, exp.Literal) and count.is_int):
+        return False
+    items = {
+        e.alias.lower(): e.this for e in select.expressions if isinstance(e, exp.Alias)
+    }
+    keys = []
+    for key in order.expressions:
+        value = key.this
+        if isinstance(value, exp.Literal) and value.is_int:
+            position = int(value.name)
+            if not 1 <= position <= len(select.expressions):
+                return False
+            value = select.expressions[position - 1].unalias()
+        elif isinstance(value, exp.Column) and not value.table:
+            value = items.get(value.name.lower(), value)
+        ranked_key = key.copy()
+        ranked_key.set("this", value.copy())
+        keys.append(ranked_key)
+    ranked = exp.Window(this=exp.Rank(), order=exp.Order(expressions=keys))
+    test = exp.LTE(this=ranked, expression=count.copy())
+    qualify = select.args.get("qualify")
+    select.set(
+        "qualify",
+        exp.Qualify(this=test if qualify is None else exp.and_(qualify.this, test)),
+    )
+    fetch.pop()
+    return True
 
 
 def _view(create: exp.Create) -> tuple[str, exp.Expression]:

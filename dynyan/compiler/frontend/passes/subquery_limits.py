@@ -54,6 +54,7 @@ from ..aggregates import is_grouped
 from ..context import Context, sql_conjuncts
 from ..diagnostics import unsupported
 from .name_outputs import named
+from .qualify_names import expand_stars
 from .top_rows import bounded
 from .window_aggregates import spelled_key
 
@@ -86,7 +87,7 @@ def subquery_limits(tree: exp.Expression, ctx: Context) -> exp.Expression:
                 )
             _number_in_place(select, first, count)
         else:
-            select.replace(_number_per_key(select, outer, first, count))
+            select.replace(_number_per_key(select, outer, first, count, ctx))
     return tree
 
 
@@ -205,7 +206,11 @@ def _outer_columns(select: exp.Select, ctx: Context) -> list[exp.Column]:
 
 
 def _number_per_key(
-    select: exp.Select, outer: list[exp.Column], first: int, count: int | None
+    select: exp.Select,
+    outer: list[exp.Column],
+    first: int,
+    count: int | None,
+    ctx: Context,
 ) -> exp.Select:
     """The correlated subquery over a derived table of its own rows numbered
     per correlation key; the correlation applied to that table."""
@@ -234,9 +239,9 @@ def _number_per_key(
         raise unsupported(
             "LIMIT in a subquery that reads outer columns outside WHERE", outer[0]
         )
-    items = [named(i.copy()) for i in select.expressions]
-    if any(isinstance(i.unalias(), exp.Star) for i in items):
+    if not expand_stars(select, ctx):  # the columns the outside may read
         raise unsupported("LIMIT in a correlated subquery with SELECT *", select)
+    items = [named(i.copy()) for i in select.expressions]
     # each column the outside reads (by its SQL): a column of the derived
     # table, and what it reads inside
     names: dict[str, tuple[str, exp.Column]] = {}

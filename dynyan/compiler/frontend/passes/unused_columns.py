@@ -22,8 +22,9 @@ the row as one value), the columns are renamed (`AS x(a, b)`), the SELECT
 is DISTINCT, a set operation or has no window (the later passes read only
 the columns used of those anyway), groups or orders by position, or
 repeats an output name. At least one item stays, and an aggregate without
-GROUP BY keeps one aggregate (its one row). Runs after `inline_views`
-and `named_windows`, before the window passes.
+GROUP BY keeps one aggregate (its one row). A LATERAL subquery is pruned
+alike. Runs after `subquery_limits` (whose numbering of a correlated
+subquery's rows is a window) and before the window passes.
 
 >>> import sqlglot
 >>> from dynyan.compiler.frontend.context import Context
@@ -47,13 +48,11 @@ def unused_columns(tree: exp.Expression, ctx: Context) -> exp.Expression:
     while True:
         # prunable derived tables, outer ones first, copies of one SELECT
         # (a WITH read twice) together
-        copies: dict[str, list[tuple[exp.Subquery, exp.Select]]] = {}
+        copies: dict[str, list[tuple[exp.Expression, exp.Select]]] = {}
         for select in tree.find_all(exp.Select):
             for item in from_items(select):
-                if isinstance(item, exp.Subquery) and _prunable(
-                    item.this, item.args.get("alias")
-                ):
-                    copies.setdefault(item.this.sql(), []).append((item, select))
+                if _prunable(_body(item), item.args.get("alias")):
+                    copies.setdefault(_body(item).sql(), []).append((item, select))
         text = next((t for t in copies if t not in done), None)
         if text is None:
             return tree
@@ -68,8 +67,15 @@ def unused_columns(tree: exp.Expression, ctx: Context) -> exp.Expression:
             read |= found
         else:
             for item, _ in copies[text]:
-                _prune(item.this, read, ctx)
-                done.add(item.this.sql())
+                _prune(_body(item), read, ctx)
+                done.add(_body(item).sql())
+
+
+def _body(item: exp.Expression) -> exp.Expression | None:
+    """The query of a derived table or a LATERAL subquery (None for a table)."""
+    if isinstance(item, exp.Lateral) and isinstance(item.this, exp.Subquery):
+        return item.this.this
+    return item.this if isinstance(item, exp.Subquery) else None
 
 
 def _reads_whole_rows(select: exp.Select) -> bool:
@@ -159,14 +165,18 @@ def _names_read(outer: exp.Select, alias: str, skip: exp.Expression) -> set[str]
 
 
 def _read_within(inner: exp.Select, name: str, item: exp.Expression) -> bool:
-    """Whether the derived SELECT reads output name `name` itself: a column
-    of that name outside `item` (a source column of the same name as well:
-    the item is kept, as nothing is lost)."""
+    """Whether the derived SELECT may read output name `name` itself: a
+    column of that name of its own scope (not of a subquery's) in another
+    item or a clause (a source column of the same name as well: the item is
+    kept, as nothing is lost)."""
+    clauses = [e for e in inner.expressions if e is not item] + [
+        inner.args.get(k) for k in ("where", "group", "having", "qualify", "order")
+    ]
     return any(
-        col.name.lower() == name
-        for node in inner.iter_expressions()
-        if node is not item
-        for col in node.find_all(exp.Column)
+        col.name.lower() == name and col.find_ancestor(exp.Select) is inner
+        for clause in clauses
+        if clause is not None
+        for col in clause.find_all(exp.Column)
     )
 
 

@@ -99,6 +99,12 @@ def function_refusal(window: exp.Window, select: exp.Select) -> str | None:
     order, rankings over an order, LAG/LEAD over an order without ties."""
     func = window.this
     order, spec = window.args.get("order"), window.args.get("spec")
+    exclude = spec.args.get("exclude") if spec is not None else None
+    if exclude is not None and exclude.name.upper() != "NO OTHERS":
+        return (
+            f"a frame's EXCLUDE {exclude.name.upper()} is not supported (the frame "
+            "with all its rows is)"
+        )
     if isinstance(func, (exp.RowNumber, exp.Ntile)):
         name = "ROW_NUMBER()" if isinstance(func, exp.RowNumber) else "NTILE(n)"
         n = func.this

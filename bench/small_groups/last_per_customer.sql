@@ -1,0 +1,1 @@
+SELECT o_orderkey, o_totalprice - LAST_VALUE(o_totalprice) OVER (PARTITION BY o_custkey ORDER BY o_orderdate, o_orderkey ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS below_last FROM orders
