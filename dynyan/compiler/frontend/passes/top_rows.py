@@ -154,7 +154,7 @@ def _cut(select: exp.Select, ctx: Context):
     kept = _kept_places(select, ctx.relations)
     if kept is None or _first_place(*kept):
         return None
-    if ctx.native_windows and not _large_partitions(select, kept[0], ctx):
+    if ctx.native_windows and not large_partitions(select, kept[0], ctx):
         return None  # the windows' view outputs the places kept alone
     return _threshold(select, ctx, *kept)
 
@@ -198,7 +198,7 @@ def _small_partitions(select: exp.Select, partitions: list, ctx: Context) -> boo
     return rows is not None and rows < SMALL_PARTITION
 
 
-def _large_partitions(select: exp.Select, windows: list, ctx: Context) -> bool:
+def large_partitions(select: exp.Select, windows: list, ctx: Context) -> bool:
     """Whether the windows' partitions may hold LARGE_PARTITION rows: by the
     statistics where they tell, else where there is one partition, the
     whole table (the windows' view inserts into a partition's list in time
