@@ -132,7 +132,7 @@ def expand_stars(select: exp.Select, ctx: Context) -> bool:
     names are qualified). False, and `select` unchanged, where a star is
     not that plain: USING or NATURAL merge columns, EXCLUDE/REPLACE/RENAME
     rewrite them."""
-    stars = [e for e in select.expressions if _is_star(e)]
+    stars = [e for e in select.expressions if is_star(e)]
     if not stars:
         return True
     joins = select.args.get("joins") or []
@@ -145,7 +145,7 @@ def expand_stars(select: exp.Select, ctx: Context) -> bool:
     sources = _Names(ctx)._sources(select)
     items = []
     for e in select.expressions:
-        if not _is_star(e):
+        if not is_star(e):
             items.append(e)
             continue
         named = [e.table.lower()] if isinstance(e, exp.Column) else list(sources)
@@ -157,7 +157,7 @@ def expand_stars(select: exp.Select, ctx: Context) -> bool:
     return True
 
 
-def _is_star(e: exp.Expression) -> bool:
+def is_star(e: exp.Expression) -> bool:
     return isinstance(e, exp.Star) or (
         isinstance(e, exp.Column) and isinstance(e.this, exp.Star)
     )

@@ -40,7 +40,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..context import Context, from_items
-from .qualify_names import _is_star, expand_stars
+from .qualify_names import is_star, expand_stars
 
 
 def unused_columns(tree: exp.Expression, ctx: Context) -> exp.Expression:
@@ -81,7 +81,7 @@ def _body(item: exp.Expression) -> exp.Expression | None:
 def _reads_whole_rows(select: exp.Select) -> bool:
     """The SELECT reads its sources' rows whole: a star item, a NATURAL join."""
     joins = select.args.get("joins") or []
-    return any(_is_star(e) for e in select.expressions) or any(
+    return any(is_star(e) for e in select.expressions) or any(
         j.args.get("method") for j in joins
     )
 
@@ -108,7 +108,7 @@ def _prune(inner: exp.Select, read: set[str], ctx: Context) -> None:
     """Drop the items of `inner` whose names are not in `read` and that it
     does not read itself."""
     spelled = inner.copy()  # stars written out, kept only if an item goes
-    if any(_is_star(e) for e in inner.expressions) and not (
+    if any(is_star(e) for e in inner.expressions) and not (
         _declared_sources(inner, ctx) and expand_stars(spelled, ctx)
     ):
         return
