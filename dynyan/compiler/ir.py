@@ -86,7 +86,7 @@ FUNCTIONS = {
     "regexp_extract",  # (value, Lit(pattern), Lit(group)): '' without a match
     "in",  # (value, lit1, lit2, ...)
     "case",  # (cond1, val1, cond2, val2, ..., default)
-    "add_days",  # (date, Lit(int))
+    "add_days",  # (date, Lit(int) or an INTEGER expression)
     "add_months",  # (date, Lit(int))
     "date_trunc",  # (Lit(unit), date): the first day of its year, …, ISO week
     "strftime",  # (Lit(format), date or timestamp): its text, as DuckDB spells it

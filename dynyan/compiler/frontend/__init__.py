@@ -45,6 +45,7 @@ from .passes.merge_projections import merge_projections
 from .passes.name_outputs import name_outputs
 from .passes.native_windows import native_windows
 from .passes.named_windows import named_windows
+from .passes.null_treatment import null_treatment
 from .passes.order_limit import order_limit
 from .passes.outer_joins import UNPADDED, outer_joins, unpadded
 from .passes.qualify_names import qualify_names
@@ -68,6 +69,7 @@ TREE_PASSES = (
     inline_views,  # WITH and CREATE VIEW -> derived tables
     semi_joins,  # a SEMI/ANTI JOIN b ON c -> WHERE [NOT] EXISTS (… b WHERE c)
     named_windows,  # OVER w … WINDOW w AS (…) -> the window spelled out
+    null_treatment,  # IGNORE/RESPECT NULLS -> plain functions (or refused)
     distinct_on,  # DISTINCT ON (k) k, o … ORDER BY o -> GROUP BY k with MIN/MAX(o)
     subquery_limits,  # ORDER BY … LIMIT in a subquery -> ROW_NUMBER() in QUALIFY
     unused_columns,  # a windowed derived table's items nobody reads -> dropped

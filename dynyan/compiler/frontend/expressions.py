@@ -315,6 +315,8 @@ def _shift(fe, node, sign: int):
             if isinstance(a, Lit):
                 return Lit(shift_date(a.value, "add_days", sign * b.value))
             return Op("add_days", (a, Lit(sign * b.value)))
+        if fe.type_of(a) == "date" and fe.type_of(b) == "int":  # DATE ± k: k days
+            return Op("add_days", (a, b if sign > 0 else Op("neg", (b,))))
         if sign < 0 and fe.type_of(a) == fe.type_of(b) == "date":
             if isinstance(a, Lit) and isinstance(b, Lit):
                 return Lit((a.value - b.value).days)

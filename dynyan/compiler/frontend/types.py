@@ -40,7 +40,7 @@ DATE_PART_OPS = (
 TIME_PART_OPS = ("hour", "minute", "second", "millisecond", "microsecond")
 TIMES = {"date", "timestamp"}
 DATE_ARITHMETIC = (
-    "DATE arithmetic is not supported; supported: DATE ± n (days), DATE - DATE "
+    "DATE arithmetic is not supported; supported: DATE ± an INTEGER (days), DATE - DATE "
     "(days), DATE or TIMESTAMP ± INTERVAL 'n' DAY|WEEK|MONTH|YEAR (a TIMESTAMP also "
     "HOUR|MINUTE|SECOND) and comparisons"
 )

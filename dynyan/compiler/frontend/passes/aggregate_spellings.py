@@ -3,8 +3,8 @@
 - `AGG(x) FILTER (WHERE c)` -> `AGG(CASE WHEN c THEN x END)` (`COUNT(*)`
   counts `CASE WHEN c THEN 1 END`): the aggregates skip NULL, so only the
   rows where `c` holds count, as SQL defines FILTER.
-- `BOOL_AND(c)`, `BOOL_OR(c)` -> `MIN(c)`, `MAX(c)` (false sorts before
-  true); `COUNT_IF(c)` -> `SUM(CAST(c AS INTEGER))` (DuckDB's: NULL where
+- `BOOL_AND(c)` (also `EVERY(c)`), `BOOL_OR(c)` -> `MIN(c)`, `MAX(c)`
+  (false sorts before true); `COUNT_IF(c)` -> `SUM(CAST(c AS INTEGER))` (DuckDB's: NULL where
   no condition is true or false).
 - `PERCENTILE_CONT(q) WITHIN GROUP (ORDER BY x)` (and _DISC) ->
   `QUANTILE_CONT(x, q)`; DuckDB's `QUANTILE(x, q)` -> `QUANTILE_DISC(x, q)`.
@@ -41,6 +41,12 @@ _SPELLINGS = (exp.Filter, exp.WithinGroup, exp.Quantile, *_RESPELLED)
 
 
 def aggregate_spellings(tree: exp.Expression, ctx: Context) -> exp.Expression:
+    for node in list(tree.find_all(exp.Anonymous)):  # EVERY: SQL's BOOL_AND
+        if node.name.upper() == "EVERY" and len(node.expressions) == 1:
+            select = node.parent_select
+            if select is not None:
+                select.set("expressions", [named(e) for e in select.expressions])
+            node.replace(exp.LogicalAnd(this=node.expressions[0].copy()))
     for select in tree.find_all(exp.Select):  # items keep the names as written
         if select.find(*_SPELLINGS) is not None:
             select.set(
