@@ -16,10 +16,8 @@ compares it with DuckDB evaluating the SELECT on the current database:
 * for non-DISTINCT queries the multiplicities from ``view.enumerate()`` sum to
   ``len(rows)``, and, for plain-column SELECTs, ``enumerate`` and ``rows``
   agree tuple by tuple;
-* ``view.multiplicity(row)`` for a few present and absent rows (where the
-  README says it is not supported, an ungrouped SELECT with expressions or a
-  grouped one that omits a GROUP BY key, a raised exception with a message
-  is accepted);
+* ``view.multiplicity(row)`` for a few present and absent rows (every query
+  answers, README);
 * in push mode, the sum of all ``on_delta`` changes equals ``rows()``.
 
 `check_atomicity` feeds bad input (absent deletes, wrong arity, wrong
@@ -131,9 +129,6 @@ class QuerySpec:
     distinct: bool
     plain_columns: bool  # every SELECT item is a bare column (or a star)
     select_aliases: list[str | None]  # explicit alias per item (None if none)
-    # multiplicity() must answer (README): plain columns, or a grouped query
-    # that selects every GROUP BY key
-    multiplicity_required: bool
     domains: dict[tuple[str, str], list[Any]] = field(repr=False)
     view_sql: list[str] = field(default_factory=list)  # CREATE VIEWs, in order
     # ORDER BY: (SELECT position, descending) per item, when every item names
@@ -259,21 +254,6 @@ class QuerySpec:
         )
         aliases = [e.alias if isinstance(e, exp.Alias) else None for e in items]
         distinct = bool(select.args.get("distinct"))
-        group = select.args.get("group")
-        keys = [k.sql() for k in group.expressions] if group else []
-        selected = {(e.this if isinstance(e, exp.Alias) else e).sql() for e in items}
-        # a grouped query that selects every GROUP BY key
-        # (an aggregate of a scalar subquery in the SELECT list does not
-        # count, nor a window's: SUM(x) OVER (…) keeps the rows)
-        grouped = bool(keys) or any(
-            a.parent_select is select and not isinstance(a.parent, exp.Window)
-            for e in items
-            for a in e.find_all(exp.AggFunc)
-        )
-        # windows over groups make the query a join of inner views, whose
-        # computed SELECT items multiplicity() does not look up (README)
-        windowed = any(e.find(exp.Window) for e in items)
-        keyed = grouped and all(k in selected for k in keys) and not windowed
         domains = _domains(whole, tables, relations)
         # `-- domain: r.a 0..40`: a wider integer domain for one column (rows
         # that rarely tie, where ties make the view read nothing)
@@ -293,7 +273,6 @@ class QuerySpec:
             relations=relations,
             distinct=distinct,
             plain_columns=plain and not distinct,
-            multiplicity_required=plain or keyed,
             select_aliases=aliases,
             domains=domains,
             view_sql=views,
@@ -1155,7 +1134,6 @@ class ViewChecker:
         self.push = push
         self.mirror = mirror or DuckMirror(spec)
         self.rng = random.Random(f"check/{spec.name}/{seed}")
-        self.mult_unsupported: str | None = None
         self.seen_rows: list[tuple] = []
         self.checked_header = False
         self.last_expected: Counter = Counter()
@@ -1375,8 +1353,6 @@ class ViewChecker:
                 )
 
     def _check_multiplicity(self, ctx: _Context, rows: list[tuple]) -> None:
-        if self.mult_unsupported is not None:
-            return
         bag = Counter(rows)
         distinct_rows = sorted(bag, key=repr)
         # NaN equals NaN in SQL (and in the view): compare normalised rows
@@ -1395,15 +1371,8 @@ class ViewChecker:
         for row in probes:
             try:
                 m = self.view.multiplicity(row)
-            except Exception as e:  # noqa: BLE001
-                if self.spec.multiplicity_required:
-                    ctx.fail(f"multiplicity({row!r}) raised {type(e).__name__}: {e}")
-                if not str(e):
-                    ctx.fail(
-                        f"multiplicity() raised {type(e).__name__} without a message"
-                    )
-                self.mult_unsupported = f"{type(e).__name__}: {e}"
-                return
+            except Exception as e:  # noqa: BLE001  (every query answers: README)
+                ctx.fail(f"multiplicity({row!r}) raised {type(e).__name__}: {e}")
             want = normalised.get(norm_row(row), 0)
             # DISTINCT: a row of the result occurs once (rows() holds it once).
             ok = m == want and not isinstance(m, bool)
@@ -1469,8 +1438,8 @@ def run_differential(
     how many checks had a non-empty result (`nonempty_results`: the view's
     result was not empty) and how many a non-trivial one (`nontrivial`:
     DuckDB's result differs from the result on the empty database, so a
-    global COUNT's ever-present row does not count), the largest result,
-    whether multiplicity() was checked. A failure (`DifferentialFailure`)
+    global COUNT's ever-present row does not count), the largest result.
+    A failure (`DifferentialFailure`)
     carries the batches applied so far (`.batches`), for shrinking.
     """
     stream = UpdateStream(spec, seed, target_rows, null_rate, no_null, warm)
@@ -1538,7 +1507,6 @@ def run_batches(
         "nonempty_results": nonempty,
         "nontrivial": nontrivial,
         "largest_result": largest,
-        "multiplicity": checker.mult_unsupported or "checked",
     }
 
 
