@@ -574,6 +574,46 @@ def test_fetch_with_ties_is_the_rows_ranked_up_to_n(trusting):
         )
 
 
+@pytest.mark.parametrize("trusting", [False, True], ids=["strict", "trusting"])
+def test_string_agg_ordered_by_another_key_places_null_keys(trusting):
+    """STRING_AGG(s ORDER BY k …) with NULL keys (one per group, so no two
+    rows tie): ASC and DESC with NULLs last, DuckDB's default, and NULLS
+    FIRST, against DuckDB after each insert and delete, pull and push."""
+    import duckdb
+
+    import dynyan
+
+    schema = "CREATE TABLE r (k INTEGER, c VARCHAR, s VARCHAR);\n"
+    sql = (
+        "SELECT r.c, STRING_AGG(r.s, ',' ORDER BY r.k) AS a, "
+        "STRING_AGG(r.s, ',' ORDER BY r.k DESC) AS d, "
+        "STRING_AGG(r.s, ',' ORDER BY r.k NULLS FIRST) AS af, "
+        "STRING_AGG(r.s, ',' ORDER BY r.k DESC NULLS FIRST) AS df FROM r GROUP BY r.c"
+    )
+    module = dynyan.load(schema + sql, trust_input=trusting)
+    rows = [(3, "x", "c3"), (None, "x", "n"), (1, "x", "c1"), (2, "y", "d2")]
+    rows += [(None, "y", None), (5, "x", None), (4, "y", "d4"), (None, "y", "m")]
+    con = duckdb.connect()
+    con.execute(schema)
+    pushed = Counter()
+    pull, push = module.View(), module.View(on_delta=lambda r, m: pushed.update({r: m}))
+    steps = [(row, 1) for row in rows] + [(rows[1], -1), (rows[7], -1), (rows[0], -1)]
+    for row, change in steps:
+        for view in (pull, push):
+            (view.insert if change > 0 else view.delete)("r", row)
+        if change > 0:
+            con.execute("INSERT INTO r VALUES (?, ?, ?)", row)
+        else:
+            con.execute(
+                "DELETE FROM r WHERE k IS NOT DISTINCT FROM ? AND c = ? "
+                "AND s IS NOT DISTINCT FROM ?",
+                row,
+            )
+        want = Counter(con.execute(sql).fetchall())
+        assert Counter(pull.rows()) == want, row
+        assert +pushed == want, row
+
+
 def _fixture(stem: str):
     (path,) = [p for p in AGG if p.stem == stem]
     return _agg_module(path)

@@ -281,6 +281,7 @@ def aggregate_value(
     separator: str | None = None,
     descending: bool = False,
     as_text: bool = False,
+    keyed: bool = False,
 ) -> str:
     """Python for aggregate `kind`'s SQL value in one group, from Python
     expressions for: the number of rows whose argument is not NULL
@@ -293,6 +294,11 @@ def aggregate_value(
     cheaper test that there is no non-NULL argument, if the system has one
     (default `nonnull == 0`)."""
     empty = empty or f"{nonnull} == 0"
+    if keyed:  # STRING_AGG(x ORDER BY k): the sorted (k, x) pairs' x's
+        return (
+            f"(None if {empty} else _string_agg_keyed({ranked}, {separator!r}, "
+            f"{descending}, {as_text}))"
+        )
     if kind in ("string_agg", "string_agg_distinct"):
         # every value (each distinct one) in order, cast to VARCHAR if it
         # is no string, joined

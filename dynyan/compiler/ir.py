@@ -191,12 +191,24 @@ FUNCTIONS = {
     # (key, value): ARG_MIN/ARG_MAX's argument, ordered by the key, then the
     # value (the value of a row among those tied on the key: the largest)
     "pair",
+    # ((key's NULL test, key), value): STRING_AGG(value ORDER BY key)'s
+    # argument, NULL only where the value is; its third operand, a Lit(bool):
+    # whether NULL keys sort after every other key
+    "keyed_pair",
 }
 COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
 # Operators whose value need not be NULL when an operand is: a NULL operand
 # proves nothing about the result (every other operator is NULL-strict, but
 # AND/OR/NOT, three-valued, are handled apart).
-NULL_ABSORBING = {"isnull", "case", "coalesce", "nullif", "greatest", "least"}
+NULL_ABSORBING = {
+    "isnull",
+    "case",
+    "coalesce",
+    "nullif",
+    "greatest",
+    "least",
+    "keyed_pair",
+}
 FLIPPED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
 
@@ -566,10 +578,12 @@ class Aggregate:
     # TOP_CUT's n (its order descending where `descending`).
     place: int | None = None
     # STRING_AGG's separator, whether its ORDER BY is DESC, and whether its
-    # values are cast to VARCHAR (no strings) after they are ordered.
+    # values are cast to VARCHAR (no strings) after they are ordered;
+    # `keyed`: ordered by another key, its values are keyed pairs.
     separator: str | None = None
     descending: bool = False
     cast_text: bool = False
+    keyed: bool = False
 
     def __str__(self) -> str:
         return self.text
@@ -618,7 +632,7 @@ def exact_digits(e, leaf: Callable) -> int | None:
         return None if None in parts else sum(parts)
     if e.op in ("neg", "abs", "nullif"):
         return exact_digits(e.args[0], leaf)
-    if e.op == "pair":
+    if e.op in ("pair", "keyed_pair"):
         return exact_digits(e.args[1], leaf)
     if e.op in ("to_decimal", "to_int"):
         return e.args[1].value if e.op == "to_decimal" else 0

@@ -425,6 +425,8 @@ class Expressions:
             return f"(not {a[0]})"
         if op == "pair":
             return f"({a[0]}, {a[1]})"
+        if op == "keyed_pair":  # NULL keys first or last, never compared
+            return f"(None if {a[1]} is None else ((({a[0]} is None) is {a[2]}, {a[0]}), {a[1]}))"
         if op == "in":
             return f"({a[0]} in ({', '.join(a[1:])},))"
         if op == "case":  # a WHEN that is NULL is not TRUE
@@ -2521,6 +2523,8 @@ def _group_slots(query, expressions: Expressions) -> dict:
     for i, agg in enumerate(query.aggregates):
         if agg.kind in QUANTILE_KINDS:
             expressions.helpers.add(agg.kind)
+        if agg.keyed:
+            expressions.helpers.add("string_agg_keyed")
         if agg.cast_text:  # _to_str tells a TIMESTAMP by its class
             expressions.helpers.add("to_str")
             expressions.uses_datetime = True
@@ -2653,6 +2657,7 @@ def _ranked_options(agg) -> dict:
         "separator": agg.separator,
         "descending": agg.descending,
         "as_text": agg.cast_text,
+        "keyed": agg.keyed,
     }
 
 

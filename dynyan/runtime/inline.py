@@ -58,6 +58,7 @@ HELPERS = (
     Helper("_greatest", "sqlfuncs", "_greatest"),
     Helper("_least", "sqlfuncs", "_least"),
     Helper("_quantile_cont", "sqlfuncs", "_quantile_cont"),
+    Helper("_string_agg_keyed", "sqlfuncs", "_string_agg_keyed"),
     Helper("_quantile_disc", "sqlfuncs", "_quantile_disc"),
     Helper("_top_cut", "sqlfuncs", "_top_cut"),
     Helper("_and3", "sqlfuncs", "_and3"),

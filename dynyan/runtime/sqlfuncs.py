@@ -335,6 +335,21 @@ def _add_months(date, months):
             continue
 
 
+def _string_agg_keyed(pairs, separator, descending, as_text):
+    """STRING_AGG(x, separator ORDER BY k) from a group's sorted pairs
+    ((k's NULL test, k), x): the x's in k's order (`descending`: reversed),
+    cast to VARCHAR where `as_text`; rows that tie on k in the order of
+    their x's (SQL joins them in any order).
+
+    >>> _string_agg_keyed([((False, 1), 'b'), ((False, 2), 'a')], ',', False, False)
+    'b,a'
+    """
+    pairs = reversed(pairs) if descending else pairs
+    if as_text:
+        return separator.join([_to_str(pair[1]) for pair in pairs])
+    return separator.join([pair[1] for pair in pairs])
+
+
 def _quantile_cont(values, q, scale=None):
     """QUANTILE_CONT(x, q) (MEDIAN: q = 0.5) of the sorted `values`, as
     DuckDB computes it: the value at position (n - 1) * q, interpolated

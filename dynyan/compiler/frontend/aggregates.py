@@ -237,8 +237,9 @@ class Grouping:
                 raise unsupported(
                     f"{node.sql_name()}(DISTINCT …) takes one expression", node
                 )
+            by = None  # STRING_AGG's ORDER BY key other than its argument
             if isinstance(node, exp.GroupConcat):  # DISTINCT maybe in ORDER BY
-                arg_node, kind, options = self._string_agg(node)
+                arg_node, kind, options, by = self._string_agg(node)
             elif isinstance(node, (exp.ArgMin, exp.ArgMax)):
                 arg_node, kind, options = None, _PICK_NAMES[type(node)], {}
             else:
@@ -246,6 +247,8 @@ class Grouping:
                 kind = _DISTINCT_KINDS[type(node)] if distinct else node.sql_name()
                 kind, options = kind.lower(), {}  # options: fields beyond these
             arg = self._pair(node) if arg_node is None else self.fe.expr(arg_node)
+            if by is not None:
+                arg = self._keyed_pair(by, arg, node)
             if kind in DISTINCT_SUM_KINDS:
                 arg, options["scale"] = self._distinct_sum(arg, node)
             elif isinstance(node, exp.GroupConcat):
@@ -369,14 +372,16 @@ class Grouping:
             return arg, 0
         return arg, self.fe.digits_of(arg) or None
 
-    def _string_agg(self, node: exp.GroupConcat) -> tuple[exp.Expression, str, dict]:
+    def _string_agg(self, node: exp.GroupConcat) -> tuple:
         """STRING_AGG([DISTINCT] x[, sep] ORDER BY x [DESC][, …]): its
-        argument, its Aggregate's kind and options. Rows that tie on x join
+        argument, its Aggregate's kind and options, and the ORDER BY key when
+        it is another (`_keyed_pair`), else None. Rows that tie on x join
         the same text whatever the later keys, and `CAST(x AS VARCHAR)`
         ordered by x is x's values in x's order, cast (as STRING_AGG of a
         non-string casts); not with DISTINCT, whose ORDER BY DuckDB takes of
-        the argument alone. Ordered by another key first, or not at all, the
-        values join in an order no view can reproduce."""
+        the argument alone. Ordered by one other key, x's values follow it
+        (the view reads nothing while two rows tie on it with different x);
+        not ordered at all, they join in an order no view can reproduce."""
         order = node.this
         inner = order.this if isinstance(order, exp.Order) else order
         distinct = isinstance(inner, exp.Distinct)
@@ -389,11 +394,15 @@ class Grouping:
             keys = []
         if keys and not distinct and _text_cast_of(inner, keys[0].this):
             inner = keys[0].this
-        if not keys or keys[0].this != inner:
+        by = None
+        if keys and keys[0].this != inner and not distinct and len(keys) == 1:
+            by = keys[0]
+        elif not keys or keys[0].this != inner:
             raise unsupported(
                 "STRING_AGG is supported ordered by its argument first, "
-                "STRING_AGG(x, sep ORDER BY x [DESC][, …]): in any other order rows "
-                "that tie join in an arbitrary order",
+                "STRING_AGG(x, sep ORDER BY x [DESC][, …]), or by one other key, "
+                "STRING_AGG(x, sep ORDER BY k [DESC]): unordered, rows join in an "
+                "arbitrary order",
                 node,
             )
         separator = node.args.get("separator")
@@ -402,7 +411,25 @@ class Grouping:
             raise unsupported("STRING_AGG needs a string literal separator", node)
         kind = "string_agg_distinct" if distinct else "string_agg"
         descending = bool(keys[0].args.get("desc"))
-        return inner, kind, {"separator": sep.value, "descending": descending}
+        options = {"separator": sep.value, "descending": descending}
+        if by is not None:
+            options["keyed"] = True
+        return inner, kind, options, by
+
+    def _keyed_pair(self, by: exp.Ordered, value, node) -> Op:
+        """STRING_AGG(x ORDER BY k)'s argument: ((k IS NULL, k), x), sorted
+        by k with its NULLs where the ORDER BY puts them (DuckDB: last), NULL
+        only where x is (the row is left out)."""
+        key = self.fe.expr(by.this)
+        if may_be_nonfinite(key):
+            raise unsupported(
+                "STRING_AGG ordered by a key that may be NaN (x / 0) is not "
+                "supported",
+                node,
+            )
+        # NULL keys after every other in the sorted pairs, read reversed for DESC
+        nulls_high = bool(by.args.get("nulls_first")) == bool(by.args.get("desc"))
+        return Op("keyed_pair", (key, value, Lit(nulls_high)))
 
     def _text_type(self, arg, node) -> str:
         """The type of STRING_AGG's argument, one whose VARCHAR text is

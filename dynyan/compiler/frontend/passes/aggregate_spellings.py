@@ -84,7 +84,19 @@ def _filtered(node: exp.Filter) -> exp.Expression:
         raise unsupported("FILTER is supported on aggregates", node)
     agg = agg.copy()
     arg = agg.this
-    if isinstance(arg, exp.Distinct):
+    if isinstance(arg, exp.Order):  # STRING_AGG(x ORDER BY …): x filtered
+        value = (
+            arg.this.expressions[0] if isinstance(arg.this, exp.Distinct) else arg.this
+        )
+        for key in arg.expressions:  # ordered by x: by the filtered x, still x
+            if key.this == value:
+                key.set("this", _when(condition, value))
+        holder = arg.this if isinstance(arg.this, exp.Distinct) else arg
+        if holder is arg:
+            arg.set("this", _when(condition, value))
+        else:
+            holder.set("expressions", [_when(condition, value)])
+    elif isinstance(arg, exp.Distinct):
         (inner,) = arg.expressions
         arg.set("expressions", [_when(condition, inner)])
     elif arg is None or isinstance(arg, exp.Star):
