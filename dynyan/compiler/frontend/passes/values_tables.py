@@ -9,7 +9,8 @@ update it (it is not among `View.RELATIONS`). The values must be constants
 column's type is theirs (INTEGER, DECIMAL with the most digits after the
 point, DOUBLE for an exponent, VARCHAR, DATE, TIMESTAMP, BOOLEAN; a column
 of NULLs only has none, as DuckDB's NULL type: it compares with any). Runs
-first: a WITH or a view of VALUES is then a query of that table.
+first: a WITH or a view of VALUES is then a query of that table. `x IN
+(VALUES …)` is the IN list of its rows.
 
 >>> import sqlglot
 >>> from dynyan.compiler.frontend.context import Context
@@ -35,8 +36,29 @@ from ..types import parse_date, parse_timestamp
 
 def values_tables(tree: exp.Expression, ctx: Context) -> exp.Expression:
     for view in ctx.views.values():  # CREATE VIEW bodies, inlined next
+        _in_lists(view)
         _tables(view, ctx)
+    _in_lists(tree)
     return _tables(tree, ctx)
+
+
+def _in_lists(tree: exp.Expression) -> None:
+    """`x IN (VALUES (1), (2))` and `(x, y) IN (VALUES (1, 'a'), …)` are the
+    IN lists of those rows."""
+    for node in list(tree.find_all(exp.In)):
+        given = node.expressions
+        if len(given) == 1 and isinstance(given[0], exp.Values):
+            node.set(
+                "expressions",
+                [
+                    (
+                        row.expressions[0].copy()
+                        if len(row.expressions) == 1
+                        else row.copy()
+                    )
+                    for row in given[0].expressions
+                ],
+            )
 
 
 def _tables(tree: exp.Expression, ctx: Context) -> exp.Expression:
