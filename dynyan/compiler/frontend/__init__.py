@@ -50,6 +50,7 @@ from .passes.order_limit import order_limit
 from .passes.outer_joins import UNPADDED, outer_joins, unpadded
 from .passes.qualify_names import qualify_names
 from .passes.quantified_subqueries import quantified_subqueries
+from .passes.relational_division import relational_division
 from .passes.scalar_items import scalar_items
 from .passes.semi_joins import semi_joins
 from .passes.single_rows import single_rows
@@ -68,6 +69,7 @@ TREE_PASSES = (
     values_tables,  # VALUES in FROM -> a table of constant rows
     inline_views,  # WITH and CREATE VIEW -> derived tables
     semi_joins,  # a SEMI/ANTI JOIN b ON c -> WHERE [NOT] EXISTS (… b WHERE c)
+    relational_division,  # NOT EXISTS (… NOT EXISTS (…)) -> keys IN (a count per key)
     named_windows,  # OVER w … WINDOW w AS (…) -> the window spelled out
     null_treatment,  # IGNORE/RESPECT NULLS -> plain functions (or refused)
     distinct_on,  # DISTINCT ON (k) k, o … ORDER BY o -> GROUP BY k with MIN/MAX(o)

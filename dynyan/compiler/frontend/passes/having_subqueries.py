@@ -167,10 +167,8 @@ def _sums_the_same_rows(query: exp.Expression, select: exp.Select) -> bool:
     ):
         return False
     for arg in ("from_", "joins", "where"):
-        mine, theirs = query.args.get(arg), select.args.get(arg)
-        if not isinstance(mine, list):
-            mine, theirs = [mine], [theirs]
-        if [m and m.sql() for m in mine] != [t and t.sql() for t in theirs or []]:
+        mine, theirs = _listed(query.args.get(arg)), _listed(select.args.get(arg))
+        if [m.sql() for m in mine] != [t.sql() for t in theirs]:
             return False
     value = query.expressions[0]
     if value.find(exp.Select, exp.Window, exp.Distinct):
@@ -184,3 +182,10 @@ def _sums_the_same_rows(query: exp.Expression, select: exp.Select) -> bool:
             c.find_ancestor(exp.Sum) is not None for c in value.find_all(exp.Column)
         )
     )
+
+
+def _listed(part) -> list:
+    """A clause's expressions as a list (joins are one already; none: [])."""
+    if isinstance(part, list):
+        return part
+    return [] if part is None else [part]
