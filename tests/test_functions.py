@@ -174,6 +174,12 @@ CASES = {
         "TRUNC(r.x, -1)",
     ],
     "sign": ["SIGN(r.a)", "SIGN(r.x)", "SIGN(-r.p)"],
+    "isnan": ["ISNAN(r.x)", "ISNAN(r.a)", "ISNAN(r.p)"],
+    "isinf": ["ISINF(r.x)", "ISINF(r.a - r.b)"],
+    "isfinite": ["ISFINITE(r.x)", "ISFINITE(r.b)"],
+    "bit_and": ["r.a & r.b", "r.a & 6"],
+    "bit_or": ["r.a | r.b", "(r.b | 1) = r.b"],
+    "bit_xor": ["xor(r.a, r.b)"],
     "ln": ["LN(r.p)", "LN(r.b * r.b)", "LN(ABS(r.x))"],  # LN(0): -inf
     "log10": ["LOG10(r.p)", "LOG(r.b * r.b)", "LOG(10, ABS(r.x))", "LOG(3, r.p)"],
     "log2": ["LOG2(r.p)", "LOG2(ABS(r.a))"],

@@ -151,6 +151,12 @@ FUNCTIONS = {
     "exact_double",
     "trunc",  # (number, Lit(digits)[, Lit(exact digits)]): toward zero
     "sign",  # -1, 0 or 1 (0 for NaN)
+    "isnan",  # ISNAN, ISINF, ISFINITE of a number (an INTEGER's: finite)
+    "isinf",
+    "isfinite",
+    "bit_and",  # &, |, XOR of INTEGERs
+    "bit_or",
+    "bit_xor",
     "ln",
     "log10",
     "log2",

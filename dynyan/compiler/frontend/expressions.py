@@ -441,6 +441,40 @@ def _like(fe, node):
     return Op("not", (result,)) if node.args.get("negate") else result
 
 
+def _glob(fe, node):
+    """`s GLOB p` (a constant p): all of s matched by p's `*` (any text),
+    `?` (one character) and `[…]` classes (`[!…]`: not in it), the rest
+    literally and case-sensitively, as the regular expression it stands for."""
+    pattern = fe.expr(node.expression)
+    if not (isinstance(pattern, Lit) and isinstance(pattern.value, str)):
+        raise unsupported("GLOB needs a string literal pattern", node)
+    text, parts, i = pattern.value, [], 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "[":
+            end = text.find("]", i + 2)
+            chars = text[i + 1 : end]
+            if end < 0 or "\\" in chars or "[" in chars:
+                raise unsupported(f"GLOB pattern {text!r} is not supported", node)
+            negated = chars.startswith("!")
+            chars = chars[1:] if negated else chars
+            if chars.startswith("^"):
+                raise unsupported(f"GLOB pattern {text!r} is not supported", node)
+            parts.append(f"[{'^' if negated else ''}{chars}]")
+            i = end + 1
+            continue
+        if ch == "\\":
+            raise unsupported(f"GLOB pattern {text!r} is not supported", node)
+        parts.append(".*" if ch == "*" else "." if ch == "?" else re.escape(ch))
+        i += 1
+    regex = rf"(?s)\A(?:{''.join(parts)})\Z"
+    try:
+        re.compile(regex)
+    except re.error:
+        raise unsupported(f"GLOB pattern {text!r} is not supported", node) from None
+    return Op("regexp", (fe.expr(node.this), Lit(regex), Lit(False)))
+
+
 def _regexp(fe, node):
     """REGEXP_MATCHES(s, p[, 'i']) and `s ~ p` (p matches a part of s),
     REGEXP_FULL_MATCH(s, p) and `s SIMILAR TO p` (all of s), with DuckDB's
@@ -1178,6 +1212,8 @@ def _function(fe, node: exp.Anonymous):
         return _date_part(fe, PART_FUNCTIONS[name], fe.expr(args[0]), node)
     if name in ("strlen", "char_length", "character_length") and len(args) == 1:
         return Op("length", (fe.expr(args[0]),))
+    if name == "isfinite" and len(args) == 1:
+        return Op("isfinite", (fe.expr(args[0]),))
     if name in ("suffix", "prefix") and len(args) == 2:
         op = "ends_with" if name == "suffix" else "starts_with"
         return Op(op, (fe.expr(args[0]), fe.expr(args[1])))
@@ -1321,6 +1357,18 @@ CONVERTERS: dict[type, Callable] = {
     exp.EndsWith: _binary("ends_with"),
     exp.Contains: _binary("contains"),
     exp.Reverse: _unary("reverse"),
+    exp.IsNan: _unary("isnan"),
+    exp.IsInf: _unary("isinf"),
+    exp.BitwiseAnd: lambda fe, node: Op(
+        "bit_and", (fe.expr(node.this), fe.expr(node.expression))
+    ),
+    exp.BitwiseOr: lambda fe, node: Op(
+        "bit_or", (fe.expr(node.this), fe.expr(node.expression))
+    ),
+    exp.BitwiseXor: lambda fe, node: Op(
+        "bit_xor", (fe.expr(node.this), fe.expr(node.expression))
+    ),
+    exp.Glob: _glob,
     exp.Ascii: _unary("ascii"),
     exp.Chr: lambda fe, node: Op("chr", (fe.expr(node.expressions[0]),)),
     exp.MD5: _unary("md5"),

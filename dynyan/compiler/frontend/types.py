@@ -120,6 +120,9 @@ def op_type(e: Op, types: list) -> str | None:
         ):
             raise ExprError("division by zero")
         return "float" if op == "div" or "float" in types else "int"
+    if op in ("bit_and", "bit_or", "bit_xor"):
+        need({"int"}, f"{_BITWISE[op]} needs integers", 0, 1)
+        return "int"
     if op == "intdiv":  # DuckDB's // of integers (of others it is /)
         need({"int"}, "// needs integers (use / for numbers)", 0, 1)
         if isinstance(args[1], Lit) and args[1].value == 0:
@@ -279,6 +282,9 @@ _NUMBER_FUNCTIONS = {
     "exact_double": ("a DOUBLE function", "float"),
     "trunc": ("TRUNC", None),  # of an INTEGER an INTEGER
     "sign": ("SIGN", "int"),
+    "isnan": ("ISNAN", "bool"),
+    "isinf": ("ISINF", "bool"),
+    "isfinite": ("ISFINITE", "bool"),
     "ln": ("LN", "float"),
     "log10": ("LOG", "float"),
     "log2": ("LOG2", "float"),
@@ -286,6 +292,7 @@ _NUMBER_FUNCTIONS = {
     "power": ("POWER", "float"),
     **{op: (op.upper(), "float") for op in TRIGONOMETRY},
 }
+_BITWISE = {"bit_and": "&", "bit_or": "|", "bit_xor": "XOR"}
 # operator -> (SQL name, argument types, result type) of the string functions
 _STRING_FUNCTIONS = {
     "trim_chars": ("TRIM", ("str", "str"), "str"),
