@@ -49,6 +49,7 @@ from .passes.null_treatment import null_treatment
 from .passes.order_limit import order_limit
 from .passes.outer_joins import UNPADDED, outer_joins, unpadded
 from .passes.qualify_names import qualify_names
+from .passes.outer_equalities import outer_equalities
 from .passes.quantified_subqueries import quantified_subqueries
 from .passes.relational_division import relational_division
 from .passes.scalar_items import scalar_items
@@ -88,6 +89,7 @@ TREE_PASSES = (
     name_outputs,  # every SELECT item gets its name as an alias
     having_subqueries,  # HAVING with a subquery -> WHERE over the groups
     qualify_names,  # every name resolved and qualified
+    outer_equalities,  # a subquery's inner = outer: inner in the subqueries nested in it
     merge_projections,  # (SELECT t.k AS c FROM t) AS d -> t AS d, d.c read as d.k
     banded_subqueries,  # (SELECT AGG … keys AND s.v < r.w) -> keyed by (keys, w)
     joined_group_keys,  # GROUP BY r.a || s.b -> groups of a derived table of the join
