@@ -602,6 +602,13 @@ _STRICT_CALLS = {
     "trunc": ("_sql_trunc", ()),
     "sign": ("_sql_sign", ()),
     "isnan": ("(lambda x: x != x)", ()),
+    "gcd": ("_sql_gcd", ()),
+    "lcm": ("_sql_lcm", ()),
+    "translate": (
+        "(lambda s, f, t: s.translate({ord(c): (t[i] if i < len(t) else None) "
+        "for i, c in reversed(list(enumerate(f)))}))",
+        (),
+    ),
     "isinf": ("(lambda x: x == x and x - x != 0)", ()),
     "isfinite": ("(lambda x: x - x == 0)", ()),
     "bit_and": ("(lambda a, b: a & b)", ()),
@@ -710,6 +717,8 @@ HELPERS = {
     "_sql_chr": sql_chr,
     "_sql_time_bucket": sql_time_bucket,
     "_sql_trig": sql_trig,
+    "_sql_gcd": math.gcd,
+    "_sql_lcm": math.lcm,
     "_sql_like_match": lambda s, p: like_regex(p).fullmatch(s) is not None,
     "_sql_digest": sql_digest,
     "_sql_date_diff": sql_date_diff,

@@ -154,6 +154,9 @@ FUNCTIONS = {
     "isnan",  # ISNAN, ISINF, ISFINITE of a number (an INTEGER's: finite)
     "isinf",
     "isfinite",
+    "gcd",  # GCD, LCM of INTEGERs (non-negative, as DuckDB)
+    "lcm",
+    "translate",  # (string, from, to): each character of from as to's, or gone
     "bit_and",  # &, |, XOR of INTEGERs
     "bit_or",
     "bit_xor",

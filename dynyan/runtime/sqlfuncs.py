@@ -335,6 +335,30 @@ def _add_months(date, months):
             continue
 
 
+def _gcd(a, b):
+    """GCD(a, b) of integers, never negative (GCD(0, 0) is 0), as DuckDB."""
+    return math.gcd(a, b)
+
+
+def _lcm(a, b):
+    """LCM(a, b) of integers, never negative (0 where either is), as DuckDB."""
+    return math.lcm(a, b)
+
+
+def _translate(text, source, target):
+    """TRANSLATE(text, source, target): each character of `source` in text
+    becomes the one at its place in `target`, or is dropped past target's
+    end; a character repeated in source keeps its first place.
+
+    >>> _translate('hello', 'lol', 'xy')
+    'hexxy'
+    """
+    table = {}
+    for i, ch in enumerate(source):
+        table.setdefault(ord(ch), target[i] if i < len(target) else None)
+    return text.translate(table)
+
+
 def _string_agg_keyed(pairs, separator, descending, as_text):
     """STRING_AGG(x, separator ORDER BY k) from a group's sorted pairs
     ((k's NULL test, k), x): the x's in k's order (`descending`: reversed),

@@ -1212,6 +1212,10 @@ def _function(fe, node: exp.Anonymous):
         return _date_part(fe, PART_FUNCTIONS[name], fe.expr(args[0]), node)
     if name in ("strlen", "char_length", "character_length") and len(args) == 1:
         return Op("length", (fe.expr(args[0]),))
+    if name in ("gcd", "lcm", "greatest_common_divisor", "least_common_multiple"):
+        if len(args) == 2:
+            op = "gcd" if name.startswith("g") else "lcm"
+            return Op(op, (fe.expr(args[0]), fe.expr(args[1])))
     if name == "isfinite" and len(args) == 1:
         return Op("isfinite", (fe.expr(args[0]),))
     if name in ("suffix", "prefix") and len(args) == 2:
@@ -1358,6 +1362,9 @@ CONVERTERS: dict[type, Callable] = {
     exp.Contains: _binary("contains"),
     exp.Reverse: _unary("reverse"),
     exp.IsNan: _unary("isnan"),
+    exp.Translate: lambda fe, node: Op(
+        "translate", tuple(fe.expr(node.args[a]) for a in ("this", "from_", "to"))
+    ),
     exp.IsInf: _unary("isinf"),
     exp.BitwiseAnd: lambda fe, node: Op(
         "bit_and", (fe.expr(node.this), fe.expr(node.expression))

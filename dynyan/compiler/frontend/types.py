@@ -120,6 +120,9 @@ def op_type(e: Op, types: list) -> str | None:
         ):
             raise ExprError("division by zero")
         return "float" if op == "div" or "float" in types else "int"
+    if op in ("gcd", "lcm"):
+        need({"int"}, f"{op.upper()} needs integers", 0, 1)
+        return "int"
     if op in ("bit_and", "bit_or", "bit_xor"):
         need({"int"}, f"{_BITWISE[op]} needs integers", 0, 1)
         return "int"
@@ -306,6 +309,7 @@ _STRING_FUNCTIONS = {
     "ends_with": ("ENDS_WITH", ("str", "str"), "bool"),
     "contains": ("CONTAINS", ("str", "str"), "bool"),
     "reverse": ("REVERSE", ("str",), "str"),
+    "translate": ("TRANSLATE", ("str", "str", "str"), "str"),
     "ascii": ("ASCII", ("str",), "int"),
     "like_match": ("LIKE", ("str", "str"), "bool"),
     "chr": ("CHR", ("int",), "str"),
