@@ -380,8 +380,8 @@ class Grouping:
         ordered by x is x's values in x's order, cast (as STRING_AGG of a
         non-string casts); not with DISTINCT, whose ORDER BY DuckDB takes of
         the argument alone. Ordered by one other key, x's values follow it
-        (the view reads nothing while two rows tie on it with different x);
-        not ordered at all, they join in an order no view can reproduce."""
+        (rows tied on it in the order of their x, where SQL takes any); not
+        ordered at all, they join in an order no view can reproduce."""
         order = node.this
         inner = order.this if isinstance(order, exp.Order) else order
         distinct = isinstance(inner, exp.Distinct)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ..context import Context, from_items
+from ..context import Context, from_items, sql_conjuncts
 
 
 def outer_equalities(tree: exp.Expression, ctx: Context | None) -> exp.Expression:
@@ -33,11 +33,7 @@ def outer_equalities(tree: exp.Expression, ctx: Context | None) -> exp.Expressio
         if where is None or where.find(exp.Select) is None:
             continue
         own = _aliases(select)
-        conds = (
-            list(where.this.flatten())
-            if isinstance(where.this, exp.And)
-            else [where.this]
-        )
+        conds = sql_conjuncts(where.this)
         inner_of = {}  # (outer alias, column) -> one of the select's own columns
         for cond in conds:
             if not isinstance(cond, exp.EQ):

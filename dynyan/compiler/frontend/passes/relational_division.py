@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ..context import Context, from_items
+from ..context import Context, from_items, sql_conjuncts
 
 
 def relational_division(tree: exp.Expression, ctx: Context) -> exp.Expression:
@@ -66,7 +66,7 @@ def _table(select: exp.Select, ctx: Context):
     return (table.alias_or_name).lower(), relation
 
 
-def _owner(col: exp.Column, scopes: list) -> int | None:
+def _owner(col: exp.Column, scopes: list) -> int:
     """Which of `scopes` ((alias, relation), innermost first) `col` reads;
     len(scopes) for the query outside them all."""
     for i, (alias, relation) in enumerate(scopes):
@@ -87,9 +87,7 @@ def _division(outer_test: exp.Select, ctx: Context) -> exp.Expression | None:
     where = outer_test.args.get("where")
     if middle is None or where is None:
         return None
-    conds = (
-        list(where.this.flatten()) if isinstance(where.this, exp.And) else [where.this]
-    )
+    conds = sql_conjuncts(where.this)
     nested = [c for c in conds if _exists(c) is not None]
     if len(nested) != 1:
         return None
@@ -105,8 +103,7 @@ def _division(outer_test: exp.Select, ctx: Context) -> exp.Expression | None:
         return None
     scopes = [inner, middle]
     local, links, keys = [], [], []  # keys: (inner column, outer expression)
-    parts = inner_where.this
-    for cond in parts.flatten() if isinstance(parts, exp.And) else [parts]:
+    for cond in sql_conjuncts(inner_where.this):
         if cond.find(exp.Subquery, exp.Exists, exp.Select):
             return None
         readers = _readers(cond, scopes)
