@@ -52,6 +52,7 @@ import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
+from dynyan.compiler.frontend.passes.pivots import statement as pivot_statement
 from dynyan.compiler.frontend.statements import relation
 
 # ---------------------------------------------------------------------------
@@ -192,6 +193,8 @@ class QuerySpec:
             if tree.find(exp.PrimaryKey, exp.PrimaryKeyColumnConstraint):
                 primary[tname] = list(relation(tree).key)  # the compiler's reading
         query = sqlglot.parse_one(select_sql, read="duckdb")
+        if isinstance(query, exp.Pivot):  # DuckDB's PIVOT statement: read as
+            query = pivot_statement(query)  # the compiler reads it (DuckDB runs it)
         if not isinstance(query, exp.Query):
             raise ValueError(f"{name}: the last statement must be a query")
         # the SELECT whose items make the result (the first of a UNION)

@@ -30,6 +30,7 @@ from .expressions import shift_date
 from .passes.aggregate_spellings import aggregate_spellings
 from .passes.banded_subqueries import banded_subqueries
 from .passes.check_supported import check_supported
+from .passes.computed_correlations import computed_correlations
 from .passes.constant_subqueries import constant_subqueries
 from .passes.decompose_cycles import choose_bags, decompose_cycles
 from .passes.distinct_on import distinct_on
@@ -38,6 +39,7 @@ from .passes.grouping_sets import grouping_sets
 from .passes.having_subqueries import having_subqueries
 from .passes.inline_views import inline_views
 from .passes.joined_group_keys import joined_group_keys
+from .passes.join_subqueries import join_subqueries
 from .passes.keyed_picks import keyed_picks
 from .passes.lateral_joins import lateral_joins
 from .passes.membership_flags import membership_flags
@@ -48,6 +50,7 @@ from .passes.named_windows import named_windows
 from .passes.null_treatment import null_treatment
 from .passes.order_limit import order_limit
 from .passes.outer_joins import UNPADDED, outer_joins, unpadded
+from .passes.pivots import pivots
 from .passes.qualify_names import qualify_names
 from .passes.outer_equalities import outer_equalities
 from .passes.quantified_subqueries import quantified_subqueries
@@ -69,6 +72,7 @@ from .statements import parse_schema, read_program
 TREE_PASSES = (
     values_tables,  # VALUES in FROM -> a table of constant rows
     inline_views,  # WITH and CREATE VIEW -> derived tables
+    pivots,  # PIVOT -> a grouped SELECT with FILTERs, UNPIVOT -> a UNION ALL
     semi_joins,  # a SEMI/ANTI JOIN b ON c -> WHERE [NOT] EXISTS (… b WHERE c)
     relational_division,  # NOT EXISTS (… NOT EXISTS (…)) -> keys IN (a count per key)
     named_windows,  # OVER w … WINDOW w AS (…) -> the window spelled out
@@ -89,12 +93,14 @@ TREE_PASSES = (
     name_outputs,  # every SELECT item gets its name as an alias
     having_subqueries,  # HAVING with a subquery -> WHERE over the groups
     qualify_names,  # every name resolved and qualified
+    join_subqueries,  # a subquery in ON -> in WHERE, or filtering the LEFT JOIN's table
     outer_equalities,  # a subquery's inner = outer: inner in the subqueries nested in it
     merge_projections,  # (SELECT t.k AS c FROM t) AS d -> t AS d, d.c read as d.k
+    lateral_joins,  # LATERAL (SELECT …) -> a join with a derived table
+    computed_correlations,  # a correlation through u.d + 1 -> through a computed column
     banded_subqueries,  # (SELECT AGG … keys AND s.v < r.w) -> keyed by (keys, w)
     joined_group_keys,  # GROUP BY r.a || s.b -> groups of a derived table of the join
     keyed_picks,  # ANY_VALUE(c.x) … GROUP BY c's PRIMARY KEY -> MIN(c.x)
-    lateral_joins,  # LATERAL (SELECT …) -> a join with a derived table
     quantified_subqueries,  # x op ANY/ALL (subquery) -> [NOT] EXISTS
     single_rows,  # (SELECT e …) without an aggregate -> MIN(e), its rows counted
     membership_flags,  # x IN (subquery) under OR -> a LEFT JOIN flag

@@ -122,6 +122,34 @@ def from_items(select: exp.Select) -> list[exp.Expression]:
     return items + [j.this for j in select.args.get("joins") or []]
 
 
+def output_names(item: exp.Expression, relations: dict) -> list[str] | None:
+    """The columns a FROM item gives, in order (None: not known here: a
+    table of another schema, a derived table with `*` left in it)."""
+    if isinstance(item, exp.Table) and not item.args.get("db"):
+        relation = relations.get(item.name.lower())
+        return list(relation.columns) if relation is not None else None
+    if isinstance(item, exp.Subquery) and isinstance(item.this, exp.Select):
+        names = []
+        for e in item.this.expressions:
+            if isinstance(e, exp.Star) or (
+                isinstance(e, exp.Column) and isinstance(e.this, exp.Star)
+            ):  # `*`, `t.*`: the columns of the sources it names
+                table = e.table.lower() if isinstance(e, exp.Column) else ""
+                for source in from_items(item.this):
+                    if table and (source.alias_or_name or "").lower() != table:
+                        continue
+                    given = output_names(source, relations)
+                    if given is None:
+                        return None
+                    names += given
+            elif not e.alias_or_name:
+                return None
+            else:
+                names.append(e.alias_or_name)
+        return names
+    return None
+
+
 def declared_digits(
     x: exp.Expression, select: exp.Select | None, relations: dict
 ) -> int | None:

@@ -19,6 +19,7 @@ from sqlglot.errors import ParseError, SqlglotError, TokenError
 from ...errors import SqlError, UnsupportedQueryError
 from ..ir import Relation
 from .diagnostics import DIALECT, sql_error, unsupported
+from .passes.pivots import statement as pivot_statement
 
 # sqlglot warns before falling back to parsing a statement it does not know
 # as a raw command; we refuse such statements with our own one-line error.
@@ -116,6 +117,8 @@ def read_program(sql: str, schema: str | None = None) -> Program:
                     )
         elif isinstance(stmt, exp.Query):
             queries.append(stmt)
+        elif isinstance(stmt, exp.Pivot):  # DuckDB's PIVOT/UNPIVOT statements
+            queries.append(pivot_statement(stmt))
         elif is_raw_create(stmt):
             raise raw_create_error(stmt)
         else:
@@ -129,14 +132,6 @@ def read_program(sql: str, schema: str | None = None) -> Program:
         raise unsupported(
             "the file holds several queries; write one SELECT per file", queries[1]
         )
-    for stmt in (queries[0], *views.values()):
-        for pivot in stmt.find_all(exp.Pivot):
-            raise unsupported(
-                "PIVOT and UNPIVOT are not supported (a PIVOT's columns are "
-                "SUM(CASE WHEN k = 'v' THEN x END) per value v, GROUP BY the rest; "
-                "an UNPIVOT is a UNION ALL of one SELECT per column)",
-                pivot,
-            )
     return Program(relations, queries[0], views)
 
 

@@ -96,7 +96,9 @@ def _window_refusal(node: exp.Window) -> str:
     """Why a window function is refused (passes.window_aggregates takes
     aggregates over partitions or running in an order, and rankings)."""
     supported = (
-        "supported: SUM, COUNT, AVG, MIN, MAX OVER ([PARTITION BY …] [ORDER BY …]) "
+        "supported: SUM, COUNT, AVG, MIN, MAX OVER ([PARTITION BY …] [ORDER BY …]), "
+        "the other aggregates GROUP BY takes (MEDIAN, QUANTILE_CONT, an ordered "
+        "STRING_AGG, BOOL_AND, …) OVER ([PARTITION BY …]) over whole partitions, "
         "and RANK, DENSE_RANK, PERCENT_RANK, CUME_DIST, ROW_NUMBER, NTILE, LAG, "
         "LEAD, FIRST_VALUE, LAST_VALUE OVER ([PARTITION BY …] ORDER BY …) in the "
         "SELECT list, QUALIFY or ORDER BY (those that number or shift rows read "

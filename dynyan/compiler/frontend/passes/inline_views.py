@@ -45,7 +45,11 @@ def _inline(node: exp.Expression, env: dict[str, exp.Expression]) -> exp.Express
         alias = node.args.get("alias") or exp.TableAlias(
             this=exp.to_identifier(node.name)
         )
-        return exp.Subquery(this=env[node.name.lower()].copy(), alias=alias)
+        return exp.Subquery(  # a PIVOT of it stays on it (`pivots`)
+            this=env[node.name.lower()].copy(),
+            alias=alias,
+            pivots=node.args.get("pivots"),
+        )
     for arg, value in list(node.args.items()):
         if isinstance(value, exp.Expression):
             node.set(arg, _inline(value, env))

@@ -204,7 +204,9 @@ def _membership(select, where, node, ctx: Context) -> exp.Select:
                 node,
             )
         if negated and len(outer) > 1:
-            raise unsupported("NOT IN over a row of values is not supported", anchor)
+            test = exp.Exists(this=_row_not_in(inner, outer, select, ctx))
+            anchor.replace(exp.Not(this=test))
+            return _membership(select, where, test, ctx)
         if _reads_outer(inner):
             exists = exp.Exists(this=_correlated_in(inner, outer, negated, node))
             node.replace(exists)
@@ -287,6 +289,44 @@ def _membership(select, where, node, ctx: Context) -> exp.Select:
     select = select.join(exp.table_(name, alias=alias), join_type="cross", copy=False)
     anchor.replace(condition)
     return select
+
+
+def _row_not_in(inner: exp.Select, outer: list, select: exp.Select, ctx) -> exp.Select:
+    """`(a, b) NOT IN (SELECT x, y …)`, a conjunct of WHERE -> the rows for
+    which NOT EXISTS (SELECT … WHERE … AND (x = a OR x IS NULL OR a IS NULL)
+    AND …): NOT IN holds where every row of the subquery differs in some
+    column, both sides not NULL (a NULL makes a column's comparison NULL,
+    so NOT IN is not true, which WHERE drops as false). A column declared
+    NOT NULL needs no test that it is NULL."""
+    from .window_aggregates import never_null
+
+    body = inner.copy()
+    if is_grouped(body) or body.args.get("distinct") or body.args.get("limit"):
+        body.set(  # its rows, as a derived table
+            "expressions",
+            [
+                exp.alias_(e.unalias(), f"k{i + 1}")
+                for i, e in enumerate(body.expressions)
+            ],
+        )
+        body = exp.select(
+            *[exp.column(f"k{i + 1}", table="__rows") for i in range(len(outer))]
+        ).from_(body.subquery("__rows"))
+    values = [e.unalias() for e in body.expressions]
+    conds = []
+    for value, row in zip(values, outer):
+        sides = [exp.EQ(this=value.copy(), expression=row.copy())]
+        if not never_null(value, body, ctx.relations):
+            sides.append(exp.Is(this=value.copy(), expression=exp.null()))
+        if not never_null(row, select, ctx.relations):
+            sides.append(exp.Is(this=row.copy(), expression=exp.null()))
+        conds.append(exp.or_(*sides) if len(sides) > 1 else sides[0])
+    where = body.args.get("where")
+    body.set("expressions", [exp.Literal.number(1)])
+    body.set(
+        "where", exp.Where(this=exp.and_(*([where.this] if where else []), *conds))
+    )
+    return body
 
 
 def _selects_group_keys(inner: exp.Select) -> bool:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import exp
 
+from ..aggregates import AGGREGATES
 from ..context import (
     GUARD_COLUMN,
     ROWS,
@@ -123,6 +124,8 @@ def function_refusal(window: exp.Window, select: exp.Select) -> str | None:
     if isinstance(func, SHIFTS):
         return shift_refusal(window, select)
     if not isinstance(func, WINDOW_AGGREGATES):
+        if isinstance(func, AGGREGATES) and not order and frame(window, select):
+            return None  # over whole partitions: grouped as any aggregate
         name = func.sql_name() if isinstance(func, exp.Func) else func.key.upper()
         return f"window function {name} is not supported"
     if frame(window, select) is None:
@@ -639,7 +642,15 @@ class _Rewrite:
         alias, _, windows = self.partitions[signature]
         agg = window.this.copy()
         arg = agg.this
-        if isinstance(arg, exp.Distinct):
+        if not isinstance(agg, WINDOW_AGGREGATES):  # MEDIAN, STRING_AGG, …
+            # what it reads (columns, aggregates of the groups) from __rows
+            def read(n):
+                if n is not agg and isinstance(n, (exp.Column, exp.AggFunc)):
+                    return exp.column(self._column(n, "x"), table="__rows")
+                return n
+
+            agg = agg.transform(read, copy=False)
+        elif isinstance(arg, exp.Distinct):
             (inner,) = arg.expressions
             arg.set(
                 "expressions", [exp.column(self._column(inner, "x"), table="__rows")]
