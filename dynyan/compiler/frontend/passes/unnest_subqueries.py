@@ -38,6 +38,7 @@ from sqlglot import exp
 from ...ir import (
     AggRef,
     Atom,
+    NULL_ABSORBING,
     Lit,
     Op,
     Query,
@@ -739,6 +740,11 @@ def _empty_value(query: Query, expr, node):
         if expr.op == "div":
             return None if b == 0 else a / b
         return a + b if expr.op == "add" else a - b if expr.op == "sub" else a * b
+    if isinstance(expr, Op) and expr.op not in NULL_ABSORBING:
+        # NULL where an operand is (MAX(d) - INTERVAL 1 DAY over no rows)
+        args = [a for a in expr.args if not isinstance(a, Lit)]
+        if any(_empty_value(query, a, node) is None for a in args):
+            return None
     raise unsupported(
         "a scalar subquery's value must be arithmetic over aggregates and " "constants",
         node,
