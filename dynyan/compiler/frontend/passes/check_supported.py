@@ -100,8 +100,8 @@ def _window_refusal(node: exp.Window) -> str:
         "the other aggregates GROUP BY takes (MEDIAN, QUANTILE_CONT, an ordered "
         "STRING_AGG, BOOL_AND, …) OVER ([PARTITION BY …]) over whole partitions, "
         "and RANK, DENSE_RANK, PERCENT_RANK, CUME_DIST, ROW_NUMBER, NTILE, LAG, "
-        "LEAD, FIRST_VALUE, LAST_VALUE OVER ([PARTITION BY …] ORDER BY …) in the "
-        "SELECT list, QUALIFY or ORDER BY (those that number or shift rows read "
+        "LEAD, FIRST_VALUE, LAST_VALUE, NTH_VALUE OVER ([PARTITION BY …] ORDER BY "
+        "…) in the SELECT list, QUALIFY or ORDER BY (those that number or shift rows read "
         "nothing while two rows of a partition tie in the order)"
     )
     refusal = function_refusal(node, node.find_ancestor(exp.Select))

@@ -62,7 +62,7 @@ from .window_orders import (
 WINDOW_AGGREGATES = (exp.Sum, exp.Count, exp.Avg, exp.Min, exp.Max)
 # the value of another row of the order (FIRST_VALUE: the first row's;
 # LAST_VALUE in the default frame: the row's own, where rows never tie)
-SHIFTS = (exp.Lag, exp.Lead, exp.FirstValue, exp.LastValue)
+SHIFTS = (exp.Lag, exp.Lead, exp.FirstValue, exp.LastValue, exp.NthValue)
 
 
 def window_aggregates(tree: exp.Expression, ctx: Context) -> exp.Expression:
@@ -227,8 +227,11 @@ def shift_refusal(window: exp.Window, select: exp.Select) -> str | None:
     func = window.this
     name = func.key.upper()
     offset = func.args.get("offset")
-    if isinstance(func, (exp.FirstValue, exp.LastValue)):
-        name = "FIRST_VALUE" if isinstance(func, exp.FirstValue) else "LAST_VALUE"
+    if isinstance(func, exp.NthValue):
+        if not (offset is not None and offset.is_int and int(offset.name) >= 1):
+            return "NTH_VALUE needs a constant place of at least 1"
+    if isinstance(func, (exp.FirstValue, exp.LastValue, exp.NthValue)):
+        name = func.sql_name()
         if not window.args.get("order"):
             return f"{name} needs ORDER BY in its window"
         framed = frame(window, select)
@@ -805,12 +808,16 @@ class _Rewrite:
     def _shift(self, window: exp.Window) -> exp.Expression:
         """LAG/LEAD: the argument of the row whose rank is the row's less
         (LAG) or plus (LEAD) the offset, its DEFAULT where there is none;
-        FIRST_VALUE: of the row ranked 1."""
+        FIRST_VALUE: of the row ranked 1; NTH_VALUE(x, n): of the row ranked
+        n (in the default frame, for the rows ranked n or later)."""
         func = window.this
         keys, levels = self._levels(window)
         column = self._column(func.this, "x")
         if isinstance(func, exp.FirstValue):
             offset = None  # the row ranked first
+        elif isinstance(func, exp.NthValue):  # the row ranked n, in the frame
+            running = frame(window, self.select) == "running"
+            offset = ("place", int(func.args["offset"].name), running)
         else:
             offset = int(func.args["offset"].name) if func.args.get("offset") else 1
             offset = offset if isinstance(func, exp.Lag) else -offset

@@ -372,13 +372,17 @@ def rows_band_table(
 
 
 def shifted_table(
-    rows: exp.Expression, rank: tuple, column: str, offset: int | None
+    rows: exp.Expression, rank: tuple, column: str, offset: int | tuple | None
 ) -> exp.Select:
     """Per row of `rows` (its partition and ORDER BY keys, which tell the
     rows apart), `__x`: the `column` of the row ranked `offset` before it in
     its partition (after it, for a negative offset; None: the row ranked
-    first), and `__found` 1; no row where there is none. `rank`:
-    `ordered_table`'s arguments of the RANK."""
+    first; ("place", n, running): the row ranked n, for every row or, running,
+    for those ranked n or later), and `__found` 1; no row where there is none.
+    `rank`: `ordered_table`'s arguments of the RANK."""
+    place = offset if isinstance(offset, tuple) else None
+    if place is not None or offset is None:
+        offset = None
     partition, levels = rank[:2]
     keys = partition + [level.column for level in levels]
     ranked = rows.this.copy().subquery("__r")
@@ -407,9 +411,17 @@ def shifted_table(
         )
         if offset is not None
         else exp.EQ(
-            this=exp.column("__n", table="__prev"), expression=exp.Literal.number(1)
+            this=exp.column("__n", table="__prev"),
+            expression=exp.Literal.number(place[1] if place else 1),
         )
     )
+    if place is not None and place[2]:  # the frame up to the row holds n rows
+        same.append(
+            exp.GTE(
+                this=exp.column("__n", table="__cur"),
+                expression=exp.Literal.number(place[1]),
+            )
+        )
     return (
         exp.select(*[exp.column(k, table="__cur").as_(k) for k in keys])
         .select(
