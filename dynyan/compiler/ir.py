@@ -200,6 +200,8 @@ FUNCTIONS = {
     # (key, value): ARG_MIN/ARG_MAX's argument, ordered by the key, then the
     # value (the value of a row among those tied on the key: the largest)
     "pair",
+    # (a, b, …): a row of values, never NULL itself (COUNT(DISTINCT (a, b)))
+    "row",
     # ((key's NULL test, key), value): STRING_AGG(value ORDER BY key)'s
     # argument, NULL only where the value is; its third operand, a Lit(bool):
     # whether NULL keys sort after every other key
@@ -210,6 +212,7 @@ COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
 # proves nothing about the result (every other operator is NULL-strict, but
 # AND/OR/NOT, three-valued, are handled apart).
 NULL_ABSORBING = {
+    "row",
     "isnull",
     "case",
     "coalesce",

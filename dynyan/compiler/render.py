@@ -425,6 +425,8 @@ class Expressions:
             return f"(not {a[0]})"
         if op == "pair":
             return f"({a[0]}, {a[1]})"
+        if op == "row":
+            return f"({', '.join(a)})"
         if op == "keyed_pair":  # NULL keys first or last, never compared
             return f"(None if {a[1]} is None else ((({a[0]} is None) is {a[2]}, {a[0]}), {a[1]}))"
         if op == "in":

@@ -246,7 +246,11 @@ class Grouping:
                 arg_node = node.this.expressions[0] if distinct else node.this
                 kind = _DISTINCT_KINDS[type(node)] if distinct else node.sql_name()
                 kind, options = kind.lower(), {}  # options: fields beyond these
-            arg = self._pair(node) if arg_node is None else self.fe.expr(arg_node)
+            if kind == "count_distinct" and isinstance(arg_node, exp.Tuple):
+                # COUNT(DISTINCT (a, b)): the distinct rows, NULLs in them too
+                arg = Op("row", tuple(self.fe.expr(e) for e in arg_node.expressions))
+            else:
+                arg = self._pair(node) if arg_node is None else self.fe.expr(arg_node)
             if by is not None:
                 arg = self._keyed_pair(by, arg, node)
             if kind in DISTINCT_SUM_KINDS:

@@ -133,6 +133,8 @@ def op_type(e: Op, types: list) -> str | None:
         return "int"
     if op in ("pair", "keyed_pair"):  # ARG_MAX(value, key): typed as its value
         return types[1]
+    if op == "row":  # only counted (COUNT(DISTINCT (a, b))): compared as a whole
+        return "str"
     if op == "sqrt":
         need(NUMERIC, "SQRT needs a number", 0)
         return "float"
