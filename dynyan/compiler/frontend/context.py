@@ -186,6 +186,23 @@ def from_aliases(select: exp.Select) -> set[str]:
 SWAPPED = {exp.LT: exp.GT, exp.LTE: exp.GTE, exp.GT: exp.LT, exp.GTE: exp.LTE}
 
 
+def equated_columns(conds: list, own: set[str]) -> dict:
+    """(alias, column) of another table -> the column of one of the tables
+    `own` names that a conjunct `own_col = other_col` equates it to (the
+    first): where the conjuncts hold, either reads the same value."""
+    equal = {}
+    for cond in conds:
+        if not isinstance(cond, exp.EQ):
+            continue
+        a, b = cond.this, cond.expression
+        if not (isinstance(a, exp.Column) and isinstance(b, exp.Column)):
+            continue
+        for mine, theirs in ((a, b), (b, a)):
+            if mine.table.lower() in own and theirs.table.lower() not in own:
+                equal.setdefault((theirs.table.lower(), theirs.name.lower()), mine)
+    return equal
+
+
 def sql_conjuncts(e: exp.Expression) -> list[exp.Expression]:
     """The AND-ed parts of a SQL condition (parentheses looked through)."""
     while isinstance(e, exp.Paren):

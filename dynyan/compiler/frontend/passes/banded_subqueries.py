@@ -43,7 +43,7 @@ def banded_subqueries(tree: exp.Expression, ctx: Context) -> exp.Expression:
     count = 0
     for node in list(tree.find_all(exp.Subquery)):
         select = node.parent_select
-        if select is None or _in_from(node):
+        if select is None or in_from(node):
             continue
         rewritten = _banded(node.this, select, f"__band{count + 1}")
         if rewritten is not None:
@@ -52,7 +52,7 @@ def banded_subqueries(tree: exp.Expression, ctx: Context) -> exp.Expression:
     return tree
 
 
-def _in_from(node: exp.Subquery) -> bool:
+def in_from(node: exp.Subquery) -> bool:
     """A derived table or the query of IN/EXISTS, not a scalar subquery."""
     kinds = (exp.From, exp.Join, exp.Lateral, exp.In, exp.Exists, exp.Any, exp.All)
     return isinstance(node.parent, kinds)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..context import Context, from_items, output_names
-from .banded_subqueries import _in_from
+from .banded_subqueries import in_from
 from .unnest_subqueries import split_correlation
 
 _COMPARISONS = (exp.EQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
@@ -31,7 +31,7 @@ def computed_correlations(tree: exp.Expression, ctx: Context) -> exp.Expression:
     count = [0]
     for node in list(tree.find_all(exp.Subquery)):
         inner, outer = node.this, node.parent_select
-        if not isinstance(inner, exp.Select) or outer is None or _in_from(node):
+        if not isinstance(inner, exp.Select) or outer is None or in_from(node):
             continue
         in_where = node.find_ancestor(exp.Where, exp.Select)
         keyed = isinstance(in_where, exp.Where) and in_where.parent is outer

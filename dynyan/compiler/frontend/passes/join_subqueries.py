@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ..context import Context, output_names, sql_conjuncts
+from ..context import Context, equated_columns, output_names, sql_conjuncts
 
 _QUERIES = (exp.Subquery, exp.Exists, exp.Select)
 
@@ -72,14 +72,7 @@ def _filter_joined(join: exp.Join, ctx: Context) -> None:
     if names is None:
         return
     conds = sql_conjuncts(join.args["on"])
-    equal = {}  # (other alias, column) -> the joined table's column
-    for c in conds:
-        if isinstance(c, exp.EQ) and all(
-            isinstance(s, exp.Column) for s in (c.this, c.expression)
-        ):
-            for mine, other in ((c.this, c.expression), (c.expression, c.this)):
-                if mine.table.lower() == alias and other.table.lower() != alias:
-                    equal.setdefault((other.table.lower(), other.name.lower()), mine)
+    equal = equated_columns(conds, {alias})  # another table's -> the joined one's
     filters, kept = [], []
     for c in conds:
         rewritten = _read_through(c, alias, equal) if _has_query(c) else None

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ..context import Context, from_items, sql_conjuncts
+from ..context import Context, equated_columns, from_items, sql_conjuncts
 
 
 def outer_equalities(tree: exp.Expression, ctx: Context | None) -> exp.Expression:
@@ -34,16 +34,7 @@ def outer_equalities(tree: exp.Expression, ctx: Context | None) -> exp.Expressio
             continue
         own = _aliases(select)
         conds = sql_conjuncts(where.this)
-        inner_of = {}  # (outer alias, column) -> one of the select's own columns
-        for cond in conds:
-            if not isinstance(cond, exp.EQ):
-                continue
-            a, b = cond.this, cond.expression
-            if not (isinstance(a, exp.Column) and isinstance(b, exp.Column)):
-                continue
-            for mine, theirs in ((a, b), (b, a)):
-                if mine.table.lower() in own and theirs.table.lower() not in own:
-                    inner_of.setdefault(_key(theirs), mine)
+        inner_of = equated_columns(conds, own)  # outer column -> an own one
         if not inner_of:
             continue
         for cond in conds:

@@ -66,6 +66,7 @@ from ..context import (
 from ..diagnostics import unsupported
 from ..types import infer_type, lit_type
 from .scalar_reduction import reduce_to_read_keys
+from .window_aggregates import never_null
 
 # comparison node -> (op, op with the sides swapped)
 _COMPARISONS = {
@@ -299,8 +300,6 @@ def _row_not_in(inner: exp.Select, outer: list, select: exp.Select, ctx) -> exp.
     column, both sides not NULL (a NULL makes a column's comparison NULL,
     so NOT IN is not true, which WHERE drops as false). A column declared
     NOT NULL needs no test that it is NULL."""
-    from .window_aggregates import never_null
-
     body = inner.copy()
     if is_grouped(body) or body.args.get("distinct") or body.args.get("limit"):
         body.set(  # its rows, as a derived table

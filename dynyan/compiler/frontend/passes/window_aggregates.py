@@ -814,7 +814,7 @@ class _Rewrite:
         keys, levels = self._levels(window)
         column = self._column(func.this, "x")
         if isinstance(func, exp.FirstValue):
-            offset = None  # the row ranked first
+            offset = ("place", 1, False)  # the row ranked first
         elif isinstance(func, exp.NthValue):  # the row ranked n, in the frame
             running = frame(window, self.select) == "running"
             offset = ("place", int(func.args["offset"].name), running)

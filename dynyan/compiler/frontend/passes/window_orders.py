@@ -372,17 +372,15 @@ def rows_band_table(
 
 
 def shifted_table(
-    rows: exp.Expression, rank: tuple, column: str, offset: int | tuple | None
+    rows: exp.Expression, rank: tuple, column: str, offset: int | tuple
 ) -> exp.Select:
     """Per row of `rows` (its partition and ORDER BY keys, which tell the
     rows apart), `__x`: the `column` of the row ranked `offset` before it in
-    its partition (after it, for a negative offset; None: the row ranked
-    first; ("place", n, running): the row ranked n, for every row or, running,
-    for those ranked n or later), and `__found` 1; no row where there is none.
-    `rank`: `ordered_table`'s arguments of the RANK."""
+    its partition (after it, for a negative offset; ("place", n, running):
+    the row ranked n, for every row or, running, for those ranked n or
+    later), and `__found` 1; no row where there is none. `rank`:
+    `ordered_table`'s arguments of the RANK."""
     place = offset if isinstance(offset, tuple) else None
-    if place is not None or offset is None:
-        offset = None
     partition, levels = rank[:2]
     keys = partition + [level.column for level in levels]
     ranked = rows.this.copy().subquery("__r")
@@ -395,7 +393,7 @@ def shifted_table(
             exp.alias_(
                 exp.Add(
                     this=exp.column("__value", table="__o"),
-                    expression=exp.Literal.number(offset or 0),
+                    expression=exp.Literal.number(0 if place else offset),
                 ),
                 "__next",
             ),
@@ -409,10 +407,10 @@ def shifted_table(
             this=exp.column("__next", table="__prev"),
             expression=exp.column("__n", table="__cur"),
         )
-        if offset is not None
+        if place is None
         else exp.EQ(
             this=exp.column("__n", table="__prev"),
-            expression=exp.Literal.number(place[1] if place else 1),
+            expression=exp.Literal.number(place[1]),
         )
     )
     if place is not None and place[2]:  # the frame up to the row holds n rows
