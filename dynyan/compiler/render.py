@@ -2445,6 +2445,51 @@ def _fused_refusal(rel: dict, leaf: dict, ring: Ring) -> dict | None:
     }
 
 
+def _unpacked_payload(rel: dict, leaf: dict, ring: Ring) -> dict | None:
+    """A tuple payload that a flat index takes first, computed into one local
+    per entry: the step adds them to the old entries, the steps after it
+    read them, and no payload tuple is built and read back for every row
+    (TPC-H Q1's trigger 1.14x, its window stream). None where a payload
+    tuple is needed or the payload is read otherwise."""
+    units = leaf["payload_units"]
+    if units is None or len(rel["leaves"]) != 1 or rel["reunpack"]:
+        return None
+    if rel["test_indexes"] or rel["store"] or rel["count"] or rel["forwards"]:
+        return None  # (also: a keeping leaf's `_p` is built only when kept)
+    if leaf["keep"] and not (leaf["cond"] and not rel["type_check"]):
+        return None
+    steps = [s for s in leaf["steps"] if s["kind"] != "let"]
+    if not steps or steps[0]["kind"] != "flat" or steps[0].get("pad"):
+        return None
+    first = steps[0]
+    if first["d"] != "_p" or first["add"] != ring.add("_o", "_p"):
+        return None
+    if re.search(r"\b_p\b", str(rel.get("report_after"))):
+        return None
+    values = ["d" if unit == "1" else f"_pv{i}" for i, unit in enumerate(units)]
+    entry = re.compile(r"\b_p\[(\d+)\]")
+    whole = re.compile(r"\b_p\b")
+
+    def read(text):  # `_p[i]` its local, `_p` itself the tuple of them
+        if not isinstance(text, str):
+            return text
+        text = entry.sub(lambda m: values[int(m[1])], text)
+        return whole.sub(tuple_literal(values), text)
+
+    computed = [(v, u) for v, u in zip(values, units) if v != "d"]
+    lines = [f"{v} = {u}" for v, u in computed]
+    if computed:  # a row inserted once: no product by d
+        lines.append("if d != 1:")
+        lines += [f"    {v} = d * {v}" for v, _ in computed]
+    return {
+        "lines": lines,
+        "steps": [
+            {k: read(v) for k, v in s.items()} if s["kind"] != "let" else s
+            for s in leaf["steps"]
+        ],
+    }
+
+
 def _lookup(layout: _Layout, ring: Ring):
     """Steps of `_lookup(key variables)`: the payload of one output tuple, by
     the same path as enumeration, in O(1); None when it is not in the result."""
@@ -3241,6 +3286,7 @@ def render_module(
     for rel in relations + reporting:  # the first steps as rendered now
         for leaf in rel["leaves"]:
             leaf["refusal"] = _fused_refusal(rel, leaf, ring)
+            leaf["unpacked"] = _unpacked_payload(rel, leaf, ring)
     sorted_runtime = any(x.kind in ("sorted", "rangesum") for x in layout.structures())
     sorted_dict = any(m["sorted"] for m in slots["multisets"])
     sorted_list = any(m["ranked"] for m in slots["multisets"])
