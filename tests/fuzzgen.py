@@ -513,6 +513,73 @@ def rows_frame_per_key(g: Gen, alias: str):
     g.q.atoms.append(Atom(alias, None, tuple(cols), sql, sources=sources))
 
 
+@production("from", weight=0)  # drawn with --weight: earlier seeds keep theirs
+def picked_per_key(g: Gen, alias: str):
+    """A value picked from another row as people write a forward fill or a
+    previous reading: (SELECT …, LAG(x[, n[, d]] IGNORE NULLS) | LEAD(…) |
+    FIRST_VALUE/LAST_VALUE(x [IGNORE NULLS]) OVER ([PARTITION BY k] ORDER BY
+    o, … [ROWS BETWEEN … AND …]) AS v FROM t) alias. The order may tie: the
+    View reads nothing while two rows that differ in a column the query
+    reads tie, as its ties query says."""
+    t = g.choice(sorted(TABLES))
+    inner = _table_atom(t, "i" + alias)
+    cols = g.rng.sample(g.cols(inner), min(len(inner.columns), g.rng.randint(1, 2)))
+    names = [c for c, _ in cols]
+    key = g.col(inner, ("int", "str")) if g.chance(0.7) else None
+    order = [g.col(inner) for _ in range(g.rng.randint(1, 2))]
+    x = g.col(inner)
+    if None in order or x is None:
+        return False
+    n, m = g.rng.randint(0, 3), g.rng.randint(0, 3)
+    by = ", ".join(
+        f"{o[0]}{g.choice(['', ' DESC', ' NULLS FIRST', ' DESC NULLS LAST'])}"
+        for o in order
+    )
+    partition = f"PARTITION BY {key[0]} " if key else ""
+    shift = g.choice(["LAG", "LEAD", "FIRST_VALUE", "LAST_VALUE"])
+    frame = ""
+    if shift in ("LAG", "LEAD"):
+        args = x[0]
+        if g.chance(0.5):
+            args += f", {n + 1}"
+            if g.chance(0.5) and x[1] in ("int", "dec"):
+                args += f", {g.choice([0, -1, 7])}"
+        call = f"{shift}({args} IGNORE NULLS)"
+    else:
+        ignore = g.chance(0.7)
+        call = f"{shift}({x[0]}{' IGNORE NULLS' if ignore else ''})"
+        start, end = g.choice(
+            [
+                (f"{n} PRECEDING", "CURRENT ROW"),
+                (f"{n} PRECEDING", f"{m} FOLLOWING"),
+                (f"{max(n, m)} PRECEDING", f"{min(n, m)} PRECEDING"),
+                (f"{min(n, m)} FOLLOWING", f"{max(n, m)} FOLLOWING"),
+                ("CURRENT ROW", "UNBOUNDED FOLLOWING"),
+                ("UNBOUNDED PRECEDING", g.choice([f"{n} PRECEDING", "CURRENT ROW"])),
+                (None, None),  # the default frame
+            ]
+        )
+        if start is not None:
+            frame = f" ROWS BETWEEN {start} AND {end}"
+        elif not ignore:
+            return False  # the default frame of the plain ones: window_ends
+    window = f"{call} OVER ({partition}ORDER BY {by}{frame})"
+    v = f"{alias}_v"  # one name per table: an unqualified one is ambiguous
+    items = ", ".join(f"{inner.alias}.{c} AS {c}" for c in names)
+    sql = f"(SELECT {items}, {window} AS {v} FROM {t} {inner.alias}) {alias}"
+    cols = [*cols, (v, x[1])]
+    peers = ([key[0]] if key else []) + [o[0] for o in order]
+    read = list(dict.fromkeys([f"{inner.alias}.{c}" for c in names] + peers + [x[0]]))
+    ties = (
+        f"SELECT COUNT(*) > 0 FROM (SELECT 1 FROM {t} {inner.alias} GROUP BY "
+        f"{', '.join(dict.fromkeys(peers))} HAVING COUNT(DISTINCT ROW("
+        f"{', '.join(read)})) > 1) AS g"
+    )
+    g.q.ties.append(Part(ties, frozenset({alias})))
+    sources = tuple((c, frozenset({(t, c)})) for c in names)
+    g.q.atoms.append(Atom(alias, None, tuple(cols), sql, sources=sources))
+
+
 @production("from", weight=1)
 def with_table(g: Gen, alias: str):
     """WITH walias AS (SELECT * FROM t WHERE …): a common table expression."""

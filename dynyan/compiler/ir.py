@@ -925,7 +925,9 @@ class WindowFunction:
 
     name: str  # the output column
     # row_number rank dense_rank percent_rank cume_dist ntile lag lead
-    # first_value last_value count sum avg min max
+    # first_value last_value count sum avg min max; frame_first frame_last
+    # (the `offset`-th row from a frame's start or end, `sliding` or the
+    # row's peers when `running`; IGNORE NULLS: `ignore_nulls`)
     kind: str
     arg: int | None  # the argument's column (None: COUNT(*), rankings)
     partition: tuple[int, ...]
@@ -949,6 +951,8 @@ class WindowFunction:
     # the value depends on which of two tied rows comes first: the View
     # reads nothing while two rows of a partition tie (`GUARD_TIES`)
     guarded: bool = False
+    # frame_first, frame_last: among the rows whose argument is not NULL
+    ignore_nulls: bool = False
     # LAG/LEAD with a DEFAULT: the output column is 1 where the shifted row
     # exists, NULL where not (the outer query picks the DEFAULT there)
     found: bool = False
@@ -984,6 +988,8 @@ class WindowFunction:
                 for end in self.band
             ]
             parts.append("range " + " to ".join(ends))
+        if self.ignore_nulls:
+            parts.append("ignore nulls")
         if self.cap is not None:
             parts.append(f"output up to place {self.cap}")
         return " ".join(parts) + f" AS {self.name}"

@@ -4832,6 +4832,8 @@ class _WindowCode:
             self.lows.append("a")
             self.highs.append("b")
             self.values.append(f"rows[bisect_right(keys, keys[i]) - 1][{f.arg}]")
+        elif kind in ("frame_first", "frame_last"):
+            self._picked(f, j)
         elif f.sliding is not None:
             self._sliding(f, j)
         elif f.band is not None:
@@ -4840,6 +4842,64 @@ class _WindowCode:
             self._running(f, j)
         else:
             self._whole(f, j)
+
+    def _picked(self, f, j: int) -> None:
+        """The row `f.offset` places from the start (frame_first) or the end
+        (frame_last) of the row's frame, positions lo_j to hi_j - 1 (to the
+        row's last peer, or a ROWS frame's offsets), NULL where the frame has
+        fewer rows; IGNORE NULLS: among the positions of the values that are
+        not NULL, listed once per span. A change at p alters the rows whose
+        frame reaches p (as `_sliding`)."""
+        k, x = f.offset, f"rows[b{j}][{f.arg}]"
+        if f.sliding is None:  # from the partition's start to the last peer
+            self.lows.append("a")
+            self.highs.append("n")
+            lo, hi = "0", "bisect_right(keys, keys[i])"
+        else:
+            first, last = f.sliding
+            self.lows.append(
+                "0" if last is None else f"max(0, p - {last})" if last > 0 else "p"
+            )
+            if first is None:
+                self.highs.append("n")
+            elif first < 0:
+                self.highs.append(f"min(n, p + {-first} + gone)")
+            lo = (
+                "0"
+                if first is None
+                else f"max(0, i - {-first})" if first < 0 else f"i + {first}"
+            )
+            hi = (
+                "n"
+                if last is None
+                else f"min(n, i + {last + 1})" if last >= 0 else f"i - {-last - 1}"
+            )
+        if lo != "0":
+            self.body.append(f"lo{j} = {lo}")
+            lo = f"lo{j}"
+        self.body.append(f"hi{j} = {hi}")
+        hi = f"hi{j}"
+        if not f.ignore_nulls:
+            if f.kind == "frame_first":
+                self.body.append(f"b{j} = {lo} + {k - 1}" if k > 1 else f"b{j} = {lo}")
+                self.values.append(f"{x} if b{j} < {hi} else None")
+            else:
+                self.body.append(f"b{j} = {hi} - {k}")
+                self.values.append(f"{x} if b{j} >= {lo} else None")
+            return
+        found = f"nn{j}"
+        self.prelude.append(
+            f"{found} = [q for q in range(n) if rows[q][{f.arg}] is not None]"
+        )
+        x = f"rows[{found}[c{j}]][{f.arg}]"
+        if f.kind == "frame_first":
+            self.body.append(f"c{j} = bisect_left({found}, {lo}) + {k - 1}")
+            self.values.append(
+                f"{x} if c{j} < len({found}) and {found}[c{j}] < {hi} else None"
+            )
+        else:
+            self.body.append(f"c{j} = bisect_left({found}, {hi}) - {k}")
+            self.values.append(f"{x} if c{j} >= 0 and {found}[c{j}] >= {lo} else None")
 
     def _track_rank(self) -> None:
         if self._rank:

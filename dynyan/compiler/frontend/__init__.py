@@ -322,6 +322,7 @@ def _window_query(tree: exp.Select, ctx: Context) -> WindowQuery:
                     scales[arg] if kind in ("sum", "avg") and arg is not None else None
                 ),
                 guarded=s["guarded"],
+                ignore_nulls=s["ignore_nulls"],
                 found=False,
                 cap=s["cap"],
             )

@@ -58,7 +58,9 @@ from .window_aggregates import (
     _with_items,
     frame,
     has_column,
+    in_select_list,
     needs_apart,
+    picked_value,
     top_bound,
 )
 from .name_outputs import named
@@ -152,9 +154,11 @@ def _first_order(windows: list[exp.Window]) -> tuple:
 
 def _computed(window: exp.Window, select: exp.Select) -> bool:
     """Whether the window is one the view computes (and maintainable at all)."""
+    func = window.this
+    if picked_value(window, select) is not None:  # kept here alone
+        return in_select_list(window)
     if not _supported(window, select):
         return False
-    func = window.this
     if type(func) in _RANKINGS:
         return True
     if type(func) in _SHIFTS:
@@ -326,8 +330,9 @@ class _Native(_Rewrite):
         """Inside a window computed later: a column, or an aggregate of the
         SELECT's groups, as the column of `__windowed` that outputs it (the
         window itself and its function stay)."""
-        if isinstance(node, exp.Window) or (
-            isinstance(node.parent, exp.Window) and node.arg_key == "this"
+        if isinstance(node, (exp.Window, exp.IgnoreNulls)) or (
+            isinstance(node.parent, (exp.Window, exp.IgnoreNulls))
+            and node.arg_key == "this"
         ):
             return node
         if isinstance(node, (exp.AggFunc, exp.Column)):
@@ -349,17 +354,25 @@ class _Native(_Rewrite):
             )
             for o in (order_by.expressions if order_by is not None else [])
         ]
-        kind = (_RANKINGS | _SHIFTS | _AGGREGATES)[type(func)]
         arg, offset, buckets = None, 1, 0
-        if kind == "ntile":
-            buckets = int(func.this.name)
-        elif type(func) not in _RANKINGS and not isinstance(
-            func.this, (exp.Star, type(None))
-        ):
-            arg = self._column(func.this, "x")
-        if func.args.get("offset") is not None:  # LAG, LEAD
-            offset = int(func.args["offset"].name)
-        framed = frame(window, self.select) if kind in _AGGREGATES.values() else None
+        picked = picked_value(window, self.select)
+        if picked is not None:  # the n-th row of a frame (whose x is not NULL)
+            kind, offset, picked, ignore = picked
+            arg = self._column((func.this if ignore else func).this, "x")
+        else:
+            kind = (_RANKINGS | _SHIFTS | _AGGREGATES)[type(func)]
+            if kind == "ntile":
+                buckets = int(func.this.name)
+            elif type(func) not in _RANKINGS and not isinstance(
+                func.this, (exp.Star, type(None))
+            ):
+                arg = self._column(func.this, "x")
+            if func.args.get("offset") is not None:  # LAG, LEAD
+                offset = int(func.args["offset"].name)
+        if kind in _AGGREGATES.values():
+            framed = frame(window, self.select)
+        else:  # a pick up to the row's last peer: as a running aggregate
+            framed = "running" if picked == "peers" else None
         spec = window.args.get("spec")
         number = len(self.base_items) + len(self.native) + 1
         name = f"__nw{number}"
@@ -371,13 +384,18 @@ class _Native(_Rewrite):
                 "partition": partition,
                 "order": order,
                 "running": framed == "running",
-                "sliding": _sliding(window) if framed == "rows" else None,
+                "sliding": (
+                    picked
+                    if isinstance(picked, tuple)
+                    else _sliding(window) if framed == "rows" else None
+                ),
                 "band": _band(window) if framed == "band" else None,
                 "rows_frame": spec is not None
                 and (spec.args.get("kind") or "").upper() == "ROWS",
                 "offset": offset,
                 "buckets": buckets,
                 "guarded": needs_apart(window, self.select, self.relations),
+                "ignore_nulls": isinstance(func, exp.IgnoreNulls),
                 "found": f"__nf{number}" if with_default else None,
                 "cap": None,  # the last place the outer query keeps: `_cap`
             }

@@ -7,10 +7,12 @@
 - `FIRST_VALUE(x IGNORE NULLS)` over the whole partition is `FIRST_VALUE(x)`
   over the order with the rows whose x is NULL put last (`ORDER BY x IS
   NULL, …`): the first row is then the first with a value, or a NULL where
-  none has one; LAST_VALUE puts them first. Over any other frame (the
-  default one, from the partition's start to the current row) the rows of
-  the frame would change with the order: refused, as are LAG and LEAD
-  IGNORE NULLS.
+  none has one; LAST_VALUE puts them first.
+- Over an order, `LAG(x[, n] IGNORE NULLS)`, `LEAD(…)` and FIRST_VALUE and
+  LAST_VALUE IGNORE NULLS in the default frame or over a ROWS frame stay as
+  they are: the windows' view computes them (`picked_value`: the n-th row
+  among those whose x is not NULL), a DEFAULT as COALESCE (the value is
+  NULL exactly where none is found). Without that view they are refused.
 
 >>> import sqlglot
 >>> from dynyan.compiler.frontend.context import Context
@@ -29,7 +31,7 @@ from sqlglot import exp
 from ..context import Context
 from ..diagnostics import unsupported
 from .keyed_picks import PICKS
-from .window_aggregates import SHIFTS, frame
+from .window_aggregates import SHIFTS, frame, picked_value
 
 # functions that may read a NULL where IGNORE NULLS would skip it
 _PICKING_NULLS = (*SHIFTS, exp.NthValue)
@@ -46,18 +48,29 @@ def null_treatment(tree: exp.Expression, ctx: Context) -> exp.Expression:
             node.replace(func.copy())
             continue
         window = node.parent
+        select = window.find_ancestor(exp.Select)
+        if (
+            isinstance(window, exp.Window)
+            and ctx.native_windows
+            and picked_value(window, select) is not None
+        ):
+            default = func.args.get("default")
+            if default is not None:  # NULL exactly where no value is found
+                func.set("default", None)
+                window.replace(exp.Coalesce(this=window.copy(), expressions=[default]))
+            continue  # the windows' view computes it (native_windows)
         if not (
             isinstance(func, (exp.FirstValue, exp.LastValue))
             and isinstance(window, exp.Window)
             and window.args.get("order")
             and window.args.get("spec") is not None
-            and frame(window, window.find_ancestor(exp.Select)) == "partition"
+            and frame(window, select) == "partition"
         ):
             raise unsupported(
                 f"{func.sql_name()}(… IGNORE NULLS) is not supported; supported: "
-                "FIRST_VALUE and LAST_VALUE (x IGNORE NULLS) over the whole "
-                "partition (ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED "
-                "FOLLOWING)",
+                "over an ORDER BY, LAG(x[, n[, default]] IGNORE NULLS), LEAD(…) "
+                "likewise, and FIRST_VALUE and LAST_VALUE (x IGNORE NULLS) in the "
+                "default frame, over a ROWS frame, or over the whole partition",
                 node,
             )
         missing = exp.Is(this=func.this.copy(), expression=exp.Null())

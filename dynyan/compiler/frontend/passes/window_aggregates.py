@@ -100,6 +100,15 @@ def function_refusal(window: exp.Window, select: exp.Select) -> str | None:
     order, rankings over an order, LAG/LEAD over an order without ties."""
     func = window.this
     order, spec = window.args.get("order"), window.args.get("spec")
+    if picked_value(window, select) is not None:
+        ignore = isinstance(func, exp.IgnoreNulls)
+        name = (func.this if ignore else func).sql_name()
+        what = f"{name}(… IGNORE NULLS)" if ignore else f"{name} over this frame"
+        return (
+            f"{what} is kept by the windows' view only, which takes a SELECT where "
+            "it keeps every window (not beside a running COUNT(DISTINCT …) or a "
+            "RANGE frame of months)"
+        )
     exclude = spec.args.get("exclude") if spec is not None else None
     if exclude is not None and exclude.name.upper() != "NO OTHERS":
         return (
@@ -236,12 +245,62 @@ def shift_refusal(window: exp.Window, select: exp.Select) -> str | None:
             return f"{name} needs ORDER BY in its window"
         framed = frame(window, select)
         if framed not in ("running", "partition"):
-            return f"{name} is supported with the default frame or the whole partition"
+            return (
+                f"{name} is supported with the default frame, a ROWS frame or the "
+                "whole partition"
+            )
     elif not window.args.get("order") or window.args.get("spec"):
         return f"{name} needs ORDER BY in its window and no frame"
     if offset is not None and not (offset.is_int and int(offset.name) >= 0):
         return f"{name} needs a constant offset"
     return None
+
+
+def picked_value(window: exp.Window, select: exp.Select) -> tuple | None:
+    """A value the windows' view picks from a frame, as (kind, place, frame,
+    ignore_nulls): "frame_first" (the row `place` from the frame's start)
+    or "frame_last" (from its end), among the rows whose value is not NULL
+    where `ignore_nulls`. `frame`: "peers" (the default RANGE frame, from
+    the partition's start to the row's last peer) or a ROWS frame's first
+    and last row as offsets from the row (None: UNBOUNDED). FIRST_VALUE and
+    LAST_VALUE over a ROWS frame, or IGNORE NULLS over a frame from the
+    partition's start; LAG and LEAD IGNORE NULLS: the n-th before (after)
+    the row. None for any other window (the default frame without IGNORE
+    NULLS and the whole partition have ways of their own)."""
+    func, ignore = window.this, isinstance(window.this, exp.IgnoreNulls)
+    func = func.this if ignore else func
+    spec = window.args.get("spec")
+    if not window.args.get("order"):
+        return None
+    if isinstance(func, (exp.Lag, exp.Lead)):
+        offset = func.args.get("offset")
+        if not ignore or spec is not None or not (offset is None or offset.is_int):
+            return None
+        place = 1 if offset is None else int(offset.name)
+        if place < 1:
+            return None
+        if isinstance(func, exp.Lag):
+            return ("frame_last", place, (None, -1), True)
+        return ("frame_first", place, (1, None), True)
+    if not isinstance(func, (exp.FirstValue, exp.LastValue)):
+        return None
+    kind = "frame_first" if isinstance(func, exp.FirstValue) else "frame_last"
+    framed = frame(window, select)
+    if framed == "running" and ignore:
+        rows = spec is not None and _text(spec.args.get("kind")) == "ROWS"
+        return (kind, 1, (None, 0) if rows else "peers", True)
+    bounds = band_bounds(window, "ROWS")
+    if framed != "rows" or bounds is None:
+        return None
+    first, last = (
+        (
+            None
+            if b == "UNBOUNDED"
+            else 0 if b is None else int(b[0].name) * (1 if b[1] else -1)
+        )
+        for b in bounds
+    )
+    return (kind, 1, (first, last), ignore)
 
 
 def needs_apart(
@@ -255,6 +314,8 @@ def needs_apart(
     func, spec = window.this, window.args.get("spec")
     if not window.args.get("order") or _unique_order(window, select, relations):
         return False
+    if isinstance(func, exp.IgnoreNulls):  # the n-th value that is not NULL
+        return True
     if isinstance(func, (exp.FirstValue, exp.LastValue)) and _peers_agree(window):
         return False
     if isinstance(func, (exp.RowNumber, exp.Ntile, *SHIFTS)):
