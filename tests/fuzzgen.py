@@ -514,6 +514,58 @@ def rows_frame_per_key(g: Gen, alias: str):
 
 
 @production("from", weight=0)  # drawn with --weight: earlier seeds keep theirs
+def distinct_in_order(g: Gen, alias: str):
+    """A DISTINCT aggregate over an order as people write a running count of
+    distinct users: (SELECT …, COUNT|SUM|AVG(DISTINCT x) OVER ([PARTITION BY
+    k] ORDER BY o, … [ROWS BETWEEN … AND …]) AS w FROM t) alias. A ROWS
+    frame's order may tie: the View reads nothing while two rows that differ
+    in a column the query reads tie, as its ties query says."""
+    t = g.choice(sorted(TABLES))
+    inner = _table_atom(t, "i" + alias)
+    cols = g.rng.sample(g.cols(inner), min(len(inner.columns), g.rng.randint(1, 2)))
+    names = [c for c, _ in cols]
+    key = g.col(inner, ("int", "str")) if g.chance(0.6) else None
+    order = [g.col(inner) for _ in range(g.rng.randint(1, 2))]
+    agg = g.choice(["COUNT", "COUNT", "SUM", "AVG"])
+    x = g.col(inner) if agg == "COUNT" else g.col(inner, NUMERIC)
+    if None in order or x is None:
+        return False
+    n, m = g.rng.randint(0, 3), g.rng.randint(0, 3)
+    frame = g.choice(
+        [
+            "",
+            "",
+            f" ROWS BETWEEN {n} PRECEDING AND CURRENT ROW",
+            f" ROWS BETWEEN {n} PRECEDING AND {m} FOLLOWING",
+            " ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING",
+            " ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW",
+        ]
+    )
+    by = ", ".join(
+        f"{o[0]}{g.choice(['', ' DESC', ' NULLS FIRST', ' DESC NULLS LAST'])}"
+        for o in order
+    )
+    partition = f"PARTITION BY {key[0]} " if key else ""
+    window = f"{agg}(DISTINCT {x[0]}) OVER ({partition}ORDER BY {by}{frame})"
+    w = f"{alias}_w"  # one name per table: an unqualified one is ambiguous
+    items = ", ".join(f"{inner.alias}.{c} AS {c}" for c in names)
+    sql = f"(SELECT {items}, {window} AS {w} FROM {t} {inner.alias}) {alias}"
+    kind = "int" if agg == "COUNT" else "dbl" if agg == "AVG" else x[1]
+    cols = [*cols, (w, kind)]
+    if frame:
+        peers = ([key[0]] if key else []) + [o[0] for o in order]
+        read = [f"{inner.alias}.{c}" for c in names] + peers + [x[0]]
+        ties = (
+            f"SELECT COUNT(*) > 0 FROM (SELECT 1 FROM {t} {inner.alias} GROUP BY "
+            f"{', '.join(dict.fromkeys(peers))} HAVING COUNT(DISTINCT ROW("
+            f"{', '.join(dict.fromkeys(read))})) > 1) AS g"
+        )
+        g.q.ties.append(Part(ties, frozenset({alias})))
+    sources = tuple((c, frozenset({(t, c)})) for c in names)
+    g.q.atoms.append(Atom(alias, None, tuple(cols), sql, sources=sources))
+
+
+@production("from", weight=0)  # drawn with --weight: earlier seeds keep theirs
 def picked_per_key(g: Gen, alias: str):
     """A value picked from another row as people write a forward fill or a
     previous reading: (SELECT …, LAG(x[, n[, d]] IGNORE NULLS) | LEAD(…) |
@@ -536,7 +588,7 @@ def picked_per_key(g: Gen, alias: str):
         for o in order
     )
     partition = f"PARTITION BY {key[0]} " if key else ""
-    shift = g.choice(["LAG", "LEAD", "FIRST_VALUE", "LAST_VALUE"])
+    shift = g.choice(["LAG", "LEAD", "FIRST_VALUE", "LAST_VALUE", "NTH_VALUE"])
     frame = ""
     if shift in ("LAG", "LEAD"):
         args = x[0]
@@ -547,7 +599,8 @@ def picked_per_key(g: Gen, alias: str):
         call = f"{shift}({args} IGNORE NULLS)"
     else:
         ignore = g.chance(0.7)
-        call = f"{shift}({x[0]}{' IGNORE NULLS' if ignore else ''})"
+        place = f", {g.rng.randint(1, 3)}" if shift == "NTH_VALUE" else ""
+        call = f"{shift}({x[0]}{place}{' IGNORE NULLS' if ignore else ''})"
         start, end = g.choice(
             [
                 (f"{n} PRECEDING", "CURRENT ROW"),
@@ -563,6 +616,8 @@ def picked_per_key(g: Gen, alias: str):
             frame = f" ROWS BETWEEN {start} AND {end}"
         elif not ignore:
             return False  # the default frame of the plain ones: window_ends
+        elif place and g.chance(0.3):
+            frame = " ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"
     window = f"{call} OVER ({partition}ORDER BY {by}{frame})"
     v = f"{alias}_v"  # one name per table: an unqualified one is ambiguous
     items = ", ".join(f"{inner.alias}.{c} AS {c}" for c in names)

@@ -953,6 +953,8 @@ class WindowFunction:
     guarded: bool = False
     # frame_first, frame_last: among the rows whose argument is not NULL
     ignore_nulls: bool = False
+    # COUNT, SUM, AVG: of the frame's distinct values
+    distinct: bool = False
     # LAG/LEAD with a DEFAULT: the output column is 1 where the shifted row
     # exists, NULL where not (the outer query picks the DEFAULT there)
     found: bool = False
@@ -961,8 +963,13 @@ class WindowFunction:
     cap: int | None = None
 
     def __str__(self) -> str:
+        distinct = "DISTINCT " if self.distinct else ""
         parts = [
-            f"{self.kind}(#{self.arg})" if self.arg is not None else f"{self.kind}()"
+            (
+                f"{self.kind}({distinct}#{self.arg})"
+                if self.arg is not None
+                else f"{self.kind}()"
+            )
         ]
         if self.partition:
             parts.append("partition by " + ", ".join(f"#{c}" for c in self.partition))

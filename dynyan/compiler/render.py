@@ -4913,6 +4913,11 @@ class _WindowCode:
     def _accumulate(self, f, j: int, x: str) -> tuple[list[str], list[str], str]:
         """An aggregate's start, its step over value `x`, and its value."""
         kind, scale = f.kind, f.scale
+        if f.distinct:  # the frame's distinct values: a set beside the sums
+            start, step, value = self._accumulate(replace(f, distinct=False), j, x)
+            # (step: `if x is not None:` and its body)
+            first = [f"if {x} is not None and {x} not in u{j}:", f"    u{j}.add({x})"]
+            return [f"u{j} = set()", *start], first + step[1:], value
         if kind == "count":
             step = (
                 [f"c{j} += 1"]

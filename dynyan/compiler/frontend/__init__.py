@@ -323,6 +323,7 @@ def _window_query(tree: exp.Select, ctx: Context) -> WindowQuery:
                 ),
                 guarded=s["guarded"],
                 ignore_nulls=s["ignore_nulls"],
+                distinct=s["distinct"],
                 found=False,
                 cap=s["cap"],
             )

@@ -104,7 +104,8 @@ def native_windows(tree: exp.Expression, ctx: Context) -> exp.Expression:
             ]
             if not windows or not expand_stars(select, ctx):
                 break
-            if not all(_computed(w, select) for w in windows):
+            computed = [_computed(w, select) for w in windows]
+            if not all(computed) and not _beside_mine(windows, computed, select):
                 break
             if _first_rows(select, ctx) and large_partitions(select, windows, ctx):
                 break  # window_aggregates keeps no ranks for it, nor a list
@@ -155,8 +156,8 @@ def _first_order(windows: list[exp.Window]) -> tuple:
 def _computed(window: exp.Window, select: exp.Select) -> bool:
     """Whether the window is one the view computes (and maintainable at all)."""
     func = window.this
-    if picked_value(window, select) is not None:  # kept here alone
-        return in_select_list(window)
+    if picked_value(window, select) is not None or _distinct_in_order(window):
+        return in_select_list(window) and _framed(window, select)  # here alone
     if not _supported(window, select):
         return False
     if type(func) in _RANKINGS:
@@ -166,16 +167,55 @@ def _computed(window: exp.Window, select: exp.Select) -> bool:
             return window.args.get("spec") is None
         return True
     if type(func) in _AGGREGATES:
-        arg = func.this
-        if isinstance(arg, exp.Distinct):
-            return False
-        framed = frame(window, select)
-        return (
-            framed in ("partition", "running")
-            or (framed == "rows" and _sliding(window) is not None)
-            or (framed == "band" and _band(window) is not None)
-        )
+        if isinstance(func.this, exp.Distinct):  # over whole partitions:
+            return False  # window_aggregates' groups, no list of rows
+        return _framed(window, select)
     return False
+
+
+def _beside_mine(windows: list, computed: list, select: exp.Select) -> bool:
+    """Whether the windows this view does not take are DISTINCT aggregates
+    over whole partitions (kept by `window_aggregates`' groups, with no list
+    of rows), beside a window only this view computes: the view takes the
+    SELECT, those are left for `window_aggregates` over its rows when their
+    partition is not the view's, else computed here too."""
+    only_here = any(
+        picked_value(w, select) is not None or _distinct_in_order(w) for w in windows
+    )
+    return only_here and all(
+        done
+        or (
+            type(w.this) in _AGGREGATES
+            and isinstance(w.this.this, exp.Distinct)
+            and in_select_list(w)
+            and frame(w, select) == "partition"
+        )
+        for w, done in zip(windows, computed)
+    )
+
+
+def _distinct_in_order(window: exp.Window) -> bool:
+    """COUNT, SUM, AVG, MIN or MAX (DISTINCT x) over an order (a running
+    count of distinct users), which only this view computes."""
+    func = window.this
+    return (
+        type(func) in _AGGREGATES
+        and isinstance(func.this, exp.Distinct)
+        and len(func.this.expressions) == 1
+        and window.args.get("order") is not None
+    )
+
+
+def _framed(window: exp.Window, select: exp.Select) -> bool:
+    """Whether the view computes the window's frame (a pick's: always)."""
+    if type(window.this) not in _AGGREGATES:
+        return True
+    framed = frame(window, select)
+    return (
+        framed in ("partition", "running")
+        or (framed == "rows" and _sliding(window) is not None)
+        or (framed == "band" and _band(window) is not None)
+    )
 
 
 _DAYS = {"DAY": 1, "DAYS": 1, "WEEK": 7, "WEEKS": 7}
@@ -363,6 +403,8 @@ class _Native(_Rewrite):
             kind = (_RANKINGS | _SHIFTS | _AGGREGATES)[type(func)]
             if kind == "ntile":
                 buckets = int(func.this.name)
+            elif isinstance(func.this, exp.Distinct):  # COUNT(DISTINCT x) …
+                arg = self._column(func.this.expressions[0], "x")
             elif type(func) not in _RANKINGS and not isinstance(
                 func.this, (exp.Star, type(None))
             ):
@@ -396,6 +438,9 @@ class _Native(_Rewrite):
                 "buckets": buckets,
                 "guarded": needs_apart(window, self.select, self.relations),
                 "ignore_nulls": isinstance(func, exp.IgnoreNulls),
+                # MIN and MAX of the distinct values: of the values
+                "distinct": kind in ("count", "sum", "avg")
+                and isinstance(func.this, exp.Distinct),
                 "found": f"__nf{number}" if with_default else None,
                 "cap": None,  # the last place the outer query keeps: `_cap`
             }

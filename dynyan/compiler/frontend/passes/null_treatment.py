@@ -69,8 +69,9 @@ def null_treatment(tree: exp.Expression, ctx: Context) -> exp.Expression:
             raise unsupported(
                 f"{func.sql_name()}(… IGNORE NULLS) is not supported; supported: "
                 "over an ORDER BY, LAG(x[, n[, default]] IGNORE NULLS), LEAD(…) "
-                "likewise, and FIRST_VALUE and LAST_VALUE (x IGNORE NULLS) in the "
-                "default frame, over a ROWS frame, or over the whole partition",
+                "likewise, FIRST_VALUE and LAST_VALUE (x IGNORE NULLS) in the "
+                "default frame, over a ROWS frame, or over the whole partition, and "
+                "NTH_VALUE(x, n IGNORE NULLS) likewise",
                 node,
             )
         missing = exp.Is(this=func.this.copy(), expression=exp.Null())

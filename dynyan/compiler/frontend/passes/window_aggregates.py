@@ -147,7 +147,12 @@ def function_refusal(window: exp.Window, select: exp.Select) -> str | None:
             "while two rows of a partition tie in the order)"
         )
     if order and isinstance(func.this, exp.Distinct):
-        return f"a running {func.sql_name()}(DISTINCT …) is not supported"
+        return (
+            f"{func.sql_name()}(DISTINCT …) over an order is kept by the windows' "
+            "view only, which takes a SELECT where it keeps every window (not "
+            "beside a DISTINCT aggregate over whole partitions or a RANGE frame of "
+            "months)"
+        )
     return None
 
 
@@ -262,11 +267,12 @@ def picked_value(window: exp.Window, select: exp.Select) -> tuple | None:
     or "frame_last" (from its end), among the rows whose value is not NULL
     where `ignore_nulls`. `frame`: "peers" (the default RANGE frame, from
     the partition's start to the row's last peer) or a ROWS frame's first
-    and last row as offsets from the row (None: UNBOUNDED). FIRST_VALUE and
-    LAST_VALUE over a ROWS frame, or IGNORE NULLS over a frame from the
-    partition's start; LAG and LEAD IGNORE NULLS: the n-th before (after)
-    the row. None for any other window (the default frame without IGNORE
-    NULLS and the whole partition have ways of their own)."""
+    and last row as offsets from the row (None: UNBOUNDED). FIRST_VALUE,
+    LAST_VALUE and NTH_VALUE (the n-th from the start) over a ROWS frame,
+    or IGNORE NULLS in the default frame (NTH_VALUE: over the whole
+    partition too); LAG and LEAD IGNORE NULLS: the n-th before (after) the
+    row. None for any other window (the default frame without IGNORE NULLS
+    and the whole partition have ways of their own)."""
     func, ignore = window.this, isinstance(window.this, exp.IgnoreNulls)
     func = func.this if ignore else func
     spec = window.args.get("spec")
@@ -282,13 +288,21 @@ def picked_value(window: exp.Window, select: exp.Select) -> tuple | None:
         if isinstance(func, exp.Lag):
             return ("frame_last", place, (None, -1), True)
         return ("frame_first", place, (1, None), True)
-    if not isinstance(func, (exp.FirstValue, exp.LastValue)):
+    if not isinstance(func, (exp.FirstValue, exp.LastValue, exp.NthValue)):
         return None
-    kind = "frame_first" if isinstance(func, exp.FirstValue) else "frame_last"
+    kind = "frame_last" if isinstance(func, exp.LastValue) else "frame_first"
+    place = 1
+    if isinstance(func, exp.NthValue):  # the n-th row from the frame's start
+        offset = func.args.get("offset")
+        if not (offset is not None and offset.is_int and int(offset.name) >= 1):
+            return None
+        place = int(offset.name)
     framed = frame(window, select)
     if framed == "running" and ignore:
         rows = spec is not None and _text(spec.args.get("kind")) == "ROWS"
-        return (kind, 1, (None, 0) if rows else "peers", True)
+        return (kind, place, (None, 0) if rows else "peers", True)
+    if framed == "partition" and ignore and isinstance(func, exp.NthValue):
+        return (kind, place, (None, None), True)  # (FIRST/LAST: reordered)
     bounds = band_bounds(window, "ROWS")
     if framed != "rows" or bounds is None:
         return None
@@ -300,7 +314,7 @@ def picked_value(window: exp.Window, select: exp.Select) -> tuple | None:
         )
         for b in bounds
     )
-    return (kind, 1, (first, last), ignore)
+    return (kind, place, (first, last), ignore)
 
 
 def needs_apart(
