@@ -457,6 +457,55 @@ def top_rows_per_key(g: Gen, alias: str):
     g.q.atoms.append(Atom(alias, None, tuple(cols), sql, sources=sources))
 
 
+def _window_source(g: Gen, alias: str, keyed: float):
+    """A table for a window in a derived table: the table, its atom, one or
+    two of its columns to output, a PARTITION BY key (with chance `keyed`)
+    and one or two ORDER BY columns (None among them: none fits)."""
+    t = g.choice(sorted(TABLES))
+    inner = _table_atom(t, "i" + alias)
+    cols = g.rng.sample(g.cols(inner), min(len(inner.columns), g.rng.randint(1, 2)))
+    key = g.col(inner, ("int", "str")) if g.chance(keyed) else None
+    order = [g.col(inner) for _ in range(g.rng.randint(1, 2))]
+    return t, inner, cols, key, order
+
+
+def _window_order(g: Gen, key, order) -> str:
+    """A window's `[PARTITION BY k] ORDER BY o [DESC] [NULLS …], …`."""
+    by = ", ".join(
+        f"{o[0]}{g.choice(['', ' DESC', ' NULLS FIRST', ' DESC NULLS LAST'])}"
+        for o in order
+    )
+    return (f"PARTITION BY {key[0]} " if key else "") + f"ORDER BY {by}"
+
+
+def _window_table(alias, suffix, t, inner, names, window) -> tuple[str, str]:
+    """The derived table of table `t`'s columns `names` and `window`, and
+    the window's column name (one per table: an unqualified one is
+    ambiguous)."""
+    w = f"{alias}_{suffix}"
+    items = ", ".join(f"{inner.alias}.{c} AS {c}" for c in names)
+    return w, f"(SELECT {items}, {window} AS {w} FROM {t} {inner.alias}) {alias}"
+
+
+def _window_atom(g: Gen, alias, t, inner, names, cols, sql, key, order, read):
+    """The derived table `sql` (a window over table `t`, outputting its
+    columns `names`) as the atom `alias` of columns `cols`, and its ties
+    query unless `read` is None: two rows that differ in a column the query
+    reads (those, the window's keys, the columns `read`) tie in its order."""
+    if read is not None:
+        peers = ([key[0]] if key else []) + [o[0] for o in order]
+        shown = [f"{inner.alias}.{c}" for c in names]
+        shown = dict.fromkeys(shown + peers + read)
+        ties = (
+            f"SELECT COUNT(*) > 0 FROM (SELECT 1 FROM {t} {inner.alias} GROUP BY "
+            f"{', '.join(dict.fromkeys(peers))} HAVING COUNT(DISTINCT ROW("
+            f"{', '.join(shown)})) > 1) AS g"
+        )
+        g.q.ties.append(Part(ties, frozenset({alias})))
+    sources = tuple((c, frozenset({(t, c)})) for c in names)
+    g.q.atoms.append(Atom(alias, None, tuple(cols), sql, sources=sources))
+
+
 @production("from", weight=0)  # drawn with --weight: earlier seeds keep theirs
 def rows_frame_per_key(g: Gen, alias: str):
     """An aggregate over a sliding ROWS frame as people write a moving
@@ -465,12 +514,8 @@ def rows_frame_per_key(g: Gen, alias: str):
     reads nothing while two rows that differ in a column the query reads
     tie (copies of a row give the same output in either order), as its
     ties query says."""
-    t = g.choice(sorted(TABLES))
-    inner = _table_atom(t, "i" + alias)
-    cols = g.rng.sample(g.cols(inner), min(len(inner.columns), g.rng.randint(1, 2)))
+    t, inner, cols, key, order = _window_source(g, alias, 0.7)
     names = [c for c, _ in cols]
-    key = g.col(inner, ("int", "str")) if g.chance(0.7) else None
-    order = [g.col(inner) for _ in range(g.rng.randint(1, 2))]
     num = g.col(inner, NUMERIC)
     if None in order or num is None:
         return False
@@ -488,29 +533,13 @@ def rows_frame_per_key(g: Gen, alias: str):
     )
     agg = g.choice(["SUM", "AVG", "COUNT", "MIN", "MAX", "COUNT(*)"])
     arg = "COUNT(*)" if agg == "COUNT(*)" else f"{agg}({num[0]})"
-    by = ", ".join(
-        f"{o[0]}{g.choice(['', ' DESC', ' NULLS FIRST', ' DESC NULLS LAST'])}"
-        for o in order
-    )
-    partition = f"PARTITION BY {key[0]} " if key else ""
-    window = f"{arg} OVER ({partition}ORDER BY {by} ROWS BETWEEN {start} AND {end})"
-    w = f"{alias}_w"  # one name per table: an unqualified one is ambiguous
-    items = ", ".join(f"{inner.alias}.{c} AS {c}" for c in names)
-    sql = f"(SELECT {items}, {window} AS {w} FROM {t} {inner.alias}) {alias}"
+    over = _window_order(g, key, order)
+    window = f"{arg} OVER ({over} ROWS BETWEEN {start} AND {end})"
+    w, sql = _window_table(alias, "w", t, inner, names, window)
     kind = "int" if agg.startswith("COUNT") else "dbl" if agg == "AVG" else num[1]
     cols = [*cols, (w, kind)]
-    peers = ([key[0]] if key else []) + [o[0] for o in order]
-    read = list(dict.fromkeys([f"{inner.alias}.{c}" for c in names] + peers))
-    if agg != "COUNT(*)":
-        read = list(dict.fromkeys(read + [num[0]]))
-    ties = (
-        f"SELECT COUNT(*) > 0 FROM (SELECT 1 FROM {t} {inner.alias} GROUP BY "
-        f"{', '.join(dict.fromkeys(peers))} HAVING COUNT(DISTINCT ROW("
-        f"{', '.join(read)})) > 1) AS g"
-    )
-    g.q.ties.append(Part(ties, frozenset({alias})))
-    sources = tuple((c, frozenset({(t, c)})) for c in names)
-    g.q.atoms.append(Atom(alias, None, tuple(cols), sql, sources=sources))
+    read = [] if agg == "COUNT(*)" else [num[0]]
+    _window_atom(g, alias, t, inner, names, cols, sql, key, order, read)
 
 
 @production("from", weight=0)  # drawn with --weight: earlier seeds keep theirs
@@ -520,12 +549,8 @@ def distinct_in_order(g: Gen, alias: str):
     k] ORDER BY o, … [ROWS BETWEEN … AND …]) AS w FROM t) alias. A ROWS
     frame's order may tie: the View reads nothing while two rows that differ
     in a column the query reads tie, as its ties query says."""
-    t = g.choice(sorted(TABLES))
-    inner = _table_atom(t, "i" + alias)
-    cols = g.rng.sample(g.cols(inner), min(len(inner.columns), g.rng.randint(1, 2)))
+    t, inner, cols, key, order = _window_source(g, alias, 0.6)
     names = [c for c, _ in cols]
-    key = g.col(inner, ("int", "str")) if g.chance(0.6) else None
-    order = [g.col(inner) for _ in range(g.rng.randint(1, 2))]
     agg = g.choice(["COUNT", "COUNT", "SUM", "AVG"])
     x = g.col(inner) if agg == "COUNT" else g.col(inner, NUMERIC)
     if None in order or x is None:
@@ -541,28 +566,57 @@ def distinct_in_order(g: Gen, alias: str):
             " ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW",
         ]
     )
-    by = ", ".join(
-        f"{o[0]}{g.choice(['', ' DESC', ' NULLS FIRST', ' DESC NULLS LAST'])}"
-        for o in order
-    )
-    partition = f"PARTITION BY {key[0]} " if key else ""
-    window = f"{agg}(DISTINCT {x[0]}) OVER ({partition}ORDER BY {by}{frame})"
-    w = f"{alias}_w"  # one name per table: an unqualified one is ambiguous
-    items = ", ".join(f"{inner.alias}.{c} AS {c}" for c in names)
-    sql = f"(SELECT {items}, {window} AS {w} FROM {t} {inner.alias}) {alias}"
+    over = _window_order(g, key, order)
+    window = f"{agg}(DISTINCT {x[0]}) OVER ({over}{frame})"
+    w, sql = _window_table(alias, "w", t, inner, names, window)
     kind = "int" if agg == "COUNT" else "dbl" if agg == "AVG" else x[1]
     cols = [*cols, (w, kind)]
-    if frame:
-        peers = ([key[0]] if key else []) + [o[0] for o in order]
-        read = [f"{inner.alias}.{c}" for c in names] + peers + [x[0]]
-        ties = (
-            f"SELECT COUNT(*) > 0 FROM (SELECT 1 FROM {t} {inner.alias} GROUP BY "
-            f"{', '.join(dict.fromkeys(peers))} HAVING COUNT(DISTINCT ROW("
-            f"{', '.join(dict.fromkeys(read))})) > 1) AS g"
-        )
-        g.q.ties.append(Part(ties, frozenset({alias})))
-    sources = tuple((c, frozenset({(t, c)})) for c in names)
-    g.q.atoms.append(Atom(alias, None, tuple(cols), sql, sources=sources))
+    read = [x[0]] if frame else None  # (a RANGE frame's peers: no order)
+    _window_atom(g, alias, t, inner, names, cols, sql, key, order, read)
+
+
+@production("from", weight=0)  # drawn with --weight: earlier seeds keep theirs
+def folded_per_key(g: Gen, alias: str):
+    """A rolling median or a path of values as people write them: (SELECT …,
+    MEDIAN(x) | QUANTILE_CONT(x, q) | QUANTILE_DISC(x, q) | STRING_AGG(x,
+    sep) OVER ([PARTITION BY k] ORDER BY o, … [ROWS BETWEEN … AND …]) AS w
+    FROM t) alias. The order may tie: the View reads nothing while two rows
+    that differ in a column the query reads tie where their order matters
+    (a ROWS frame, STRING_AGG's joined values), as its ties query says."""
+    t, inner, cols, key, order = _window_source(g, alias, 0.6)
+    names = [c for c, _ in cols]
+    agg = g.choice(["MEDIAN", "QUANTILE_CONT", "QUANTILE_DISC", "STRING_AGG"])
+    x = g.col(inner, ("str",) if agg == "STRING_AGG" else NUMERIC)
+    if None in order or x is None:
+        return False
+    n, m = g.rng.randint(0, 3), g.rng.randint(0, 3)
+    frame = g.choice(
+        [
+            "",
+            f" ROWS BETWEEN {n} PRECEDING AND CURRENT ROW",
+            f" ROWS BETWEEN {n} PRECEDING AND {m} FOLLOWING",
+            " ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING",
+        ]
+    )
+    over = _window_order(g, key, order)
+    q = g.choice(["0.25", "0.5", "0.9", "0", "1"])
+    args = {
+        "MEDIAN": x[0],
+        "QUANTILE_CONT": f"{x[0]}, {q}",
+        "QUANTILE_DISC": f"{x[0]}, {q}",
+        "STRING_AGG": f"{x[0]}, '{g.choice([',', '|', ''])}'",
+    }[agg]
+    window = f"{agg}({args}) OVER ({over}{frame})"
+    w, sql = _window_table(alias, "w", t, inner, names, window)
+    kind = (
+        "str"
+        if agg == "STRING_AGG"
+        else x[1] if agg == "QUANTILE_DISC" or x[1] == "dec" else "dbl"
+    )
+    cols = [*cols, (w, kind)]
+    # a quantile over a RANGE frame reads its peers in any order: no ties
+    read = [x[0]] if frame or agg == "STRING_AGG" else None
+    _window_atom(g, alias, t, inner, names, cols, sql, key, order, read)
 
 
 @production("from", weight=0)  # drawn with --weight: earlier seeds keep theirs
@@ -573,21 +627,13 @@ def picked_per_key(g: Gen, alias: str):
     o, … [ROWS BETWEEN … AND …]) AS v FROM t) alias. The order may tie: the
     View reads nothing while two rows that differ in a column the query
     reads tie, as its ties query says."""
-    t = g.choice(sorted(TABLES))
-    inner = _table_atom(t, "i" + alias)
-    cols = g.rng.sample(g.cols(inner), min(len(inner.columns), g.rng.randint(1, 2)))
+    t, inner, cols, key, order = _window_source(g, alias, 0.7)
     names = [c for c, _ in cols]
-    key = g.col(inner, ("int", "str")) if g.chance(0.7) else None
-    order = [g.col(inner) for _ in range(g.rng.randint(1, 2))]
     x = g.col(inner)
     if None in order or x is None:
         return False
     n, m = g.rng.randint(0, 3), g.rng.randint(0, 3)
-    by = ", ".join(
-        f"{o[0]}{g.choice(['', ' DESC', ' NULLS FIRST', ' DESC NULLS LAST'])}"
-        for o in order
-    )
-    partition = f"PARTITION BY {key[0]} " if key else ""
+    over = _window_order(g, key, order)
     shift = g.choice(["LAG", "LEAD", "FIRST_VALUE", "LAST_VALUE", "NTH_VALUE"])
     frame = ""
     if shift in ("LAG", "LEAD"):
@@ -618,21 +664,10 @@ def picked_per_key(g: Gen, alias: str):
             return False  # the default frame of the plain ones: window_ends
         elif place and g.chance(0.3):
             frame = " ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"
-    window = f"{call} OVER ({partition}ORDER BY {by}{frame})"
-    v = f"{alias}_v"  # one name per table: an unqualified one is ambiguous
-    items = ", ".join(f"{inner.alias}.{c} AS {c}" for c in names)
-    sql = f"(SELECT {items}, {window} AS {v} FROM {t} {inner.alias}) {alias}"
+    window = f"{call} OVER ({over}{frame})"
+    v, sql = _window_table(alias, "v", t, inner, names, window)
     cols = [*cols, (v, x[1])]
-    peers = ([key[0]] if key else []) + [o[0] for o in order]
-    read = list(dict.fromkeys([f"{inner.alias}.{c}" for c in names] + peers + [x[0]]))
-    ties = (
-        f"SELECT COUNT(*) > 0 FROM (SELECT 1 FROM {t} {inner.alias} GROUP BY "
-        f"{', '.join(dict.fromkeys(peers))} HAVING COUNT(DISTINCT ROW("
-        f"{', '.join(read)})) > 1) AS g"
-    )
-    g.q.ties.append(Part(ties, frozenset({alias})))
-    sources = tuple((c, frozenset({(t, c)})) for c in names)
-    g.q.atoms.append(Atom(alias, None, tuple(cols), sql, sources=sources))
+    _window_atom(g, alias, t, inner, names, cols, sql, key, order, [x[0]])
 
 
 @production("from", weight=1)

@@ -4608,6 +4608,7 @@ def render_window_view(
     partition = query.functions[0].partition
     order = ordered.order if ordered is not None else ()
     code = _WindowCode()
+    code.arg_types = dict(enumerate(query.types))
     if len(order) == 1:  # RANGE frames: a value's sort key
         c, d, n = order[0]
         never = _never_null(query.input, c)
@@ -4637,6 +4638,8 @@ def render_window_view(
             guarded=query.guarded,
             desc="_window_reversed(" in order_key,
             uses_floor=code.uses_floor,
+            uses_insort=code.uses_insort,
+            runtime=inline.helper_source({f"_{h}" for h in code.helpers}, Ring(1)),
             constants=[(name, expr) for expr, name in code.constants.items()],
             query_id=py(hashlib.sha256(str(query).encode()).hexdigest()[:16]),
             partition_key=(
@@ -4747,6 +4750,9 @@ class _WindowCode:
         self.key_kind = None
         self.span_prelude: list[str] = []  # lines the span's ends read
         self.constants: dict[str, str] = {}  # an offset's value -> its name
+        self.helpers: set[str] = set()  # runtime helpers (dynyan.runtime)
+        self.uses_insort = False
+        self.arg_types: dict[int, str] = {}  # an input column's type
 
     def spans(self) -> list[str]:
         lows = list(dict.fromkeys(self.lows))
@@ -4910,9 +4916,29 @@ class _WindowCode:
         self.body.append("if new_peer:")
         self.body.append("    rank = i + 1")
 
-    def _accumulate(self, f, j: int, x: str) -> tuple[list[str], list[str], str]:
-        """An aggregate's start, its step over value `x`, and its value."""
+    def _accumulate(
+        self, f, j: int, x: str, backward: bool = False
+    ) -> tuple[list[str], list[str], str]:
+        """An aggregate's start, its step over value `x`, and its value
+        (`backward`: the rows come from the frame's end)."""
         kind, scale = f.kind, f.scale
+        if kind in ("quantile_cont", "quantile_disc"):  # the values sorted
+            self.helpers.add(kind)
+            self.uses_insort = True
+            step = [f"if {x} is not None:", f"    insort(v{j}, {x})"]
+            args = f"v{j}, {f.param!r}"
+            if kind == "quantile_cont" and scale:
+                args += f", {scale}"
+            return [f"v{j} = []"], step, f"_{kind}({args})"
+        if kind == "string_agg":  # the strings in the frame's order
+            if f.scale is not None or self.arg_types.get(f.arg) != "str":
+                self.helpers.add("to_str")
+                text = f"_to_str({x}{f', {scale}' if scale else ''})"
+            else:
+                text = x
+            step = [f"if {x} is not None:", f"    v{j}.append({text})"]
+            joined = f"reversed(v{j})" if backward else f"v{j}"
+            return [f"v{j} = []"], step, f"{f.param!r}.join({joined}) if v{j} else None"
         if f.distinct:  # the frame's distinct values: a set beside the sums
             start, step, value = self._accumulate(replace(f, distinct=False), j, x)
             # (step: `if x is not None:` and its body)
@@ -5022,16 +5048,16 @@ class _WindowCode:
             self.highs.append(f"min(n, p + {-first} + gone)")
         start = f"max(0, lo - {-first})" if first < 0 else f"min(n, lo + {first})"
         loop = f"for jf in range(n - 1, {start} - 1, -1):"
-        begin, lines, value = self._folded(f, j, loop, "rows[jf]")
+        begin, lines, value = self._folded(f, j, loop, "rows[jf]", backward=True)
         self.prelude += begin + [f"suf{j} = [None] * (n + 1)", f"suf{j}[n] = {value}"]
         self.prelude += lines + [f"    suf{j}[jf] = {value}"]
         at = f"i - {-first}" if first < 0 else f"i + {first}"
         self.values.append(f"suf{j}[min(n, max(0, {at}))]")
 
-    def _folded(self, f, j: int, loop: str, row: str):
+    def _folded(self, f, j: int, loop: str, row: str, backward: bool = False):
         """An aggregate's start, the loop `loop` taking each row `row` into
         it, and its value."""
-        start, step, value = self._accumulate(f, j, f"x{j}")
+        start, step, value = self._accumulate(f, j, f"x{j}", backward)
         lines = [loop]
         if f.arg is not None:
             lines.append(f"    x{j} = {row}[{f.arg}]")

@@ -294,10 +294,26 @@ def _window_query(tree: exp.Select, ctx: Context) -> WindowQuery:
         arg = names.index(s["arg"]) if s["arg"] is not None else None
         kind = s["kind"]
         arg_type = types[arg] if arg is not None else None
+        fold_scale = None  # QUANTILE_CONT of a DECIMAL: its digits
+        if kind == "quantile_cont":
+            if s["median"] and arg_type == "str":
+                kind = "quantile_disc"  # a string's MEDIAN: DuckDB picks one
+            elif arg_type not in ("int", "float"):
+                raise unsupported(
+                    f"MEDIAN and QUANTILE_CONT of a {arg_type or 'NULL'} are not "
+                    "supported (they interpolate between two values); "
+                    "QUANTILE_DISC picks one"
+                )
+            elif arg_type == "float":
+                fold_scale = scales[arg]
         if kind in ("row_number", "rank", "dense_rank", "ntile", "count"):
             kind_type, scale = "int", 0
         elif kind in ("percent_rank", "cume_dist", "avg"):
             kind_type, scale = "float", None
+        elif kind == "quantile_cont":  # a DOUBLE, or a DECIMAL of a DECIMAL
+            kind_type, scale = "float", fold_scale
+        elif kind == "string_agg":
+            kind_type, scale = "str", None
         elif kind == "sum":
             kind_type = "int" if arg_type in ("int", "bool") else "float"
             scale = scales[arg]
@@ -319,11 +335,14 @@ def _window_query(tree: exp.Select, ctx: Context) -> WindowQuery:
                 offset=s["offset"],
                 buckets=s["buckets"],
                 scale=(
-                    scales[arg] if kind in ("sum", "avg") and arg is not None else None
+                    scales[arg]
+                    if kind in ("sum", "avg", "string_agg") and arg is not None
+                    else fold_scale
                 ),
                 guarded=s["guarded"],
                 ignore_nulls=s["ignore_nulls"],
                 distinct=s["distinct"],
+                param=s["param"],
                 found=False,
                 cap=s["cap"],
             )

@@ -56,11 +56,13 @@ from .window_aggregates import (
     _supported,
     band_bounds,
     _with_items,
+    folded_window,
     frame,
     has_column,
     in_select_list,
     needs_apart,
     picked_value,
+    rows_offsets,
     top_bound,
 )
 from .name_outputs import named
@@ -86,6 +88,13 @@ _AGGREGATES = {
     exp.Avg: "avg",
     exp.Min: "min",
     exp.Max: "max",
+}
+# the frame's values kept in a list (`folded_window`); MEDIAN: q = 0.5
+_FOLDS = {
+    exp.Median: "quantile_cont",
+    exp.PercentileCont: "quantile_cont",
+    exp.PercentileDisc: "quantile_disc",
+    exp.GroupConcat: "string_agg",
 }
 
 
@@ -156,7 +165,11 @@ def _first_order(windows: list[exp.Window]) -> tuple:
 def _computed(window: exp.Window, select: exp.Select) -> bool:
     """Whether the window is one the view computes (and maintainable at all)."""
     func = window.this
-    if picked_value(window, select) is not None or _distinct_in_order(window):
+    if (
+        picked_value(window, select) is not None
+        or _distinct_in_order(window)
+        or folded_window(window, select)
+    ):
         return in_select_list(window) and _framed(window, select)  # here alone
     if not _supported(window, select):
         return False
@@ -180,7 +193,10 @@ def _beside_mine(windows: list, computed: list, select: exp.Select) -> bool:
     SELECT, those are left for `window_aggregates` over its rows when their
     partition is not the view's, else computed here too."""
     only_here = any(
-        picked_value(w, select) is not None or _distinct_in_order(w) for w in windows
+        picked_value(w, select) is not None
+        or _distinct_in_order(w)
+        or folded_window(w, select)
+        for w in windows
     )
     return only_here and all(
         done
@@ -208,12 +224,12 @@ def _distinct_in_order(window: exp.Window) -> bool:
 
 def _framed(window: exp.Window, select: exp.Select) -> bool:
     """Whether the view computes the window's frame (a pick's: always)."""
-    if type(window.this) not in _AGGREGATES:
+    if type(window.this) not in (*_AGGREGATES, *_FOLDS):
         return True
     framed = frame(window, select)
     return (
         framed in ("partition", "running")
-        or (framed == "rows" and _sliding(window) is not None)
+        or (framed == "rows" and rows_offsets(window) is not None)
         or (framed == "band" and _band(window) is not None)
     )
 
@@ -248,25 +264,6 @@ def _band(window: exp.Window) -> tuple | None:
             text = offset.name
             ends.append((int(text) if text.isdigit() else float(text), "", following))
     return tuple(ends)
-
-
-def _sliding(window: exp.Window) -> tuple[int | None, int | None] | None:
-    """A ROWS frame as the offsets of its first and last row from the row's
-    position (`ROWS BETWEEN 2 PRECEDING AND 1 FOLLOWING`: (-2, 1)), None
-    for an UNBOUNDED end (not both: the whole partition); None for any
-    other frame."""
-    bounds = band_bounds(window, "ROWS")
-    if bounds is None:
-        return None
-    first, last = (
-        (
-            None
-            if b == "UNBOUNDED"
-            else 0 if b is None else int(b[0].name) * (1 if b[1] else -1)
-        )
-        for b in bounds
-    )
-    return first, last
 
 
 def _first_rows(select: exp.Select, ctx: Context) -> bool:
@@ -394,13 +391,19 @@ class _Native(_Rewrite):
             )
             for o in (order_by.expressions if order_by is not None else [])
         ]
-        arg, offset, buckets = None, 1, 0
+        arg, offset, buckets, param = None, 1, 0, None
         picked = picked_value(window, self.select)
         if picked is not None:  # the n-th row of a frame (whose x is not NULL)
             kind, offset, picked, ignore = picked
             arg = self._column((func.this if ignore else func).this, "x")
         else:
-            kind = (_RANKINGS | _SHIFTS | _AGGREGATES)[type(func)]
+            kind = (_RANKINGS | _SHIFTS | _AGGREGATES | _FOLDS)[type(func)]
+            if kind == "string_agg":  # its separator (DuckDB's default ',')
+                sep = func.args.get("separator")
+                param = sep.name if sep is not None else ","
+            elif type(func) in _FOLDS:  # q (MEDIAN's 0.5)
+                q = func.args.get("expression")
+                param = 0.5 if isinstance(func, exp.Median) else float(q.name)
             if kind == "ntile":
                 buckets = int(func.this.name)
             elif isinstance(func.this, exp.Distinct):  # COUNT(DISTINCT x) …
@@ -411,7 +414,7 @@ class _Native(_Rewrite):
                 arg = self._column(func.this, "x")
             if func.args.get("offset") is not None:  # LAG, LEAD
                 offset = int(func.args["offset"].name)
-        if kind in _AGGREGATES.values():
+        if kind in (*_AGGREGATES.values(), *_FOLDS.values()):
             framed = frame(window, self.select)
         else:  # a pick up to the row's last peer: as a running aggregate
             framed = "running" if picked == "peers" else None
@@ -429,7 +432,7 @@ class _Native(_Rewrite):
                 "sliding": (
                     picked
                     if isinstance(picked, tuple)
-                    else _sliding(window) if framed == "rows" else None
+                    else rows_offsets(window) if framed == "rows" else None
                 ),
                 "band": _band(window) if framed == "band" else None,
                 "rows_frame": spec is not None
@@ -441,6 +444,9 @@ class _Native(_Rewrite):
                 # MIN and MAX of the distinct values: of the values
                 "distinct": kind in ("count", "sum", "avg")
                 and isinstance(func.this, exp.Distinct),
+                # MEDIAN, QUANTILE_CONT/_DISC: q; STRING_AGG: its separator
+                "param": param,
+                "median": isinstance(func, exp.Median),
                 "found": f"__nf{number}" if with_default else None,
                 "cap": None,  # the last place the outer query keeps: `_cap`
             }

@@ -63,6 +63,9 @@ WINDOW_AGGREGATES = (exp.Sum, exp.Count, exp.Avg, exp.Min, exp.Max)
 # the value of another row of the order (FIRST_VALUE: the first row's;
 # LAST_VALUE in the default frame: the row's own, where rows never tie)
 SHIFTS = (exp.Lag, exp.Lead, exp.FirstValue, exp.LastValue, exp.NthValue)
+# aggregates of the frame's values in a list, computed by the windows' view
+# alone over an order (`folded_window`)
+FOLDS = (exp.Median, exp.PercentileCont, exp.PercentileDisc, exp.GroupConcat)
 
 
 def window_aggregates(tree: exp.Expression, ctx: Context) -> exp.Expression:
@@ -100,14 +103,16 @@ def function_refusal(window: exp.Window, select: exp.Select) -> str | None:
     order, rankings over an order, LAG/LEAD over an order without ties."""
     func = window.this
     order, spec = window.args.get("order"), window.args.get("spec")
-    if picked_value(window, select) is not None:
-        ignore = isinstance(func, exp.IgnoreNulls)
+    ignore = isinstance(func, exp.IgnoreNulls)
+    if picked_value(window, select) is not None and (
+        ignore or frame(window, select) == "rows"
+    ):  # (NTH_VALUE elsewhere: also as joins, below)
         name = (func.this if ignore else func).sql_name()
         what = f"{name}(… IGNORE NULLS)" if ignore else f"{name} over this frame"
         return (
             f"{what} is kept by the windows' view only, which takes a SELECT where "
-            "it keeps every window (not beside a running COUNT(DISTINCT …) or a "
-            "RANGE frame of months)"
+            "it keeps every window (not beside an aggregate other than COUNT, SUM, "
+            "AVG, MIN, MAX over whole partitions or a RANGE frame of months)"
         )
     exclude = spec.args.get("exclude") if spec is not None else None
     if exclude is not None and exclude.name.upper() != "NO OTHERS":
@@ -135,6 +140,13 @@ def function_refusal(window: exp.Window, select: exp.Select) -> str | None:
     if not isinstance(func, WINDOW_AGGREGATES):
         if isinstance(func, AGGREGATES) and not order and frame(window, select):
             return None  # over whole partitions: grouped as any aggregate
+        if folded_window(window, select):
+            return (
+                f"{func.sql_name()} over an order is kept by the windows' view "
+                "only, which takes a SELECT where it keeps every window (not beside "
+                "an aggregate other than COUNT, SUM, AVG, MIN, MAX over whole "
+                "partitions or a RANGE frame of months)"
+            )
         name = func.sql_name() if isinstance(func, exp.Func) else func.key.upper()
         return f"window function {name} is not supported"
     if frame(window, select) is None:
@@ -150,8 +162,8 @@ def function_refusal(window: exp.Window, select: exp.Select) -> str | None:
         return (
             f"{func.sql_name()}(DISTINCT …) over an order is kept by the windows' "
             "view only, which takes a SELECT where it keeps every window (not "
-            "beside a DISTINCT aggregate over whole partitions or a RANGE frame of "
-            "months)"
+            "beside an aggregate other than COUNT, SUM, AVG, MIN, MAX over whole "
+            "partitions or a RANGE frame of months)"
         )
     return None
 
@@ -269,10 +281,11 @@ def picked_value(window: exp.Window, select: exp.Select) -> tuple | None:
     the partition's start to the row's last peer) or a ROWS frame's first
     and last row as offsets from the row (None: UNBOUNDED). FIRST_VALUE,
     LAST_VALUE and NTH_VALUE (the n-th from the start) over a ROWS frame,
-    or IGNORE NULLS in the default frame (NTH_VALUE: over the whole
-    partition too); LAG and LEAD IGNORE NULLS: the n-th before (after) the
-    row. None for any other window (the default frame without IGNORE NULLS
-    and the whole partition have ways of their own)."""
+    or IGNORE NULLS in the default frame; NTH_VALUE in the default frame and
+    over the whole partition (also IGNORE NULLS); LAG and LEAD IGNORE NULLS:
+    the n-th before (after) the row. None for any other window (FIRST_VALUE
+    and LAST_VALUE without IGNORE NULLS in the default frame, and over the
+    whole partition, have ways of their own)."""
     func, ignore = window.this, isinstance(window.this, exp.IgnoreNulls)
     func = func.this if ignore else func
     spec = window.args.get("spec")
@@ -298,13 +311,25 @@ def picked_value(window: exp.Window, select: exp.Select) -> tuple | None:
             return None
         place = int(offset.name)
     framed = frame(window, select)
-    if framed == "running" and ignore:
+    nth = isinstance(func, exp.NthValue)
+    if framed == "running" and (ignore or nth):
         rows = spec is not None and _text(spec.args.get("kind")) == "ROWS"
-        return (kind, place, (None, 0) if rows else "peers", True)
-    if framed == "partition" and ignore and isinstance(func, exp.NthValue):
-        return (kind, place, (None, None), True)  # (FIRST/LAST: reordered)
+        return (kind, place, (None, 0) if rows else "peers", ignore)
+    if framed == "partition" and nth:
+        return (kind, place, (None, None), ignore)  # (FIRST/LAST: reordered)
+    offsets = rows_offsets(window)
+    if framed != "rows" or offsets is None:
+        return None
+    return (kind, place, offsets, ignore)
+
+
+def rows_offsets(window: exp.Window) -> tuple[int | None, int | None] | None:
+    """A ROWS frame as the offsets of its first and last row from the row's
+    position (`ROWS BETWEEN 2 PRECEDING AND 1 FOLLOWING`: (-2, 1)), None
+    for an UNBOUNDED end (not both: the whole partition); None for any
+    other frame."""
     bounds = band_bounds(window, "ROWS")
-    if framed != "rows" or bounds is None:
+    if bounds is None:
         return None
     first, last = (
         (
@@ -314,7 +339,29 @@ def picked_value(window: exp.Window, select: exp.Select) -> tuple | None:
         )
         for b in bounds
     )
-    return (kind, place, (first, last), ignore)
+    return first, last
+
+
+def folded_window(window: exp.Window, select: exp.Select) -> bool:
+    """MEDIAN, QUANTILE_CONT/_DISC(x, q) or STRING_AGG(x[, sep]) (joined in
+    the frame's order) over an order, in the default frame, a ROWS frame or
+    a RANGE frame between offsets: the windows' view keeps the frame's
+    values (sorted, or in order) per row. A constant q and separator; no
+    DISTINCT, no ORDER BY of the aggregate's own."""
+    func = window.this
+    if type(func) not in FOLDS or window.args.get("order") is None:
+        return False
+    if frame(window, select) not in ("running", "rows", "band"):
+        return False
+    if isinstance(func, exp.GroupConcat):
+        sep = func.args.get("separator")
+        if isinstance(func.this, (exp.Order, exp.Distinct)):
+            return False
+        return sep is None or (isinstance(sep, exp.Literal) and sep.is_string)
+    if isinstance(func, exp.Median):
+        return True
+    q = func.args.get("expression")
+    return isinstance(q, exp.Literal) and not q.is_string and 0 <= float(q.name) <= 1
 
 
 def needs_apart(
@@ -328,8 +375,8 @@ def needs_apart(
     func, spec = window.this, window.args.get("spec")
     if not window.args.get("order") or _unique_order(window, select, relations):
         return False
-    if isinstance(func, exp.IgnoreNulls):  # the n-th value that is not NULL
-        return True
+    if isinstance(func, (exp.IgnoreNulls, exp.GroupConcat)):
+        return True  # the n-th value not NULL; strings joined in the order
     if isinstance(func, (exp.FirstValue, exp.LastValue)) and _peers_agree(window):
         return False
     if isinstance(func, (exp.RowNumber, exp.Ntile, *SHIFTS)):
