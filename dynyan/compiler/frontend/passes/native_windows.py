@@ -18,8 +18,14 @@ Taken where every window of the SELECT is one this view computes: rankings,
 NTILE, LAG/LEAD, FIRST_VALUE/LAST_VALUE in the default frame, and COUNT,
 SUM, AVG, MIN, MAX over the whole partition, running up to the current
 row, over a ROWS frame (of bounded ends, or one end unbounded), or over a RANGE frame
-between offsets (numbers, or DAYs and WEEKs) of its one ORDER BY key (no
-DISTINCT), all over one PARTITION BY and one ORDER BY (or none). A
+between offsets (numbers, or DAYs and WEEKs) of its one ORDER BY key, all
+over one PARTITION BY and one ORDER BY (or none). Some only this view
+computes (`_only_here`): FIRST_VALUE, LAST_VALUE, NTH_VALUE over ROWS
+frames and IGNORE NULLS, LAG/LEAD IGNORE NULLS, NTH_VALUE (the n-th row of
+a frame, `picked_value`), COUNT/SUM/AVG(DISTINCT x) over an order (a set
+of the frame's values beside its sums; over whole partitions
+`window_aggregates`' groups keep them), MEDIAN, QUANTILE_CONT/_DISC and
+STRING_AGG over an order (`folded_window`: the frame's values kept). A
 QUALIFY (or the outer query's test) that keeps places up to n of a
 ROW_NUMBER() or RANK() computed here (`rn <= n`, as `top_rows` reads it)
 caps the view: it outputs only the rows up to that place, so that a change
@@ -165,12 +171,8 @@ def _first_order(windows: list[exp.Window]) -> tuple:
 def _computed(window: exp.Window, select: exp.Select) -> bool:
     """Whether the window is one the view computes (and maintainable at all)."""
     func = window.this
-    if (
-        picked_value(window, select) is not None
-        or _distinct_in_order(window)
-        or folded_window(window, select)
-    ):
-        return in_select_list(window) and _framed(window, select)  # here alone
+    if _only_here(window, select):
+        return in_select_list(window) and _framed(window, select)
     if not _supported(window, select):
         return False
     if type(func) in _RANKINGS:
@@ -192,13 +194,7 @@ def _beside_mine(windows: list, computed: list, select: exp.Select) -> bool:
     of rows), beside a window only this view computes: the view takes the
     SELECT, those are left for `window_aggregates` over its rows when their
     partition is not the view's, else computed here too."""
-    only_here = any(
-        picked_value(w, select) is not None
-        or _distinct_in_order(w)
-        or folded_window(w, select)
-        for w in windows
-    )
-    return only_here and all(
+    return any(_only_here(w, select) for w in windows) and all(
         done
         or (
             type(w.this) in _AGGREGATES
@@ -207,6 +203,17 @@ def _beside_mine(windows: list, computed: list, select: exp.Select) -> bool:
             and frame(w, select) == "partition"
         )
         for w, done in zip(windows, computed)
+    )
+
+
+def _only_here(window: exp.Window, select: exp.Select) -> bool:
+    """A window that only this view computes: a value picked from a frame
+    (`picked_value`), a DISTINCT aggregate over an order, or the frame's
+    values folded (`folded_window`)."""
+    return (
+        picked_value(window, select) is not None
+        or _distinct_in_order(window)
+        or folded_window(window, select)
     )
 
 
