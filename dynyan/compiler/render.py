@@ -4941,8 +4941,13 @@ class _WindowCode:
             return [f"v{j} = []"], step, f"{f.param!r}.join({joined}) if v{j} else None"
         if f.distinct:  # the frame's distinct values: a set beside the sums
             start, step, value = self._accumulate(replace(f, distinct=False), j, x)
-            # (step: `if x is not None:` and its body)
-            first = [f"if {x} is not None and {x} not in u{j}:", f"    u{j}.add({x})"]
+            # (step: `if x is not None:` and its body); NaN kept as None, one
+            # value, as DuckDB's DISTINCT (NaN equals no float, itself neither)
+            key = f"({x} if {x} == {x} else None)"
+            first = [
+                f"if {x} is not None and {key} not in u{j}:",
+                f"    u{j}.add({key})",
+            ]
             return [f"u{j} = set()", *start], first + step[1:], value
         if kind == "count":
             step = (
