@@ -486,7 +486,8 @@ def test_a_batch_adds_a_row_of_multiplicity_one_without_a_product():
     assert "d *" not in one and "_o[0] += 1" in one
     assert "_floor(c_l_n * 100.0 + 0.5) if c_l_n is not None else 0" in one
     apply = source[source.index("def _apply_l") : source.index("def _batch_l")]
-    assert "if d == 1\n" in apply and "d * _floor(" in apply
+    # (the payload's entries as locals, each multiplied by d unless d is 1)
+    assert "if d != 1:" in apply and "= d * _pv" in apply
     rows = [
         (i % 3, 10.25 + i, (i % 7) / 100, None if i % 4 == 0 else i / 4)
         for i in range(40)
