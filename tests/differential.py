@@ -1152,6 +1152,18 @@ class ViewChecker:
             raise _ManyRows("rows tie")
         return self._result(ctx)
 
+    def _also_many_rows(self, ctx: _Context, error: Exception) -> bool:
+        """Whether the view's error names a scalar subquery of several rows
+        where rows tie as well and DuckDB's query fails on that subquery:
+        the result is undefined for either reason, and either may be said."""
+        if "more than one row" not in str(error):
+            return False
+        try:
+            self._result(ctx)
+        except _ManyRows:
+            return True
+        return False
+
     def _result(self, ctx: _Context) -> list:
         """DuckDB's result on the tables loaded (raw rows)."""
         spec = self.spec
@@ -1178,7 +1190,7 @@ class ViewChecker:
             try:
                 next(iter(self.view.rows()), None)
             except Exception as e:  # noqa: BLE001 - the message says which
-                if why.args[0] not in str(e):
+                if why.args[0] not in str(e) and not self._also_many_rows(ctx, e):
                     ctx.fail(f"view.rows() raised {type(e).__name__}: {e}")
                 self.withheld += 1
                 return self.last_expected

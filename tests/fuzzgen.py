@@ -577,17 +577,20 @@ def distinct_in_order(g: Gen, alias: str):
 
 @production("from", weight=0)  # drawn with --weight: earlier seeds keep theirs
 def folded_per_key(g: Gen, alias: str):
-    """A rolling median or a path of values as people write them: (SELECT …,
-    MEDIAN(x) | QUANTILE_CONT(x, q) | QUANTILE_DISC(x, q) | STRING_AGG(x,
-    sep) OVER ([PARTITION BY k] ORDER BY o, … [ROWS BETWEEN … AND …]) AS w
+    """A rolling median, a path of values or the latest best as people write
+    them: (SELECT …, MEDIAN(x) | QUANTILE_CONT(x, q) | QUANTILE_DISC(x, q) |
+    STRING_AGG(x, sep) | ARG_MAX/ARG_MIN(x, y) OVER ([PARTITION BY k] ORDER BY o, … [ROWS BETWEEN … AND …]) AS w
     FROM t) alias. The order may tie: the View reads nothing while two rows
     that differ in a column the query reads tie where their order matters
     (a ROWS frame, STRING_AGG's joined values), as its ties query says."""
     t, inner, cols, key, order = _window_source(g, alias, 0.6)
     names = [c for c, _ in cols]
-    agg = g.choice(["MEDIAN", "QUANTILE_CONT", "QUANTILE_DISC", "STRING_AGG"])
+    agg = g.choice(
+        ["MEDIAN", "QUANTILE_CONT", "QUANTILE_DISC", "STRING_AGG", "ARG_MAX", "ARG_MIN"]
+    )
     x = g.col(inner, ("str",) if agg == "STRING_AGG" else NUMERIC)
-    if None in order or x is None:
+    y = g.col(inner) if agg.startswith("ARG_") else x
+    if None in order or x is None or y is None:
         return False
     n, m = g.rng.randint(0, 3), g.rng.randint(0, 3)
     frame = g.choice(
@@ -605,17 +608,24 @@ def folded_per_key(g: Gen, alias: str):
         "QUANTILE_CONT": f"{x[0]}, {q}",
         "QUANTILE_DISC": f"{x[0]}, {q}",
         "STRING_AGG": f"{x[0]}, '{g.choice([',', '|', ''])}'",
+        "ARG_MAX": f"{x[0]}, {y[0]}",
+        "ARG_MIN": f"{x[0]}, {y[0]}",
     }[agg]
     window = f"{agg}({args}) OVER ({over}{frame})"
     w, sql = _window_table(alias, "w", t, inner, names, window)
     kind = (
         "str"
         if agg == "STRING_AGG"
-        else x[1] if agg == "QUANTILE_DISC" or x[1] == "dec" else "dbl"
+        else (
+            x[1]
+            if agg in ("QUANTILE_DISC", "ARG_MAX", "ARG_MIN") or x[1] == "dec"
+            else "dbl"
+        )
     )
     cols = [*cols, (w, kind)]
     # a quantile over a RANGE frame reads its peers in any order: no ties
-    read = [x[0]] if frame or agg == "STRING_AGG" else None
+    picks = agg in ("STRING_AGG", "ARG_MAX", "ARG_MIN")  # (the first in order)
+    read = list(dict.fromkeys([x[0], y[0]])) if frame or picks else None
     _window_atom(g, alias, t, inner, names, cols, sql, key, order, read)
 
 

@@ -926,7 +926,8 @@ class WindowFunction:
     name: str  # the output column
     # row_number rank dense_rank percent_rank cume_dist ntile lag lead
     # first_value last_value count sum avg min max; quantile_cont
-    # quantile_disc string_agg (the frame's values kept); frame_first frame_last
+    # quantile_disc string_agg arg_max arg_min (the frame's values kept);
+    # frame_first frame_last
     # (the `offset`-th row from a frame's start or end, `sliding` or the
     # row's peers when `running`; IGNORE NULLS: `ignore_nulls`)
     kind: str
@@ -956,7 +957,8 @@ class WindowFunction:
     ignore_nulls: bool = False
     # COUNT, SUM, AVG: of the frame's distinct values
     distinct: bool = False
-    # quantile_cont, quantile_disc: q; string_agg: the separator
+    # quantile_cont, quantile_disc: q; string_agg: the separator; arg_max,
+    # arg_min: the column compared
     param: float | str | None = None
     # LAG/LEAD with a DEFAULT: the output column is 1 where the shifted row
     # exists, NULL where not (the outer query picks the DEFAULT there)

@@ -4930,6 +4930,15 @@ class _WindowCode:
             if kind == "quantile_cont" and scale:
                 args += f", {scale}"
             return [f"v{j} = []"], step, f"_{kind}({args})"
+        if kind in ("arg_max", "arg_min"):  # the first best y in frame order
+            op = (">" if kind == "arg_max" else "<") + ("=" if backward else "")
+            step = [
+                f"if {x} is not None and y{j} is not None and "
+                f"(m{j} is None or y{j} {op} m{j}):",
+                f"    m{j} = y{j}",
+                f"    v{j} = {x}",
+            ]
+            return [f"m{j} = v{j} = None"], step, f"v{j}"
         if kind == "string_agg":  # the strings in the frame's order
             if f.scale is not None or self.arg_types.get(f.arg) != "str":
                 self.helpers.add("to_str")
@@ -5008,6 +5017,8 @@ class _WindowCode:
         # the step goes into the cursor's loop: just before its `+= 1`
         at = self.body.index(f"    {cursor} += 1")
         lines = [f"    x{j} = {x}"] if x is not None else []
+        if f.kind in ("arg_max", "arg_min"):  # and the value compared
+            lines.append(f"    y{j} = rows[{cursor}][{f.param}]")
         lines += ["    " + line for line in step]
         self.body[at:at] = lines
         self.values.append(value)
@@ -5066,6 +5077,8 @@ class _WindowCode:
         lines = [loop]
         if f.arg is not None:
             lines.append(f"    x{j} = {row}[{f.arg}]")
+        if f.kind in ("arg_max", "arg_min"):  # and the value compared
+            lines.append(f"    y{j} = {row}[{f.param}]")
         lines += ["    " + line for line in step]
         return start, lines, value
 

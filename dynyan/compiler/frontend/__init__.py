@@ -342,7 +342,11 @@ def _window_query(tree: exp.Select, ctx: Context) -> WindowQuery:
                 guarded=s["guarded"],
                 ignore_nulls=s["ignore_nulls"],
                 distinct=s["distinct"],
-                param=s["param"],
+                param=(
+                    names.index(s["param"])
+                    if kind in ("arg_max", "arg_min")
+                    else s["param"]
+                ),
                 found=False,
                 cap=s["cap"],
             )

@@ -24,8 +24,9 @@ computes (`_only_here`): FIRST_VALUE, LAST_VALUE, NTH_VALUE over ROWS
 frames and IGNORE NULLS, LAG/LEAD IGNORE NULLS, NTH_VALUE (the n-th row of
 a frame, `picked_value`), COUNT/SUM/AVG(DISTINCT x) over an order (a set
 of the frame's values beside its sums; over whole partitions
-`window_aggregates`' groups keep them), MEDIAN, QUANTILE_CONT/_DISC and
-STRING_AGG over an order (`folded_window`: the frame's values kept). A
+`window_aggregates`' groups keep them), MEDIAN, QUANTILE_CONT/_DISC,
+STRING_AGG and ARG_MAX/ARG_MIN over an order (`folded_window`: the frame's
+values kept). A
 QUALIFY (or the outer query's test) that keeps places up to n of a
 ROW_NUMBER() or RANK() computed here (`rn <= n`, as `top_rows` reads it)
 caps the view: it outputs only the rows up to that place, so that a change
@@ -101,6 +102,8 @@ _FOLDS = {
     exp.PercentileCont: "quantile_cont",
     exp.PercentileDisc: "quantile_disc",
     exp.GroupConcat: "string_agg",
+    exp.ArgMax: "arg_max",
+    exp.ArgMin: "arg_min",
 }
 
 
@@ -408,6 +411,8 @@ class _Native(_Rewrite):
             if kind == "string_agg":  # its separator (DuckDB's default ',')
                 sep = func.args.get("separator")
                 param = sep.name if sep is not None else ","
+            elif kind in ("arg_max", "arg_min"):  # the column compared
+                param = self._column(func.expression, "x")
             elif type(func) in _FOLDS:  # q (MEDIAN's 0.5)
                 q = func.args.get("expression")
                 param = 0.5 if isinstance(func, exp.Median) else float(q.name)

@@ -65,7 +65,14 @@ WINDOW_AGGREGATES = (exp.Sum, exp.Count, exp.Avg, exp.Min, exp.Max)
 SHIFTS = (exp.Lag, exp.Lead, exp.FirstValue, exp.LastValue, exp.NthValue)
 # aggregates of the frame's values in a list, computed by the windows' view
 # alone over an order (`folded_window`)
-FOLDS = (exp.Median, exp.PercentileCont, exp.PercentileDisc, exp.GroupConcat)
+FOLDS = (
+    exp.Median,
+    exp.PercentileCont,
+    exp.PercentileDisc,
+    exp.GroupConcat,
+    exp.ArgMax,
+    exp.ArgMin,
+)
 
 
 def window_aggregates(tree: exp.Expression, ctx: Context) -> exp.Expression:
@@ -343,8 +350,9 @@ def rows_offsets(window: exp.Window) -> tuple[int | None, int | None] | None:
 
 
 def folded_window(window: exp.Window, select: exp.Select) -> bool:
-    """MEDIAN, QUANTILE_CONT/_DISC(x, q) or STRING_AGG(x[, sep]) (joined in
-    the frame's order) over an order, in the default frame, a ROWS frame or
+    """MEDIAN, QUANTILE_CONT/_DISC(x, q), STRING_AGG(x[, sep]) (joined in
+    the frame's order) or ARG_MAX/ARG_MIN(x, y) (the first best in it) over
+    an order, in the default frame, a ROWS frame or
     a RANGE frame between offsets: the windows' view keeps the frame's
     values (sorted, or in order) per row. A constant q and separator; no
     DISTINCT, no ORDER BY of the aggregate's own."""
@@ -358,7 +366,7 @@ def folded_window(window: exp.Window, select: exp.Select) -> bool:
         if isinstance(func.this, (exp.Order, exp.Distinct)):
             return False
         return sep is None or (isinstance(sep, exp.Literal) and sep.is_string)
-    if isinstance(func, exp.Median):
+    if isinstance(func, (exp.Median, exp.ArgMax, exp.ArgMin)):
         return True
     q = func.args.get("expression")
     return isinstance(q, exp.Literal) and not q.is_string and 0 <= float(q.name) <= 1
@@ -375,8 +383,8 @@ def needs_apart(
     func, spec = window.this, window.args.get("spec")
     if not window.args.get("order") or _unique_order(window, select, relations):
         return False
-    if isinstance(func, (exp.IgnoreNulls, exp.GroupConcat)):
-        return True  # the n-th value not NULL; strings joined in the order
+    if isinstance(func, (exp.IgnoreNulls, exp.GroupConcat, exp.ArgMax, exp.ArgMin)):
+        return True  # the n-th value not NULL; joined, or the first best, in order
     if isinstance(func, (exp.FirstValue, exp.LastValue)) and _peers_agree(window):
         return False
     if isinstance(func, (exp.RowNumber, exp.Ntile, *SHIFTS)):
