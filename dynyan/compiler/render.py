@@ -2449,7 +2449,7 @@ def _unpacked_payload(rel: dict, leaf: dict, ring: Ring) -> dict | None:
     """A tuple payload that a flat index takes first, computed into one local
     per entry: the step adds them to the old entries, the steps after it
     read them, and no payload tuple is built and read back for every row
-    (TPC-H Q1's trigger 1.14x, its window stream). None where a payload
+    (TPC-H Q1 trusting 1.01-1.10x, BENCHMARKS.md). None where a payload
     tuple is needed or the payload is read otherwise."""
     units = leaf["payload_units"]
     if units is None or len(rel["leaves"]) != 1 or rel["reunpack"]:
@@ -4607,8 +4607,7 @@ def render_window_view(
     ordered = next((f for f in query.functions if f.order), None)
     partition = query.functions[0].partition
     order = ordered.order if ordered is not None else ()
-    code = _WindowCode()
-    code.arg_types = dict(enumerate(query.types))
+    code = _WindowCode(query.types)
     if len(order) == 1:  # RANGE frames: a value's sort key
         c, d, n = order[0]
         never = _never_null(query.input, c)
@@ -4725,12 +4724,29 @@ def _never_null(query, column: int) -> bool:
     return found is not None and found[0].is_notnull(found[1])
 
 
+def _rows_bounds(first: int | None, last: int | None) -> tuple[str, str]:
+    """The first position of row i's ROWS frame from offset `first` to
+    `last` (None: UNBOUNDED) and the position past its last, within 0..n."""
+    lo = (
+        "0"
+        if first is None
+        else f"max(0, i - {-first})" if first < 0 else f"max(0, i + {first})"
+    )
+    hi = (
+        "n"
+        if last is None
+        else f"min(n, i + {last + 1})" if last >= 0 else f"min(n, i - {-last - 1})"
+    )
+    return lo, hi
+
+
 class _WindowCode:
     """The code of a window view's output rows at some positions of a
     partition (`prelude`, `body`, `values`) and of the span of a change (the
     positions it can alter), function by function."""
 
-    def __init__(self):
+    def __init__(self, types: tuple = ()):
+        self.types = types  # the type of each input column (and window)
         self.prelude: list[str] = []
         self.body: list[str] = []
         self.values: list[str] = []
@@ -4752,7 +4768,6 @@ class _WindowCode:
         self.constants: dict[str, str] = {}  # an offset's value -> its name
         self.helpers: set[str] = set()  # runtime helpers (dynyan.runtime)
         self.uses_insort = False
-        self.arg_types: dict[int, str] = {}  # an input column's type
 
     def spans(self) -> list[str]:
         lows = list(dict.fromkeys(self.lows))
@@ -4862,24 +4877,8 @@ class _WindowCode:
             self.highs.append("n")
             lo, hi = "0", "bisect_right(keys, keys[i])"
         else:
-            first, last = f.sliding
-            self.lows.append(
-                "0" if last is None else f"max(0, p - {last})" if last > 0 else "p"
-            )
-            if first is None:
-                self.highs.append("n")
-            elif first < 0:
-                self.highs.append(f"min(n, p + {-first} + gone)")
-            lo = (
-                "0"
-                if first is None
-                else f"max(0, i - {-first})" if first < 0 else f"i + {first}"
-            )
-            hi = (
-                "n"
-                if last is None
-                else f"min(n, i + {last + 1})" if last >= 0 else f"i - {-last - 1}"
-            )
+            self._rows_span(*f.sliding)
+            lo, hi = _rows_bounds(*f.sliding)
         if lo != "0":
             self.body.append(f"lo{j} = {lo}")
             lo = f"lo{j}"
@@ -4940,7 +4939,7 @@ class _WindowCode:
             ]
             return [f"m{j} = v{j} = None"], step, f"v{j}"
         if kind == "string_agg":  # the strings in the frame's order
-            if f.scale is not None or self.arg_types.get(f.arg) != "str":
+            if f.scale is not None or self.types[f.arg] != "str":
                 self.helpers.add("to_str")
                 text = f"_to_str({x}{f', {scale}' if scale else ''})"
             else:
@@ -5032,12 +5031,11 @@ class _WindowCode:
         UNBOUNDED FOLLOWING (`last` None): the partition's suffixes summed
         from its end once per call."""
         first, last = f.sliding
+        self._rows_span(first, last)
         if last is None:
             self._suffix(f, j)
             return
-        self.lows.append(f"max(0, p - {last})" if last > 0 else "p")
         if first is None:
-            self.highs.append("n")
             if last < 0:  # up to the row |last| before
                 self._cursor(
                     f, j, f"jb{-last}", f"i - {-last - 1}" if last < -1 else "i"
@@ -5045,23 +5043,29 @@ class _WindowCode:
             else:
                 self._cursor(f, j, f"ja{last}", f"min(n, i + {last + 1})")
             return
-        if first < 0:
-            self.highs.append(f"min(n, p + {-first} + gone)")
-        lo = f"i - {-first}" if first < 0 else f"i + {first}"
-        hi = f"i + {last + 1}" if last >= 0 else f"i - {-last - 1}"
-        loop = f"for jf in range(max(0, {lo}), min(n, {hi})):"
+        loop = "for jf in range({}, {}):".format(*_rows_bounds(first, last))
         start, lines, value = self._folded(f, j, loop, "rows[jf]")
         self.body += start + lines
         self.values.append(value)
+
+    def _rows_span(self, first: int | None, last: int | None) -> None:
+        """The positions a change at p alters for a ROWS frame from offset
+        `first` to `last` (None: UNBOUNDED): the rows whose frame reaches
+        p, p - last to p - first (the rows after them see the same rows,
+        moved)."""
+        self.lows.append(
+            "0" if last is None else f"max(0, p - {last})" if last > 0 else "p"
+        )
+        if first is None:
+            self.highs.append("n")
+        elif first < 0:
+            self.highs.append(f"min(n, p + {-first} + gone)")
 
     def _suffix(self, f, j: int) -> None:
         """An aggregate over the rows from offset `first` to the partition's
         end: every row up to p - first sees a change at p; the values of
         the suffixes, from the end back to the span's first frame, once."""
         first = f.sliding[0]
-        self.lows.append("0")
-        if first < 0:
-            self.highs.append(f"min(n, p + {-first} + gone)")
         start = f"max(0, lo - {-first})" if first < 0 else f"min(n, lo + {first})"
         loop = f"for jf in range(n - 1, {start} - 1, -1):"
         begin, lines, value = self._folded(f, j, loop, "rows[jf]", backward=True)

@@ -33,9 +33,6 @@ from ..diagnostics import unsupported
 from .keyed_picks import PICKS
 from .window_aggregates import SHIFTS, frame, picked_value
 
-# functions that may read a NULL where IGNORE NULLS would skip it
-_PICKING_NULLS = (*SHIFTS, exp.NthValue)
-
 
 def null_treatment(tree: exp.Expression, ctx: Context) -> exp.Expression:
     for node in list(tree.find_all(exp.RespectNulls)):
@@ -44,7 +41,8 @@ def null_treatment(tree: exp.Expression, ctx: Context) -> exp.Expression:
         func = node.this
         if isinstance(func, PICKS):
             continue
-        if isinstance(func, exp.AggFunc) and not isinstance(func, _PICKING_NULLS):
+        # an aggregate skips NULLs anyway; a shift (SHIFTS) may read one
+        if isinstance(func, exp.AggFunc) and not isinstance(func, SHIFTS):
             node.replace(func.copy())
             continue
         window = node.parent

@@ -63,6 +63,12 @@ WINDOW_AGGREGATES = (exp.Sum, exp.Count, exp.Avg, exp.Min, exp.Max)
 # the value of another row of the order (FIRST_VALUE: the first row's;
 # LAST_VALUE in the default frame: the row's own, where rows never tie)
 SHIFTS = (exp.Lag, exp.Lead, exp.FirstValue, exp.LastValue, exp.NthValue)
+# why a window that only the windows' view computes is refused elsewhere
+VIEW_ONLY = (
+    "is kept by the windows' view only, which takes a SELECT where it keeps "
+    "every window (not beside an aggregate other than COUNT, SUM, AVG, MIN, "
+    "MAX over whole partitions or a RANGE frame of months)"
+)
 # aggregates of the frame's values in a list, computed by the windows' view
 # alone over an order (`folded_window`)
 FOLDS = (
@@ -116,11 +122,7 @@ def function_refusal(window: exp.Window, select: exp.Select) -> str | None:
     ):  # (NTH_VALUE elsewhere: also as joins, below)
         name = (func.this if ignore else func).sql_name()
         what = f"{name}(… IGNORE NULLS)" if ignore else f"{name} over this frame"
-        return (
-            f"{what} is kept by the windows' view only, which takes a SELECT where "
-            "it keeps every window (not beside an aggregate other than COUNT, SUM, "
-            "AVG, MIN, MAX over whole partitions or a RANGE frame of months)"
-        )
+        return f"{what} {VIEW_ONLY}"
     exclude = spec.args.get("exclude") if spec is not None else None
     if exclude is not None and exclude.name.upper() != "NO OTHERS":
         return (
@@ -148,12 +150,7 @@ def function_refusal(window: exp.Window, select: exp.Select) -> str | None:
         if isinstance(func, AGGREGATES) and not order and frame(window, select):
             return None  # over whole partitions: grouped as any aggregate
         if folded_window(window, select):
-            return (
-                f"{func.sql_name()} over an order is kept by the windows' view "
-                "only, which takes a SELECT where it keeps every window (not beside "
-                "an aggregate other than COUNT, SUM, AVG, MIN, MAX over whole "
-                "partitions or a RANGE frame of months)"
-            )
+            return f"{func.sql_name()} over an order {VIEW_ONLY}"
         name = func.sql_name() if isinstance(func, exp.Func) else func.key.upper()
         return f"window function {name} is not supported"
     if frame(window, select) is None:
@@ -166,12 +163,7 @@ def function_refusal(window: exp.Window, select: exp.Select) -> str | None:
             "while two rows of a partition tie in the order)"
         )
     if order and isinstance(func.this, exp.Distinct):
-        return (
-            f"{func.sql_name()}(DISTINCT …) over an order is kept by the windows' "
-            "view only, which takes a SELECT where it keeps every window (not "
-            "beside an aggregate other than COUNT, SUM, AVG, MIN, MAX over whole "
-            "partitions or a RANGE frame of months)"
-        )
+        return f"{func.sql_name()}(DISTINCT …) over an order {VIEW_ONLY}"
     return None
 
 
@@ -260,9 +252,8 @@ def shift_refusal(window: exp.Window, select: exp.Select) -> str | None:
     func = window.this
     name = func.key.upper()
     offset = func.args.get("offset")
-    if isinstance(func, exp.NthValue):
-        if not (offset is not None and offset.is_int and int(offset.name) >= 1):
-            return "NTH_VALUE needs a constant place of at least 1"
+    if isinstance(func, exp.NthValue) and nth_place(func) is None:
+        return "NTH_VALUE needs a constant place of at least 1"
     if isinstance(func, (exp.FirstValue, exp.LastValue, exp.NthValue)):
         name = func.sql_name()
         if not window.args.get("order"):
@@ -311,14 +302,11 @@ def picked_value(window: exp.Window, select: exp.Select) -> tuple | None:
     if not isinstance(func, (exp.FirstValue, exp.LastValue, exp.NthValue)):
         return None
     kind = "frame_last" if isinstance(func, exp.LastValue) else "frame_first"
-    place = 1
-    if isinstance(func, exp.NthValue):  # the n-th row from the frame's start
-        offset = func.args.get("offset")
-        if not (offset is not None and offset.is_int and int(offset.name) >= 1):
-            return None
-        place = int(offset.name)
-    framed = frame(window, select)
     nth = isinstance(func, exp.NthValue)
+    place = nth_place(func) if nth else 1  # NTH_VALUE: from the frame's start
+    if place is None:
+        return None
+    framed = frame(window, select)
     if framed == "running" and (ignore or nth):
         rows = spec is not None and _text(spec.args.get("kind")) == "ROWS"
         return (kind, place, (None, 0) if rows else "peers", ignore)
@@ -328,6 +316,14 @@ def picked_value(window: exp.Window, select: exp.Select) -> tuple | None:
     if framed != "rows" or offsets is None:
         return None
     return (kind, place, offsets, ignore)
+
+
+def nth_place(func: exp.NthValue) -> int | None:
+    """NTH_VALUE(x, n)'s place n, a constant of at least 1 (else None)."""
+    offset = func.args.get("offset")
+    if offset is not None and offset.is_int and int(offset.name) >= 1:
+        return int(offset.name)
+    return None
 
 
 def rows_offsets(window: exp.Window) -> tuple[int | None, int | None] | None:
@@ -352,10 +348,10 @@ def rows_offsets(window: exp.Window) -> tuple[int | None, int | None] | None:
 def folded_window(window: exp.Window, select: exp.Select) -> bool:
     """MEDIAN, QUANTILE_CONT/_DISC(x, q), STRING_AGG(x[, sep]) (joined in
     the frame's order) or ARG_MAX/ARG_MIN(x, y) (the first best in it) over
-    an order, in the default frame, a ROWS frame or
-    a RANGE frame between offsets: the windows' view keeps the frame's
-    values (sorted, or in order) per row. A constant q and separator; no
-    DISTINCT, no ORDER BY of the aggregate's own."""
+    an order, in the default frame, a ROWS frame or a RANGE frame between
+    offsets: the windows' view keeps the frame's values (sorted, or in
+    order) per row. A constant q and separator; no DISTINCT, no ORDER BY
+    of the aggregate's own."""
     func = window.this
     if type(func) not in FOLDS or window.args.get("order") is None:
         return False
@@ -947,7 +943,7 @@ class _Rewrite:
             offset = ("place", 1, False)  # the row ranked first
         elif isinstance(func, exp.NthValue):  # the row ranked n, in the frame
             running = frame(window, self.select) == "running"
-            offset = ("place", int(func.args["offset"].name), running)
+            offset = ("place", nth_place(func), running)
         else:
             offset = int(func.args["offset"].name) if func.args.get("offset") else 1
             offset = offset if isinstance(func, exp.Lag) else -offset
