@@ -893,20 +893,22 @@ def test_a_trusting_test_index_keeps_only_the_rows_its_atom_can_take():
 
 def test_desc_sorts_numbers_negated_and_other_values_wrapped():
     """ORDER BY … DESC keys: a number is negated (compared in C), a string or
-    a date wrapped; ints and floats mix, NaN sorts first and NULL last (or
-    first with NULLS FIRST), as DuckDB orders them."""
+    a date wrapped; ints and floats mix, NaN (0.0 / 0.0: an input NaN is
+    refused) sorts first and NULL last (or first with NULLS FIRST), as
+    DuckDB orders them."""
     import datetime
     import duckdb
 
     sql = (
         "CREATE TABLE t (k INTEGER NOT NULL, x DOUBLE, s VARCHAR, d DATE);"
-        "SELECT k, x, s, d FROM t ORDER BY x DESC NULLS FIRST, s DESC, d DESC, k"
+        "SELECT k, x / CASE WHEN s = 'n' THEN 0.0 ELSE 1.0 END AS y, s, d FROM t "
+        "ORDER BY y DESC NULLS FIRST, s DESC, d DESC, k"
     )
     day = datetime.date(2024, 1, 1)
     rows = [
         (i, x, s, day + datetime.timedelta(days=i % 3))
         for i, (x, s) in enumerate(
-            [(2, "b"), (2.5, "a"), (None, "c"), (float("nan"), "a"), (2.0, "c")]
+            [(2, "b"), (2.5, "a"), (None, "c"), (0.0, "n"), (2.0, "c")]
             + [(-1, None), (2, "b"), (0.0, "z"), (-0.5, "y"), (None, None)]
         )
     ]

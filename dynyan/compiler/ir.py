@@ -206,6 +206,11 @@ FUNCTIONS = {
     # argument, NULL only where the value is; its third operand, a Lit(bool):
     # whether NULL keys sort after every other key
     "keyed_pair",
+    # (key1, value, Lit(flag1), key2, Lit(flag2), …): FIRST/LAST(value ORDER
+    # BY key1, …)'s argument, never NULL: (((key1 IS NULL) is flag1, key1,
+    # …, value IS NULL), value), so MIN (MAX) of them is the first row's,
+    # NULL keys where the flags put them and a NULL value kept
+    "ordered_pair",
 }
 COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
 # Operators whose value need not be NULL when an operand is: a NULL operand
@@ -220,6 +225,7 @@ NULL_ABSORBING = {
     "greatest",
     "least",
     "keyed_pair",
+    "ordered_pair",
 }
 FLIPPED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
@@ -644,7 +650,7 @@ def exact_digits(e, leaf: Callable) -> int | None:
         return None if None in parts else sum(parts)
     if e.op in ("neg", "abs", "nullif"):
         return exact_digits(e.args[0], leaf)
-    if e.op in ("pair", "keyed_pair"):
+    if e.op in ("pair", "keyed_pair", "ordered_pair"):
         return exact_digits(e.args[1], leaf)
     if e.op in ("to_decimal", "to_int"):
         return e.args[1].value if e.op == "to_decimal" else 0

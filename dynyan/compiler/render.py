@@ -427,6 +427,11 @@ class Expressions:
             return f"({a[0]}, {a[1]})"
         if op == "row":
             return f"({', '.join(a)})"
+        if op == "ordered_pair":  # NULLs ranked by their flags, never compared
+            keys = [a[0], *a[3::2]]
+            flags = [f.value for f in e.args[2::2]]
+            parts = [f"({k} is None) is {flag}, {k}" for k, flag in zip(keys, flags)]
+            return f"(({', '.join(parts)}, {a[1]} is None), {a[1]})"
         if op == "keyed_pair":  # NULL keys first or last, never compared
             return f"(None if {a[1]} is None else ((({a[0]} is None) is {a[2]}, {a[0]}), {a[1]}))"
         if op == "in":
@@ -1676,28 +1681,53 @@ def _subquery_null_checks(plan: Plan) -> dict[str, set[int]]:
     return out
 
 
-def _null_check(rel, columns, locals_=None) -> dict | None:
+def _null_check(rel, columns, locals_=None, doubles=()) -> dict | None:
     """The check that no column of `columns` (declared NOT NULL) holds None
-    in a row, as {"cond": true when one does, "spec": (position, column)
-    pairs for `_null_error`}, or None. `locals_`: names the values are
-    loaded into (`row[i]` otherwise). A few `is None` tests: nearly free."""
-    columns = sorted(set(columns))
-    if not columns:
+    and no DOUBLE column of `doubles` holds NaN in a row, as {"cond": true
+    when one does, "spec": (position, column[, NOT NULL]) entries for
+    `_null_error`, the third one a DOUBLE's}, or None. `locals_`: names the
+    values are loaded into (`row[i]` otherwise). A few `is None` and
+    `v != v` tests: nearly free.
+
+    NaN is refused because SQL keys and compares it as a value equal to
+    itself and above every number, where Python's `nan != nan` would split
+    its groups, miss its joins and deletes and drop it from comparisons."""
+    columns, doubles = set(columns), set(doubles)
+    if not columns and not doubles:
         return None
-    values = [(locals_[c] if locals_ and locals_[c] else f"row[{c}]") for c in columns]
+    conds, spec = [], []
+    for c in sorted(columns | doubles):
+        v = locals_[c] if locals_ and locals_[c] else f"row[{c}]"
+        entry = [str(c), py(rel.columns[c])]
+        if c in columns:
+            conds.append(f"{v} is None")
+        if c in doubles:
+            conds.append(f"{v} != {v}")
+            entry.append(py(c in columns))
+        spec.append(tuple_literal(entry))
+    return {"cond": " or ".join(conds), "spec": tuple_literal(spec)}
+
+
+def _doubles(rel, columns) -> set[int]:
+    """The DOUBLE (REAL, FLOAT) columns among `columns` of `rel`: those a
+    NaN can reach (a DECIMAL holds none)."""
     return {
-        "cond": " or ".join(f"{v} is None" for v in values),
-        "spec": tuple_literal(
-            [tuple_literal([str(c), py(rel.columns[c])]) for c in columns]
-        ),
+        c
+        for c in columns
+        if c < len(rel.types)
+        and rel.types[c] == "float"
+        and (c >= len(rel.scales) or rel.scales[c] is None)
     }
 
 
-def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets):
+def _leaf_blocks(
+    layout, ring, expressions, rel_name, names, emit, checks, sets, virtual=False
+):
     """Per atom of relation `rel_name`: which columns to load from the row, its
     filter, the check of the values it computes with (`checks`: see
     `_value_checks`; class sets it uses go to `sets`), its payload, and the
-    path that carries its delta to the root."""
+    path that carries its delta to the root. `virtual`: an inner view's
+    result, whose values are computed (a NaN there is SQL's, not input)."""
     plan = layout.plan
     query = plan.query
     blocks = []
@@ -1759,7 +1789,8 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
         else:
             loads = [f"{locals_[i]} = row[{i}]" for i in wanted]
         null_columns = [i for i in wanted if rel.is_notnull(i)]
-        null_check = _null_check(rel, null_columns, locals_)
+        nan_columns = set() if virtual else _doubles(rel, wanted)
+        null_check = _null_check(rel, null_columns, locals_, nan_columns)
         derives = [
             f"{layout.var_local[v]} = {expressions.render(e, env)}"
             for v, e in atom.derived
@@ -1878,6 +1909,7 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
                 "key_is_kept": False,  # the batch's sums key is that tuple too
                 "null_check": null_check,
                 "null_columns": null_columns,
+                "nan_columns": nan_columns,
                 "derives": derives,
                 "type_check": _type_check(
                     query.relation(rel_name),
@@ -3043,7 +3075,15 @@ def render_module(
         # A subquery's result is computed from checked values: no checks.
         checks = {} if rel.name in virtual else value_checks
         leaves = _leaf_blocks(
-            layout, ring, expressions, rel.name, names, emit, checks, class_sets
+            layout,
+            ring,
+            expressions,
+            rel.name,
+            names,
+            emit,
+            checks,
+            class_sets,
+            virtual=rel.name in virtual,
         )
         # Columns its inner views check, when the outer view changes first
         # (it reads the relation too, or it forwards to several inner views).
@@ -3057,7 +3097,12 @@ def render_module(
         null_check = None
         if rel.name not in virtual and (leaves or len(forwards.get(rel.name, [])) > 1):
             own = {c for leaf in leaves for c in leaf["null_columns"]}
-            null_check = _null_check(rel, inner_null_checks.get(rel.name, set()) - own)
+            # NaN: in the columns read, or anywhere in a whole row kept
+            nans = _doubles(rel, range(len(rel.columns)) if not trust_input else read)
+            nans -= {c for leaf in leaves for c in leaf["nan_columns"]}
+            null_check = _null_check(
+                rel, inner_null_checks.get(rel.name, set()) - own, doubles=nans
+            )
         count = leaves[0]["count"] if len(leaves) == 1 else None
         test_indexes = [t for t in tests.values() if t["relation"] == rel.name]
         _share_test_indexes(test_indexes)

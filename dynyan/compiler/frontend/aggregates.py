@@ -48,7 +48,18 @@ class TopCut(exp.Expression, exp.AggFunc):
 
 
 # the aggregates whose argument's values a group keeps (a multiset)
-KEPT = (exp.Min, exp.Max, exp.ArgMin, exp.ArgMax, *QUANTILES, TopCut, exp.GroupConcat)
+# (FIRST/LAST here: with an ORDER BY, the others are gone, passes/keyed_picks.py)
+KEPT = (
+    exp.Min,
+    exp.Max,
+    exp.ArgMin,
+    exp.ArgMax,
+    exp.First,
+    exp.Last,
+    *QUANTILES,
+    TopCut,
+    exp.GroupConcat,
+)
 AGGREGATES = (exp.Count, exp.Sum, exp.Avg, *KEPT)
 _DISTINCT_KINDS = {
     exp.Count: "count_distinct",
@@ -242,6 +253,8 @@ class Grouping:
                 arg_node, kind, options, by = self._string_agg(node)
             elif isinstance(node, (exp.ArgMin, exp.ArgMax)):
                 arg_node, kind, options = None, _PICK_NAMES[type(node)], {}
+            elif isinstance(node, (exp.First, exp.Last)):
+                arg_node, kind, options = None, *self._ordered_pick(node), {}
             else:
                 arg_node = node.this.expressions[0] if distinct else node.this
                 kind = _DISTINCT_KINDS[type(node)] if distinct else node.sql_name()
@@ -249,6 +262,8 @@ class Grouping:
             if kind == "count_distinct" and isinstance(arg_node, exp.Tuple):
                 # COUNT(DISTINCT (a, b)): the distinct rows, NULLs in them too
                 arg = Op("row", tuple(self.fe.expr(e) for e in arg_node.expressions))
+            elif isinstance(node, (exp.First, exp.Last)):
+                arg = self._ordered_pair(node)
             else:
                 arg = self._pair(node) if arg_node is None else self.fe.expr(arg_node)
             if by is not None:
@@ -325,6 +340,65 @@ class Grouping:
                 node,
             )
         return Op("pair", (key, value))
+
+    def _ordered_pick(self, node: exp.First | exp.Last) -> tuple[str]:
+        """FIRST/LAST(x ORDER BY k1, …)'s kind: the least (ARG_MIN's) of the
+        pairs `_ordered_pair` makes, or the greatest for a descending order
+        (LAST: the first of the order reversed)."""
+        keys = node.this.expressions
+        if isinstance(node.this.this, exp.Distinct):
+            raise unsupported(
+                f"{node.sql_name()}(DISTINCT …) is not supported (the first row "
+                f"is the same without it: {node.sql_name()}(x ORDER BY k))",
+                node,
+            )
+        if len({bool(k.args.get("desc")) for k in keys}) != 1:
+            raise unsupported(
+                f"{node.sql_name()} ordered by keys of both directions is not "
+                "supported (ORDER BY a, b or ORDER BY a DESC, b DESC)",
+                node,
+            )
+        descending = bool(keys[0].args.get("desc")) != isinstance(node, exp.Last)
+        return ("arg_max" if descending else "arg_min",)
+
+    def _ordered_pair(self, node: exp.First | exp.Last) -> Op:
+        """FIRST/LAST(x ORDER BY k1, …)'s argument: ((k1 IS NULL) is f1,
+        k1, …, x IS NULL), x), never NULL (FIRST keeps a NULL x, and NULL
+        keys sort where the ORDER BY puts them, DuckDB: last). The flags
+        rank a NULL key above the others where it comes last under MIN, or
+        first under MAX; a NULL is never compared with a value. Rows tied
+        on every key: the least (greatest) x, where SQL takes any. Under
+        FILTER (WHERE c) (`where`, set by passes/aggregate_spellings.py) the
+        pair is NULL where c is not TRUE: the row is left out."""
+        order, last = node.this, isinstance(node, exp.Last)
+        (kind,) = self._ordered_pick(node)
+        flags, keys = [], []
+        for k in order.expressions:
+            key = self.fe.expr(k.this)
+            if may_be_nonfinite(key):
+                raise unsupported(
+                    f"{node.sql_name()} ordered by a key that may be NaN (x / 0) "
+                    "is not supported",
+                    node,
+                )
+            nulls_first = bool(k.args.get("nulls_first")) != last
+            flags.append(nulls_first if kind == "arg_max" else not nulls_first)
+            keys.append(key)
+        value = self.fe.expr(order.this)
+        if may_be_nonfinite(value):
+            raise unsupported(
+                f"{node.sql_name()} of a value that may be NaN (x / 0) is not "
+                "supported",
+                node,
+            )
+        rest = [a for key, flag in zip(keys[1:], flags[1:]) for a in (key, Lit(flag))]
+        pair = Op("ordered_pair", (keys[0], value, Lit(flags[0]), *rest))
+        where = node.args.get("where")  # FILTER (WHERE c): NULL, left out, elsewhere
+        return (
+            pair
+            if where is None
+            else Op("case", (self.fe.expr(where), pair, Lit(None)))
+        )
 
     def _quantile(self, node: exp.AggFunc, arg) -> tuple[str, float]:
         """The kind and q of MEDIAN or QUANTILE_CONT/_DISC(x, q): as DuckDB,

@@ -131,7 +131,7 @@ def op_type(e: Op, types: list) -> str | None:
         if isinstance(args[1], Lit) and args[1].value == 0:
             raise ExprError("division by zero")
         return "int"
-    if op in ("pair", "keyed_pair"):  # ARG_MAX(value, key): typed as its value
+    if op in ("pair", "keyed_pair", "ordered_pair"):  # typed as its value
         return types[1]
     if op == "row":  # only counted (COUNT(DISTINCT (a, b))): compared as a whole
         return "str"

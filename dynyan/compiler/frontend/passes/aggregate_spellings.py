@@ -84,7 +84,9 @@ def _filtered(node: exp.Filter) -> exp.Expression:
         raise unsupported("FILTER is supported on aggregates", node)
     agg = agg.copy()
     arg = agg.this
-    if isinstance(arg, exp.Order):  # STRING_AGG(x ORDER BY …): x filtered
+    if isinstance(agg, (exp.First, exp.Last)) and isinstance(arg, exp.Order):
+        agg.set("where", condition.copy())  # rows left out, not NULL values
+    elif isinstance(arg, exp.Order):  # STRING_AGG(x ORDER BY …): x filtered
         value = (
             arg.this.expressions[0] if isinstance(arg.this, exp.Distinct) else arg.this
         )

@@ -7,7 +7,9 @@ reads `c.name` as it is): every row of a group has the same `c.name`, so
 any value the aggregate picks is that one, and MIN (which skips NULLs, as
 ANY_VALUE does) reads it. Elsewhere such an aggregate picks among
 different values, which no maintained view could agree on run after run:
-refused, saying what to write. Runs after `qualify_names`.
+refused, saying what to write. FIRST and LAST with an ORDER BY pick the
+first (last) row of that order's, kept as ARG_MIN's pairs are
+(`aggregates.Aggregates._ordered_pair`). Runs after `qualify_names`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,12 @@ def keyed_picks(tree: exp.Expression, ctx: Context) -> exp.Expression:
         select, arg, spelled = node.parent_select, node.this, node
         if isinstance(node.parent, (exp.IgnoreNulls, exp.RespectNulls)):
             spelled = node.parent  # DuckDB's ANY_VALUE skips NULLs, as MIN
+        if (
+            isinstance(node, (exp.First, exp.Last))
+            and isinstance(arg, exp.Order)
+            and not isinstance(node.parent, exp.Window)
+        ):
+            continue  # FIRST(x ORDER BY k): the first row's x (aggregates.py)
         if select is not None and _one_value(arg, select, ctx):
             spelled.replace(exp.Min(this=arg.copy()))
             continue
@@ -32,7 +40,8 @@ def keyed_picks(tree: exp.Expression, ctx: Context) -> exp.Expression:
             f"aggregate {node.sql_name()} is not supported: it picks any row's "
             "value (DuckDB the first it reads): where the group holds one value, "
             "MIN or MAX gives the same (taken as it is where the query groups "
-            "by the PRIMARY KEY of the column's table)",
+            "by the PRIMARY KEY of the column's table); FIRST(x ORDER BY k) and "
+            "LAST(x ORDER BY k) take the first and last row of an order",
             node,
         )
     return tree
