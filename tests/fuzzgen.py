@@ -1821,6 +1821,33 @@ def group_by_columns(g):
 
 
 @production("select", weight=0)  # drawn with --weight: earlier seeds keep their queries
+def ordered_pick_per_key(g):
+    """GROUP BY columns with FIRST/LAST(x ORDER BY k [DESC] [NULLS …], x …)
+    [FILTER (WHERE …)]: the x of an order's first or last row per group (the
+    latest value as people write it), the order ending on x itself, so rows
+    tied on every key give the same x and DuckDB's pick is the view's."""
+    every = _everything(g)
+    keys = g.rng.sample(every, min(len(every), g.rng.randint(1, 2)))
+    g.q.grouped = True
+    g.q.group_by = [Part(ref, frozenset({a.alias})) for ref, _, a in keys]
+    picks = []
+    for _ in range(g.rng.randint(1, 2)):
+        (x, _, a), (k, _, b) = g.choice(every), g.choice(every)
+        way = g.choice(["", " DESC"]) + g.choice(
+            ["", "", " NULLS FIRST", " NULLS LAST"]
+        )
+        sql = f"{g.choice(['FIRST', 'LAST'])}({x} ORDER BY {k}{way}, {x}{way})"
+        nums = [e for e in every if e[1] in ("int", "dec")]
+        if nums and g.chance(0.3):
+            y, _, c = g.choice(nums)
+            sql += f" FILTER (WHERE {y} > {g.rng.randint(0, 5)})"
+            picks.append(Part(sql, frozenset({a.alias, b.alias, c.alias})))
+        else:
+            picks.append(Part(sql, frozenset({a.alias, b.alias})))
+    g.q.items = list(g.q.group_by) + picks
+
+
+@production("select", weight=0)  # drawn with --weight: earlier seeds keep their queries
 def having_over_the_total(g):
     """GROUP BY columns HAVING SUM(x) * k > (SELECT SUM(x) [- SUM(y)] FROM …
     WHERE …) over the query's own FROM and WHERE, word for word (TPC-H Q11's
@@ -1904,14 +1931,15 @@ def global_aggregates(g):
 
 @production("select", weight=0)
 def spread_aggregates(g):
-    """VARIANCE, VAR_POP, STDDEV_SAMP, STDDEV_POP of INTEGER and DECIMAL
-    columns per group, or over a window's partition (exact: a group of equal
-    values has 0). Weight 0 unless given (earlier seeds draw the queries
-    they drew)."""
+    """VARIANCE, VAR_POP, STDDEV_SAMP, STDDEV_POP, SKEWNESS, KURTOSIS and
+    KURTOSIS_POP of INTEGER and DECIMAL columns per group, or over a
+    window's partition (exact: a group of equal values has 0, or NULL).
+    Weight 0 unless given (the shapes since seed 2987)."""
     nums = [e for e in _everything(g) if e[1] in ("int", "dec")]
     if not nums:
         return False
     funcs = ["VARIANCE", "VAR_POP", "STDDEV_SAMP", "STDDEV_POP"]
+    funcs += ["SKEWNESS", "KURTOSIS", "KURTOSIS_POP"]
     ref, _, a = g.choice(nums)
     keys = [Part(ref, frozenset({a.alias}))] if g.chance(0.7) else []
     items = []

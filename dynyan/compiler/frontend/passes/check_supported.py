@@ -68,8 +68,9 @@ def check_supported(tree: exp.Expression, ctx: Context) -> exp.Expression:
                 f"aggregate {node.sql_name()} is not supported; supported: "
                 "COUNT(*), COUNT(col), COUNT(DISTINCT col), SUM, SUM(DISTINCT x), "
                 "AVG, AVG(DISTINCT x), MIN, MAX, ARG_MIN, ARG_MAX, VARIANCE, STDDEV, CORR, COVAR_POP, "
-                "COVAR_SAMP, REGR_SLOPE (and the other REGR_*), MEDIAN, "
-                "QUANTILE_CONT, QUANTILE_DISC, STRING_AGG(x, sep ORDER BY x)",
+                "COVAR_SAMP, REGR_SLOPE (and the other REGR_*), SKEWNESS, KURTOSIS, "
+                "KURTOSIS_POP, MEDIAN, QUANTILE_CONT, QUANTILE_DISC, "
+                "STRING_AGG(x, sep ORDER BY x), FIRST(x ORDER BY k), LAST(x ORDER BY k)",
                 node,
             )
         if isinstance(node.this, exp.Distinct) and not isinstance(

@@ -1,4 +1,5 @@
-"""VARIANCE, STDDEV, COVAR, CORR and REGR_* as arithmetic over SUM and COUNT.
+"""VARIANCE, STDDEV, COVAR, CORR, REGR_*, SKEWNESS and KURTOSIS as
+arithmetic over SUM and COUNT.
 
 A view maintains SUM and COUNT under inserts and deletes; the spread of a
 group follows from three of them: with n = COUNT(x), s = SUM(x) and
@@ -97,6 +98,29 @@ _MOMENTS = {
 }
 
 
+# SKEWNESS, KURTOSIS (sample, excess) and KURTOSIS_POP over n = COUNT(x),
+# s1..s4 = SUM(x), …, SUM(x^4) as DuckDB defines them: with b = n^2 m2,
+# a = n^3 m3 and c = n^4 m4 (m2..m4 the central moments), m3 / m2^1.5 is
+# a / b^1.5 and m4 / m2^2 is c / b^2, whatever unit x is scaled by; NULL
+# where x does not vary (MIN = MAX: exact, where b may keep a residue)
+_SHAPES = {
+    "skewness": "CASE WHEN n > 2 AND NOT fx THEN SQRT(CAST(n * (n - 1) AS DOUBLE))"
+    " / (n - 2) * (CAST(a AS DOUBLE) / (CAST(b AS DOUBLE) * SQRT(CAST(b AS DOUBLE))))"
+    " END",
+    "kurtosis": "CASE WHEN n > 3 AND NOT fx THEN (n - 1) * ((n + 1) * (CAST(c AS DOUBLE)"
+    " / (CAST(b AS DOUBLE) * b)) - 3 * (n - 1)) / ((n - 2) * (n - 3)) END",
+    "kurtosis_pop": "CASE WHEN n > 0 AND NOT fx THEN CAST(c AS DOUBLE)"
+    " / (CAST(b AS DOUBLE) * b) - 3 END",
+}
+_SHAPE_MOMENTS = {
+    "a": "(n * n * s3 - 3 * n * s2 * s1 + 2 * s1 * s1 * s1)",
+    "b": "(n * s2 - s1 * s1)",
+    "c": "(n * n * n * s4 - 4 * n * n * s3 * s1 + 6 * n * s2 * s1 * s1"
+    " - 3 * s1 * s1 * s1 * s1)",
+    "fx": "(minx = maxx)",
+}
+
+
 # over scaled integers (x * 10^a, y * 10^b): each co-moment exact, then
 # divided once by its unit
 _EXACT_MOMENTS = {
@@ -107,11 +131,20 @@ _EXACT_MOMENTS = {
 
 
 def spread_aggregates(tree: exp.Expression, ctx: Context) -> exp.Expression:
-    for node in list(tree.find_all(*_SPREADS, *_PAIRED)):
+    shapes = [
+        node
+        for node in tree.find_all(exp.Skewness, exp.Kurtosis, exp.Anonymous)
+        if _shape_name(node) in _SHAPES
+    ]
+    for node in list(tree.find_all(*_SPREADS, *_PAIRED)) + shapes:
         if isinstance(node.this, exp.Distinct):
             raise unsupported(ONLY_DISTINCT, node)
         select = node.find_ancestor(exp.Select)
-        if type(node) in _PAIRED:
+        if node in shapes:
+            x = node.expressions[0] if isinstance(node, exp.Anonymous) else node.this
+            scale = declared_digits(x, select, ctx.relations)
+            value = _shape(_shape_name(node), x, scale)
+        elif type(node) in _PAIRED:
             digits = (
                 declared_digits(node.this, select, ctx.relations),
                 declared_digits(node.expression, select, ctx.relations),
@@ -134,6 +167,32 @@ def spread_aggregates(tree: exp.Expression, ctx: Context) -> exp.Expression:
             value = exp.alias_(value, node.sql(dialect=DIALECT), quoted=True)
         node.replace(value)
     return tree
+
+
+def _shape_name(node: exp.Expression) -> str:
+    """The lower-case name of SKEWNESS, KURTOSIS or KURTOSIS_POP (sqlglot
+    knows the first two)."""
+    if isinstance(node, exp.Anonymous):
+        return node.name.lower()
+    return node.sql_name().lower()
+
+
+def _shape(name: str, x: exp.Expression, scale: int | None) -> exp.Expression:
+    """SKEWNESS/KURTOSIS/KURTOSIS_POP of x from its power sums (`_SHAPES`),
+    of its scaled integers where x holds `scale` exact digits (each moment
+    then exact, the quotient rounded once)."""
+    if scale is not None:
+        x = _scaled(x, scale)
+    power = x.copy()
+    sums = {"n": exp.Count(this=x.copy()), "s1": exp.Sum(this=x.copy())}
+    for k in (2, 3, 4):
+        power = exp.Mul(this=power, expression=x.copy())
+        sums[f"s{k}"] = exp.Sum(this=power.copy())
+    sums.update(minx=exp.Min(this=x.copy()), maxx=exp.Max(this=x.copy()))
+    text = _SHAPES[name]
+    for moment, body in _SHAPE_MOMENTS.items():
+        text = re.sub(rf"\b{moment}\b", body, text)
+    return exp.Paren(this=_filled(text, sums))
 
 
 def _paired(
