@@ -263,6 +263,21 @@ CASES = {
         "MAKE_DATE(YEAR(r.d), 2, 28)",
         "MAKE_DATE(2000 + r.k, r.k, r.k * 5)",
     ],
+    "make_timestamp": [
+        "MAKE_TIMESTAMP(2020, r.k, 1, r.k, 59, 59.9999996)",
+        "MAKE_TIMESTAMP(YEAR(r.d), 2, 28, 23, r.k * 7, r.p / 2)",
+        "MAKE_TIMESTAMP(2000 + r.k, r.k, r.k * 5, 0, 0, r.k)",
+    ],
+    "from_epoch": [
+        "EPOCH_MS(r.a * 86400000 + r.b)",
+        "MAKE_TIMESTAMP(CAST(r.a AS BIGINT) * 3600000000 - r.k)",
+    ],
+    "epoch_units": [
+        "EPOCH_MS(r.ts)",
+        "EPOCH_US(r.ts)",
+        "EPOCH_NS(r.d)",
+        "EPOCH_MS(r.ts - INTERVAL 1 DAY) - EPOCH_MS(TIMESTAMP '1969-12-31 23:59:59.9995')",
+    ],
     "strftime": [
         "STRFTIME(r.d, '%Y-%m-%d %H:%M:%S')",
         "STRFTIME(r.ts, '%d/%m/%y %j %a %A %b %B %w %u %%')",

@@ -511,6 +511,29 @@ def sql_make_date(year, month, day):
     return datetime.date(year, month, day)
 
 
+_UNIX = datetime.datetime(1970, 1, 1)
+
+
+def sql_from_epoch(count, micros):
+    return _UNIX + datetime.timedelta(microseconds=count * micros)
+
+
+def sql_epoch_units(t, per_second):
+    delta = t - _UNIX
+    micros = (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
+    return micros * per_second // 1_000_000
+
+
+def sql_make_timestamp(year, month, day, hour, minute, second):
+    date = sql_make_date(year, month, day)
+    if not (0 <= hour <= 23 and 0 <= minute <= 59 and 0 <= second < 60):
+        raise ValueError(f"no time {hour}:{minute}:{second}")
+    micros = round(second * 1_000_000)
+    return datetime.datetime.combine(date, datetime.time(hour, minute)) + (
+        datetime.timedelta(microseconds=micros)
+    )
+
+
 _DAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
 _MONTHS = (
     "January February March April May June July August September October "
@@ -645,6 +668,9 @@ _STRICT_CALLS = {
     "date_diff": ("_sql_date_diff", ()),
     "last_day": ("_sql_last_day", ()),
     "make_date": ("_sql_make_date", ()),
+    "make_timestamp": ("_sql_make_timestamp", ()),
+    "from_epoch": ("_sql_from_epoch", ()),
+    "epoch_units": ("_sql_epoch_units", ()),
     "strftime": ("_sql_strftime", ()),
     "dayname": ("(lambda d: _SQL_DAYS[d.weekday()])", ()),
     "monthname": ("(lambda d: _SQL_MONTHS[d.month - 1])", ()),
@@ -724,6 +750,9 @@ HELPERS = {
     "_sql_date_diff": sql_date_diff,
     "_sql_last_day": sql_last_day,
     "_sql_make_date": sql_make_date,
+    "_sql_make_timestamp": sql_make_timestamp,
+    "_sql_from_epoch": sql_from_epoch,
+    "_sql_epoch_units": sql_epoch_units,
     "_sql_text_to_int": sql_text_to_int,
     "_sql_text_to_float": sql_text_to_float,
     "_sql_text_to_date": sql_text_to_date,

@@ -189,6 +189,24 @@ SCALARS = {
             uses_datetime=True,
         ),
         Scalar(
+            "from_epoch",
+            "_from_epoch({0}, {1})",
+            helper="_from_epoch",
+            uses_datetime=True,
+        ),
+        Scalar(
+            "epoch_units",
+            "_epoch_units({0}, {1})",
+            helper="_epoch_units",
+            uses_datetime=True,
+        ),
+        Scalar(
+            "make_timestamp",
+            "_make_timestamp({0}, {1}, {2}, {3}, {4}, {5})",
+            helper="_make_timestamp",
+            uses_datetime=True,
+        ),
+        Scalar(
             "dayname",
             "('Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday',"
             " 'Sunday')[{0}.weekday()]",

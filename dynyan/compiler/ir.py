@@ -186,6 +186,9 @@ FUNCTIONS = {
     "date_diff",  # (Lit(unit), start, end): unit boundaries crossed
     "last_day",
     "make_date",  # (year, month, day)
+    "make_timestamp",  # (year, month, day, hour, minute, seconds)
+    "from_epoch",  # (count, Lit(µs per unit)): EPOCH_MS(ms), MAKE_TIMESTAMP(µs)
+    "epoch_units",  # (timestamp, Lit(units per second)): EPOCH_MS/_US/_NS(t)
     "dayname",
     "monthname",
     # CAST of a VARCHAR (an error where it does not convert) and whether

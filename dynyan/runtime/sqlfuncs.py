@@ -807,6 +807,37 @@ def _make_date(year, month, day):
         ) from None
 
 
+def _from_epoch(count, micros):
+    """EPOCH_MS(ms), MAKE_TIMESTAMP(µs): the TIMESTAMP `count` units of
+    `micros` microseconds after 1970-01-01 (an error outside the years
+    Python's datetimes hold)."""
+    try:
+        return datetime.datetime(1970, 1, 1) + datetime.timedelta(
+            microseconds=count * micros
+        )
+    except OverflowError:
+        raise ValueError(f"timestamp out of range: {count} after 1970-01-01") from None
+
+
+def _epoch_units(t, per_second):
+    """EPOCH_MS/EPOCH_US/EPOCH_NS(t): the whole units since 1970-01-01 (of
+    `per_second` per second), rounded down as DuckDB's."""
+    micros = (t - datetime.datetime(1970, 1, 1)) // datetime.timedelta(microseconds=1)
+    return micros * per_second // 1_000_000
+
+
+def _make_timestamp(year, month, day, hour, minute, second):
+    """MAKE_TIMESTAMP(y, m, d, h, min, s): s with its fraction rounded to
+    the microsecond; an error for a day or a time that does not exist, as
+    DuckDB's (also for years outside 1 to 9999)."""
+    date = _make_date(year, month, day)
+    if not (0 <= hour < 24 and 0 <= minute < 60 and 0 <= second < 60):
+        raise ValueError(f"Time out of range: {hour}:{minute}:{second}")
+    return datetime.datetime(
+        date.year, date.month, date.day, hour, minute
+    ) + datetime.timedelta(microseconds=round(second * 1_000_000))
+
+
 def _plain_number(body):
     """(sign, digits, fraction digits) of `body` when it is
     [+-]digits[.digits] in ASCII (either part may be empty, not both), else

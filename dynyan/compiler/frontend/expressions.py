@@ -1153,6 +1153,53 @@ def _make_date(fe, node: exp.DateFromParts):
     return Op("make_date", tuple(fe.expr(p) for p in parts))
 
 
+def _make_timestamp(fe, node: exp.TimestampFromParts):
+    names = ("year", "month", "day", "hour", "min", "sec")
+    parts = [node.args.get(a) for a in names]
+    extra = [a for a, v in node.args.items() if v is not None and a not in names]
+    if None in parts or extra:
+        raise unsupported(
+            "MAKE_TIMESTAMP needs a year, month, day, hour, minute and seconds "
+            "(or the microseconds since 1970)",
+            node,
+        )
+    return Op("make_timestamp", tuple(fe.expr(p) for p in parts))
+
+
+# EPOCH_MS/_US/_NS(t): the whole units per second since 1970-01-01
+EPOCH_UNITS = {"epoch_ms": 1_000, "epoch_us": 1_000_000, "epoch_ns": 1_000_000_000}
+
+
+def _epoch_units(fe, value, per_second: int, node):
+    kind = fe.type_of(value)
+    if kind not in ("date", "timestamp", None):
+        raise unsupported(f"{node.sql_name()} needs a DATE or TIMESTAMP here", node)
+    value = to_timestamp(value) if kind == "date" else value
+    return Op("epoch_units", (value, Lit(per_second)))
+
+
+def _from_epoch(fe, node: exp.UnixToTime):
+    """EPOCH_MS(ms) and MAKE_TIMESTAMP(µs): a TIMESTAMP that many units
+    after 1970-01-01; EPOCH_MS(t) of a DATE or TIMESTAMP its milliseconds.
+    TO_TIMESTAMP(s) is a TIMESTAMP WITH TIME ZONE: refused."""
+    scale = node.args.get("scale")
+    other = [
+        a for a, v in node.args.items() if v is not None and a not in ("this", "scale")
+    ]
+    digits = int(scale.name) if isinstance(scale, exp.Literal) else None
+    if other or digits not in (3, 6):
+        raise unsupported(
+            "TO_TIMESTAMP(seconds) is not supported: it gives a TIMESTAMP WITH "
+            "TIME ZONE, which views do not hold; EPOCH_MS(ms) and "
+            "MAKE_TIMESTAMP(µs) give a TIMESTAMP",
+            node,
+        )
+    value = fe.expr(node.this)
+    if digits == 3 and fe.type_of(value) in ("date", "timestamp"):
+        return _epoch_units(fe, value, 1_000, node)  # EPOCH_MS(t)
+    return Op("from_epoch", (value, Lit(10 ** (6 - digits))))
+
+
 def _date_name(op: str) -> Callable:
     """DAYNAME, MONTHNAME: the English name of a DATE's (TIMESTAMP's) day
     of the week or month."""
@@ -1216,6 +1263,8 @@ def _function(fe, node: exp.Anonymous):
         if len(args) == 2:
             op = "gcd" if name.startswith("g") else "lcm"
             return Op(op, (fe.expr(args[0]), fe.expr(args[1])))
+    if name in ("epoch_us", "epoch_ns") and len(args) == 1:
+        return _epoch_units(fe, fe.expr(args[0]), EPOCH_UNITS[name], node)
     if name == "isfinite" and len(args) == 1:
         return Op("isfinite", (fe.expr(args[0]),))
     if name in ("suffix", "prefix") and len(args) == 2:
@@ -1293,6 +1342,8 @@ CONVERTERS: dict[type, Callable] = {
     ),
     exp.Extract: _extract,
     exp.TimeToUnix: _epoch,
+    exp.UnixToTime: _from_epoch,
+    exp.TimestampFromParts: _make_timestamp,
     exp.Replace: lambda fe, node: Op(
         "replace",
         tuple(fe.expr(node.args[a]) for a in ("this", "expression", "replacement")),

@@ -249,6 +249,16 @@ def op_type(e: Op, types: list) -> str | None:
     if op == "make_date":
         need({"int"}, "MAKE_DATE needs INTEGER year, month and day", 0, 1, 2)
         return "date"
+    if op == "make_timestamp":
+        need({"int"}, "MAKE_TIMESTAMP needs INTEGER year … minute", *range(5))
+        need(NUMERIC, "MAKE_TIMESTAMP needs a number of seconds", 5)
+        return "timestamp"
+    if op == "from_epoch":
+        need({"int"}, "EPOCH_MS/MAKE_TIMESTAMP needs an INTEGER count", 0)
+        return "timestamp"
+    if op == "epoch_units":
+        need({"timestamp"}, "EPOCH_MS/_US/_NS needs a DATE or TIMESTAMP", 0)
+        return "int"
     if op in _TEXT_CASTS:
         need({"str"}, "a string to convert", 0)
         return _TEXT_CASTS[op]
