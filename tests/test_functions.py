@@ -312,6 +312,15 @@ CASES = {
         "CAST(CAST(r.d AS VARCHAR) AS DATE)",
         "CAST(YEAR(r.d) || '/' || MONTH(r.d) || '/1' AS DATE)",
     ],
+    "text_to_timestamp": [
+        "CAST(CAST(r.ts AS VARCHAR) AS TIMESTAMP)",
+        "CAST(CAST(r.d AS VARCHAR) || 'T0' || r.k || ':3' AS TIMESTAMP)",
+    ],
+    "is_timestamp_text": [
+        "TRY_CAST(r.t AS TIMESTAMP)",
+        "TRY_CAST('2020-02-' || (24 + r.k) || ' 24:00:00.5' AS TIMESTAMP)",
+        "TRY_CAST(CAST(r.d AS VARCHAR) || ' 1:' || (r.k * 11) || ':' || r.k AS TIMESTAMP)",
+    ],
     "is_date_text": [
         "TRY_CAST(r.t AS DATE)",
         "TRY_CAST('2020-02-' || (28 + r.k) AS DATE)",  # Feb 30: NULL

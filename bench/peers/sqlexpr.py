@@ -586,6 +586,51 @@ def sql_text_to_float(text, try_cast=False):
     return value
 
 
+_TIMESTAMP_TEXT = re.compile(
+    r"(-?[0-9]+([-/ \\\\])[0-9]{1,2}\2[0-9]{1,2})(?![0-9])"
+    r"(?:(?:T|[ \t\n\v\f\r]+)([0-9]+):(?:([0-9]{1,2})"
+    r"(?::(?:([0-9]{1,2})(?:\.([0-9]*))?)?)?)?(?![0-9:])[ \t\n\v\f\r]*Z?[ \t\n\v\f\r]*)?"
+)
+
+
+def sql_text_to_timestamp(text, try_cast=False):
+    """CAST/TRY_CAST of a VARCHAR to TIMESTAMP: a date as sql_text_to_date
+    reads it, then [T or white space] H:M[:S[.f]] (f cut to microseconds,
+    24:00:00 the next day) and white space or Z; epoch; offsets and time
+    zones refused."""
+    body = text.lstrip(_SPACES)
+    value = None
+    if body.rstrip(_SPACES).lower() == "epoch":
+        return datetime.datetime(1970, 1, 1)
+    m = _TIMESTAMP_TEXT.match(body)
+    if m is None or m.end() < len(body):
+        tail = body[m.end() :] if m else ""
+        if m and (tail.lstrip(_SPACES)[:1] in "+-" or tail.strip(_SPACES).isalpha()):
+            raise ValueError(f"CAST of {text!r} to TIMESTAMP: no time zones here")
+        sql_text_to_date(
+            body.split("T")[0].split(" ")[0] if m is None else m.group(1), True
+        )
+    elif m.group(3) is None and body != m.group(1):
+        value = None  # white space after a date alone
+    else:
+        date = sql_text_to_date(m.group(1), True)
+        if date is not None:
+            h, mi = int(m.group(3) or 0), int(m.group(4) or 0)
+            s, f = int(m.group(5) or 0), (m.group(6) or "")[:6].ljust(6, "0")
+            value = datetime.datetime.combine(date, datetime.time())
+            if (h, mi, s, f) == (24, 0, 0, "000000"):
+                value += datetime.timedelta(days=1)
+            elif h < 24 and mi < 60 and s < 60:
+                value += datetime.timedelta(
+                    hours=h, minutes=mi, seconds=s, microseconds=int(f)
+                )
+            else:
+                value = None
+    if value is None and not try_cast:
+        raise ValueError(f"cannot convert {text!r} to TIMESTAMP")
+    return value
+
+
 def sql_text_to_date(text, try_cast=False):
     """CAST/TRY_CAST of a VARCHAR to DATE: Y-M-D (or / ' ' \\\\ between),
     epoch; times after the date, BC, infinity refused."""
@@ -680,6 +725,11 @@ _STRICT_CALLS = {
     "is_float_text": ("(lambda s: _sql_text_to_float(s, True) is not None)", ()),
     "text_to_date": ("_sql_text_to_date", ()),
     "is_date_text": ("(lambda s: _sql_text_to_date(s, True) is not None)", ()),
+    "text_to_timestamp": ("_sql_text_to_timestamp", ()),
+    "is_timestamp_text": (
+        "(lambda s: _sql_text_to_timestamp(s, True) is not None)",
+        (),
+    ),
 }
 
 # IR operators rendered as one call of a helper that takes NULL operands
@@ -756,6 +806,7 @@ HELPERS = {
     "_sql_text_to_int": sql_text_to_int,
     "_sql_text_to_float": sql_text_to_float,
     "_sql_text_to_date": sql_text_to_date,
+    "_sql_text_to_timestamp": sql_text_to_timestamp,
     "_SQL_DAYS": _DAYS,
     "_SQL_MONTHS": _MONTHS,
     "_sql_not_in": None,  # set below

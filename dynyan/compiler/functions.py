@@ -233,6 +233,18 @@ SCALARS = {
             helper="_is_date_text",
             uses_datetime=True,
         ),
+        Scalar(
+            "text_to_timestamp",
+            "_text_to_timestamp({0})",
+            helper="_text_to_timestamp",
+            uses_datetime=True,
+        ),
+        Scalar(
+            "is_timestamp_text",
+            "_is_timestamp_text({0})",
+            helper="_is_timestamp_text",
+            uses_datetime=True,
+        ),
     )
 }
 

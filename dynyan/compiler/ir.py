@@ -200,6 +200,8 @@ FUNCTIONS = {
     "is_float_text",
     "text_to_date",
     "is_date_text",
+    "text_to_timestamp",
+    "is_timestamp_text",
     # (key, value): ARG_MIN/ARG_MAX's argument, ordered by the key, then the
     # value (the value of a row among those tied on the key: the largest)
     "pair",

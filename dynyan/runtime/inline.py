@@ -107,6 +107,9 @@ HELPERS = (
     Helper("_date_of_text", "sqlfuncs", "_date_of_text"),
     Helper("_text_to_date", "sqlfuncs", "_text_to_date"),
     Helper("_is_date_text", "sqlfuncs", "_is_date_text"),
+    Helper("_timestamp_of_text", "sqlfuncs", "_timestamp_of_text"),
+    Helper("_text_to_timestamp", "sqlfuncs", "_text_to_timestamp"),
+    Helper("_is_timestamp_text", "sqlfuncs", "_is_timestamp_text"),
 )
 BY_NAME = {h.name: h for h in HELPERS}
 

@@ -973,6 +973,91 @@ def _date_of_text(text):
         return None
 
 
+def _timestamp_of_text(text):
+    """CAST(text AS TIMESTAMP) as DuckDB reads it: after white space, a date
+    as `_date_of_text` reads one, then nothing (midnight) or white space or
+    a 'T' and H[H…]:[M[M][:[S[S][.fraction]]]] (the fraction cut to
+    microseconds; 24:00:00 the next midnight), then white space or a 'Z';
+    None where DuckDB cannot read one; an error where it reads a time zone
+    or an offset (which a TIMESTAMP here does not take) and where
+    `_date_of_text` has one."""
+    spaces = " \t\n\v\f\r"
+    body = text.lstrip(spaces)
+    if body.rstrip(spaces).lower() == "epoch":
+        return datetime.datetime(1970, 1, 1)
+    # the date: digits, then one or two twice, after the same separator
+    pos, lengths, separator = 1 if body[:1] == "-" else 0, [], None
+    for field in range(3):
+        start = pos
+        while pos < len(body) and "0" <= body[pos] <= "9":
+            pos += 1
+        lengths.append(pos - start)
+        if field < 2:
+            if pos == len(body) or body[pos] not in (separator or "-/ \\"):
+                break
+            separator = body[pos]
+            pos += 1
+    if (
+        len(lengths) < 3
+        or not lengths[0]
+        or not 1 <= min(lengths[1:]) <= max(lengths[1:]) <= 2
+    ):
+        _date_of_text(body)  # an error where DuckDB reads what is not supported
+        return None
+    date, rest = _date_of_text(body[:pos]), body[pos:]
+    if date is None or not rest:
+        return (
+            None if date is None else datetime.datetime(date.year, date.month, date.day)
+        )
+    if rest[0] == "T":
+        rest = rest[1:]
+    elif rest[0] in spaces:
+        rest = rest.lstrip(spaces)
+    else:
+        return None
+    # the time: hours:minutes[:seconds[.fraction]]
+    numbers, pos = [], 0
+    for mark in ("", ":", ":", "."):
+        if mark and rest[pos : pos + 1] != mark:
+            break
+        start = pos = pos + len(mark)
+        while pos < len(rest) and "0" <= rest[pos] <= "9":
+            pos += 1
+        numbers.append(rest[start:pos])
+    hours, minutes, seconds, fraction = (numbers + ["", "", ""])[:4]
+    if not hours or len(minutes) > 2 or len(seconds) > 2:
+        return None
+    if (not minutes and len(numbers) > 2) or (not seconds and len(numbers) > 3):
+        return None  # a field left empty before another ('3::4'; '3:' is 3:00)
+    rest = rest[pos:].rstrip(spaces)
+    if rest not in ("", "Z"):
+        if rest.lstrip(spaces)[:1] in ("+", "-") or rest.strip(spaces).isalpha():
+            raise ValueError(
+                f"CAST of {text!r} to TIMESTAMP: a time zone is not supported"
+            )
+        return None
+    h, m, s = int(hours), int(minutes), int(seconds or 0)
+    micros = int((fraction + "000000")[:6])
+    if h == 24 and m == s == micros == 0:
+        h, date = 0, date + datetime.timedelta(days=1)
+    if h > 23 or m > 59 or s > 59:
+        return None
+    return datetime.datetime(date.year, date.month, date.day, h, m, s, micros)
+
+
+def _text_to_timestamp(text):
+    """CAST(text AS TIMESTAMP): an error where DuckDB has one."""
+    value = _timestamp_of_text(text)
+    if value is None:
+        raise ValueError(f"Could not convert string {text!r} to TIMESTAMP")
+    return value
+
+
+def _is_timestamp_text(text):
+    """Whether TRY_CAST(text AS TIMESTAMP) is not NULL."""
+    return _timestamp_of_text(text) is not None
+
+
 def _text_to_date(text):
     """CAST(text AS DATE): an error where DuckDB has one."""
     value = _date_of_text(text)

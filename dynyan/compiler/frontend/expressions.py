@@ -139,7 +139,8 @@ _TEXT_INT_BITS = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "BIGINT": 64}
 
 
 def _cast_text(text, node: exp.Cast, safe: bool):
-    """CAST (`safe`: TRY_CAST) of a VARCHAR to an integer, DOUBLE or DATE,
+    """CAST (`safe`: TRY_CAST) of a VARCHAR to an integer, DOUBLE, DATE or
+    TIMESTAMP,
     read as DuckDB reads it (`runtime.sqlfuncs._int_of_text`, …): an error
     where DuckDB has one (TRY_CAST: NULL); spellings DuckDB reads that are
     not supported (hex, exponents of integers, '(BC)', …) are an error too.
@@ -164,11 +165,16 @@ def _cast_text(text, node: exp.Cast, safe: bool):
             raise unsupported(
                 f"TRY_CAST of {text.value!r} to TIMESTAMP is not supported", node
             ) from None
+    elif target in ("TIMESTAMP", "TIMESTAMPNTZ", "DATETIME"):
+        ops, extra, read = (
+            ("text_to_timestamp", "is_timestamp_text"),
+            (),
+            sqlfuncs._timestamp_of_text,
+        )
     else:
         raise unsupported(
             f"CAST of a VARCHAR to {node.to.sql()} is not supported; supported: "
-            "to INTEGER, BIGINT, SMALLINT, TINYINT, DOUBLE and DATE, and of a "
-            "string literal to TIMESTAMP",
+            "to INTEGER, BIGINT, SMALLINT, TINYINT, DOUBLE, DATE and TIMESTAMP",
             node,
         )
     if isinstance(text, Lit):

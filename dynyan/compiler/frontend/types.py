@@ -336,6 +336,8 @@ _TEXT_CASTS = {
     "is_float_text": "bool",
     "text_to_date": "date",
     "is_date_text": "bool",
+    "text_to_timestamp": "timestamp",
+    "is_timestamp_text": "bool",
 }
 
 
