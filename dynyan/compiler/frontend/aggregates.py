@@ -374,23 +374,11 @@ class Grouping:
         (kind,) = self._ordered_pick(node)
         flags, keys = [], []
         for k in order.expressions:
-            key = self.fe.expr(k.this)
-            if may_be_nonfinite(key):
-                raise unsupported(
-                    f"{node.sql_name()} ordered by a key that may be NaN (x / 0) "
-                    "is not supported",
-                    node,
-                )
+            key = _sortable(self.fe.expr(k.this), "ordered by a key", node)
             nulls_first = bool(k.args.get("nulls_first")) != last
             flags.append(nulls_first if kind == "arg_max" else not nulls_first)
             keys.append(key)
-        value = self.fe.expr(order.this)
-        if may_be_nonfinite(value):
-            raise unsupported(
-                f"{node.sql_name()} of a value that may be NaN (x / 0) is not "
-                "supported",
-                node,
-            )
+        value = _sortable(self.fe.expr(order.this), "of a value", node)
         rest = [a for key, flag in zip(keys[1:], flags[1:]) for a in (key, Lit(flag))]
         pair = Op("ordered_pair", (keys[0], value, Lit(flags[0]), *rest))
         where = node.args.get("where")  # FILTER (WHERE c): NULL, left out, elsewhere
@@ -794,3 +782,13 @@ def _text_cast_of(arg: exp.Expression, key: exp.Expression) -> bool:
         and arg.to.is_type(*exp.DataType.TEXT_TYPES)
         and not arg.to.expressions  # VARCHAR(n) cuts: not the key's text
     )
+
+
+def _sortable(e, what: str, node: exp.Expression):
+    """`e`, refused where it may be NaN (x / 0): a sorted multiset would
+    misplace it (`what`: how the message names it)."""
+    if may_be_nonfinite(e):
+        raise unsupported(
+            f"{node.sql_name()} {what} that may be NaN (x / 0) is not supported", node
+        )
+    return e
