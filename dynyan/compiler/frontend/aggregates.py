@@ -266,6 +266,9 @@ class Grouping:
                 arg = self._ordered_pair(node)
             else:
                 arg = self._pair(node) if arg_node is None else self.fe.expr(arg_node)
+            where = node.args.get("where")  # FILTER (WHERE c) of a value never NULL
+            if where is not None:  # NULL where c is not TRUE: the row left out
+                arg = Op("case", (self.fe.expr(where), arg, Lit(None)))
             if by is not None:
                 arg = self._keyed_pair(by, arg, node)
             if kind in DISTINCT_SUM_KINDS:
@@ -367,9 +370,8 @@ class Grouping:
         keys sort where the ORDER BY puts them, DuckDB: last). The flags
         rank a NULL key above the others where it comes last under MIN, or
         first under MAX; a NULL is never compared with a value. Rows tied
-        on every key: the least (greatest) x, where SQL takes any. Under
-        FILTER (WHERE c) (`where`, set by passes/aggregate_spellings.py) the
-        pair is NULL where c is not TRUE: the row is left out."""
+        on every key: the least (greatest) x, where SQL takes any. (FILTER:
+        `_aggregate` makes the pair NULL where its condition is not TRUE.)"""
         order, last = node.this, isinstance(node, exp.Last)
         (kind,) = self._ordered_pick(node)
         flags, keys = [], []
@@ -380,13 +382,7 @@ class Grouping:
             keys.append(key)
         value = _sortable(self.fe.expr(order.this), "of a value", node)
         rest = [a for key, flag in zip(keys[1:], flags[1:]) for a in (key, Lit(flag))]
-        pair = Op("ordered_pair", (keys[0], value, Lit(flags[0]), *rest))
-        where = node.args.get("where")  # FILTER (WHERE c): NULL, left out, elsewhere
-        return (
-            pair
-            if where is None
-            else Op("case", (self.fe.expr(where), pair, Lit(None)))
-        )
+        return Op("ordered_pair", (keys[0], value, Lit(flags[0]), *rest))
 
     def _quantile(self, node: exp.AggFunc, arg) -> tuple[str, float]:
         """The kind and q of MEDIAN or QUANTILE_CONT/_DISC(x, q): as DuckDB,

@@ -84,8 +84,15 @@ def _filtered(node: exp.Filter) -> exp.Expression:
         raise unsupported("FILTER is supported on aggregates", node)
     agg = agg.copy()
     arg = agg.this
-    if isinstance(agg, (exp.First, exp.Last)) and isinstance(arg, exp.Order):
-        agg.set("where", condition.copy())  # rows left out, not NULL values
+    whole = (isinstance(agg, (exp.First, exp.Last)) and isinstance(arg, exp.Order)) or (
+        isinstance(arg, exp.Distinct) and isinstance(arg.expressions[0], exp.Tuple)
+    )
+    if whole and isinstance(node.parent, exp.Window):
+        raise unsupported(
+            f"{agg.sql_name()} … FILTER (WHERE …) over a window is not supported", node
+        )
+    if whole:  # its value is never NULL: the row is left out (`Aggregates`)
+        agg.set("where", condition.copy())
     elif isinstance(arg, exp.Order):  # STRING_AGG(x ORDER BY …): x filtered
         value = (
             arg.this.expressions[0] if isinstance(arg.this, exp.Distinct) else arg.this
