@@ -254,7 +254,7 @@ class Grouping:
             elif isinstance(node, (exp.ArgMin, exp.ArgMax)):
                 arg_node, kind, options = None, _PICK_NAMES[type(node)], {}
             elif isinstance(node, (exp.First, exp.Last)):
-                arg_node, kind, options = None, *self._ordered_pick(node), {}
+                arg_node, kind, options = None, self._ordered_pick(node), {}
             else:
                 arg_node = node.this.expressions[0] if distinct else node.this
                 kind = _DISTINCT_KINDS[type(node)] if distinct else node.sql_name()
@@ -263,7 +263,7 @@ class Grouping:
                 # COUNT(DISTINCT (a, b)): the distinct rows, NULLs in them too
                 arg = Op("row", tuple(self.fe.expr(e) for e in arg_node.expressions))
             elif isinstance(node, (exp.First, exp.Last)):
-                arg = self._ordered_pair(node)
+                arg = self._ordered_pair(node, kind)
             else:
                 arg = self._pair(node) if arg_node is None else self.fe.expr(arg_node)
             where = node.args.get("where")  # FILTER (WHERE c) of a value never NULL
@@ -344,7 +344,7 @@ class Grouping:
             )
         return Op("pair", (key, value))
 
-    def _ordered_pick(self, node: exp.First | exp.Last) -> tuple[str]:
+    def _ordered_pick(self, node: exp.First | exp.Last) -> str:
         """FIRST/LAST(x ORDER BY k1, …)'s kind: the least (ARG_MIN's) of the
         pairs `_ordered_pair` makes, or the greatest for a descending order
         (LAST: the first of the order reversed)."""
@@ -362,10 +362,11 @@ class Grouping:
                 node,
             )
         descending = bool(keys[0].args.get("desc")) != isinstance(node, exp.Last)
-        return ("arg_max" if descending else "arg_min",)
+        return "arg_max" if descending else "arg_min"
 
-    def _ordered_pair(self, node: exp.First | exp.Last) -> Op:
-        """FIRST/LAST(x ORDER BY k1, …)'s argument: ((k1 IS NULL) is f1,
+    def _ordered_pair(self, node: exp.First | exp.Last, kind: str) -> Op:
+        """FIRST/LAST(x ORDER BY k1, …)'s argument (`kind`: `_ordered_pick`'s,
+        whose extreme picks the first row): ((k1 IS NULL) is f1,
         k1, …, x IS NULL), x), never NULL (FIRST keeps a NULL x, and NULL
         keys sort where the ORDER BY puts them, DuckDB: last). The flags
         rank a NULL key above the others where it comes last under MIN, or
@@ -373,7 +374,6 @@ class Grouping:
         on every key: the least (greatest) x, where SQL takes any. (FILTER:
         `_aggregate` makes the pair NULL where its condition is not TRUE.)"""
         order, last = node.this, isinstance(node, exp.Last)
-        (kind,) = self._ordered_pick(node)
         flags, keys = [], []
         for k in order.expressions:
             key = _sortable(self.fe.expr(k.this), "ordered by a key", node)

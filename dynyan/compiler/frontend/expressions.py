@@ -1176,11 +1176,10 @@ def _make_timestamp(fe, node: exp.TimestampFromParts):
 EPOCH_UNITS = {"epoch_ms": 1_000, "epoch_us": 1_000_000, "epoch_ns": 1_000_000_000}
 
 
-def _epoch_units(fe, value, per_second: int, node):
-    kind = fe.type_of(value)
-    if kind not in ("date", "timestamp", None):
-        raise unsupported(f"{node.sql_name()} needs a DATE or TIMESTAMP here", node)
-    value = to_timestamp(value) if kind == "date" else value
+def _epoch_units(fe, value, per_second: int) -> Op:
+    """EPOCH_MS/_US/_NS(t): a DATE read as its midnight (types.py checks
+    the rest)."""
+    value = to_timestamp(value) if fe.type_of(value) == "date" else value
     return Op("epoch_units", (value, Lit(per_second)))
 
 
@@ -1192,7 +1191,8 @@ def _from_epoch(fe, node: exp.UnixToTime):
     other = [
         a for a, v in node.args.items() if v is not None and a not in ("this", "scale")
     ]
-    digits = int(scale.name) if isinstance(scale, exp.Literal) else None
+    digits = scale.name if isinstance(scale, exp.Literal) else None
+    digits = int(digits) if digits in ("3", "6") else None
     if other or digits not in (3, 6):
         raise unsupported(
             "TO_TIMESTAMP(seconds) is not supported: it gives a TIMESTAMP WITH "
@@ -1202,7 +1202,7 @@ def _from_epoch(fe, node: exp.UnixToTime):
         )
     value = fe.expr(node.this)
     if digits == 3 and fe.type_of(value) in ("date", "timestamp"):
-        return _epoch_units(fe, value, 1_000, node)  # EPOCH_MS(t)
+        return _epoch_units(fe, value, 1_000)  # EPOCH_MS(t)
     return Op("from_epoch", (value, Lit(10 ** (6 - digits))))
 
 
@@ -1270,7 +1270,7 @@ def _function(fe, node: exp.Anonymous):
             op = "gcd" if name.startswith("g") else "lcm"
             return Op(op, (fe.expr(args[0]), fe.expr(args[1])))
     if name in ("epoch_us", "epoch_ns") and len(args) == 1:
-        return _epoch_units(fe, fe.expr(args[0]), EPOCH_UNITS[name], node)
+        return _epoch_units(fe, fe.expr(args[0]), EPOCH_UNITS[name])
     if name == "isfinite" and len(args) == 1:
         return Op("isfinite", (fe.expr(args[0]),))
     if name in ("suffix", "prefix") and len(args) == 2:

@@ -91,7 +91,7 @@ def _filtered(node: exp.Filter) -> exp.Expression:
         raise unsupported(
             f"{agg.sql_name()} … FILTER (WHERE …) over a window is not supported", node
         )
-    if whole:  # its value is never NULL: the row is left out (`Aggregates`)
+    if whole:  # its value is never NULL: the row is left out (`Grouping`)
         agg.set("where", condition.copy())
     elif isinstance(arg, exp.Order):  # STRING_AGG(x ORDER BY …): x filtered
         value = (

@@ -9,7 +9,7 @@ ANY_VALUE does) reads it. Elsewhere such an aggregate picks among
 different values, which no maintained view could agree on run after run:
 refused, saying what to write. FIRST and LAST with an ORDER BY pick the
 first (last) row of that order's, kept as ARG_MIN's pairs are
-(`aggregates.Aggregates._ordered_pair`). Runs after `qualify_names`.
+(`aggregates.Grouping._ordered_pair`). Runs after `qualify_names`.
 """
 
 from __future__ import annotations

@@ -140,10 +140,11 @@ def spread_aggregates(tree: exp.Expression, ctx: Context) -> exp.Expression:
         if isinstance(node.this, exp.Distinct):
             raise unsupported(ONLY_DISTINCT, node)
         select = node.find_ancestor(exp.Select)
-        if node in shapes:
+        name = _shape_name(node)
+        if name in _SHAPES:
             x = node.expressions[0] if isinstance(node, exp.Anonymous) else node.this
             scale = declared_digits(x, select, ctx.relations)
-            value = _shape(_shape_name(node), x, scale)
+            value = _shape(name, x, scale)
         elif type(node) in _PAIRED:
             digits = (
                 declared_digits(node.this, select, ctx.relations),
