@@ -61,18 +61,27 @@ CASES = {
         "r.d - INTERVAL '13' MONTH",
         "r.d + INTERVAL '1' YEAR",
         "r.ts + INTERVAL '1' MONTH",  # a TIMESTAMP keeps its time of day
+        "r.d + r.a * INTERVAL '1 month'",  # k months, k a column (negative too)
+        "r.ts - TO_YEARS(r.b)",
+        "r.d + INTERVAL (r.k) MONTH",
     ],
     "add_days": [
         "r.d + INTERVAL '3' DAY",
         "r.d - INTERVAL '1' WEEK",
         "r.ts - INTERVAL 2 DAY",
         "DATE_ADD(r.d, INTERVAL 3 DAY)",
+        "r.d + r.a",  # k days, k a column
+        "r.d - r.b",
     ],
     "add_seconds": [
         "r.ts + INTERVAL 3 HOUR",
         "r.ts - INTERVAL '90' MINUTE",
         "r.ts + INTERVAL 1 SECOND",
         "r.d + INTERVAL 1 HOUR",  # a DATE becomes a TIMESTAMP
+        "r.ts + r.a * INTERVAL '1 day 2 hours'",  # k times a fixed INTERVAL
+        "r.ts - INTERVAL (r.b) MINUTE",
+        "r.d + TO_DAYS(r.a)",
+        "r.ts + TO_SECONDS(r.a) + TO_WEEKS(r.b)",
     ],
     "to_timestamp": ["CAST(r.d AS TIMESTAMP)", "r.d < r.ts"],
     "to_date": ["CAST(r.ts AS DATE)"],
@@ -271,6 +280,14 @@ CASES = {
     "from_epoch": [
         "EPOCH_MS(r.a * 86400000 + r.b)",
         "MAKE_TIMESTAMP(CAST(r.a AS BIGINT) * 3600000000 - r.k)",
+    ],
+    "difference_part": [  # DuckDB's days and microseconds of t1 - t2
+        "EXTRACT(DAY FROM r.ts - TIMESTAMP '2020-01-01 12:00:00')",
+        "EXTRACT(HOUR FROM TIMESTAMP '2020-01-01 00:30:00' - r.ts)",
+        "DATE_PART('minute', r.ts - r.d)",
+        "EXTRACT(SECOND FROM r.d - r.ts)",
+        "EXTRACT(MILLISECOND FROM r.ts - TIMESTAMP '2000-01-01 00:00:00.0015')",
+        "EXTRACT(MICROSECOND FROM TIMESTAMP '2000-01-01' - r.ts)",
     ],
     "epoch_units": [
         "EPOCH_MS(r.ts)",

@@ -524,6 +524,23 @@ def sql_epoch_units(t, per_second):
     return micros * per_second // 1_000_000
 
 
+def sql_difference_part(delta, part):
+    """EXTRACT(part FROM t1 - t2): DuckDB's days and microseconds, each
+    signed as the whole, the part read from them (truncating)."""
+    total = (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
+    sign = -1 if total < 0 else 1
+    days, rest = divmod(abs(total), 86_400_000_000)
+    value = {
+        "day": days,
+        "hour": rest // 3_600_000_000,
+        "minute": rest // 60_000_000 % 60,
+        "second": rest // 1_000_000 % 60,
+        "millisecond": rest // 1_000 % 60_000,
+        "microsecond": rest % 60_000_000,
+    }[part]
+    return sign * value
+
+
 def sql_make_timestamp(year, month, day, hour, minute, second):
     date = sql_make_date(year, month, day)
     if not (0 <= hour <= 23 and 0 <= minute <= 59 and 0 <= second < 60):
@@ -716,6 +733,7 @@ _STRICT_CALLS = {
     "make_timestamp": ("_sql_make_timestamp", ()),
     "from_epoch": ("_sql_from_epoch", ()),
     "epoch_units": ("_sql_epoch_units", ()),
+    "difference_part": ("_sql_difference_part", ()),
     "strftime": ("_sql_strftime", ()),
     "dayname": ("(lambda d: _SQL_DAYS[d.weekday()])", ()),
     "monthname": ("(lambda d: _SQL_MONTHS[d.month - 1])", ()),
@@ -803,6 +821,7 @@ HELPERS = {
     "_sql_make_timestamp": sql_make_timestamp,
     "_sql_from_epoch": sql_from_epoch,
     "_sql_epoch_units": sql_epoch_units,
+    "_sql_difference_part": sql_difference_part,
     "_sql_text_to_int": sql_text_to_int,
     "_sql_text_to_float": sql_text_to_float,
     "_sql_text_to_date": sql_text_to_date,
@@ -982,11 +1001,10 @@ class SQLPython:
             for cond, val in reversed(pairs):
                 out = f"({self.value(val, env)} if {self.holds(cond, env)} else {out})"
             return out
-        if op == "add_days":
-            days = literal(args[1].value)
+        if op == "add_days":  # a literal or an INTEGER expression of days
             return self._strict(
-                [self.value(args[0], env)],
-                lambda t: f"{t[0]} + datetime.timedelta(days={days})",
+                [self.value(a, env) for a in args],
+                lambda t: f"{t[0]} + datetime.timedelta(days={t[1]})",
             )
         if op == "add_seconds":
             seconds = literal(args[1].value)
@@ -1009,10 +1027,10 @@ class SQLPython:
                 [self.value(a, env) for a in args],
                 lambda t: f"({t[0]}.toordinal() - {t[1]}.toordinal())",
             )
-        if op == "add_months":
-            return (
-                f"_sql_add_months({self.value(args[0], env)}, "
-                f"{literal(args[1].value)})"
+        if op == "add_months":  # a literal or an INTEGER expression of months
+            return self._strict(
+                [self.value(a, env) for a in args],
+                lambda t: f"_sql_add_months({t[0]}, {t[1]})",
             )
         if op in (*DATE_PART_OPS, *TIME_PART_OPS, "epoch"):
             return f"_sql_date_part({op!r}, {self.value(args[0], env)})"

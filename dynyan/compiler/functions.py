@@ -195,6 +195,11 @@ SCALARS = {
             uses_datetime=True,
         ),
         Scalar(
+            "difference_part",
+            "_difference_part({0}, {1})",
+            helper="_difference_part",
+        ),
+        Scalar(
             "epoch_units",
             "_epoch_units({0}, {1})",
             helper="_epoch_units",

@@ -189,6 +189,7 @@ FUNCTIONS = {
     "make_timestamp",  # (year, month, day, hour, minute, seconds)
     "from_epoch",  # (count, Lit(µs per unit)): EPOCH_MS(ms), MAKE_TIMESTAMP(µs)
     "epoch_units",  # (timestamp, Lit(units per second)): EPOCH_MS/_US/_NS(t)
+    "difference_part",  # (t1 - t2, Lit(part)): EXTRACT(DAY … FROM t1 - t2)
     "dayname",
     "monthname",
     # CAST of a VARCHAR (an error where it does not convert) and whether
@@ -631,6 +632,20 @@ def may_be_nonfinite(e) -> bool:
     return any(may_be_nonfinite(a) for a in e.args)
 
 
+# operators whose value is always an INTEGER: exact (0 digits), so SUM(YEAR(d))
+# or SUM(EPOCH_MS(t)) adds integers, as DuckDB's HUGEINT, not doubles
+INTEGER_OPS = frozenset(
+    {
+        *("year", "month", "day", "quarter", "dayofweek", "dayofyear", "week"),
+        *("isodow", "isoyear", "yearweek", "decade", "century", "millennium"),
+        *("hour", "minute", "second", "millisecond", "microsecond"),
+        *("days_between", "date_diff", "difference_part", "epoch_units"),
+        *("strpos", "length", "ascii", "sign", "gcd", "lcm", "intdiv"),
+        *("bit_and", "bit_or", "bit_xor"),
+    }
+)
+
+
 def exact_digits(e, leaf: Callable) -> int | None:
     """Decimal digits that hold `e` exactly (it is summed as an integer
     scaled by 10^digits), None if it may be inexact (a DOUBLE, a division);
@@ -647,6 +662,8 @@ def exact_digits(e, leaf: Callable) -> int | None:
         return None
     if not isinstance(e, Op):
         return leaf(e)
+    if e.op in INTEGER_OPS:
+        return 0
     if e.op in ("add", "sub"):
         parts = [exact_digits(a, leaf) for a in e.args]
         return None if None in parts else max(parts)

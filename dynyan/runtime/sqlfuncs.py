@@ -826,6 +826,32 @@ def _epoch_units(t, per_second):
     return micros * per_second // 1_000_000
 
 
+# the parts EXTRACT takes of a difference of TIMESTAMPs (`_difference_part`)
+DIFFERENCE_PARTS = ("day", "hour", "minute", "second", "millisecond", "microsecond")
+
+
+def _difference_part(delta, part):
+    """EXTRACT(part FROM t1 - t2) of two TIMESTAMPs, as DuckDB holds their
+    difference: whole days and the microseconds left, each with the sign of
+    the whole (an hour is of that rest, not of a day of 24 hours), the
+    milliseconds and microseconds with the seconds'."""
+    micros = (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
+    days, rest = divmod(abs(micros), 86_400_000_000)
+    if part == "day":
+        value = days
+    elif part == "hour":
+        value = rest // 3_600_000_000
+    elif part == "minute":
+        value = rest // 60_000_000 % 60
+    elif part == "second":
+        value = rest // 1_000_000 % 60
+    elif part == "millisecond":
+        value = rest // 1_000 % 60_000
+    else:
+        value = rest % 60_000_000
+    return -value if micros < 0 else value
+
+
 def _make_timestamp(year, month, day, hour, minute, second):
     """MAKE_TIMESTAMP(y, m, d, h, min, s): s with its fraction rounded to
     the microsecond; an error for a day or a time that does not exist, as

@@ -307,13 +307,103 @@ def _interval(node: exp.Interval) -> tuple[str, int]:
     )
 
 
+# TO_SECONDS(k) … TO_YEARS(k): an INTERVAL of k of the unit
+_INTERVAL_FUNCTIONS = {
+    f"to_{unit.lower()}s": unit for unit in _UNITS if unit != "SECOND"
+} | {"to_seconds": "SECOND"}
+
+
+def _interval_multiple(node) -> tuple | None:
+    """(k, operator, amount) of an INTERVAL of k times a fixed one, k an
+    expression: `k * INTERVAL '1 day'` (either side), `INTERVAL (k) DAY`,
+    `TO_DAYS(k)` … `TO_YEARS(k)`; None for any other node."""
+    if isinstance(node, exp.Paren):
+        return _interval_multiple(node.this)
+    if isinstance(node, exp.Mul):
+        for k, interval in ((node.this, node.expression), (node.expression, node.this)):
+            if isinstance(interval, exp.Interval) and _fixed(interval):
+                return (k, *_interval(interval))
+        return None
+    if isinstance(node, exp.Interval) and not _fixed(node) and node.this is not None:
+        unit = (node.text("unit") or "").upper().rstrip("S")
+        if unit not in _UNITS:
+            raise unsupported(
+                "an INTERVAL of an expression is supported as INTERVAL (k) "
+                "SECOND|MINUTE|HOUR|DAY|WEEK|MONTH|YEAR",
+                node,
+            )
+        return (node.this, *_UNITS[unit])
+    if isinstance(node, exp.ToDays):
+        return (node.this, *_UNITS["DAY"])
+    if isinstance(node, exp.Anonymous) and len(node.expressions) == 1:
+        unit = _INTERVAL_FUNCTIONS.get(node.name.lower())
+        if unit is not None:
+            return (node.expressions[0], *_UNITS[unit])
+    return None
+
+
+def _fixed(node: exp.Interval) -> bool:
+    """Whether an INTERVAL is written with a literal (`INTERVAL '2' DAY`)."""
+    return isinstance(node.this, exp.Literal)
+
+
+def _multiple_of(fe, node) -> tuple | None:
+    """(operator, amount) of `_interval_multiple`, the amount k times the
+    unit's as an INTEGER expression."""
+    found = _interval_multiple(node)
+    if found is None:
+        return None
+    k, op, amount = found
+    count = fe.expr(k)
+    if fe.type_of(count) not in ("int", None):
+        raise unsupported(
+            f"an INTERVAL of k units needs an INTEGER k, got {k.unnest().sql()} "
+            f"({_SQL_TYPES[fe.type_of(count)]})",
+            node,
+        )
+    return op, _arith("mul", count, Lit(amount))
+
+
+def _interval_times(fe, node):
+    """An INTERVAL of k units as a value, k an INTEGER expression: k times
+    the unit's timedelta (NULL for a NULL k); of months, which have no
+    fixed length, refused as a value (added to a date it is `_shift`'s)."""
+    op, amount = _multiple_of(fe, node)
+    if op == "add_months":
+        raise unsupported(
+            "an INTERVAL of months or years is supported added to a DATE or "
+            "TIMESTAMP; as a value, an INTERVAL of days, hours, minutes or seconds",
+            node,
+        )
+    unit = datetime.timedelta(days=1 if op == "add_days" else 0)
+    unit += datetime.timedelta(seconds=0 if op == "add_days" else 1)
+    if isinstance(amount, Lit):
+        return Lit(unit * amount.value)
+    return Op("mul", (amount, Lit(unit)))
+
+
 def _shift(fe, node, sign: int):
     """date ± INTERVAL (a DATE, or a TIMESTAMP for hours, minutes and
     seconds), date - date (days); folded at compile time over literals."""
     left, right = node.this, node.expression
-    if isinstance(left, exp.Interval) and sign > 0:
+    if sign > 0 and (
+        isinstance(left, exp.Interval) or _interval_multiple(left) is not None
+    ):
         left, right = right, left
-    if not isinstance(right, exp.Interval):
+    months = _interval_multiple(right)
+    if months is not None and months[1] == "add_months":  # date ± k months
+        date = fe.expr(left)
+        if fe.type_of(date) not in TIMES:
+            raise unsupported(
+                "INTERVAL arithmetic needs a DATE or TIMESTAMP operand", node
+            )
+        _, amount = _multiple_of(fe, right)
+        if sign < 0:
+            amount = _arith("mul", amount, Lit(-1))
+        if isinstance(date, Lit) and isinstance(amount, Lit):
+            return Lit(shift_date(date.value, "add_months", amount.value))
+        return Op("add_months", (date, amount))
+    if not (isinstance(right, exp.Interval) and _fixed(right)):
         a, b = fe.expr(left), fe.expr(right)
         if sign > 0 and fe.type_of(b) == "date":
             a, b = b, a
@@ -360,6 +450,8 @@ def _interval_value(fe, node: exp.Interval) -> Lit:
     """An INTERVAL of seconds, minutes, hours, days or weeks as a value (a
     timedelta); one of months or years has no fixed length but DuckDB's
     30-day month, refused."""
+    if not _fixed(node) and node.this is not None:  # INTERVAL (k) DAY
+        return _interval_times(fe, node)
     op, amount = _interval(node)
     if op == "add_months":
         raise unsupported(
@@ -832,16 +924,31 @@ def _date_part(fe, part: str, value, node):
             node,
         )
     if fe.type_of(value) == "interval":
-        if op != "epoch":
-            raise unsupported(
-                f"EXTRACT({part} FROM an INTERVAL) is not supported; EPOCH(i), "
-                "EXTRACT(EPOCH FROM i) are its seconds",
-                node,
-            )
-        return Op("interval_epoch", (value,))
+        if op == "epoch":
+            return Op("interval_epoch", (value,))
+        if op in sqlfuncs.DIFFERENCE_PARTS and _difference(fe, value):
+            return Op("difference_part", (value, Lit(op)))
+        raise unsupported(
+            f"EXTRACT({part} FROM an INTERVAL) is supported of a difference of "
+            "TIMESTAMPs (t1 - t2: DAY, HOUR, MINUTE, SECOND, MILLISECOND, "
+            "MICROSECOND); of any INTERVAL, EPOCH(i) or EXTRACT(EPOCH FROM i) "
+            "are its seconds",
+            node,
+        )
     if op in TIME_OF_DAY and fe.type_of(value) == "date":
         value = to_timestamp(value)  # midnight: 0
     return Op(op, (value,))
+
+
+def _difference(fe, value) -> bool:
+    """Whether an INTERVAL is `t1 - t2` of two TIMESTAMPs, which DuckDB
+    holds as days and microseconds (`INTERVAL 36 HOUR` it holds as hours,
+    a `datetime.timedelta` does not tell them apart)."""
+    return (
+        isinstance(value, Op)
+        and value.op == "sub"
+        and all(fe.type_of(a) == "timestamp" for a in value.args)
+    )
 
 
 def _extract(fe, node: exp.Extract):
@@ -1273,6 +1380,8 @@ def _function(fe, node: exp.Anonymous):
         return _epoch_units(fe, fe.expr(args[0]), EPOCH_UNITS[name])
     if name == "isfinite" and len(args) == 1:
         return Op("isfinite", (fe.expr(args[0]),))
+    if name in _INTERVAL_FUNCTIONS and len(args) == 1:
+        return _interval_times(fe, node)
     if name in ("suffix", "prefix") and len(args) == 2:
         op = "ends_with" if name == "suffix" else "starts_with"
         return Op(op, (fe.expr(args[0]), fe.expr(args[1])))
@@ -1308,8 +1417,13 @@ CONVERTERS: dict[type, Callable] = {
     exp.Add: lambda fe, node: _shift(fe, node, +1),
     exp.Sub: lambda fe, node: _shift(fe, node, -1),
     exp.Interval: _interval_value,
+    exp.ToDays: _interval_times,
     exp.DateBin: _time_bucket,
-    exp.Mul: _binary("mul"),
+    exp.Mul: lambda fe, node: (
+        _interval_times(fe, node)
+        if _interval_multiple(node) is not None
+        else _arith("mul", fe.expr(node.this), fe.expr(node.expression))
+    ),
     exp.Div: _binary("div"),
     exp.Mod: _binary("mod"),
     exp.IntDiv: _binary("intdiv"),

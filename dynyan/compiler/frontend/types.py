@@ -256,6 +256,8 @@ def op_type(e: Op, types: list) -> str | None:
     if op == "from_epoch":
         need({"int"}, "EPOCH_MS/MAKE_TIMESTAMP needs an INTEGER count", 0)
         return "timestamp"
+    if op == "difference_part":
+        return "int"
     if op == "epoch_units":
         need({"timestamp"}, "EPOCH_MS/_US/_NS needs a DATE or TIMESTAMP", 0)
         return "int"
@@ -283,6 +285,8 @@ def _interval_arithmetic(op: str, types: list) -> str:
         return "timestamp"
     if op in ("add", "sub") and set(pair) <= {"interval", None}:
         return "interval"
+    if op == "mul" and pair in (("int", "interval"), ("interval", "int")):
+        return "interval"  # k * INTERVAL '1 day': k days
     raise ExprError(
         "INTERVAL arithmetic is not supported here; supported: TIMESTAMP - "
         "TIMESTAMP (an INTERVAL), TIMESTAMP ± INTERVAL, INTERVAL ± INTERVAL, "
