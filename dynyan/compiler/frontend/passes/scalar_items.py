@@ -38,10 +38,11 @@ subquery that is not one column over aggregates, one correlated other than by
 `inner column = outer column` conjuncts of its WHERE or with a table of an
 enclosing query, a correlated value outside aggregates of a grouped query
 whose outer columns are not GROUP BY keys, and an uncorrelated one read
-outside aggregates of a query that aggregates without GROUP BY (over no
-rows it still has its one row, which a join would lose; inside an
-aggregate it is read per row, where the join loses nothing). Runs after `qualify_names` (columns carry
-their tables).
+outside aggregates of a query that aggregates without GROUP BY and has
+window functions. Without them, such a query (which has its one row also
+over no input, a row a join with it would lose) first computes its
+aggregates in a derived table of their own (`_aggregates_apart`), a row
+the join keeps. Runs after `qualify_names` (columns carry their tables).
 
 >>> import sqlglot
 >>> from dynyan.compiler.frontend.context import Context
@@ -68,7 +69,11 @@ from .unnest_subqueries import column_equality, split_correlation
 
 def scalar_items(tree: exp.Expression, ctx: Context) -> exp.Expression:
     count = 0
-    for select in list(tree.find_all(exp.Select)):
+    selects = list(tree.find_all(exp.Select))
+    for select in selects:
+        body = _aggregates_apart(select)
+        if body is not None:  # its WHERE's subqueries: read per row there
+            selects.append(body)
         group = select.args.get("group")
         aggregates = any(
             a.parent_select is select for a in select.find_all(exp.AggFunc)
@@ -91,7 +96,7 @@ def scalar_items(tree: exp.Expression, ctx: Context) -> exp.Expression:
             keys = _group_keys(select) if grouped and not per_row else None
             if not by_row and aggregates and group is None and not per_row:
                 continue  # a global aggregate keeps its row over no input
-            same = (inner.sql(), by_row, tuple(sorted(keys)) if keys else keys)
+            same = (inner.sql(), by_row, None if keys is None else tuple(sorted(keys)))
             alias = made.get(same)
             if alias is None:
                 alias = f"__scalar{count + 1}"
@@ -119,6 +124,62 @@ def scalar_items(tree: exp.Expression, ctx: Context) -> exp.Expression:
                 column = exp.column("v", table=alias)
                 node.replace(exp.Max(this=column) if once else column)
     return tree
+
+
+def _aggregates_apart(select: exp.Select) -> exp.Select | None:
+    """A query that aggregates without GROUP BY and reads an uncorrelated
+    subquery outside its aggregates (`SELECT COUNT(*) * 1.0 / (SELECT
+    COUNT(*) FROM u) FROM e`): its aggregates first become the columns of a
+    derived table of their own, which has one row also over no input, and
+    the query reads them there (HAVING becoming its WHERE), so that the
+    subquery's join, of one row too, keeps that row. Returns that derived
+    table's SELECT, None where nothing changed."""
+    if select.args.get("group") is not None or select.args.get("from_") is None:
+        return None
+    if select.args.get("qualify") is not None or any(
+        w.parent_select is select for w in select.find_all(exp.Window)
+    ):
+        return None
+    own = [a for a in select.find_all(exp.AggFunc) if _outermost(a, select)]
+    outside = [  # (in WHERE or an aggregate: read per row, a join of each row)
+        n
+        for n in _scalar_subqueries(select)
+        if _one_value(n.this)
+        and n.find_ancestor(exp.AggFunc, exp.Select) is select
+        and n.find_ancestor(exp.Where) is None
+    ]
+    if not own or not outside or any(correlated(n.this) for n in outside):
+        return None
+    body = exp.Select()
+    for arg in ("from_", "joins", "where"):
+        body.set(arg, select.args.get(arg))
+        select.set(arg, None)
+    names = {}
+    for agg in own:
+        node = agg.parent if isinstance(agg.parent, _AGGREGATE_WRAPPERS) else agg
+        name = names.get(node.sql())
+        if name is None:
+            name = names[node.sql()] = f"__a{len(names) + 1}"
+            body.append("expressions", exp.alias_(node.copy(), name))
+        node.replace(exp.column(name, table="__aggregates"))
+    select.set("from_", exp.From(this=body.subquery("__aggregates", copy=False)))
+    having = select.args.get("having")
+    if having is not None:
+        select.set("having", None)
+        select.set("where", exp.Where(this=having.this))
+    return body
+
+
+# what an aggregate's own clauses wrap it in (FILTER, WITHIN GROUP)
+_AGGREGATE_WRAPPERS = (exp.Filter, exp.WithinGroup)
+
+
+def _outermost(agg: exp.AggFunc, select: exp.Select) -> bool:
+    """Whether `agg` is an aggregate of `select` itself, not of a subquery
+    or inside another aggregate."""
+    return agg.parent_select is select and (
+        agg.find_ancestor(exp.AggFunc, exp.Select) is select
+    )
 
 
 def _aggregates(value: exp.Expression) -> list[exp.AggFunc]:

@@ -117,10 +117,10 @@ def unnest_subqueries(select: exp.Select, ctx: Context) -> exp.Select:
             "a subquery is supported in FROM and as a condition of WHERE "
             "([NOT] IN, [NOT] EXISTS, a comparison with a scalar subquery); in "
             "the SELECT list, a subquery of one value over aggregates, "
-            "uncorrelated (inside an aggregate, or in a query that does not "
-            "aggregate without GROUP BY) or correlated by "
-            "`inner column = outer column` conditions (a COUNT, SUM, MIN or MAX "
-            "also by one <, <=, >, >= between an inner and an outer column)",
+            "uncorrelated, or correlated by `inner column = outer column` "
+            "conditions (a COUNT, SUM, MIN or MAX also by one <, <=, >, >= "
+            "between an inner and an outer column; outside the aggregates of "
+            "an aggregating query by its GROUP BY keys only)",
             node,
         )
     return select
