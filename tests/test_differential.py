@@ -644,3 +644,23 @@ def test_float_sums_do_not_depend_on_the_update_history():
     with pytest.raises(module.ViewError, match="infinite or NaN"):
         direct.insert("r", (3, float("inf")))
     assert sorted(direct.rows()) == before
+
+
+@pytest.mark.parametrize(
+    "written, standard",
+    [
+        ("GROUP BY r.k, r.a WITH ROLLUP", "GROUP BY ROLLUP (r.k, r.a)"),
+        ("GROUP BY r.k, r.a WITH CUBE", "GROUP BY CUBE (r.k, r.a)"),
+    ],
+)
+def test_mysql_with_rollup_is_the_standard_rollup(written, standard):
+    """MySQL's `GROUP BY … WITH ROLLUP`, which DuckDB does not read, is
+    compiled as `GROUP BY ROLLUP (…)` and compared with DuckDB running that."""
+    import dynyan
+
+    head = "CREATE TABLE r (k INTEGER, a INTEGER, x INTEGER);\n"
+    select = "SELECT r.k, r.a, COUNT(*) AS n, SUM(r.x) AS s FROM r "
+    spec = QuerySpec.parse(head + select + standard, "with_rollup")
+    module = dynyan.load(head + select + written)
+    for seed, push in ((0, False), (1, True)):
+        run_differential(spec, module, seed=seed, n_events=N_EVENTS, push=push)

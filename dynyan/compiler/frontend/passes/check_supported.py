@@ -22,7 +22,38 @@ _PICKS = {
     "sep ORDER BY x) is supported",
 }
 # SELECT clauses refused wherever they appear: clause -> how to name it.
-_REFUSED = {"windows": "WINDOW", "qualify": "QUALIFY without a window function"}
+_REFUSED = {
+    "windows": "WINDOW",
+    "qualify": "QUALIFY without a window function",
+    # other dialects' clauses, which sqlglot reads and DuckDB does not
+    "connect": "CONNECT BY",
+    "match": "MATCH_RECOGNIZE",
+    "laterals": "LATERAL VIEW",
+    "prewhere": "PREWHERE",
+    "distribute": "DISTRIBUTE BY",
+    "sort": "SORT BY",
+    "cluster": "CLUSTER BY",
+    "settings": "SETTINGS",
+    "format": "FORMAT",
+    "options": "OPTION",
+}
+# parts of a table in FROM that read another version of it: arg -> name
+_VERSIONS = {
+    "version": "a table's version (AT, FOR SYSTEM_TIME)",
+    "system_time": "FOR SYSTEM_TIME",
+    "changes": "CHANGES",
+    "when": "a table's version (AT, BEFORE)",
+}
+
+
+# joins that pair rows otherwise than by their values: method -> why refused
+_JOIN_METHODS = {
+    "ASOF": "it pairs each row with one match of the nearest value, any one "
+    "among tied matches; the latest match as a value is a correlated scalar "
+    "subquery, `(SELECT MAX(s.t) FROM s WHERE s.k = r.k AND s.t <= r.t)`",
+    "POSITIONAL": "it pairs rows by their places in the tables, which the "
+    "rows of a view do not have",
+}
 
 
 def check_supported(tree: exp.Expression, ctx: Context) -> exp.Expression:
@@ -30,6 +61,14 @@ def check_supported(tree: exp.Expression, ctx: Context) -> exp.Expression:
         raise unsupported(
             "TABLESAMPLE (a view maintains the whole result) is not supported", node
         )
+    for node in tree.find_all(exp.Join):
+        method = (node.args.get("method") or "").upper()
+        if node.args.get("match_condition") is not None:
+            method = "ASOF"  # Snowflake's ASOF JOIN … MATCH_CONDITION (…)
+        if method in _JOIN_METHODS:
+            raise unsupported(
+                f"{method} JOIN is not supported: {_JOIN_METHODS[method]}", node
+            )
     windows = sorted(
         tree.find_all(exp.Window), key=lambda w: (not _specific(w), in_select_list(w))
     )
@@ -39,6 +78,24 @@ def check_supported(tree: exp.Expression, ctx: Context) -> exp.Expression:
         for arg, what in _REFUSED.items():
             if select.args.get(arg):
                 raise unsupported(f"{what} is not supported", select.args[arg])
+        limit = select.args.get("limit")
+        if limit is not None and limit.args.get("expressions"):
+            raise unsupported(
+                "LIMIT … BY is not supported; QUALIFY ROW_NUMBER() OVER "
+                "(PARTITION BY … ORDER BY …) <= n keeps n rows per key",
+                limit,
+            )
+        group = select.args.get("group")
+        if group is not None and group.args.get("totals"):
+            raise unsupported(
+                "GROUP BY … WITH TOTALS is not supported; GROUP BY ROLLUP (…) "
+                "adds the total row",
+                group,
+            )
+    for node in tree.find_all(exp.Table):
+        for arg, what in _VERSIONS.items():
+            if node.args.get(arg):
+                raise unsupported(f"{what} is not supported", node)
     for select in tree.find_all(exp.Select):
         if select is not tree:
             _inner_order(select)

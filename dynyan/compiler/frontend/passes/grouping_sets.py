@@ -31,6 +31,8 @@ MAX_SETS = 64
 
 
 def grouping_sets(tree: exp.Expression, ctx: Context) -> exp.Expression:
+    for group in tree.find_all(exp.Group):
+        _with_rollup(group)
     if tree.find(exp.Window) is not None:
         return tree  # refused as written (check_supported), not as expanded
     for select in reversed(list(tree.find_all(exp.Select))):
@@ -48,6 +50,18 @@ def grouping_sets(tree: exp.Expression, ctx: Context) -> exp.Expression:
         else:
             select.replace(union)
     return tree
+
+
+def _with_rollup(group: exp.Group) -> None:
+    """MySQL's `GROUP BY a, b WITH ROLLUP` (and `WITH CUBE`) as the
+    standard `GROUP BY ROLLUP (a, b)`."""
+    for arg, kind in (("rollup", exp.Rollup), ("cube", exp.Cube)):
+        if group.args.get(arg) and not any(
+            e.expressions for e in group.args[arg] if isinstance(e, kind)
+        ):
+            keys = [e.pop() for e in list(group.expressions)]
+            group.set(arg, None)
+            group.set("expressions", [kind(expressions=keys)])
 
 
 def _spell_out(select: exp.Select, group: exp.Group, ctx: Context) -> None:
