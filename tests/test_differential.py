@@ -656,11 +656,26 @@ def test_float_sums_do_not_depend_on_the_update_history():
 def test_mysql_with_rollup_is_the_standard_rollup(written, standard):
     """MySQL's `GROUP BY … WITH ROLLUP`, which DuckDB does not read, is
     compiled as `GROUP BY ROLLUP (…)` and compared with DuckDB running that."""
-    import dynyan
-
     head = "CREATE TABLE r (k INTEGER, a INTEGER, x INTEGER);\n"
     select = "SELECT r.k, r.a, COUNT(*) AS n, SUM(r.x) AS s FROM r "
-    spec = QuerySpec.parse(head + select + standard, "with_rollup")
-    module = dynyan.load(head + select + written)
+    _same_as(head + select + written, head + select + standard)
+
+
+def test_limit_with_ties_is_a_rank():
+    """`ORDER BY x DESC LIMIT 2 WITH TIES` (PostgreSQL's FETCH FIRST 2 ROWS
+    WITH TIES), which DuckDB does not read: the rows ranked up to 2."""
+    head = "CREATE TABLE r (k INTEGER, x INTEGER);\nSELECT r.k, r.x FROM r "
+    _same_as(
+        head + "ORDER BY r.x DESC LIMIT 2 WITH TIES",
+        head + "QUALIFY RANK() OVER (ORDER BY r.x DESC) <= 2 ORDER BY r.x DESC",
+    )
+
+
+def _same_as(written: str, standard: str) -> None:
+    """The view compiled from `written` against DuckDB running `standard`."""
+    import dynyan
+
+    spec = QuerySpec.parse(standard, "written_otherwise")
+    module = dynyan.load(written)
     for seed, push in ((0, False), (1, True)):
         run_differential(spec, module, seed=seed, n_events=N_EVENTS, push=push)

@@ -138,11 +138,32 @@ def read_program(sql: str, schema: str | None = None) -> Program:
 def _fetch_as_limit(stmt: exp.Expression) -> exp.Expression:
     """`FETCH FIRST|NEXT n ROWS ONLY` is the standard's spelling of LIMIT n:
     written as LIMIT, every later step reads one clause. PERCENT and WITH
-    TIES pick rows by another rule and are refused."""
+    TIES pick rows by another rule and are refused (WITH TIES after ORDER
+    BY is a rank: `_ties_as_rank`); so are they written after LIMIT
+    (`LIMIT 10%`, `LIMIT n WITH TIES`)."""
+    for limit in list(stmt.find_all(exp.Limit)):
+        options = limit.args.get("limit_options")
+        if options is None:
+            continue
+        if options.args.get("percent"):
+            raise unsupported(
+                "LIMIT … PERCENT is not supported (LIMIT n is: the first n rows "
+                "of the order)",
+                limit,
+            )
+        if options.args.get("with_ties") and not _ties_as_rank(
+            limit, limit.args.get("expression")
+        ):
+            raise unsupported(
+                "LIMIT … WITH TIES is supported after ORDER BY in a SELECT "
+                "without DISTINCT or OFFSET, with a constant count",
+                limit,
+            )
     for fetch in list(stmt.find_all(exp.Fetch)):
         options = fetch.args.get("limit_options")
+        count = fetch.args.get("count") or exp.Literal.number(1)
         if options is not None and options.args.get("with_ties"):
-            if not options.args.get("percent") and _ties_as_rank(fetch):
+            if not options.args.get("percent") and _ties_as_rank(fetch, count):
                 continue
             raise unsupported(
                 "FETCH … PERCENT is not supported, nor FETCH … WITH TIES but "
@@ -156,22 +177,21 @@ def _fetch_as_limit(stmt: exp.Expression) -> exp.Expression:
                 "first n rows of the order)",
                 fetch,
             )
-        count = fetch.args.get("count") or exp.Literal.number(1)
         limit = exp.Limit(expression=count)
         limit.meta.update(fetch.meta)  # where the query says it, for messages
         fetch.replace(limit)
     return stmt
 
 
-def _ties_as_rank(fetch: exp.Fetch) -> bool:
-    """`ORDER BY k FETCH FIRST n ROWS WITH TIES`: the rows ranked up to n,
-    `QUALIFY RANK() OVER (ORDER BY k) <= n` with the ORDER BY kept (its
-    keys by position or output name read as the SELECT items they name).
-    False, the query unchanged, where that is not the same: no ORDER BY,
-    DISTINCT (taken after QUALIFY), a count that is not a constant."""
+def _ties_as_rank(fetch: exp.Fetch | exp.Limit, count: exp.Expression) -> bool:
+    """`ORDER BY k FETCH FIRST n ROWS WITH TIES` (`LIMIT n WITH TIES`): the
+    rows ranked up to n, `QUALIFY RANK() OVER (ORDER BY k) <= n` with the
+    ORDER BY kept (its keys by position or output name read as the SELECT
+    items they name), the clause dropped. False, the query unchanged, where
+    that is not the same: no ORDER BY, DISTINCT (taken after QUALIFY), a
+    count that is not a constant."""
     select = fetch.parent
     order = select.args.get("order") if isinstance(select, exp.Select) else None
-    count = fetch.args.get("count") or exp.Literal.number(1)
     if order is None or select.args.get("distinct") or select.args.get("offset"):
         return False
     if not (isinstance(count, exp.Literal) and count.is_int):

@@ -78,6 +78,10 @@ def check_supported(tree: exp.Expression, ctx: Context) -> exp.Expression:
         for arg, what in _REFUSED.items():
             if select.args.get(arg):
                 raise unsupported(f"{what} is not supported", select.args[arg])
+        if select.args.get("kind"):  # BigQuery's SELECT AS STRUCT|VALUE
+            raise unsupported(
+                f"SELECT AS {select.args['kind']} is not supported", select
+            )
         limit = select.args.get("limit")
         if limit is not None and limit.args.get("expressions"):
             raise unsupported(
@@ -92,6 +96,9 @@ def check_supported(tree: exp.Expression, ctx: Context) -> exp.Expression:
                 "adds the total row",
                 group,
             )
+    for node in tree.find_all(exp.Ordered):
+        if node.args.get("with_fill") is not None:
+            raise unsupported("ORDER BY … WITH FILL is not supported", node)
     for node in tree.find_all(exp.Table):
         for arg, what in _VERSIONS.items():
             if node.args.get(arg):
