@@ -673,3 +673,35 @@ def test_like_match_is_the_like_regex(string, pattern):
     )
     expected = re.fullmatch(regex, string, re.DOTALL) is not None
     assert sqlfuncs._like_match(string, pattern) == expected
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False) | st.integers(-(2**60), 2**60))
+def test_singles_round_as_a_c_float_does(x):
+    """A REAL column's value is the nearest 4-byte float (ties to even,
+    subnormals, the sign of zero), as C's (and struct's) float conversion;
+    beyond that range an error, as DuckDB's."""
+    import struct
+
+    try:
+        want = struct.unpack("f", struct.pack("f", x))[0]
+    except OverflowError:
+        want = math.inf
+    if abs(want) == math.inf:
+        with pytest.raises(sqlfuncs.ViewError, match="out of the range of a REAL"):
+            sqlfuncs._singles("r", (x,), (0,))
+        return
+    (got,) = sqlfuncs._singles("r", (x,), (0,))
+    assert got == want and math.copysign(1, got) == math.copysign(1, want)
+
+
+def test_singles_leave_other_values_and_columns():
+    row = (0.1, "0.1", None, True, math.inf, 0.1)
+    assert sqlfuncs._singles("r", row, (1, 2, 3, 4, 5, 9)) == (
+        0.1,
+        "0.1",
+        None,
+        True,
+        math.inf,
+        0.10000000149011612,
+    )

@@ -415,6 +415,9 @@ class Relation:
     # The columns of its declared PRIMARY KEY (none: ()): a row's other
     # columns are one value per key.
     key: tuple[str, ...] = ()
+    # The positions of its REAL (FLOAT, FLOAT4) columns: DuckDB keeps their
+    # values as 4-byte floats, and so does the view (`_singles`).
+    singles: tuple[int, ...] = ()
 
     def __str__(self) -> str:
         cols = ", ".join(

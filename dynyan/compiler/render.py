@@ -3341,6 +3341,20 @@ def render_module(
     old_from_payload = _old_from_payload(
         query, materialized, [value for _, value in aggregates]
     )
+    # the REAL columns of the relations insert() and update() take, rounded
+    # there as DuckDB keeps them (an inner view takes the outer view's rows)
+    singles = (
+        None
+        if inner
+        else "{"
+        + ", ".join(
+            f"{py(r.name)}: {tuple_literal([py(i) for i in r.singles])}"
+            for r in base
+            if r.singles
+        )
+        + "}"
+    )
+    singles = None if singles == "{}" else singles
     waits = (
         []
         if inner or reporting
@@ -3447,7 +3461,8 @@ def render_module(
             if used
         ],
         "helpers": sorted(expressions.helpers),
-        "runtime": _runtime_source(layout, ring, expressions, relations),
+        "runtime": _runtime_source(layout, ring, expressions, relations, singles),
+        "singles": singles,
         "uses_datetime": expressions.uses_datetime
         or bool(shifts)
         or any({"date", "timestamp"} & set(kinds) for kinds in class_sets.values())
@@ -3713,9 +3728,9 @@ def render_digest(module: str) -> str | None:
     return found[1]
 
 
-def _runtime_source(layout, ring, expressions, relations) -> str:
+def _runtime_source(layout, ring, expressions, relations, singles=None) -> str:
     """The runtime helpers the module uses (dynyan.runtime), as source
-    specialised to its payloads."""
+    specialised to its payloads (`singles`: REAL columns to round)."""
     kinds = {s.kind for s in layout.structures()}
     steps = {
         step["kind"]
@@ -3727,6 +3742,7 @@ def _runtime_source(layout, ring, expressions, relations) -> str:
     used |= {"_RangeSum"} if "rangesum" in kinds else set()
     used |= {"_psum"} if "scanweight" in steps else set()
     used |= {f"_{name}" for name in expressions.helpers}
+    used |= {"_singles"} if singles else set()
     return inline.helper_source(used, ring)
 
 

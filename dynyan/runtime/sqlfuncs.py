@@ -826,6 +826,45 @@ def _epoch_units(t, per_second):
     return micros * per_second // 1_000_000
 
 
+def _singles(relation, row, positions):
+    """`row` with the numbers in its REAL (FLOAT) columns at `positions`
+    rounded to the nearest 4-byte float (ties to even, subnormals too), the
+    value DuckDB keeps there; an error beyond that range, as DuckDB's.
+    Anything else is left to the view's checks."""
+    if type(row) is not tuple:
+        try:
+            row = tuple(row)
+        except TypeError:
+            return row
+    values = None
+    for i in positions:
+        if i >= len(row):
+            continue
+        v = row[i]
+        if not (v.__class__ is float or v.__class__ is int) or not v or v != v:
+            continue  # (0, NaN: themselves)
+        if v == math.inf or v == -math.inf:
+            continue
+        try:
+            m, e = math.frexp(v)
+        except OverflowError:  # an int beyond the doubles
+            m, e = 1.0, 1 << 20
+        bits = min(24, e + 149)  # 24 bits; fewer below 2^-126, down to 2^-149
+        if (
+            e > 128
+            or abs(single := math.ldexp(round(math.ldexp(m, bits)), e - bits))
+            > 3.4028234663852886e38
+        ):
+            raise ViewError(
+                f"{relation}: {v!r} is out of the range of a REAL (4-byte "
+                "float) column"
+            )
+        if values is None:
+            values = list(row)
+        values[i] = math.copysign(single, v)
+    return row if values is None else tuple(values)
+
+
 # the parts EXTRACT takes of a difference of TIMESTAMPs (`_difference_part`)
 DIFFERENCE_PARTS = ("day", "hour", "minute", "second", "millisecond", "microsecond")
 

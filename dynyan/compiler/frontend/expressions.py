@@ -14,6 +14,7 @@ import decimal
 import functools
 import math
 import re
+import struct
 from collections.abc import Callable
 
 from sqlglot import exp
@@ -491,9 +492,24 @@ def _comparison(op: str) -> Callable:
             same = _same_row(fe, node.this, node.expression, node)
             return same if op == "eq" else Op("not", (same,))
         left, right = fe.expr(node.this), fe.expr(node.expression)
-        return Op(op, coerce_literals(left, right, fe.type_of, node))
+        left, right = coerce_literals(left, right, fe.type_of, node)
+        return Op(op, (_as_single(fe, right, left), _as_single(fe, left, right)))
 
     return convert
+
+
+def _as_single(fe, column, value):
+    """`value`, a DOUBLE literal compared with a REAL (FLOAT) column, as the
+    4-byte float DuckDB casts it to (`x = 0.1` holds for the 0.1 such a
+    column keeps); anything else unchanged."""
+    if not (isinstance(value, Lit) and type(value.value) is float):
+        return value
+    relations = getattr(fe, "atom_relations", None)
+    if not isinstance(column, Ref) or relations is None:
+        return value
+    if column.column not in relations[column.atom].singles:
+        return value
+    return Lit(struct.unpack("f", struct.pack("f", value.value))[0])
 
 
 def _null_safe(fe, node):
@@ -789,7 +805,10 @@ def _in(fe, node):
     value = fe.expr(node.this)
     known = [v for v in values if not (isinstance(v, Lit) and v.value is None)]
     if all(isinstance(v, Lit) for v in known):
-        known = [coerce_literals(value, v, fe.type_of, node)[1] for v in known]
+        known = [
+            _as_single(fe, value, coerce_literals(value, v, fe.type_of, node)[1])
+            for v in known
+        ]
         found = Op("in", (value, *known)) if known else None
     else:  # x IN (a, b + 1): x = a OR x = b + 1, in three-valued logic
         tests = [Op("eq", coerce_literals(value, v, fe.type_of, node)) for v in known]

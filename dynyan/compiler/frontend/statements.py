@@ -349,7 +349,7 @@ def relation(create: exp.Create) -> Relation:
             "only CREATE TABLE name (column type, ...) is supported", create
         )
     name = schema.this.name.lower()
-    columns, types, scales, notnull = [], [], [], []
+    columns, types, scales, notnull, singles = [], [], [], [], []
     key_columns: set[str] = set()  # of PRIMARY KEY (...) or a column's PRIMARY KEY
     for col in schema.expressions:
         if isinstance(col, exp.Identifier):
@@ -375,6 +375,8 @@ def relation(create: exp.Create) -> Relation:
         types.append(TYPES.get(type_name) or UNREAD + kind.sql(dialect="duckdb"))
         scales.append(declared_scale(kind))
         notnull.append(serial or _declared_notnull(col))
+        if _single(kind):
+            singles.append(len(columns) - 1)
         if any(
             isinstance(c.kind, exp.PrimaryKeyColumnConstraint) for c in col.constraints
         ):
@@ -396,7 +398,17 @@ def relation(create: exp.Create) -> Relation:
         tuple(scales),
         tuple(notnull) if any(notnull) else (),
         key=tuple(c for c in columns if c in key_columns),
+        singles=tuple(singles),
     )
+
+
+def _single(kind: exp.DataType | None) -> bool:
+    """Whether a column type is DuckDB's 4-byte float: REAL, FLOAT, FLOAT4
+    and FLOAT(p) up to 24 bits (above, a DOUBLE)."""
+    if kind is None or kind.this.name != "FLOAT":
+        return False
+    params = kind.expressions
+    return not params or not params[0].name.isdigit() or int(params[0].name) <= 24
 
 
 # PostgreSQL's SERIAL types: INTEGERs numbered by a sequence
