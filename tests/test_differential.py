@@ -671,6 +671,29 @@ def test_limit_with_ties_is_a_rank():
     )
 
 
+def test_union_by_name_chains_match_columns_by_name():
+    """`A UNION ALL B UNION BY NAME C` (a positional UNION on the left, its
+    columns named by its first SELECT) and a chain of BY NAMEs, against
+    DuckDB running the same unions written by position."""
+    head = (
+        "CREATE TABLE r (k INTEGER, x INTEGER);\n"
+        "CREATE TABLE s (x INTEGER, k INTEGER, y INTEGER);\n"
+    )
+    _same_as(
+        head + "SELECT r.k, r.x FROM r UNION ALL SELECT s.y, s.k FROM s "
+        "UNION BY NAME SELECT s.x AS y, s.k FROM s",
+        head + "SELECT r.k, r.x, NULL AS y FROM r UNION ALL SELECT s.y, s.k, NULL "
+        "FROM s UNION SELECT s.k, NULL, s.x FROM s",
+    )
+    _same_as(
+        head + "SELECT r.x FROM r UNION ALL BY NAME SELECT s.y, s.x FROM s "
+        "UNION ALL BY NAME SELECT s.k, s.y AS z FROM s",
+        head + "SELECT r.x, NULL AS y, NULL AS k, NULL AS z FROM r UNION ALL "
+        "SELECT s.x, s.y, NULL, NULL FROM s UNION ALL SELECT NULL, NULL, s.k, s.y "
+        "FROM s",
+    )
+
+
 def _same_as(written: str, standard: str) -> None:
     """The view compiled from `written` against DuckDB running `standard`."""
     import dynyan

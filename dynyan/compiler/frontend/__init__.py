@@ -214,6 +214,8 @@ def _restore(ctx: Context, state: tuple) -> None:
 def _set_query(tree: exp.SetOperation, ctx: Context) -> SetQuery:
     kind = {exp.Union: "union", exp.Intersect: "intersect", exp.Except: "except"}
     word = kind.get(type(tree))
+    if tree.args.get("by_name") and word is not None:
+        _by_name(tree)
     if word is None or tree.args.get("by_name") or tree.args.get("side"):
         raise unsupported(f"{tree.key.upper()} of this form is not supported", tree)
     left = compile_select(tree.this, ctx.inner())
@@ -245,6 +247,56 @@ def _set_query(tree: exp.SetOperation, ctx: Context) -> SetQuery:
         _set_text(word, bool(tree.args.get("distinct")), left, right),
         tuple(types),
         sides,
+    )
+
+
+def _by_name(tree: exp.SetOperation) -> None:
+    """DuckDB's `UNION [ALL] BY NAME`: the columns of both sides matched by
+    name, those of the left side first, then the right side's others, a
+    side without one giving NULL there; as a UNION by position of the
+    SELECTs so completed and reordered (a left side that is itself a set
+    operation first, each of its SELECTs completed)."""
+    left, right = tree.this, tree.expression
+    if isinstance(left, exp.SetOperation) and left.args.get("by_name"):
+        _by_name(left)
+    names = [_names(left), _names(right)]
+    if not isinstance(right, exp.Select) or None in names:
+        raise unsupported(
+            f"{tree.key.upper()} BY NAME is supported with one SELECT on its "
+            "right and distinct column names on each side",
+            tree,
+        )
+    order = names[0] + [n for n in names[1] if n not in names[0]]
+    _complete(left, names[0], order)
+    _complete(right, names[1], order)
+    tree.set("by_name", None)
+
+
+def _names(side: exp.Expression) -> list[str] | None:
+    """The output names of a SELECT (of a set operation: its first SELECT's);
+    None where they are not distinct."""
+    while isinstance(side, exp.SetOperation) and not side.args.get("by_name"):
+        side = side.this
+    if not isinstance(side, exp.Select):
+        return None
+    names = [e.alias_or_name.lower() for e in side.expressions]
+    if not names or "*" in names or len(set(names)) != len(names):
+        return None
+    return names
+
+
+def _complete(side: exp.Expression, names: list[str], order: list[str]) -> None:
+    """Each SELECT of `side`, whose columns are `names` (by position, as a
+    set operation has its first SELECT's), with its items in the order of
+    `order`, NULL for a name it does not have."""
+    if isinstance(side, exp.SetOperation):
+        _complete(side.this, names, order)
+        _complete(side.expression, names, order)
+        return
+    items = dict(zip(names, side.expressions))
+    side.set(
+        "expressions",
+        [items.get(n) or exp.alias_(exp.Null(), n, quoted=True) for n in order],
     )
 
 
