@@ -252,6 +252,8 @@ CASES = {
         "r.t LIKE REPLACE(r.s, 'a', '%')",
     ],
     "ascii": ["ASCII(r.s)", "ASCII(r.t || r.s)", "ASCII(SUBSTRING(r.s, 2))"],
+    "unicode": ["UNICODE(r.s)", "ORD(r.t || r.s)"],  # -1 of ''
+    "octet_length": ["STRLEN(r.s)", "BIT_LENGTH(r.s || r.t)"],  # 'é': 2 bytes
     "chr": ["CHR(r.k + 64)", "CHR(ABS(r.a) % 300 + 32)"],
     "md5": ["MD5(r.s)", "MD5(r.t || r.s)"],
     "sha256": ["SHA256(r.s)", "SHA256(r.t)"],

@@ -724,6 +724,8 @@ _STRICT_CALLS = {
         + ("radians", "degrees")
     },
     "ascii": ("(lambda s: ord(s[:1]) if s else 0)", ()),
+    "unicode": ("(lambda s: ord(s[:1]) if s else -1)", ()),
+    "octet_length": ("(lambda s: len(s.encode('utf-8')))", ()),
     "chr": ("_sql_chr", ()),
     "md5": ("_sql_digest", ("md5",)),
     "sha256": ("_sql_digest", ("sha256",)),

@@ -170,6 +170,8 @@ SCALARS = {
         Scalar("contains", "({1} in {0})"),
         Scalar("reverse", "_reverse({0})", helper="_reverse"),
         Scalar("ascii", "_ascii({0})", helper="_ascii"),
+        Scalar("unicode", "_unicode({0})", helper="_unicode"),
+        Scalar("octet_length", "len({0}.encode())"),
         Scalar("like_match", "_like_match({0}, {1})", helper="_like_match"),
         Scalar(
             "time_bucket",

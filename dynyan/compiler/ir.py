@@ -180,6 +180,8 @@ FUNCTIONS = {
     "time_bucket",  # (Lit(seconds), Lit(months), date or timestamp): TIME_BUCKET
     "like_match",  # (string, pattern): LIKE with a pattern computed per row
     "ascii",  # the code point of the first character (0 of '')
+    "unicode",  # the code point of the first character (-1 of '')
+    "octet_length",  # the bytes of the text's UTF-8 (STRLEN)
     "chr",  # the character of a code point
     "md5",  # MD5 of the text's UTF-8 bytes, lower-case hex
     "sha256",  # SHA-256 of the text's UTF-8 bytes, lower-case hex
@@ -644,6 +646,7 @@ INTEGER_OPS = frozenset(
         *("hour", "minute", "second", "millisecond", "microsecond"),
         *("days_between", "date_diff", "difference_part", "epoch_units"),
         *("strpos", "length", "ascii", "sign", "gcd", "lcm", "intdiv"),
+        *("unicode", "octet_length"),
         *("bit_and", "bit_or", "bit_xor"),
     }
 )

@@ -97,6 +97,7 @@ HELPERS = (
     Helper("_epoch_units", "sqlfuncs", "_epoch_units"),
     Helper("_difference_part", "sqlfuncs", "_difference_part"),
     Helper("_singles", "sqlfuncs", "_singles"),
+    Helper("_unicode", "sqlfuncs", "_unicode"),
     Helper("_make_timestamp", "sqlfuncs", "_make_timestamp"),
     Helper("_plain_number", "sqlfuncs", "_plain_number"),
     Helper("_maybe_number", "sqlfuncs", "_maybe_number"),

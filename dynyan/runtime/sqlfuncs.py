@@ -709,6 +709,12 @@ def _ascii(string):
     return ord(string[0]) if string else 0
 
 
+def _unicode(string):
+    """UNICODE(s) and ORD(s) as DuckDB: the code point of the first
+    character, -1 of ''."""
+    return ord(string[0]) if string else -1
+
+
 def _chr(code):
     """CHR(n) as DuckDB: the character of code point n; an error outside
     Unicode's code points and for surrogates, which are no characters."""

@@ -1389,8 +1389,12 @@ def _function(fe, node: exp.Anonymous):
         return _date_part(fe, part.this, fe.expr(args[1]), node)
     if name in PART_FUNCTIONS and len(args) == 1:
         return _date_part(fe, PART_FUNCTIONS[name], fe.expr(args[0]), node)
-    if name in ("strlen", "char_length", "character_length") and len(args) == 1:
+    if name in ("char_length", "character_length") and len(args) == 1:
         return Op("length", (fe.expr(args[0]),))
+    if name == "strlen" and len(args) == 1:  # DuckDB's: bytes, not characters
+        return Op("octet_length", (fe.expr(args[0]),))
+    if name == "ord" and len(args) == 1:
+        return Op("unicode", (fe.expr(args[0]),))
     if name in ("gcd", "lcm", "greatest_common_divisor", "least_common_multiple"):
         if len(args) == 2:
             op = "gcd" if name.startswith("g") else "lcm"
@@ -1567,6 +1571,10 @@ CONVERTERS: dict[type, Callable] = {
     ),
     exp.Glob: _glob,
     exp.Ascii: _unary("ascii"),
+    exp.Unicode: _unary("unicode"),
+    exp.BitLength: lambda fe, node: Op(
+        "mul", (Op("octet_length", (fe.expr(node.this),)), Lit(8))
+    ),
     exp.Chr: lambda fe, node: Op("chr", (fe.expr(node.expressions[0]),)),
     exp.MD5: _unary("md5"),
     exp.SHA2: _sha2,

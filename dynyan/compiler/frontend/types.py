@@ -327,6 +327,8 @@ _STRING_FUNCTIONS = {
     "reverse": ("REVERSE", ("str",), "str"),
     "translate": ("TRANSLATE", ("str", "str", "str"), "str"),
     "ascii": ("ASCII", ("str",), "int"),
+    "unicode": ("UNICODE", ("str",), "int"),
+    "octet_length": ("STRLEN", ("str",), "int"),
     "like_match": ("LIKE", ("str", "str"), "bool"),
     "chr": ("CHR", ("int",), "str"),
     "md5": ("MD5", ("str",), "str"),
