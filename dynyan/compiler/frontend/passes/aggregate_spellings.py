@@ -12,6 +12,8 @@
   smallest value is the smallest of the distinct values.
 - `GROUP BY ALL` (DuckDB) -> GROUP BY every SELECT item without an
   aggregate (none: one global group).
+- `SUM(x ORDER BY y)` (and COUNT, AVG, MIN, MAX, BOOL_AND, BOOL_OR,
+  COUNT_IF) -> `SUM(x)`: their value does not depend on the order.
 
 >>> import sqlglot
 >>> from dynyan.compiler.frontend.context import Context
@@ -38,6 +40,8 @@ _RESPELLED = {
     exp.CountIf: lambda c: exp.Sum(this=exp.cast(c, exp.DataType.Type.INT)),
 }
 _SPELLINGS = (exp.Filter, exp.WithinGroup, exp.Quantile, *_RESPELLED)
+# aggregates whose value is the same in any order of their rows
+_UNORDERED = (exp.Sum, exp.Count, exp.Avg, exp.Min, exp.Max, *_RESPELLED)
 
 
 def aggregate_spellings(tree: exp.Expression, ctx: Context) -> exp.Expression:
@@ -47,12 +51,24 @@ def aggregate_spellings(tree: exp.Expression, ctx: Context) -> exp.Expression:
             if select is not None:
                 select.set("expressions", [named(e) for e in select.expressions])
             node.replace(exp.LogicalAnd(this=node.expressions[0].copy()))
+    ordered = [
+        node for node in tree.find_all(*_UNORDERED) if isinstance(node.this, exp.Order)
+    ]
+    inside = {id(node) for node in ordered}
+
+    def respelled(e: exp.Expression) -> bool:
+        return e.find(*_SPELLINGS) is not None or any(
+            id(a) in inside for a in e.find_all(*_UNORDERED)
+        )
+
     for select in tree.find_all(exp.Select):  # items keep the names as written
-        if select.find(*_SPELLINGS) is not None:
+        if any(respelled(e) for e in select.expressions):
             select.set(
                 "expressions",
-                [named(e) if e.find(*_SPELLINGS) else e for e in select.expressions],
+                [named(e) if respelled(e) else e for e in select.expressions],
             )
+    for node in ordered:
+        node.set("this", node.this.this.copy())
     for node in list(tree.find_all(*_RESPELLED)):
         node.replace(_RESPELLED[type(node)](node.this.copy()))
     for node in list(tree.find_all(exp.Min, exp.Max)):
