@@ -37,6 +37,21 @@ _REFUSED = {
     "format": "FORMAT",
     "options": "OPTION",
 }
+# parts of SELECT clauses refused: (clause, part, message)
+_REFUSED_PARTS = (
+    (
+        "limit",
+        "expressions",
+        "LIMIT … BY is not supported; QUALIFY ROW_NUMBER() OVER (PARTITION BY … "
+        "ORDER BY …) <= n keeps n rows per key",
+    ),
+    (
+        "group",
+        "totals",
+        "GROUP BY … WITH TOTALS is not supported; GROUP BY ROLLUP (…) adds the "
+        "total row",
+    ),
+)
 # parts of a table in FROM that read another version of it: arg -> name
 _VERSIONS = {
     "version": "a table's version (AT, FOR SYSTEM_TIME)",
@@ -82,20 +97,10 @@ def check_supported(tree: exp.Expression, ctx: Context) -> exp.Expression:
             raise unsupported(
                 f"SELECT AS {select.args['kind']} is not supported", select
             )
-        limit = select.args.get("limit")
-        if limit is not None and limit.args.get("expressions"):
-            raise unsupported(
-                "LIMIT … BY is not supported; QUALIFY ROW_NUMBER() OVER "
-                "(PARTITION BY … ORDER BY …) <= n keeps n rows per key",
-                limit,
-            )
-        group = select.args.get("group")
-        if group is not None and group.args.get("totals"):
-            raise unsupported(
-                "GROUP BY … WITH TOTALS is not supported; GROUP BY ROLLUP (…) "
-                "adds the total row",
-                group,
-            )
+        for clause, part, message in _REFUSED_PARTS:
+            node = select.args.get(clause)
+            if node is not None and node.args.get(part):
+                raise unsupported(message, node)
     for node in tree.find_all(exp.Ordered):
         if node.args.get("with_fill") is not None:
             raise unsupported("ORDER BY … WITH FILL is not supported", node)
