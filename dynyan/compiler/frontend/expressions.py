@@ -491,6 +491,8 @@ def _comparison(op: str) -> Callable:
         if op in ("eq", "ne") and isinstance(node.this, exp.Tuple):
             same = _same_row(fe, node.this, node.expression, node)
             return same if op == "eq" else Op("not", (same,))
+        if isinstance(node.this, exp.Tuple) or isinstance(node.expression, exp.Tuple):
+            return _row_order(fe, op, node)
         left, right = fe.expr(node.this), fe.expr(node.expression)
         left, right = coerce_literals(left, right, fe.type_of, node)
         return Op(op, (_as_single(fe, right, left), _as_single(fe, left, right)))
@@ -846,6 +848,38 @@ def _same_row(fe, left: exp.Tuple, right: exp.Expression, node):
             for field, item in zip(left.expressions, items)
         ],
     )
+
+
+def _row_order(fe, op: str, node) -> Op:
+    """`(a, b) < (c, d)` (and <=, >, >=): DuckDB compares rows as STRUCTs,
+    field by field in order, a NULL field above every value and equal to a
+    NULL, so the test is never NULL: a < c, or a equal to c and b < d."""
+    rows = [node.this, node.expression]
+    if not all(isinstance(r, exp.Tuple) for r in rows):
+        raise unsupported("a row is compared with a row of as many values", node)
+    left, right = ([fe.expr(e) for e in r.expressions] for r in rows)
+    if len(left) != len(right):
+        raise sql_error(
+            f"a row of {len(left)} values compared with a row of {len(right)}", node
+        )
+    if op in ("gt", "ge"):  # b > a is a < b
+        left, right, op = right, left, "lt" if op == "gt" else "le"
+    pairs = [coerce_literals(a, b, fe.type_of, node) for a, b in zip(left, right)]
+    *firsts, (a, b) = pairs
+    test = _below(a, b)
+    if op == "le":
+        test = Op("or", (test, _not_distinct(fe, a, b, node)))
+    for a, b in reversed(firsts):
+        same = _not_distinct(fe, a, b, node)
+        test = Op("or", (_below(a, b), Op("and", (same, test))))
+    return test
+
+
+def _below(a, b) -> Op:
+    """`a` below `b` where NULL is above every value (never NULL)."""
+    below = Op("coalesce", (Op("lt", (a, b)), Lit(False)))
+    null_above = Op("and", (Op("not", (Op("isnull", (a,)),)), Op("isnull", (b,))))
+    return Op("or", (below, null_above))
 
 
 def _not_distinct(fe, left, right, node):
