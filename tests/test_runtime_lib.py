@@ -689,15 +689,16 @@ def test_singles_round_as_a_c_float_does(x):
         want = math.inf
     if abs(want) == math.inf:
         with pytest.raises(sqlfuncs.ViewError, match="out of the range of a REAL"):
-            sqlfuncs._singles("r", (x,), (0,))
+            sqlfuncs._singles("r", (x,), 1, (0,))
         return
-    (got,) = sqlfuncs._singles("r", (x,), (0,))
+    (got,) = sqlfuncs._singles("r", (x,), 1, (0,))
     assert got == want and math.copysign(1, got) == math.copysign(1, want)
 
 
 def test_singles_leave_other_values_and_columns():
     row = (0.1, "0.1", None, True, math.inf, 0.1)
-    assert sqlfuncs._singles("r", row, (1, 2, 3, 4, 5, 9)) == (
+    assert sqlfuncs._singles("r", row, 7, (5,)) == row  # another length
+    assert sqlfuncs._singles("r", row, 6, (1, 2, 3, 4, 5)) == (
         0.1,
         "0.1",
         None,

@@ -3348,7 +3348,8 @@ def render_module(
         if inner
         else "{"
         + ", ".join(
-            f"{py(r.name)}: {tuple_literal([py(i) for i in r.singles])}"
+            f"{py(r.name)}: ({len(r.columns)}, "
+            f"{tuple_literal([py(i) for i in r.singles])})"
             for r in base
             if r.singles
         )

@@ -832,20 +832,21 @@ def _epoch_units(t, per_second):
     return micros * per_second // 1_000_000
 
 
-def _singles(relation, row, positions):
+def _singles(relation, row, arity, positions):
     """`row` with the numbers in its REAL (FLOAT) columns at `positions`
     rounded to the nearest 4-byte float (ties to even, subnormals too), the
     value DuckDB keeps there; an error beyond that range, as DuckDB's.
-    Anything else is left to the view's checks."""
+    Anything else (a row of another length, a value of another type) is left
+    to the view's checks, which name it as it was given."""
     if type(row) is not tuple:
         try:
             row = tuple(row)
         except TypeError:
             return row
+    if len(row) != arity:
+        return row
     values = None
     for i in positions:
-        if i >= len(row):
-            continue
         v = row[i]
         if not (v.__class__ is float or v.__class__ is int) or not v or v != v:
             continue  # (0, NaN: themselves)
