@@ -90,7 +90,7 @@ def read_program(sql: str, schema: str | None = None) -> Program:
     views: dict[str, exp.Expression] = {}
     queries = []
     for stmt in statements:
-        stmt = _fetch_as_limit(stmt)
+        stmt = _fetch_as_limit(_plain_strings(stmt))
         kind = (
             (stmt.args.get("kind") or "").upper()
             if isinstance(stmt, (exp.Create, exp.Drop))
@@ -133,6 +133,17 @@ def read_program(sql: str, schema: str | None = None) -> Program:
             "the file holds several queries; write one SELECT per file", queries[1]
         )
     return Program(relations, queries[0], views)
+
+
+def _plain_strings(stmt: exp.Expression) -> exp.Expression:
+    """PostgreSQL's escape strings (`E'a\\tb'`) and dollar-quoted strings
+    (`$$it's$$`), which DuckDB reads as VARCHARs, as the plain string
+    literals they spell (sqlglot has read their escapes); a byte string
+    stays what it is (refused later)."""
+    for node in list(stmt.find_all(exp.ByteString, exp.RawString)):
+        if not node.args.get("is_bytes"):
+            node.replace(exp.Literal.string(node.this))
+    return stmt
 
 
 def _fetch_as_limit(stmt: exp.Expression) -> exp.Expression:
