@@ -3343,19 +3343,12 @@ def render_module(
     )
     # the REAL columns of the relations insert() and update() take, rounded
     # there as DuckDB keeps them (an inner view takes the outer view's rows)
-    singles = (
-        None
-        if inner
-        else "{"
-        + ", ".join(
-            f"{py(r.name)}: ({len(r.columns)}, "
-            f"{tuple_literal([py(i) for i in r.singles])})"
-            for r in base
-            if r.singles
-        )
-        + "}"
-    )
-    singles = None if singles == "{}" else singles
+    entries = [
+        f"{py(r.name)}: ({len(r.columns)}, {tuple_literal([py(i) for i in r.singles])})"
+        for r in ([] if inner else base)
+        if r.singles
+    ]
+    singles = "{" + ", ".join(entries) + "}" if entries else None
     waits = (
         []
         if inner or reporting

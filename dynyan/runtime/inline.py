@@ -96,6 +96,7 @@ HELPERS = (
     Helper("_from_epoch", "sqlfuncs", "_from_epoch"),
     Helper("_epoch_units", "sqlfuncs", "_epoch_units"),
     Helper("_difference_part", "sqlfuncs", "_difference_part"),
+    Helper("_single", "sqlfuncs", "_single"),
     Helper("_singles", "sqlfuncs", "_singles"),
     Helper("_unicode", "sqlfuncs", "_unicode"),
     Helper("_make_timestamp", "sqlfuncs", "_make_timestamp"),

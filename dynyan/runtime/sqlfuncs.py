@@ -832,6 +832,25 @@ def _epoch_units(t, per_second):
     return micros * per_second // 1_000_000
 
 
+def _single(v):
+    """The 4-byte float nearest the number `v` (ties to even, subnormals
+    down to 2^-149, the sign of zero kept), as C's conversion gives it;
+    None beyond that range."""
+    if not v or v != v or v == math.inf or v == -math.inf:
+        return float(v)  # (0, NaN, infinities: themselves)
+    try:
+        m, e = math.frexp(v)
+    except OverflowError:  # an int beyond the doubles
+        return None
+    if e > 128:
+        return None
+    bits = min(24, e + 149)  # 24 bits; fewer below 2^-126, down to 2^-149
+    single = math.ldexp(round(math.ldexp(m, bits)), e - bits)
+    if abs(single) > 3.4028234663852886e38:
+        return None
+    return math.copysign(single, v)
+
+
 def _singles(relation, row, arity, positions):
     """`row` with the numbers in its REAL (FLOAT) columns at `positions`
     rounded to the nearest 4-byte float (ties to even, subnormals too), the
@@ -848,27 +867,17 @@ def _singles(relation, row, arity, positions):
     values = None
     for i in positions:
         v = row[i]
-        if not (v.__class__ is float or v.__class__ is int) or not v or v != v:
-            continue  # (0, NaN: themselves)
-        if v == math.inf or v == -math.inf:
-            continue
-        try:
-            m, e = math.frexp(v)
-        except OverflowError:  # an int beyond the doubles
-            m, e = 1.0, 1 << 20
-        bits = min(24, e + 149)  # 24 bits; fewer below 2^-126, down to 2^-149
-        if (
-            e > 128
-            or abs(single := math.ldexp(round(math.ldexp(m, bits)), e - bits))
-            > 3.4028234663852886e38
-        ):
+        if not (v.__class__ is float or v.__class__ is int) or not v:
+            continue  # (a zero is itself)
+        single = _single(v)
+        if single is None:
             raise ViewError(
                 f"{relation}: {v!r} is out of the range of a REAL (4-byte "
                 "float) column"
             )
         if values is None:
             values = list(row)
-        values[i] = math.copysign(single, v)
+        values[i] = single
     return row if values is None else tuple(values)
 
 

@@ -14,7 +14,6 @@ import decimal
 import functools
 import math
 import re
-import struct
 from collections.abc import Callable
 
 from sqlglot import exp
@@ -348,12 +347,9 @@ def _fixed(node: exp.Interval) -> bool:
     return isinstance(node.this, exp.Literal)
 
 
-def _multiple_of(fe, node) -> tuple | None:
-    """(operator, amount) of `_interval_multiple`, the amount k times the
-    unit's as an INTEGER expression."""
-    found = _interval_multiple(node)
-    if found is None:
-        return None
+def _multiple_of(fe, found: tuple, node) -> tuple:
+    """(operator, amount) of `_interval_multiple`'s (k, operator, amount):
+    the amount k times the unit's, as an INTEGER expression."""
     k, op, amount = found
     count = fe.expr(k)
     if fe.type_of(count) not in ("int", None):
@@ -365,19 +361,19 @@ def _multiple_of(fe, node) -> tuple | None:
     return op, _arith("mul", count, Lit(amount))
 
 
-def _interval_times(fe, node):
-    """An INTERVAL of k units as a value, k an INTEGER expression: k times
-    the unit's timedelta (NULL for a NULL k); of months, which have no
-    fixed length, refused as a value (added to a date it is `_shift`'s)."""
-    op, amount = _multiple_of(fe, node)
+def _interval_times(fe, node, found: tuple | None = None):
+    """An INTERVAL of k units as a value, k an INTEGER expression (`found`:
+    `_interval_multiple(node)`, if known): k times the unit's timedelta
+    (NULL for a NULL k); of months, which have no fixed length, refused as
+    a value (added to a date it is `_shift`'s)."""
+    op, amount = _multiple_of(fe, found or _interval_multiple(node), node)
     if op == "add_months":
         raise unsupported(
             "an INTERVAL of months or years is supported added to a DATE or "
             "TIMESTAMP; as a value, an INTERVAL of days, hours, minutes or seconds",
             node,
         )
-    unit = datetime.timedelta(days=1 if op == "add_days" else 0)
-    unit += datetime.timedelta(seconds=0 if op == "add_days" else 1)
+    unit = datetime.timedelta(seconds=86400 if op == "add_days" else 1)
     if isinstance(amount, Lit):
         return Lit(unit * amount.value)
     return Op("mul", (amount, Lit(unit)))
@@ -398,7 +394,7 @@ def _shift(fe, node, sign: int):
             raise unsupported(
                 "INTERVAL arithmetic needs a DATE or TIMESTAMP operand", node
             )
-        _, amount = _multiple_of(fe, right)
+        _, amount = _multiple_of(fe, months, right)
         if sign < 0:
             amount = _arith("mul", amount, Lit(-1))
         if isinstance(date, Lit) and isinstance(amount, Lit):
@@ -511,7 +507,8 @@ def _as_single(fe, column, value):
         return value
     if column.column not in relations[column.atom].singles:
         return value
-    return Lit(struct.unpack("f", struct.pack("f", value.value))[0])
+    single = sqlfuncs._single(value.value)
+    return value if single is None else Lit(single)
 
 
 def _null_safe(fe, node):
@@ -1477,8 +1474,8 @@ CONVERTERS: dict[type, Callable] = {
     exp.ToDays: _interval_times,
     exp.DateBin: _time_bucket,
     exp.Mul: lambda fe, node: (
-        _interval_times(fe, node)
-        if _interval_multiple(node) is not None
+        _interval_times(fe, node, found)
+        if (found := _interval_multiple(node)) is not None
         else _arith("mul", fe.expr(node.this), fe.expr(node.expression))
     ),
     exp.Div: _binary("div"),

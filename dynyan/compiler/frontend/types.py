@@ -257,6 +257,7 @@ def op_type(e: Op, types: list) -> str | None:
         need({"int"}, "EPOCH_MS/MAKE_TIMESTAMP needs an INTEGER count", 0)
         return "timestamp"
     if op == "difference_part":
+        need({"interval"}, "EXTRACT(… FROM t1 - t2) needs an INTERVAL", 0)
         return "int"
     if op == "epoch_units":
         need({"timestamp"}, "EPOCH_MS/_US/_NS needs a DATE or TIMESTAMP", 0)
