@@ -225,8 +225,8 @@ class QuerySpec:
             )
         for tbl in whole.find_all(exp.Table):
             tname = tbl.name.lower()
-            if tname in ctes:
-                continue
+            if tname in ctes or not isinstance(tbl.this, exp.Identifier):
+                continue  # a WITH table, a table function (generate_series)
             if tname not in tables:
                 raise ValueError(f"{name}: table {tname!r} has no CREATE TABLE")
             if tname not in relations:

@@ -270,7 +270,7 @@ _UNITS = {
 }
 
 
-def _interval(node: exp.Interval) -> tuple[str, int]:
+def interval_parts(node: exp.Interval) -> tuple[str, int]:
     """(operator, amount) of an INTERVAL: `INTERVAL 'n' UNIT`, `INTERVAL 'n
     unit'`, or of several units of one kind, `INTERVAL '1 day 2 hours'` (in
     seconds; days with hours: a TIMESTAMP's, as DuckDB adds them)."""
@@ -322,7 +322,7 @@ def _interval_multiple(node) -> tuple | None:
     if isinstance(node, exp.Mul):
         for k, interval in ((node.this, node.expression), (node.expression, node.this)):
             if isinstance(interval, exp.Interval) and _fixed(interval):
-                return (k, *_interval(interval))
+                return (k, *interval_parts(interval))
         return None
     if isinstance(node, exp.Interval) and not _fixed(node) and node.this is not None:
         unit = (node.text("unit") or "").upper().rstrip("S")
@@ -418,7 +418,7 @@ def _shift(fe, node, sign: int):
     date = fe.expr(left)
     if fe.type_of(date) == "interval":  # INTERVAL ± INTERVAL
         return Op("add" if sign > 0 else "sub", (date, _interval_value(fe, right)))
-    op, amount = _interval(right)
+    op, amount = interval_parts(right)
     if fe.type_of(date) not in TIMES:
         raise unsupported("INTERVAL arithmetic needs a DATE or TIMESTAMP operand", node)
     if op == "add_seconds" and fe.type_of(date) == "date":  # DuckDB: a TIMESTAMP
@@ -449,7 +449,7 @@ def _interval_value(fe, node: exp.Interval) -> Lit:
     30-day month, refused."""
     if not _fixed(node) and node.this is not None:  # INTERVAL (k) DAY
         return _interval_times(fe, node)
-    op, amount = _interval(node)
+    op, amount = interval_parts(node)
     if op == "add_months":
         raise unsupported(
             "an INTERVAL of months or years is supported added to a DATE or "
@@ -1014,7 +1014,7 @@ def _time_bucket(fe, node: exp.DateBin):
         raise unsupported(
             "TIME_BUCKET is supported as TIME_BUCKET(INTERVAL …, t)", node
         )
-    op, amount = _interval(width)
+    op, amount = interval_parts(width)
     if amount <= 0:
         raise unsupported("TIME_BUCKET needs a positive width", node)
     seconds = amount * (86400 if op == "add_days" else 1)

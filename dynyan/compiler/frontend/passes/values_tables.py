@@ -25,11 +25,14 @@ __values1(k int, name str) ((1, 'a'), (2, None))
 
 from __future__ import annotations
 
+import datetime
+
 from sqlglot import exp
 
 from ...ir import Relation
 from ..context import Context
 from ..diagnostics import unsupported
+from ..expressions import interval_parts, shift_date
 from ..statements import TYPES
 from ..types import parse_date, parse_timestamp
 
@@ -39,6 +42,7 @@ def values_tables(tree: exp.Expression, ctx: Context) -> exp.Expression:
         _in_lists(view)
         _tables(view, ctx)
     _in_lists(tree)
+    _series(tree, ctx)
     return _tables(tree, ctx)
 
 
@@ -95,17 +99,168 @@ def _tables(tree: exp.Expression, ctx: Context) -> exp.Expression:
             )
             for r in cells
         ]
-        name = f"__values{sum(n.startswith('__values') for n in ctx.relations) + 1}"
-        ctx.relations[name] = Relation(
-            name, tuple(names), tuple(types), tuple(scales), rows=tuple(rows)
-        )
-        node.replace(
-            exp.Table(
-                this=exp.to_identifier(name),
-                alias=exp.TableAlias(this=exp.to_identifier(alias.name)),
-            )
+        _hold(
+            ctx,
+            node,
+            alias.name,
+            Relation("", tuple(names), tuple(types), tuple(scales), rows=tuple(rows)),
         )
     return tree
+
+
+def _hold(ctx: Context, node: exp.Expression, alias: str, relation: Relation) -> None:
+    """`relation`'s rows as a constant table of the query, read as `alias`
+    where `node` was."""
+    name = f"__values{sum(n.startswith('__values') for n in ctx.relations) + 1}"
+    ctx.relations[name] = Relation(
+        name, relation.columns, relation.types, relation.scales, rows=relation.rows
+    )
+    node.replace(
+        exp.Table(
+            this=exp.to_identifier(name),
+            alias=exp.TableAlias(this=exp.to_identifier(alias)),
+        )
+    )
+
+
+# Rows a constant table function may give: they are written into the module.
+SERIES_ROWS = 100_000
+
+
+def _series(tree: exp.Expression, ctx: Context) -> None:
+    """generate_series, range and unnest of a constant list in FROM -> a
+    constant table; a column named by the alias's column, else by the
+    alias, else by the function, as DuckDB names it (`t.range` and `range`
+    also read the column of `range(…) AS t`)."""
+    for node in list(tree.find_all(exp.GenerateSeries, exp.Unnest)):
+        holder = node.parent if isinstance(node.parent, exp.Table) else node
+        if not isinstance(holder.parent, (exp.From, exp.Join)):
+            continue  # in an expression: a LIST, refused where it is read
+        if holder.args.get("ordinality") or node.args.get("offset"):
+            raise unsupported("WITH ORDINALITY is not supported", node)
+        if isinstance(node, exp.GenerateSeries):
+            function = (
+                "range" if node.args.get("is_end_exclusive") else "generate_series"
+            )
+            kind, values = _series_rows(node)
+            scale = 0 if kind == "int" else None
+        else:
+            function = "unnest"
+            kind, scale, values = _unnest_rows(node)
+        alias = holder.args.get("alias")
+        columns = [c.name.lower() for c in alias.columns] if alias else []
+        name = alias.name if alias is not None and alias.name else function
+        column = columns[0] if columns else name
+        _hold(
+            ctx,
+            holder,
+            name,
+            Relation(
+                "",
+                (column,),
+                (kind,),
+                (scale,),
+                rows=tuple((v,) for v in values),
+            ),
+        )
+        if column != function and not columns:
+            _rename(tree, name, function, column)
+
+
+def _rename(tree: exp.Expression, table: str, old: str, new: str) -> None:
+    """`t.range` (and `range`) of `range(…) AS t`: its column, `t`."""
+    for col in list(tree.find_all(exp.Column)):
+        if col.name.lower() == old and col.table.lower() in ("", table.lower()):
+            col.set("this", exp.to_identifier(new))
+
+
+def _series_rows(node: exp.GenerateSeries) -> tuple[str, list]:
+    for arg in ("start", "end", "step"):
+        if node.args.get(arg) is not None and any(
+            node.args[arg].find_all(exp.Column, exp.Select)
+        ):
+            raise unsupported(
+                "a series' bounds and step are constants (a series per row is "
+                "not supported)",
+                node.args[arg],
+            )
+    start = _constant(node.args["start"])
+    end = _constant(node.args["end"])
+    step = node.args.get("step")
+    exclusive = bool(node.args.get("is_end_exclusive"))
+    kinds = {start[1], end[1]} - {None}
+    if kinds <= {"int"}:
+        amount = 1 if step is None else _constant(step)[0]
+        if step is not None and _constant(step)[1] not in ("int", None):
+            raise unsupported("an INTEGER series takes an INTEGER step", step)
+        if amount == 0:
+            raise unsupported("a series' step cannot be 0", step)
+        if None in (start[0], end[0], amount):
+            return "int", []
+        stop = end[0] + (0 if exclusive else (1 if amount > 0 else -1))
+        if (stop - start[0]) // amount > SERIES_ROWS:
+            raise _too_long(node)
+        return "int", list(range(start[0], stop, amount))
+    if not kinds <= {"date", "timestamp"} or step is None:
+        raise unsupported(
+            "a series is of INTEGERs, or of DATEs or TIMESTAMPs by an INTERVAL "
+            "step, all constants",
+            node,
+        )
+    sign, interval = (-1, step.this) if isinstance(step, exp.Neg) else (1, step)
+    if not isinstance(interval, exp.Interval):
+        raise unsupported("a series of DATEs or TIMESTAMPs steps by an INTERVAL", step)
+    op, amount = interval_parts(interval)
+    amount *= sign
+    if amount == 0:
+        raise unsupported("a series' step cannot be 0", step)
+    first, last = (_as_timestamp(v) for v, _, _ in (start, end))
+    values = []
+    while first is not None and last is not None:
+        if amount > 0 and (first > last or exclusive and first == last):
+            break
+        if amount < 0 and (first < last or exclusive and first == last):
+            break
+        if len(values) == SERIES_ROWS:
+            raise _too_long(node)
+        values.append(first)
+        first = shift_date(first, op, amount)
+    return "timestamp", values
+
+
+def _as_timestamp(value):
+    if value is None or isinstance(value, datetime.datetime):
+        return value
+    return datetime.datetime(value.year, value.month, value.day)
+
+
+def _too_long(node: exp.Expression) -> Exception:
+    return unsupported(
+        f"a series of more than {SERIES_ROWS:,} rows is not supported (its rows "
+        "are written into the module)",
+        node,
+    )
+
+
+def _unnest_rows(node: exp.Unnest) -> tuple[str | None, int | None, list]:
+    given = node.expressions
+    if len(given) != 1 or not isinstance(given[0], exp.Array):
+        raise unsupported(
+            "UNNEST is supported of a list of constants in FROM, unnest([1, 2])",
+            node,
+        )
+    cells = [(_constant(v),) for v in given[0].expressions]
+    if len(cells) > SERIES_ROWS:
+        raise _too_long(node)
+    kind, scale = _column_type([c[0] for c in cells], node)
+    return (
+        kind,
+        scale,
+        [
+            float(v) if kind == "float" and v is not None else v
+            for ((v, _, _),) in cells
+        ],
+    )
 
 
 def _cte_names(node: exp.Expression) -> list[str]:
