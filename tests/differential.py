@@ -87,9 +87,9 @@ _ARROW_TYPES = {
     "date": pa.date32(),
     "bool": pa.bool_(),
     "timestamp": pa.timestamp("us"),
+    "timestamptz": pa.timestamp("us", tz="UTC"),
     # types of columns a query may hold but not read (their values unread)
     "TIME": pa.time64("us"),
-    "TIMESTAMPTZ": pa.timestamp("us", tz="UTC"),
     "UUID": pa.string(),
     "VARBINARY": pa.binary(),
     "JSON": pa.string(),
@@ -100,7 +100,7 @@ _ARROW_TYPES = {
 @dataclass(frozen=True)
 class ColumnInfo:
     name: str
-    kind: str  # "int" | "float" | "str" | "date" | "bool" | "timestamp"
+    kind: str  # "int" | "float" | "str" | "date" | "bool" | "timestamp" | "timestamptz"
     scale: int | None = None  # decimal places for DECIMAL(p, s)
     sql_type: str = ""  # DuckDB's name for the declared type
     notnull: bool = False  # declared NOT NULL or PRIMARY KEY: never gets a NULL
@@ -397,6 +397,8 @@ def _column_info(coldef: exp.ColumnDef, qname: str) -> ColumnInfo:
         return ColumnInfo(name, "bool", notnull=notnull)
     if t in (exp.DataType.Type.TIMESTAMP, exp.DataType.Type.TIMESTAMPNTZ):
         return ColumnInfo(name, "timestamp", notnull=notnull)
+    if t == exp.DataType.Type.TIMESTAMPTZ:
+        return ColumnInfo(name, "timestamptz", notnull=notnull)
     if t.name in _UNREAD_VALUES:  # a type views keep only in columns not read
         return ColumnInfo(name, t.name, notnull=notnull)
     raise ValueError(
@@ -605,6 +607,13 @@ def _domains(select, tables, relations) -> dict[tuple[str, str], list[Any]]:
                 datetime.time(23, 59, 59, 500000),
             ]
             pool = [datetime.datetime.combine(d, t) for d in date_pool for t in times]
+        elif info.kind == "timestamptz":  # instants, some one in other offsets
+            pool = [
+                datetime.datetime.combine(d, t, tzinfo=zone)
+                for d in date_pool
+                for t in (datetime.time(), datetime.time(6, 30))
+                for zone in _ZONES
+            ]
         elif info.kind in _UNREAD_VALUES:
             pool = list(_UNREAD_VALUES[info.kind])
         else:
@@ -613,13 +622,14 @@ def _domains(select, tables, relations) -> dict[tuple[str, str], list[Any]]:
     return domains
 
 
+# offsets of TIMESTAMPTZ values: 06:30+06:30 is midnight UTC, as 00:00+00
+_ZONES = (
+    datetime.timezone.utc,
+    datetime.timezone(datetime.timedelta(hours=6, minutes=30)),
+)
 # values of the types a view keeps only in columns the query does not read
 _UNREAD_VALUES = {
     "TIME": (datetime.time(0, 0), datetime.time(12, 30, 15)),
-    "TIMESTAMPTZ": (
-        datetime.datetime(1995, 1, 1, 6, 30, tzinfo=datetime.timezone.utc),
-        datetime.datetime(1995, 1, 2, tzinfo=datetime.timezone.utc),
-    ),
     "UUID": (
         uuid.UUID("12345678-1234-5678-1234-567812345678"),
         uuid.UUID("87654321-4321-8765-4321-876543218765"),
@@ -782,6 +792,7 @@ class UpdateStream:
                 "date": datetime.date,
                 "bool": bool,
                 "timestamp": datetime.datetime,
+                "timestamptz": "timestamptz",
             }[c.kind]
         ]
         return tuple(row)
@@ -1078,6 +1089,7 @@ _ABSENT = {
     str: "~absent~",
     datetime.date: datetime.date(2091, 7, 7),
     datetime.datetime: datetime.datetime(2091, 7, 7, 7, 7),
+    "timestamptz": datetime.datetime(2091, 7, 7, 7, 7, tzinfo=datetime.timezone.utc),
     bool: True,  # no BOOLEAN is outside the domain: fixtures start with another column
 }
 

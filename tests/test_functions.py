@@ -283,6 +283,11 @@ CASES = {
         "EPOCH_MS(r.a * 86400000 + r.b)",
         "MAKE_TIMESTAMP(CAST(r.a AS BIGINT) * 3600000000 - r.k)",
     ],
+    "epoch_instant": [  # the double's microseconds, ties to even
+        "TO_TIMESTAMP(r.a * 86400 + r.b)",
+        "TO_TIMESTAMP(r.k / 1000000.0 + r.p)",
+        "TO_TIMESTAMP(1.0000015 * r.k)",
+    ],
     "difference_part": [  # DuckDB's days and microseconds of t1 - t2
         "EXTRACT(DAY FROM r.ts - TIMESTAMP '2020-01-01 12:00:00')",
         "EXTRACT(HOUR FROM TIMESTAMP '2020-01-01 00:30:00' - r.ts)",

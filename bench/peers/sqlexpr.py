@@ -518,6 +518,13 @@ def sql_from_epoch(count, micros):
     return _UNIX + datetime.timedelta(microseconds=count * micros)
 
 
+def sql_epoch_instant(seconds):
+    return _UNIX_UTC + datetime.timedelta(microseconds=seconds * 1_000_000)
+
+
+_UNIX_UTC = _UNIX.replace(tzinfo=datetime.timezone.utc)
+
+
 def sql_epoch_units(t, per_second):
     delta = t - _UNIX
     micros = (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
@@ -734,6 +741,7 @@ _STRICT_CALLS = {
     "make_date": ("_sql_make_date", ()),
     "make_timestamp": ("_sql_make_timestamp", ()),
     "from_epoch": ("_sql_from_epoch", ()),
+    "epoch_instant": ("_sql_epoch_instant", ()),
     "epoch_units": ("_sql_epoch_units", ()),
     "difference_part": ("_sql_difference_part", ()),
     "strftime": ("_sql_strftime", ()),
@@ -822,6 +830,7 @@ HELPERS = {
     "_sql_make_date": sql_make_date,
     "_sql_make_timestamp": sql_make_timestamp,
     "_sql_from_epoch": sql_from_epoch,
+    "_sql_epoch_instant": sql_epoch_instant,
     "_sql_epoch_units": sql_epoch_units,
     "_sql_difference_part": sql_difference_part,
     "_sql_text_to_int": sql_text_to_int,

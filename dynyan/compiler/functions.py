@@ -197,6 +197,12 @@ SCALARS = {
             uses_datetime=True,
         ),
         Scalar(
+            "epoch_instant",
+            "_epoch_instant({0})",
+            helper="_epoch_instant",
+            uses_datetime=True,
+        ),
+        Scalar(
             "difference_part",
             "_difference_part({0}, {1})",
             helper="_difference_part",

@@ -190,6 +190,7 @@ FUNCTIONS = {
     "make_date",  # (year, month, day)
     "make_timestamp",  # (year, month, day, hour, minute, seconds)
     "from_epoch",  # (count, Lit(µs per unit)): EPOCH_MS(ms), MAKE_TIMESTAMP(µs)
+    "epoch_instant",  # (seconds): TO_TIMESTAMP(s), a TIMESTAMPTZ
     "epoch_units",  # (timestamp, Lit(units per second)): EPOCH_MS/_US/_NS(t)
     "difference_part",  # (t1 - t2, Lit(part)): EXTRACT(DAY … FROM t1 - t2)
     "dayname",

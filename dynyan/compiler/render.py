@@ -123,6 +123,10 @@ def py(value) -> str:
     if isinstance(value, datetime.datetime):
         parts = [value.year, value.month, value.day, value.hour, value.minute]
         parts += [value.second, value.microsecond]
+        if value.tzinfo is datetime.timezone.utc:  # a TIMESTAMPTZ's instant
+            parts.append("tzinfo=datetime.timezone.utc")
+        elif value.tzinfo is not None:
+            raise RenderError(f"no literal for {value!r} (not in UTC)")
         return f"datetime.datetime({', '.join(map(str, parts))})"
     if isinstance(value, datetime.date):
         return f"datetime.date({value.year}, {value.month}, {value.day})"
@@ -1455,6 +1459,7 @@ _CHECK_SETS = {
     "date": ("_DATE", "date", "a datetime.date"),
     "bool": ("_BOOL", "bool", "a bool"),
     "timestamp": ("_TIMESTAMP", "timestamp", "a datetime.datetime"),
+    "timestamptz": ("_TIMESTAMP", "timestamp", "a datetime.datetime"),
 }
 
 
@@ -3341,14 +3346,10 @@ def render_module(
     old_from_payload = _old_from_payload(
         query, materialized, [value for _, value in aggregates]
     )
-    # the REAL columns of the relations insert() and update() take, rounded
-    # there as DuckDB keeps them (an inner view takes the outer view's rows)
-    entries = [
-        f"{py(r.name)}: ({len(r.columns)}, {tuple_literal([py(i) for i in r.singles])})"
-        for r in ([] if inner else base)
-        if r.singles
-    ]
-    singles = "{" + ", ".join(entries) + "}" if entries else None
+    # the REAL and read TIMESTAMPTZ columns of the relations insert() and
+    # update() take, stored there as DuckDB stores them (an inner view takes
+    # the outer view's rows)
+    stored = None if inner else _stored_columns(base, own_read, inner_read)
     waits = (
         []
         if inner or reporting
@@ -3455,11 +3456,12 @@ def render_module(
             if used
         ],
         "helpers": sorted(expressions.helpers),
-        "runtime": _runtime_source(layout, ring, expressions, relations, singles),
-        "singles": singles,
+        "runtime": _runtime_source(layout, ring, expressions, relations, stored),
+        "stored": stored,
         "uses_datetime": expressions.uses_datetime
         or bool(shifts)
         or any({"date", "timestamp"} & set(kinds) for kinds in class_sets.values())
+        or any("timestamptz" in r.types for r in base)  # stored as UTC
         or any(  # VALUES rows holding dates
             isinstance(v, datetime.date)
             for rel in base
@@ -3722,9 +3724,24 @@ def render_digest(module: str) -> str | None:
     return found[1]
 
 
-def _runtime_source(layout, ring, expressions, relations, singles=None) -> str:
+def _stored_columns(base, *reads: dict[str, set[int]]) -> str | None:
+    """`_STORED` of the module, relation -> (arity, REAL columns, TIMESTAMPTZ
+    columns read), for the relations with either; None if none has."""
+    entries = []
+    for r in base:
+        read = set().union(*(got.get(r.name, ()) for got in reads))
+        zoned = [i for i in sorted(read) if r.types[i] == "timestamptz"]
+        if r.singles or zoned:
+            columns = [
+                tuple_literal([py(i) for i in got]) for got in (r.singles, zoned)
+            ]
+            entries.append(f"{py(r.name)}: ({len(r.columns)}, {', '.join(columns)})")
+    return "{" + ", ".join(entries) + "}" if entries else None
+
+
+def _runtime_source(layout, ring, expressions, relations, stored=None) -> str:
     """The runtime helpers the module uses (dynyan.runtime), as source
-    specialised to its payloads (`singles`: REAL columns to round)."""
+    specialised to its payloads (`stored`: columns to store as DuckDB does)."""
     kinds = {s.kind for s in layout.structures()}
     steps = {
         step["kind"]
@@ -3736,7 +3753,7 @@ def _runtime_source(layout, ring, expressions, relations, singles=None) -> str:
     used |= {"_RangeSum"} if "rangesum" in kinds else set()
     used |= {"_psum"} if "scanweight" in steps else set()
     used |= {f"_{name}" for name in expressions.helpers}
-    used |= {"_singles"} if singles else set()
+    used |= {"_as_stored"} if stored else set()
     return inline.helper_source(used, ring)
 
 
@@ -4513,6 +4530,7 @@ def _nan_free(query) -> bool:
             "str",
             "date",
             "timestamp",
+            "timestamptz",
         }
 
     def exact(channel: int) -> bool:
@@ -4752,7 +4770,14 @@ def _window_sort_key_of(
     v: str, desc: bool, nulls_first: bool, kind: str | None, never_null: bool
 ) -> str:
     """`_window_sort_key` of the value `v` (a name or a subscript)."""
-    if never_null and kind in ("int", "str", "date", "timestamp", "bool"):
+    if never_null and kind in (
+        "int",
+        "str",
+        "date",
+        "timestamp",
+        "timestamptz",
+        "bool",
+    ):
         if not desc:
             return v
         if kind == "int":

@@ -194,15 +194,17 @@ def _sql_type(type_oid: int, typmod: int) -> str | None:
         return "BOOLEAN"
     if type_oid == 1114:
         return "TIMESTAMP"
+    if type_oid == 1184:
+        return "TIMESTAMPTZ"
     return None
 
 
 def schema_from_catalog(conn, sql: str) -> tuple[str, dict[str, list[str]]]:
     """CREATE TABLE statements for the tables ``sql`` reads, from the catalog.
 
-    Columns of a type dynyan cannot hold (timestamps with time zone, JSON, …) and generated
+    Columns of a type dynyan cannot hold (JSON, arrays, …) and generated
     columns (logical replication does not send them) are left out; the
-    second value names them per table (``"created_at timestamp with time zone"``).
+    second value names them per table (``"payload jsonb"``).
     """
     statements, left_out = [], {}
     with conn.cursor() as cur:

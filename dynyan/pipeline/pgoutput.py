@@ -213,6 +213,7 @@ TEXT_TYPES = {25: "text", 1043: "varchar", 19: "name"}
 BPCHAR = 1042
 DATE = 1082
 TIMESTAMP = 1114
+TIMESTAMPTZ = 1184
 BOOL = 16
 
 
@@ -230,6 +231,8 @@ def python_type(type_oid: int) -> str | None:
         return "bool"
     if type_oid == TIMESTAMP:
         return "timestamp"
+    if type_oid == TIMESTAMPTZ:
+        return "timestamptz"
     return None
 
 
@@ -251,6 +254,15 @@ def _timestamp(raw) -> datetime.datetime:
         raise ValueError(
             f"timestamp {text!r} has no datetime.datetime (infinite, BC or past 9999)"
         ) from None
+
+
+def _timestamptz(raw) -> datetime.datetime:
+    """A timestamp with time zone, as PostgreSQL writes it in the session's
+    zone with its offset ('2024-01-31 10:00:00+01'): the instant in UTC."""
+    value = _timestamp(raw)
+    if value.tzinfo is None:
+        raise ValueError(f"timestamptz {value} has no offset")
+    return value.astimezone(datetime.timezone.utc)
 
 
 def _date_parser():
@@ -294,6 +306,8 @@ def value_decoder(type_oid: int, encoding: str = "utf-8"):
         return b"t".__eq__  # 't' or 'f'
     if type_oid == TIMESTAMP:
         return _timestamp
+    if type_oid == TIMESTAMPTZ:
+        return _timestamptz
     raise ValueError(f"type oid {type_oid} is not supported")
 
 

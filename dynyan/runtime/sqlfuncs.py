@@ -825,9 +825,24 @@ def _from_epoch(count, micros):
         raise ValueError(f"timestamp out of range: {count} after 1970-01-01") from None
 
 
+def _epoch_instant(seconds):
+    """TO_TIMESTAMP(seconds): the TIMESTAMPTZ that many seconds after
+    1970-01-01 UTC, to the microsecond nearest seconds × 10^6 as a DOUBLE
+    (ties to even), as DuckDB's."""
+    try:
+        return datetime.datetime(
+            1970, 1, 1, tzinfo=datetime.timezone.utc
+        ) + datetime.timedelta(microseconds=seconds * 1_000_000)
+    except OverflowError:
+        raise ValueError(f"timestamp out of range: {seconds} seconds") from None
+
+
 def _epoch_units(t, per_second):
     """EPOCH_MS/EPOCH_US/EPOCH_NS(t): the whole units since 1970-01-01 (of
-    `per_second` per second), rounded down as DuckDB's."""
+    `per_second` per second), rounded down as DuckDB's; of a TIMESTAMPTZ
+    the instant's."""
+    if t.tzinfo is not None:
+        t = t.astimezone(datetime.timezone.utc).replace(tzinfo=None)
     micros = (t - datetime.datetime(1970, 1, 1)) // datetime.timedelta(microseconds=1)
     return micros * per_second // 1_000_000
 
@@ -851,12 +866,15 @@ def _single(v):
     return math.copysign(single, v)
 
 
-def _singles(relation, row, arity, positions):
-    """`row` with the numbers in its REAL (FLOAT) columns at `positions`
-    rounded to the nearest 4-byte float (ties to even, subnormals too), the
-    value DuckDB keeps there; an error beyond that range, as DuckDB's.
-    Anything else (a row of another length, a value of another type) is left
-    to the view's checks, which name it as it was given."""
+def _as_stored(relation, row, arity, singles, zoned):
+    """`row` with its values as DuckDB stores them: the numbers in its REAL
+    (FLOAT) columns at `singles` rounded to the nearest 4-byte float (ties
+    to even, subnormals too; an error beyond that range, as DuckDB's), the
+    datetimes in its TIMESTAMPTZ columns at `zoned` as the same instants in
+    UTC (an error for one without a time zone, which DuckDB would read in
+    the session's). Anything else (a row of another length, a value of
+    another type) is left to the view's checks, which name it as it was
+    given."""
     if type(row) is not tuple:
         try:
             row = tuple(row)
@@ -865,7 +883,7 @@ def _singles(relation, row, arity, positions):
     if len(row) != arity:
         return row
     values = None
-    for i in positions:
+    for i in singles:
         v = row[i]
         if not (v.__class__ is float or v.__class__ is int) or not v:
             continue  # (a zero is itself)
@@ -878,6 +896,18 @@ def _singles(relation, row, arity, positions):
         if values is None:
             values = list(row)
         values[i] = single
+    for i in zoned:
+        v = row[i]
+        if v.__class__ is not datetime.datetime or v.tzinfo is datetime.timezone.utc:
+            continue
+        if v.utcoffset() is None:
+            raise ViewError(
+                f"{relation}: {v!r} has no time zone; a TIMESTAMPTZ column takes "
+                "a datetime with one (tzinfo=datetime.timezone.utc, …)"
+            )
+        if values is None:
+            values = list(row)
+        values[i] = v.astimezone(datetime.timezone.utc)
     return row if values is None else tuple(values)
 
 

@@ -25,8 +25,10 @@ from ..ir import TRIGONOMETRY, Lit, Op, Ref
 from .diagnostics import sql_error, unsupported
 from .statements import TYPES, declared_scale
 from .types import (
+    PARSERS,
     TIME_PART_OPS,
     TIMES,
+    ZONE_DEPENDENT,
     coerce_literals,
     parse_date,
     parse_timestamp,
@@ -76,13 +78,18 @@ def _cast(fe, node: exp.Cast):
     if isinstance(inner, Lit) and inner.value is None and wanted is not None:
         return inner  # NULL::INTEGER: a NULL of any type is NULL
     literal_text = isinstance(inner, Lit) and isinstance(inner.value, str)
-    if wanted in TIMES and literal_text and not safe:
-        parse = parse_date if wanted == "date" else parse_timestamp
+    if wanted in PARSERS and literal_text and not safe:
         try:
-            return Lit(parse(inner.value))
-        except ValueError:
-            raise sql_error(f"invalid {wanted} literal {inner.value!r}", node) from None
+            return Lit(PARSERS[wanted](inner.value))
+        except ValueError as error:
+            why = error.args[0] if wanted == "timestamptz" else ""
+            raise sql_error(
+                f"invalid {wanted} literal {inner.value!r}{why}", node
+            ) from None
     source = fe.type_of(inner)
+    if "timestamptz" in (wanted, source) and wanted != source and source != "str":
+        which = "of" if source == "timestamptz" else "to"
+        raise unsupported(f"CAST {which} a TIMESTAMPTZ {ZONE_DEPENDENT}", node)
     if source == "str" and wanted != "str":
         return _cast_text(inner, node, safe)
     if safe and not _cannot_fail(source, wanted, target):
@@ -201,6 +208,7 @@ _SQL_TYPES = {
     "str": "VARCHAR",
     "date": "DATE",
     "timestamp": "TIMESTAMP",
+    "timestamptz": "TIMESTAMPTZ",
     "bool": "BOOLEAN",
     "interval": "INTERVAL",
 }
@@ -419,7 +427,15 @@ def _shift(fe, node, sign: int):
     if fe.type_of(date) == "interval":  # INTERVAL ± INTERVAL
         return Op("add" if sign > 0 else "sub", (date, _interval_value(fe, right)))
     op, amount = interval_parts(right)
-    if fe.type_of(date) not in TIMES:
+    if fe.type_of(date) == "timestamptz" and (
+        op != "add_seconds" or re.search(r"(?i)day|week", right.sql())
+    ):
+        raise unsupported(
+            f"an INTERVAL of days, weeks, months or years added to a TIMESTAMPTZ "
+            f"{ZONE_DEPENDENT}",
+            node,
+        )
+    if fe.type_of(date) not in TIMES | {"timestamptz"}:
         raise unsupported("INTERVAL arithmetic needs a DATE or TIMESTAMP operand", node)
     if op == "add_seconds" and fe.type_of(date) == "date":  # DuckDB: a TIMESTAMP
         date = to_timestamp(date)
@@ -987,7 +1003,12 @@ def _date_part(fe, part: str, value, node):
         )
     if op in TIME_OF_DAY and fe.type_of(value) == "date":
         value = to_timestamp(value)  # midnight: 0
+    if op == "epoch" and fe.type_of(value) == "timestamptz":  # an instant's
+        return Op("interval_epoch", (Op("sub", (value, Lit(_UTC_EPOCH))),))
     return Op(op, (value,))
+
+
+_UTC_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
 
 def _difference(fe, value) -> bool:
@@ -1342,23 +1363,24 @@ def _epoch_units(fe, value, per_second: int) -> Op:
 
 def _from_epoch(fe, node: exp.UnixToTime):
     """EPOCH_MS(ms) and MAKE_TIMESTAMP(µs): a TIMESTAMP that many units
-    after 1970-01-01; EPOCH_MS(t) of a DATE or TIMESTAMP its milliseconds.
-    TO_TIMESTAMP(s) is a TIMESTAMP WITH TIME ZONE: refused."""
+    after 1970-01-01; EPOCH_MS(t) of a DATE or TIMESTAMP its milliseconds;
+    TO_TIMESTAMP(s) the TIMESTAMPTZ s seconds after 1970-01-01 UTC."""
     scale = node.args.get("scale")
     other = [
         a for a, v in node.args.items() if v is not None and a not in ("this", "scale")
     ]
     digits = scale.name if isinstance(scale, exp.Literal) else None
     digits = int(digits) if digits in ("3", "6") else None
+    value = fe.expr(node.this)
+    if not other and scale is None:  # TO_TIMESTAMP(seconds): an instant
+        return Op("epoch_instant", (value,))
     if other or digits not in (3, 6):
         raise unsupported(
-            "TO_TIMESTAMP(seconds) is not supported: it gives a TIMESTAMP WITH "
-            "TIME ZONE, which views do not hold; EPOCH_MS(ms) and "
-            "MAKE_TIMESTAMP(µs) give a TIMESTAMP",
+            "supported: TO_TIMESTAMP(seconds) (a TIMESTAMPTZ), EPOCH_MS(ms) and "
+            "MAKE_TIMESTAMP(µs) (a TIMESTAMP)",
             node,
         )
-    value = fe.expr(node.this)
-    if digits == 3 and fe.type_of(value) in ("date", "timestamp"):
+    if digits == 3 and fe.type_of(value) in ("date", "timestamp", "timestamptz"):
         return _epoch_units(fe, value, 1_000)  # EPOCH_MS(t)
     return Op("from_epoch", (value, Lit(10 ** (6 - digits))))
 

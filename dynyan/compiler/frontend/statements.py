@@ -48,19 +48,19 @@ TYPES = {
     "DATE": "date",
     "BOOLEAN": "bool",
     **dict.fromkeys(["TIMESTAMP", "TIMESTAMPNTZ", "DATETIME"], "timestamp"),
+    "TIMESTAMPTZ": "timestamptz",
 }
 
 
 SUPPORTED_TYPES = (
-    "supported: INTEGER, DECIMAL/DOUBLE, CHAR/VARCHAR/TEXT, DATE, TIMESTAMP "
-    "(without time zone), BOOLEAN"
+    "supported: INTEGER, DECIMAL/DOUBLE, CHAR/VARCHAR/TEXT, DATE, TIMESTAMP, "
+    "TIMESTAMPTZ, BOOLEAN"
 )
 # Scalar types a table may have in columns the query does not read: their
 # values pass through (a strict view counts whole rows, so they must hash).
 UNREAD_TYPES = {
     "TIME",
     "TIMETZ",
-    "TIMESTAMPTZ",
     "UUID",
     "VARBINARY",
     "JSON",

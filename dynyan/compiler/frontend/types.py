@@ -2,9 +2,10 @@
 
 Operands the generated Python would reject at run time (or combine unlike
 SQL: `'1' = 1` never matches) are refused where the query says them. Types
-are "int", "float", "bool", "str", "date", "timestamp", "interval" (a
-TIMESTAMP's difference, a datetime.timedelta: days and microseconds, never
-months); None is unknown (NULL).
+are "int", "float", "bool", "str", "date", "timestamp", "timestamptz" (an
+instant, an aware datetime.datetime), "interval" (a TIMESTAMP's difference,
+a datetime.timedelta: days and microseconds, never months); None is unknown
+(NULL).
 """
 
 from __future__ import annotations
@@ -39,6 +40,32 @@ DATE_PART_OPS = (
 # the parts of a time of day EXTRACT reads (of a TIMESTAMP), each an INTEGER
 TIME_PART_OPS = ("hour", "minute", "second", "millisecond", "microsecond")
 TIMES = {"date", "timestamp"}
+# What a TIMESTAMPTZ takes: what does not depend on the session's time zone
+# (DuckDB reads its calendar parts, casts, days and months in it).
+ZONE_FREE = {
+    "in",
+    "sub",
+    "add_seconds",
+    "epoch",
+    "epoch_units",
+    "case",
+    "coalesce",
+    "greatest",
+    "least",
+    "nullif",
+    "isnull",
+    "pair",
+    "keyed_pair",
+    "ordered_pair",
+    "row",
+    *COMPARISONS,
+}
+ZONE_DEPENDENT = (
+    "depends on the session's time zone (DuckDB's TimeZone setting), which a "
+    "view does not follow; a TIMESTAMPTZ is compared, ordered, grouped on, "
+    "taken MIN/MAX of, shifted by hours, minutes or seconds, subtracted and "
+    "read as EPOCH(t) (seconds since 1970)"
+)
 DATE_ARITHMETIC = (
     "DATE arithmetic is not supported; supported: DATE ± an INTEGER (days), DATE - DATE "
     "(days), DATE or TIMESTAMP ± INTERVAL 'n' DAY|WEEK|MONTH|YEAR (a TIMESTAMP also "
@@ -54,7 +81,7 @@ def lit_type(e) -> str | None:
     if not isinstance(e, Lit) or e.value is None:
         return None
     if isinstance(e.value, datetime.datetime):
-        return "timestamp"
+        return "timestamp" if e.value.tzinfo is None else "timestamptz"
     if isinstance(e.value, datetime.timedelta):
         return "interval"
     if isinstance(e.value, datetime.date):
@@ -105,8 +132,12 @@ def op_type(e: Op, types: list) -> str | None:
         for b, tb in zip(args[1:], types[1:]):
             check_comparable(args[0], types[0], b, tb)
         return "bool"
+    if "timestamptz" in types and op not in ZONE_FREE:
+        raise ExprError(f"{_described(e)} of a TIMESTAMPTZ {ZONE_DEPENDENT}")
     if op in ("add", "sub", "mul", "div", "mod"):
-        if "interval" in types or (op == "sub" and types == ["timestamp"] * 2):
+        if "interval" in types or (
+            op == "sub" and types[0] == types[1] and types[0] in _INSTANTS
+        ):
             return _interval_arithmetic(op, types)
         if "date" in types or "timestamp" in types:
             raise ExprError(DATE_ARITHMETIC)
@@ -166,7 +197,7 @@ def op_type(e: Op, types: list) -> str | None:
         need({"timestamp"}, "EXTRACT of a time of day needs a TIMESTAMP", 0)
         return "int"
     if op == "epoch":
-        need({"timestamp"}, "EXTRACT(EPOCH …) needs a DATE or TIMESTAMP", 0)
+        need(_INSTANTS, "EXTRACT(EPOCH …) needs a DATE or TIMESTAMP", 0)
         return "float"
     if op == "interval_epoch":
         need({"interval"}, "EPOCH of an INTERVAL needs an INTERVAL", 0)
@@ -181,10 +212,8 @@ def op_type(e: Op, types: list) -> str | None:
         need({"date"}, "DATE - DATE needs dates", 0, 1)
         return "int"
     if op == "add_seconds":
-        need(
-            {"timestamp"}, "INTERVAL of hours, minutes or seconds needs a TIMESTAMP", 0
-        )
-        return "timestamp"
+        need(_INSTANTS, "INTERVAL of hours, minutes or seconds needs a TIMESTAMP", 0)
+        return types[0]
     if op in ("substr", "upper", "lower", "trim"):
         need({"str"}, f"{op.upper()} needs a string", 0)
         return "str"
@@ -256,11 +285,14 @@ def op_type(e: Op, types: list) -> str | None:
     if op == "from_epoch":
         need({"int"}, "EPOCH_MS/MAKE_TIMESTAMP needs an INTEGER count", 0)
         return "timestamp"
+    if op == "epoch_instant":
+        need({"int", "float"}, "TO_TIMESTAMP needs a number of seconds", 0)
+        return "timestamptz"
     if op == "difference_part":
         need({"interval"}, "EXTRACT(… FROM t1 - t2) needs an INTERVAL", 0)
         return "int"
     if op == "epoch_units":
-        need({"timestamp"}, "EPOCH_MS/_US/_NS needs a DATE or TIMESTAMP", 0)
+        need(_INSTANTS, "EPOCH_MS/_US/_NS needs a DATE or TIMESTAMP", 0)
         return "int"
     if op in _TEXT_CASTS:
         need({"str"}, "a string to convert", 0)
@@ -278,7 +310,7 @@ def _interval_arithmetic(op: str, types: list) -> str:
     """TIMESTAMP - TIMESTAMP is an INTERVAL; TIMESTAMP ± INTERVAL a
     TIMESTAMP, INTERVAL ± INTERVAL (or NULL) an INTERVAL; nothing else."""
     pair = tuple(types)
-    if op == "sub" and pair == ("timestamp", "timestamp"):
+    if op == "sub" and pair in (("timestamp",) * 2, ("timestamptz",) * 2):
         return "interval"
     if op in ("add", "sub") and pair == ("timestamp", "interval"):
         return "timestamp"
@@ -293,6 +325,16 @@ def _interval_arithmetic(op: str, types: list) -> str:
         "TIMESTAMP (an INTERVAL), TIMESTAMP ± INTERVAL, INTERVAL ± INTERVAL, "
         "comparisons, MIN/MAX and EPOCH(i) (its seconds)"
     )
+
+
+# the types whose values are instants on one line of microseconds
+_INSTANTS = {"timestamp", "timestamptz"}
+
+
+def _described(e: Op) -> str:
+    """How a refusal names operator `e`: a function by its SQL name."""
+    infix = INFIX.get(e.op)
+    return f"'{infix}'" if infix else e.op.upper()
 
 
 # operator -> (SQL name, result type) of the functions of numbers
@@ -394,6 +436,39 @@ def parse_timestamp(text: str) -> datetime.datetime:
     )
 
 
+def parse_timestamptz(text: str) -> datetime.datetime:
+    """A TIMESTAMPTZ literal, as UTC: a timestamp's date and time of day,
+    then its offset from UTC (`Z`, `+HH`, `+HH:MM`, `+HHMM`); ValueError
+    without one, as DuckDB would read it in the session's time zone."""
+    m = re.fullmatch(
+        r"\s*(\d{4}-\d{1,2}-\d{1,2}[ T]\d{1,2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?)"
+        r"\s*(?:(Z)|([+-])(\d{1,2})(?::?(\d{2}))?)\s*",
+        text,
+        re.I,
+    )
+    if m is None:
+        raise ValueError(
+            ": a TIMESTAMPTZ literal gives a time of day and its offset "
+            "('2024-01-31 10:00:00+00'); without one DuckDB reads it in the "
+            "session's time zone"
+        )
+    local, _, sign, hours, minutes = m.groups()
+    offset = datetime.timedelta(hours=int(hours or 0), minutes=int(minutes or 0))
+    if offset >= datetime.timedelta(hours=24):
+        raise ValueError(": an offset under 24 hours")
+    zone = datetime.timezone(-offset if sign == "-" else offset)
+    utc = datetime.timezone.utc
+    return parse_timestamp(local).replace(tzinfo=zone).astimezone(utc)
+
+
+# a string literal compared with a column of the type: the value it spells
+PARSERS = {
+    "date": parse_date,
+    "timestamp": parse_timestamp,
+    "timestamptz": parse_timestamptz,
+}
+
+
 def coerce_literals(left, right, type_of: Callable, node: exp.Expression):
     """DuckDB casts a string literal compared with a DATE or TIMESTAMP to
     one, and a DATE compared with a TIMESTAMP to its midnight; a string
@@ -406,12 +481,14 @@ def coerce_literals(left, right, type_of: Callable, node: exp.Expression):
             value = _spelled(b.value, kind)
             if value is not None:
                 left, right = (value, right) if b is left else (left, value)
-        elif kind in TIMES and isinstance(b, Lit) and isinstance(b.value, str):
-            parse = parse_date if kind == "date" else parse_timestamp
+        elif kind in PARSERS and isinstance(b, Lit) and isinstance(b.value, str):
             try:
-                value = Lit(parse(b.value))
-            except ValueError:
-                raise sql_error(f"invalid {kind} {b.value!r}", node) from None
+                value = Lit(PARSERS[kind](b.value))
+            except ValueError as error:
+                raise sql_error(
+                    f"invalid {kind} {b.value!r}{error.args[0] if kind == 'timestamptz' else ''}",
+                    node,
+                ) from None
             left, right = (value, right) if b is left else (left, value)
         elif kind == "timestamp" and type_of(b) == "date":
             value = to_timestamp(b)
