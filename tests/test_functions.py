@@ -340,6 +340,16 @@ CASES = {
         "CAST(CAST(r.ts AS VARCHAR) AS TIMESTAMP)",
         "CAST(CAST(r.d AS VARCHAR) || 'T0' || r.k || ':3' AS TIMESTAMP)",
     ],
+    "strptime": [
+        "STRPTIME(STRFTIME(r.ts, '%d/%b/%Y:%H:%M:%S'), '%d/%b/%Y:%H:%M:%S')",
+        "STRPTIME(' ' || r.k || '-' || (r.k % 12 + 1) || '-' || (r.k + 20) || ' 1', '%y-%-m-%d %I')",
+        "STRPTIME(CAST(r.d AS VARCHAR) || ' ' || (r.k % 12 + 1) || ' pm', '%Y-%m-%d %I %p')",
+    ],
+    "is_strptime": [
+        "TRY_STRPTIME(r.s, '%b')",
+        "TRY_STRPTIME('2020-' || (365 + r.k), '%Y-%j')",
+        "TRY_STRPTIME('2021-02-' || (27 + r.k) || 'T9:0' || r.k || '.5', '%Y-%m-%dT%H:%M.%g')",
+    ],
     "is_timestamp_text": [
         "TRY_CAST(r.t AS TIMESTAMP)",
         "TRY_CAST('2020-02-' || (24 + r.k) || ' 24:00:00.5' AS TIMESTAMP)",

@@ -197,6 +197,18 @@ SCALARS = {
             uses_datetime=True,
         ),
         Scalar(
+            "strptime",
+            "_text_strptime({0}, {1})",
+            helper="_text_strptime",
+            uses_datetime=True,
+        ),
+        Scalar(
+            "is_strptime",
+            "_is_strptime_text({0}, {1})",
+            helper="_is_strptime_text",
+            uses_datetime=True,
+        ),
+        Scalar(
             "epoch_instant",
             "_epoch_instant({0})",
             helper="_epoch_instant",
@@ -264,6 +276,8 @@ SCALARS = {
 # The STRFTIME specifiers `sqlfuncs._strftime` fills in (each also as %-x,
 # without zero padding, where it is a number); DuckDB's others are refused.
 STRFTIME_CODES = "aAbBpYmdyHIMSfjwuGVUW%"
+# the specifiers STRPTIME reads (runtime.sqlfuncs._strptime_of)
+STRPTIME_CODES = "YymdjHIMSfgbBaAp%"
 
 # (top_cut: no SQL function, the threshold of a top-n, passes/top_rows.py)
 QUANTILE_KINDS = ("quantile_cont", "quantile_disc", "top_cut")

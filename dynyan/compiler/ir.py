@@ -191,6 +191,8 @@ FUNCTIONS = {
     "make_timestamp",  # (year, month, day, hour, minute, seconds)
     "from_epoch",  # (count, Lit(µs per unit)): EPOCH_MS(ms), MAKE_TIMESTAMP(µs)
     "epoch_instant",  # (seconds): TO_TIMESTAMP(s), a TIMESTAMPTZ
+    "strptime",  # (text, Lit(format)): STRPTIME, an error where it does not parse
+    "is_strptime",  # (text, Lit(format)): whether it parses (TRY_STRPTIME)
     "epoch_units",  # (timestamp, Lit(units per second)): EPOCH_MS/_US/_NS(t)
     "difference_part",  # (t1 - t2, Lit(part)): EXTRACT(DAY … FROM t1 - t2)
     "dayname",

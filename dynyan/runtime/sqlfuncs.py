@@ -1165,6 +1165,124 @@ def _timestamp_of_text(text):
     return datetime.datetime(date.year, date.month, date.day, h, m, s, micros)
 
 
+def _strptime_of(text, fmt):
+    """STRPTIME(text, fmt) as DuckDB parses it: white space skipped at both
+    ends, a run of spaces in `fmt` matching one or more in `text`, other
+    characters matching themselves; each number of one digit up to its
+    specifier's width (%Y 4, %j 3, %f 6 and %g 3 scaled to microseconds,
+    others 2) within its range; month and day names (%b, %B, %a, %A: the
+    day names skipped) and AM/PM (%p) in any case. None where DuckDB cannot
+    parse it or the date does not exist (TRY_STRPTIME's NULL); an error for a
+    year before 1, which DuckDB reads (BC) and a datetime does not hold.
+    `fmt` was checked by the compiler (`STRPTIME_CODES` only, %j without
+    a month or day)."""
+    spaces = " \t\n\v\f\r"
+    widths = {"Y": 4, "j": 3, "f": 6, "g": 3}
+    ranges = {"m": (1, 12), "d": (1, 31), "H": (0, 23), "I": (1, 12)}
+    ranges |= {"M": (0, 59), "S": (0, 59), "j": (1, 366), "y": (0, 99)}
+    months = ("jan", "feb", "mar", "apr", "may", "jun")
+    months += ("jul", "aug", "sep", "oct", "nov", "dec")
+    full_months = ("january", "february", "march", "april", "may", "june", "july")
+    full_months += ("august", "september", "october", "november", "december")
+    days = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
+    full_days = ("sunday", "monday", "tuesday", "wednesday", "thursday")
+    full_days += ("friday", "saturday")
+    got = {"Y": 1900, "m": 1, "d": 1}
+    pos, end, i = 0, len(text), 0
+    while pos < end and text[pos] in spaces:
+        pos += 1
+    while i < len(fmt):
+        c = fmt[i]
+        if c in spaces:  # one or more spaces
+            if pos >= end or text[pos] not in spaces:
+                return None
+            while pos < end and text[pos] in spaces:
+                pos += 1
+            while i < len(fmt) and fmt[i] in spaces:
+                i += 1
+            continue
+        if c != "%" or fmt[i + 1] == "%":
+            if pos >= end or text[pos] != c:
+                return None
+            pos += 1
+            i += 2 if c == "%" else 1
+            continue
+        code = fmt[i + 1] if fmt[i + 1] != "-" else fmt[i + 2]
+        i += 2 if fmt[i + 1] != "-" else 3
+        if code in "bBaA":
+            names = {"b": months, "B": full_months, "a": days, "A": full_days}[code]
+            for n, name in enumerate(names):
+                if text[pos : pos + len(name)].lower() == name:
+                    pos += len(name)
+                    if code in "bB":
+                        got["m"] = n + 1
+                    break
+            else:
+                return None
+            continue
+        if code == "p":
+            half = text[pos : pos + 2].upper()
+            if half not in ("AM", "PM"):
+                return None
+            got["p"] = half
+            pos += 2
+            continue
+        start = pos
+        stop = min(end, pos + widths.get(code, 2))
+        while pos < stop and "0" <= text[pos] <= "9":
+            pos += 1
+        if pos == start:
+            return None
+        number = int(text[start:pos])
+        low, high = ranges.get(code, (0, 999999))
+        if not low <= number <= high:
+            return None
+        if code in "fg":  # a fraction: its digits scaled to microseconds
+            number *= 10 ** (widths[code] - (pos - start)) * (
+                1000 if code == "g" else 1
+            )
+            code = "f"
+        elif code == "y":
+            code, number = "Y", number + (2000 if number < 69 else 1900)
+        got[code] = number
+    while pos < end and text[pos] in spaces:
+        pos += 1
+    if pos != end:
+        return None
+    hour = got.get("H", got.get("I", 0))
+    if "p" in got:
+        if hour > 12:  # (%H beside %p)
+            return None
+        hour = hour % 12 + (12 if got["p"] == "PM" else 0)
+    if got["Y"] < 1:
+        raise ValueError(f"STRPTIME: year {got['Y']} of {text!r} is not supported")
+    try:
+        if "j" in got:
+            day = datetime.date(got["Y"], 1, 1) + datetime.timedelta(days=got["j"] - 1)
+        else:
+            day = datetime.date(got["Y"], got["m"], got["d"])
+        return datetime.datetime(
+            day.year, day.month, day.day, hour, got.get("M", 0), got.get("S", 0)
+        ) + datetime.timedelta(microseconds=got.get("f", 0))
+    except (ValueError, OverflowError):
+        return None
+
+
+def _text_strptime(text, fmt):
+    """STRPTIME(text, fmt): an error where DuckDB has one."""
+    value = _strptime_of(text, fmt)
+    if value is None:
+        raise ValueError(
+            f"Could not parse string {text!r} according to format specifier {fmt!r}"
+        )
+    return value
+
+
+def _is_strptime_text(text, fmt):
+    """Whether TRY_STRPTIME(text, fmt) is not NULL."""
+    return _strptime_of(text, fmt) is not None
+
+
 def _text_to_timestamp(text):
     """CAST(text AS TIMESTAMP): an error where DuckDB has one."""
     value = _timestamp_of_text(text)

@@ -20,7 +20,7 @@ from sqlglot import exp
 
 from ...runtime import sqlfuncs
 from ...runtime.sqlfuncs import _to_str
-from ..functions import STRFTIME_CODES
+from ..functions import STRFTIME_CODES, STRPTIME_CODES
 from ..ir import TRIGONOMETRY, Lit, Op, Ref
 from .diagnostics import sql_error, unsupported
 from .statements import TYPES, declared_scale
@@ -1433,8 +1433,39 @@ def _substring(fe, node):
     return Op("substr", tuple(args))
 
 
+def _strptime(fe, node: exp.Expression):
+    """STRPTIME(text, 'format') and TRY_STRPTIME (NULL where STRPTIME is an
+    error): the format a string literal of `functions.STRPTIME_CODES`, read
+    as DuckDB reads it (`runtime.sqlfuncs._strptime_of`)."""
+    if isinstance(node, exp.StrToTime):
+        text, fmt, safe = node.this, node.args.get("format"), False
+    else:
+        (text, fmt), safe = node.expressions, True
+    if not (isinstance(fmt, exp.Literal) and fmt.is_string):
+        raise unsupported("STRPTIME needs one string literal format", node)
+    codes = re.findall(r"%-?(.?)", fmt.this)
+    wrong = [c for c in codes if not c or c not in STRPTIME_CODES]
+    if wrong or ("j" in codes and set(codes) & set("mdbB")):
+        raise unsupported(
+            f"STRPTIME format {fmt.this!r}: {'%' + wrong[0] if wrong else '%j beside a month or day'} "
+            "is not supported; supported: "
+            + " ".join(f"%{c}" for c in STRPTIME_CODES)
+            + " (%z, which gives a TIMESTAMPTZ, and week numbers are not)",
+            node,
+        )
+    value, fmt = fe.expr(text), Lit(fmt.this)
+    if not safe:
+        return Op("strptime", (value, fmt))
+    return Op(
+        "case",
+        (Op("is_strptime", (value, fmt)), Op("strptime", (value, fmt)), Lit(None)),
+    )
+
+
 def _function(fe, node: exp.Anonymous):
     name, args = node.name.lower(), node.expressions
+    if name == "try_strptime" and len(args) == 2:
+        return _strptime(fe, node)
     if name in ("date_part", "datepart") and len(args) == 2:
         part = args[0]
         if not (isinstance(part, exp.Literal) and part.is_string):
@@ -1553,6 +1584,7 @@ CONVERTERS: dict[type, Callable] = {
     exp.StrPosition: _strpos,
     exp.TimestampTrunc: _date_trunc,
     exp.TimeToStr: _strftime,
+    exp.StrToTime: _strptime,
     exp.DateTrunc: _date_trunc,
     exp.Substring: _substring,
     exp.Anonymous: _function,

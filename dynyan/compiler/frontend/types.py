@@ -285,6 +285,9 @@ def op_type(e: Op, types: list) -> str | None:
     if op == "from_epoch":
         need({"int"}, "EPOCH_MS/MAKE_TIMESTAMP needs an INTEGER count", 0)
         return "timestamp"
+    if op in ("strptime", "is_strptime"):
+        need({"str"}, "STRPTIME needs a string", 0)
+        return "timestamp" if op == "strptime" else "bool"
     if op == "epoch_instant":
         need({"int", "float"}, "TO_TIMESTAMP needs a number of seconds", 0)
         return "timestamptz"
