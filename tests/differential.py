@@ -88,8 +88,8 @@ _ARROW_TYPES = {
     "bool": pa.bool_(),
     "timestamp": pa.timestamp("us"),
     "timestamptz": pa.timestamp("us", tz="UTC"),
+    "time": pa.time64("us"),
     # types of columns a query may hold but not read (their values unread)
-    "TIME": pa.time64("us"),
     "UUID": pa.string(),
     "VARBINARY": pa.binary(),
     "JSON": pa.string(),
@@ -399,6 +399,8 @@ def _column_info(coldef: exp.ColumnDef, qname: str) -> ColumnInfo:
         return ColumnInfo(name, "timestamp", notnull=notnull)
     if t == exp.DataType.Type.TIMESTAMPTZ:
         return ColumnInfo(name, "timestamptz", notnull=notnull)
+    if t == exp.DataType.Type.TIME:
+        return ColumnInfo(name, "time", notnull=notnull)
     if t.name in _UNREAD_VALUES:  # a type views keep only in columns not read
         return ColumnInfo(name, t.name, notnull=notnull)
     raise ValueError(
@@ -607,6 +609,15 @@ def _domains(select, tables, relations) -> dict[tuple[str, str], list[Any]]:
                 datetime.time(23, 59, 59, 500000),
             ]
             pool = [datetime.datetime.combine(d, t) for d in date_pool for t in times]
+        elif info.kind == "time":  # the timestamps' times of day, and others
+            pool = [
+                datetime.time(),
+                datetime.time(6, 30),
+                datetime.time(9),
+                datetime.time(12, 0, 0, 500000),
+                datetime.time(17, 0),
+                datetime.time(23, 59, 59, 500000),
+            ]
         elif info.kind == "timestamptz":  # instants, some one in other offsets
             pool = [
                 datetime.datetime.combine(d, t, tzinfo=zone)
@@ -629,7 +640,6 @@ _ZONES = (
 )
 # values of the types a view keeps only in columns the query does not read
 _UNREAD_VALUES = {
-    "TIME": (datetime.time(0, 0), datetime.time(12, 30, 15)),
     "UUID": (
         uuid.UUID("12345678-1234-5678-1234-567812345678"),
         uuid.UUID("87654321-4321-8765-4321-876543218765"),
@@ -793,6 +803,7 @@ class UpdateStream:
                 "bool": bool,
                 "timestamp": datetime.datetime,
                 "timestamptz": "timestamptz",
+                "time": datetime.time,
             }[c.kind]
         ]
         return tuple(row)
@@ -1090,6 +1101,7 @@ _ABSENT = {
     datetime.date: datetime.date(2091, 7, 7),
     datetime.datetime: datetime.datetime(2091, 7, 7, 7, 7),
     "timestamptz": datetime.datetime(2091, 7, 7, 7, 7, tzinfo=datetime.timezone.utc),
+    datetime.time: datetime.time(7, 7, 7, 7),
     bool: True,  # no BOOLEAN is outside the domain: fixtures start with another column
 }
 

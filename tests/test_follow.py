@@ -456,17 +456,17 @@ TYPES = """
 CREATE TABLE t (
     i2 smallint, i4 integer NOT NULL, i8 bigint, n numeric(12, 3), f float8,
     d date, tx text, vc varchar(9), ch char(6), b boolean, ts timestamp,
-    made timestamptz DEFAULT now(), doc jsonb
+    made timestamptz DEFAULT now(), doc jsonb, tm time
 );
 ALTER TABLE t REPLICA IDENTITY FULL;
 """
 ODD = [
     (1, 2, 3, "1.500", 0.1, "1995-03-15", "tab\there", "new\nline", "ab", True)
-    + ("2024-01-31 10:00:00.25", "2024-01-31 10:00:00.25+05:30"),
+    + ("2024-01-31 10:00:00.25", "2024-01-31 10:00:00.25+05:30", "10:11:12.5"),
     (None, 5, 2**40, "-0.001", -1e-300, None, "back\\slash", "", "ä €", False, None)
-    + (None,),
+    + (None, "00:00:00"),
     (7, 8, None, None, None, "0001-01-01", "", "'quote\"", None, None)
-    + ("0001-01-01 00:00:00", "1970-01-01 00:00:00-08"),
+    + ("0001-01-01 00:00:00", "1970-01-01 00:00:00-08", None),
 ]
 
 
@@ -474,8 +474,8 @@ def _insert_odd(conn, rows):
     with conn.cursor() as cur:
         for row in rows:
             cur.execute(
-                "INSERT INTO t (i2, i4, i8, n, f, d, tx, vc, ch, b, ts, made) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                "INSERT INTO t (i2, i4, i8, n, f, d, tx, vc, ch, b, ts, made, tm) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 row,
             )
 
@@ -486,7 +486,7 @@ def test_types_snapshot_and_stream_agree(db):
     dsn, conn = db
     execute(conn, TYPES)
     _insert_odd(conn, ODD)
-    sql = "SELECT i2, i4, i8, n, f, d, tx, vc, ch, b, ts, made FROM t"
+    sql = "SELECT i2, i4, i8, n, f, d, tx, vc, ch, b, ts, made, tm FROM t"
     follower = Follower(sql, dsn).start()
     try:
         expected = [
@@ -510,8 +510,9 @@ def test_types_snapshot_and_stream_agree(db):
             True,
             datetime.datetime(2024, 1, 31, 10, 0, 0, 250000),
             datetime.datetime(2024, 1, 31, 4, 30, 0, 250000, tzinfo=datetime.UTC),
+            datetime.time(10, 11, 12, 500000),
         ) in expected
-        made = [r[-1] for r in view_rows(follower) if r[-1] is not None]
+        made = [r[-2] for r in view_rows(follower) if r[-2] is not None]
         assert made and all(v.tzinfo is datetime.UTC for v in made)
         execute(conn, "DELETE FROM t WHERE i4 IN (2, 5)")
         _insert_odd(conn, ODD[:2])

@@ -85,6 +85,7 @@ CASES = {
     ],
     "to_timestamp": ["CAST(r.d AS TIMESTAMP)", "r.d < r.ts"],
     "to_date": ["CAST(r.ts AS DATE)"],
+    "to_time": ["CAST(r.ts AS TIME)", "r.ts::TIME < '23:00'"],
     "days_between": ["r.d - DATE '2000-01-01'", "DATE '2020-02-01' - r.d"],
     "hour": ["EXTRACT(HOUR FROM r.ts)", "HOUR(r.ts)", "EXTRACT(HOUR FROM r.d)"],
     "minute": ["EXTRACT(MINUTE FROM r.ts)"],

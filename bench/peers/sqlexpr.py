@@ -44,7 +44,7 @@ def literal(value) -> str:
         return repr(value)
     if isinstance(value, float) and math.isfinite(value):
         return repr(value)
-    if isinstance(value, (datetime.datetime, datetime.timedelta)):
+    if isinstance(value, (datetime.datetime, datetime.timedelta, datetime.time)):
         return repr(value)
     if isinstance(value, datetime.date):
         return f"datetime.date({value.year}, {value.month}, {value.day})"
@@ -1113,6 +1113,11 @@ class SQLPython:
             return self._strict(
                 [self.value(args[0], env)],
                 lambda t: f"datetime.datetime({t[0]}.year, {t[0]}.month, {t[0]}.day)",
+            )
+        if op == "to_time":
+            return self._strict(
+                [self.value(args[0], env)],
+                lambda t: f"datetime.time({t[0]}.hour, {t[0]}.minute, {t[0]}.second, {t[0]}.microsecond)",
             )
         if op == "to_date":
             return self._strict(

@@ -91,6 +91,7 @@ SCALARS = {
             uses_datetime=True,
         ),
         Scalar("to_date", "{0}.date()"),
+        Scalar("to_time", "{0}.time()"),
         Scalar("days_between", "({0} - {1}).days"),
         Scalar("hour", "{0}.hour"),
         Scalar("minute", "{0}.minute"),

@@ -130,6 +130,9 @@ def py(value) -> str:
         return f"datetime.datetime({', '.join(map(str, parts))})"
     if isinstance(value, datetime.date):
         return f"datetime.date({value.year}, {value.month}, {value.day})"
+    if isinstance(value, datetime.time) and value.tzinfo is None:
+        parts = (value.hour, value.minute, value.second, value.microsecond)
+        return f"datetime.time({', '.join(map(str, parts))})"
     if isinstance(value, datetime.timedelta):
         parts = (value.days, value.seconds, value.microseconds)
         return f"datetime.timedelta({', '.join(map(str, parts))})"
@@ -264,7 +267,7 @@ class Expressions:
         if isinstance(e, InnerTest):
             return self._inner_test(e, env)
         if isinstance(e, Lit):
-            if isinstance(e.value, (datetime.date, datetime.timedelta)):
+            if isinstance(e.value, (datetime.date, datetime.time, datetime.timedelta)):
                 self.uses_datetime = True
                 return self._constant("_DATE", py(e.value))
             return py(e.value)
@@ -1460,6 +1463,7 @@ _CHECK_SETS = {
     "bool": ("_BOOL", "bool", "a bool"),
     "timestamp": ("_TIMESTAMP", "timestamp", "a datetime.datetime"),
     "timestamptz": ("_TIMESTAMP", "timestamp", "a datetime.datetime"),
+    "time": ("_TIME", "time", "a datetime.time"),
 }
 
 
@@ -3443,6 +3447,7 @@ def render_module(
         "date_checks": any(
             {"date", "timestamp"} & set(kinds) for kinds in class_sets.values()
         ),
+        "time_checks": any("time" in r.types for r in base),  # _retyped, _classes
         "sorted_runtime": sorted_runtime,
         "sorted_dict": sorted_dict,
         "sorted_list": sorted_list,
@@ -3460,7 +3465,9 @@ def render_module(
         "stored": stored,
         "uses_datetime": expressions.uses_datetime
         or bool(shifts)
-        or any({"date", "timestamp"} & set(kinds) for kinds in class_sets.values())
+        or any(
+            {"date", "timestamp", "time"} & set(kinds) for kinds in class_sets.values()
+        )
         or any("timestamptz" in r.types for r in base)  # stored as UTC
         or any(  # VALUES rows holding dates
             isinstance(v, datetime.date)
@@ -4531,6 +4538,7 @@ def _nan_free(query) -> bool:
             "date",
             "timestamp",
             "timestamptz",
+            "time",
         }
 
     def exact(channel: int) -> bool:
@@ -4776,6 +4784,7 @@ def _window_sort_key_of(
         "date",
         "timestamp",
         "timestamptz",
+        "time",
         "bool",
     ):
         if not desc:

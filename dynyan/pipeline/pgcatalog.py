@@ -196,6 +196,8 @@ def _sql_type(type_oid: int, typmod: int) -> str | None:
         return "TIMESTAMP"
     if type_oid == 1184:
         return "TIMESTAMPTZ"
+    if type_oid == 1083:
+        return "TIME"
     return None
 
 

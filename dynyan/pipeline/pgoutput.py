@@ -214,6 +214,7 @@ BPCHAR = 1042
 DATE = 1082
 TIMESTAMP = 1114
 TIMESTAMPTZ = 1184
+TIME = 1083
 BOOL = 16
 
 
@@ -233,6 +234,8 @@ def python_type(type_oid: int) -> str | None:
         return "timestamp"
     if type_oid == TIMESTAMPTZ:
         return "timestamptz"
+    if type_oid == TIME:
+        return "time"
     return None
 
 
@@ -263,6 +266,16 @@ def _timestamptz(raw) -> datetime.datetime:
     if value.tzinfo is None:
         raise ValueError(f"timestamptz {value} has no offset")
     return value.astimezone(datetime.timezone.utc)
+
+
+def _time(raw) -> datetime.time:
+    """A time of day ('10:00:00[.ffffff]'); 24:00:00, which PostgreSQL
+    holds, has no datetime.time."""
+    text = raw.decode() if isinstance(raw, bytes) else raw
+    try:
+        return datetime.time.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"time {text!r} has no datetime.time") from None
 
 
 def _date_parser():
@@ -308,6 +321,8 @@ def value_decoder(type_oid: int, encoding: str = "utf-8"):
         return _timestamp
     if type_oid == TIMESTAMPTZ:
         return _timestamptz
+    if type_oid == TIME:
+        return _time
     raise ValueError(f"type oid {type_oid} is not supported")
 
 

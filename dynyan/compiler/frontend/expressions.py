@@ -106,6 +106,10 @@ def _cast(fe, node: exp.Cast):
         if isinstance(inner, Lit):
             return Lit(inner.value.date())
         return Op("to_date", (inner,))
+    if wanted == "time" and source == "timestamp":
+        if isinstance(inner, Lit):
+            return Lit(inner.value.time())
+        return Op("to_time", (inner,))
     if source == "float" and wanted in ("int", "float") and target != "DOUBLE":
         return _cast_number(fe, inner, node.to)
     if wanted == "int" == source and target in ("TINYINT", "SMALLINT", "UBIGINT"):
@@ -209,6 +213,7 @@ _SQL_TYPES = {
     "date": "DATE",
     "timestamp": "TIMESTAMP",
     "timestamptz": "TIMESTAMPTZ",
+    "time": "TIME",
     "bool": "BOOLEAN",
     "interval": "INTERVAL",
 }
@@ -1138,6 +1143,8 @@ def _as_text(fe, value, node, name: str):
         return Op("to_str", (value,))
     if kind == "float" and isinstance(value, Ref):
         return _column_text(fe, value)
+    if kind in ("time", "timestamptz", "interval"):
+        raise unsupported(f"{name} of a {_SQL_TYPES[kind]} is not supported", node)
     if kind not in ("str", None):
         raise unsupported(
             f"{name} of a DOUBLE or DECIMAL expression is not supported (DuckDB's "

@@ -49,17 +49,17 @@ TYPES = {
     "BOOLEAN": "bool",
     **dict.fromkeys(["TIMESTAMP", "TIMESTAMPNTZ", "DATETIME"], "timestamp"),
     "TIMESTAMPTZ": "timestamptz",
+    "TIME": "time",
 }
 
 
 SUPPORTED_TYPES = (
     "supported: INTEGER, DECIMAL/DOUBLE, CHAR/VARCHAR/TEXT, DATE, TIMESTAMP, "
-    "TIMESTAMPTZ, BOOLEAN"
+    "TIMESTAMPTZ, TIME, BOOLEAN"
 )
 # Scalar types a table may have in columns the query does not read: their
 # values pass through (a strict view counts whole rows, so they must hash).
 UNREAD_TYPES = {
-    "TIME",
     "TIMETZ",
     "UUID",
     "VARBINARY",
@@ -70,7 +70,7 @@ UNREAD_TYPES = {
     "INET",
     "ENUM",
 }
-UNREAD = "unread "  # the prefix of such a column's type: "unread TIME"
+UNREAD = "unread "  # the prefix of such a column's type: "unread UUID"
 
 
 @dataclass

@@ -3,7 +3,8 @@
 Operands the generated Python would reject at run time (or combine unlike
 SQL: `'1' = 1` never matches) are refused where the query says them. Types
 are "int", "float", "bool", "str", "date", "timestamp", "timestamptz" (an
-instant, an aware datetime.datetime), "interval" (a TIMESTAMP's difference,
+instant, an aware datetime.datetime), "time" (a time of day, a
+datetime.time), "interval" (a TIMESTAMP's difference,
 a datetime.timedelta: days and microseconds, never months); None is unknown
 (NULL).
 """
@@ -84,6 +85,8 @@ def lit_type(e) -> str | None:
         return "timestamp" if e.value.tzinfo is None else "timestamptz"
     if isinstance(e.value, datetime.timedelta):
         return "interval"
+    if isinstance(e.value, datetime.time):
+        return "time"
     if isinstance(e.value, datetime.date):
         return "date"
     return {bool: "bool", int: "int", float: "float", str: "str"}.get(type(e.value))
@@ -194,7 +197,7 @@ def op_type(e: Op, types: list) -> str | None:
         need(TIMES, "EXTRACT needs a DATE or TIMESTAMP", 0)
         return "int"
     if op in TIME_PART_OPS:
-        need({"timestamp"}, "EXTRACT of a time of day needs a TIMESTAMP", 0)
+        need({"timestamp", "time"}, "EXTRACT of a time of day needs a TIMESTAMP", 0)
         return "int"
     if op == "epoch":
         need(_INSTANTS, "EXTRACT(EPOCH …) needs a DATE or TIMESTAMP", 0)
@@ -205,6 +208,9 @@ def op_type(e: Op, types: list) -> str | None:
     if op == "to_timestamp":
         need({"date"}, "CAST to TIMESTAMP needs a DATE", 0)
         return "timestamp"
+    if op == "to_time":
+        need({"timestamp"}, "CAST to TIME needs a TIMESTAMP", 0)
+        return "time"
     if op == "to_date":
         need({"timestamp"}, "CAST to DATE needs a TIMESTAMP", 0)
         return "date"
@@ -305,6 +311,10 @@ def op_type(e: Op, types: list) -> str | None:
     if op == "concat":
         if "interval" in types:  # DuckDB's text of one is not Python's
             raise ExprError("an INTERVAL has no text here (EPOCH(i) is its seconds)")
+        if "time" in types:  # (nor of a TIME's fraction of a second)
+            raise ExprError(
+                "a TIME has no text here (HOUR(t), MINUTE(t) are its parts)"
+            )
         return "str"  # rendered as str(a) + str(b), as DuckDB casts to VARCHAR
     return "bool"  # anti
 
@@ -439,6 +449,17 @@ def parse_timestamp(text: str) -> datetime.datetime:
     )
 
 
+def parse_time(text: str) -> datetime.time:
+    """A TIME literal: H[H]:MM[:SS[.ffffff]]; ValueError for anything else
+    (24:00:00 too, which DuckDB holds and a datetime.time does not)."""
+    m = re.fullmatch(r"\s*(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?\s*", text)
+    if m is None:
+        raise ValueError(text)
+    hour, minute, second, fraction = m.groups()
+    micro = int((fraction or "0").ljust(6, "0"))
+    return datetime.time(int(hour), int(minute), int(second or 0), micro)
+
+
 def parse_timestamptz(text: str) -> datetime.datetime:
     """A TIMESTAMPTZ literal, as UTC: a timestamp's date and time of day,
     then its offset from UTC (`Z`, `+HH`, `+HH:MM`, `+HHMM`); ValueError
@@ -469,6 +490,7 @@ PARSERS = {
     "date": parse_date,
     "timestamp": parse_timestamp,
     "timestamptz": parse_timestamptz,
+    "time": parse_time,
 }
 
 
