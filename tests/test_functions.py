@@ -255,6 +255,12 @@ CASES = {
     "ascii": ["ASCII(r.s)", "ASCII(r.t || r.s)", "ASCII(SUBSTRING(r.s, 2))"],
     "unicode": ["UNICODE(r.s)", "ORD(r.t || r.s)"],  # -1 of ''
     "octet_length": ["STRLEN(r.s)", "BIT_LENGTH(r.s || r.t)"],  # 'é': 2 bytes
+    "levenshtein": ["LEVENSHTEIN(r.s, r.t)", "EDITDIST3(r.t || 'é', 'kitten' || r.s)"],
+    "hamming": [
+        "HAMMING(r.s || 'x', UPPER(r.s) || 'y')",
+        "MISMATCHES(r.s || 'é', r.s || 'e!')",
+    ],
+    "jaccard": ["JACCARD(r.s || 'x', 'ab' || r.t || 'é')"],
     "chr": ["CHR(r.k + 64)", "CHR(ABS(r.a) % 300 + 32)"],
     "md5": ["MD5(r.s)", "MD5(r.t || r.s)"],
     "sha256": ["SHA256(r.s)", "SHA256(r.t)"],

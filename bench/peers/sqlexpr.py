@@ -700,6 +700,37 @@ def sql_strptime(text, fmt, try_cast=False):
     return value
 
 
+def sql_levenshtein(a, b):
+    """Edits between the UTF-8 bytes, by the whole table of prefixes."""
+    a, b = a.encode("utf-8"), b.encode("utf-8")
+    d = [
+        [i + j if i * j == 0 else 0 for j in range(len(b) + 1)]
+        for i in range(len(a) + 1)
+    ]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(
+                d[i - 1][j] + 1,
+                d[i][j - 1] + 1,
+                d[i - 1][j - 1] + (a[i - 1] != b[j - 1]),
+            )
+    return d[len(a)][len(b)]
+
+
+def sql_hamming(a, b):
+    a, b = a.encode("utf-8"), b.encode("utf-8")
+    if len(a) != len(b) or len(a) == 0:
+        raise ValueError("Mismatch Function: Strings must be of equal length!")
+    return sum(1 for i in range(len(a)) if a[i] != b[i])
+
+
+def sql_jaccard(a, b):
+    a, b = frozenset(a.encode("utf-8")), frozenset(b.encode("utf-8"))
+    if len(a) == 0 or len(b) == 0:
+        raise ValueError("Jaccard Function: An argument too short!")
+    return len(a.intersection(b)) / len(a.union(b))
+
+
 def sql_text_to_timestamp(text, try_cast=False):
     """CAST/TRY_CAST of a VARCHAR to TIMESTAMP: a date as sql_text_to_date
     reads it, then [T or white space] H:M[:S[.f]] (f cut to microseconds,
@@ -816,6 +847,9 @@ _STRICT_CALLS = {
     "ascii": ("(lambda s: ord(s[:1]) if s else 0)", ()),
     "unicode": ("(lambda s: ord(s[:1]) if s else -1)", ()),
     "octet_length": ("(lambda s: len(s.encode('utf-8')))", ()),
+    "levenshtein": ("_sql_levenshtein", ()),
+    "hamming": ("_sql_hamming", ()),
+    "jaccard": ("_sql_jaccard", ()),
     "chr": ("_sql_chr", ()),
     "md5": ("_sql_digest", ("md5",)),
     "sha256": ("_sql_digest", ("sha256",)),
@@ -923,6 +957,9 @@ HELPERS = {
     "_sql_text_to_date": sql_text_to_date,
     "_sql_text_to_timestamp": sql_text_to_timestamp,
     "_sql_strptime": sql_strptime,
+    "_sql_levenshtein": sql_levenshtein,
+    "_sql_hamming": sql_hamming,
+    "_sql_jaccard": sql_jaccard,
     "_SQL_DAYS": _DAYS,
     "_SQL_MONTHS": _MONTHS,
     "_sql_not_in": None,  # set below

@@ -173,6 +173,9 @@ SCALARS = {
         Scalar("ascii", "_ascii({0})", helper="_ascii"),
         Scalar("unicode", "_unicode({0})", helper="_unicode"),
         Scalar("octet_length", "len({0}.encode())"),
+        Scalar("levenshtein", "_levenshtein({0}, {1})", helper="_levenshtein"),
+        Scalar("hamming", "_hamming({0}, {1})", helper="_hamming"),
+        Scalar("jaccard", "_jaccard({0}, {1})", helper="_jaccard"),
         Scalar("like_match", "_like_match({0}, {1})", helper="_like_match"),
         Scalar(
             "time_bucket",

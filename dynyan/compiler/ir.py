@@ -182,6 +182,9 @@ FUNCTIONS = {
     "ascii",  # the code point of the first character (0 of '')
     "unicode",  # the code point of the first character (-1 of '')
     "octet_length",  # the bytes of the text's UTF-8 (STRLEN)
+    "levenshtein",  # (a, b): edits between their UTF-8 bytes
+    "hamming",  # (a, b): bytes that differ (an error unless of one length)
+    "jaccard",  # (a, b): |shared bytes| / |bytes of either| (an error for '')
     "chr",  # the character of a code point
     "md5",  # MD5 of the text's UTF-8 bytes, lower-case hex
     "sha256",  # SHA-256 of the text's UTF-8 bytes, lower-case hex
@@ -650,7 +653,7 @@ INTEGER_OPS = frozenset(
         *("hour", "minute", "second", "millisecond", "microsecond"),
         *("days_between", "date_diff", "difference_part", "epoch_units"),
         *("strpos", "length", "ascii", "sign", "gcd", "lcm", "intdiv"),
-        *("unicode", "octet_length"),
+        *("unicode", "octet_length", "levenshtein", "hamming"),
         *("bit_and", "bit_or", "bit_xor"),
     }
 )

@@ -825,6 +825,41 @@ def _from_epoch(count, micros):
         raise ValueError(f"timestamp out of range: {count} after 1970-01-01") from None
 
 
+def _levenshtein(a, b):
+    """LEVENSHTEIN(a, b) as DuckDB's: the fewest insertions, deletions and
+    substitutions of bytes of their UTF-8 that turn one into the other."""
+    a, b = a.encode(), b.encode()
+    if len(a) < len(b):
+        a, b = b, a
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        last, row[0] = row[0], i
+        for j, y in enumerate(b, 1):
+            last, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, last + (x != y))
+    return row[-1]
+
+
+def _hamming(a, b):
+    """HAMMING(a, b) (MISMATCHES) as DuckDB's: the positions where the
+    UTF-8 bytes of two strings of as many bytes differ; an error for
+    strings of other lengths or empty ones."""
+    a, b = a.encode(), b.encode()
+    if len(a) != len(b) or not a:
+        raise ValueError(
+            "Mismatch Function: Strings must be of equal length and not empty"
+        )
+    return sum(x != y for x, y in zip(a, b))
+
+
+def _jaccard(a, b):
+    """JACCARD(a, b) as DuckDB's: the share of the distinct bytes of either
+    string that both have; an error for an empty one."""
+    a, b = set(a.encode()), set(b.encode())
+    if not a or not b:
+        raise ValueError("Jaccard Function: An argument too short!")
+    return len(a & b) / len(a | b)
+
+
 def _epoch_instant(seconds):
     """TO_TIMESTAMP(seconds): the TIMESTAMPTZ that many seconds after
     1970-01-01 UTC, to the microsecond nearest seconds × 10^6 as a DOUBLE

@@ -1469,6 +1469,15 @@ def _strptime(fe, node: exp.Expression):
     )
 
 
+def _levenshtein(fe, node: exp.Levenshtein):
+    """LEVENSHTEIN(a, b) (EDITDIST3): DuckDB's takes no costs."""
+    if any(
+        v is not None for k, v in node.args.items() if k not in ("this", "expression")
+    ):
+        raise unsupported("LEVENSHTEIN is supported of two strings, no costs", node)
+    return Op("levenshtein", (fe.expr(node.this), fe.expr(node.expression)))
+
+
 def _function(fe, node: exp.Anonymous):
     name, args = node.name.lower(), node.expressions
     if name == "try_strptime" and len(args) == 2:
@@ -1484,6 +1493,9 @@ def _function(fe, node: exp.Anonymous):
         return Op("length", (fe.expr(args[0]),))
     if name == "strlen" and len(args) == 1:  # DuckDB's: bytes, not characters
         return Op("octet_length", (fe.expr(args[0]),))
+    if name in ("hamming", "mismatches", "jaccard") and len(args) == 2:
+        op = "jaccard" if name == "jaccard" else "hamming"
+        return Op(op, (fe.expr(args[0]), fe.expr(args[1])))
     if name == "ord" and len(args) == 1:
         return Op("unicode", (fe.expr(args[0]),))
     if name in ("gcd", "lcm", "greatest_common_divisor", "least_common_multiple"):
@@ -1592,6 +1604,7 @@ CONVERTERS: dict[type, Callable] = {
     exp.TimestampTrunc: _date_trunc,
     exp.TimeToStr: _strftime,
     exp.StrToTime: _strptime,
+    exp.Levenshtein: _levenshtein,
     exp.DateTrunc: _date_trunc,
     exp.Substring: _substring,
     exp.Anonymous: _function,
