@@ -255,6 +255,16 @@ CASES = {
     "ascii": ["ASCII(r.s)", "ASCII(r.t || r.s)", "ASCII(SUBSTRING(r.s, 2))"],
     "unicode": ["UNICODE(r.s)", "ORD(r.t || r.s)"],  # -1 of ''
     "octet_length": ["STRLEN(r.s)", "BIT_LENGTH(r.s || r.t)"],  # 'é': 2 bytes
+    "string_at": [
+        "r.s[1] || r.s[-1] || r.s[r.k - 3]",
+        "ARRAY_EXTRACT(r.t, 2)",
+        "r.s[0]",
+    ],
+    "string_slice": [
+        "r.s[2:3] || '|' || r.s[:-2] || '|' || r.s[-3:]",
+        "ARRAY_SLICE(r.t, r.k - 4, 2)",
+        "r.s[r.b:r.k]",
+    ],
     "levenshtein": ["LEVENSHTEIN(r.s, r.t)", "EDITDIST3(r.t || 'é', 'kitten' || r.s)"],
     "hamming": [
         "HAMMING(r.s || 'x', UPPER(r.s) || 'y')",

@@ -700,6 +700,19 @@ def sql_strptime(text, fmt, try_cast=False):
     return value
 
 
+def sql_string_at(s, i):
+    """The i-th character from 1 (from the end for i < 0), else ''."""
+    position = i - 1 if i > 0 else len(s) + i if i < 0 else -1
+    return s[position] if 0 <= position < len(s) else ""
+
+
+def sql_string_slice(s, a, b):
+    """The characters from the a-th to the b-th, both counted as s[i]."""
+    first = a if a >= 0 else len(s) + 1 + a
+    last = b if b >= 0 else len(s) + 1 + b
+    return "".join(s[i - 1] for i in range(max(first, 1), min(last, len(s)) + 1))
+
+
 def sql_levenshtein(a, b):
     """Edits between the UTF-8 bytes, by the whole table of prefixes."""
     a, b = a.encode("utf-8"), b.encode("utf-8")
@@ -848,6 +861,8 @@ _STRICT_CALLS = {
     "unicode": ("(lambda s: ord(s[:1]) if s else -1)", ()),
     "octet_length": ("(lambda s: len(s.encode('utf-8')))", ()),
     "levenshtein": ("_sql_levenshtein", ()),
+    "string_at": ("_sql_string_at", ()),
+    "string_slice": ("_sql_string_slice", ()),
     "hamming": ("_sql_hamming", ()),
     "jaccard": ("_sql_jaccard", ()),
     "chr": ("_sql_chr", ()),
@@ -958,6 +973,8 @@ HELPERS = {
     "_sql_text_to_timestamp": sql_text_to_timestamp,
     "_sql_strptime": sql_strptime,
     "_sql_levenshtein": sql_levenshtein,
+    "_sql_string_at": sql_string_at,
+    "_sql_string_slice": sql_string_slice,
     "_sql_hamming": sql_hamming,
     "_sql_jaccard": sql_jaccard,
     "_SQL_DAYS": _DAYS,

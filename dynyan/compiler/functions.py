@@ -174,6 +174,8 @@ SCALARS = {
         Scalar("unicode", "_unicode({0})", helper="_unicode"),
         Scalar("octet_length", "len({0}.encode())"),
         Scalar("levenshtein", "_levenshtein({0}, {1})", helper="_levenshtein"),
+        Scalar("string_at", "_string_at({0}, {1})", helper="_string_at"),
+        Scalar("string_slice", "_string_slice({0}, {1}, {2})", helper="_string_slice"),
         Scalar("hamming", "_hamming({0}, {1})", helper="_hamming"),
         Scalar("jaccard", "_jaccard({0}, {1})", helper="_jaccard"),
         Scalar("like_match", "_like_match({0}, {1})", helper="_like_match"),

@@ -183,6 +183,8 @@ FUNCTIONS = {
     "unicode",  # the code point of the first character (-1 of '')
     "octet_length",  # the bytes of the text's UTF-8 (STRLEN)
     "levenshtein",  # (a, b): edits between their UTF-8 bytes
+    "string_at",  # (s, i): s[i], the i-th character (from the end if negative)
+    "string_slice",  # (s, a, b): s[a:b], characters a to b, both included
     "hamming",  # (a, b): bytes that differ (an error unless of one length)
     "jaccard",  # (a, b): |shared bytes| / |bytes of either| (an error for '')
     "chr",  # the character of a code point

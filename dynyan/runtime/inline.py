@@ -96,6 +96,8 @@ HELPERS = (
     Helper("_from_epoch", "sqlfuncs", "_from_epoch"),
     Helper("_epoch_instant", "sqlfuncs", "_epoch_instant"),
     Helper("_levenshtein", "sqlfuncs", "_levenshtein"),
+    Helper("_string_at", "sqlfuncs", "_string_at"),
+    Helper("_string_slice", "sqlfuncs", "_string_slice"),
     Helper("_hamming", "sqlfuncs", "_hamming"),
     Helper("_jaccard", "sqlfuncs", "_jaccard"),
     Helper("_strptime_of", "sqlfuncs", "_strptime_of"),

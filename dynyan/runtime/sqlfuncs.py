@@ -825,6 +825,29 @@ def _from_epoch(count, micros):
         raise ValueError(f"timestamp out of range: {count} after 1970-01-01") from None
 
 
+def _string_at(s, i):
+    """s[i] (ARRAY_EXTRACT) of a string as DuckDB's: its i-th character
+    counting from 1, or from the end for a negative i; '' past either end
+    and for 0."""
+    if 0 < i <= len(s):
+        return s[i - 1]
+    if 0 < -i <= len(s):
+        return s[i]
+    return ""
+
+
+def _string_slice(s, a, b):
+    """s[a:b] (ARRAY_SLICE) of a string as DuckDB's: its characters a to b,
+    both included, counting from 1, a negative bound from the end (-1 the
+    last); '' where none lie between."""
+    n = len(s)
+    if a < 0:
+        a += n + 1
+    if b < 0:
+        b += n + 1
+    return s[max(a, 1) - 1 : max(b, 0)]
+
+
 def _levenshtein(a, b):
     """LEVENSHTEIN(a, b) as DuckDB's: the fewest insertions, deletions and
     substitutions of bytes of their UTF-8 that turn one into the other."""

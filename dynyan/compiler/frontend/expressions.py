@@ -1469,6 +1469,32 @@ def _strptime(fe, node: exp.Expression):
     )
 
 
+def _bracket(fe, node: exp.Bracket):
+    """A string's subscript s[i] or slice s[a:b] (of a LIST, refused by its
+    type). sqlglot reads a literal subscript as 0-based (s[2] as 1, s[0]
+    as -1): DuckDB's is that plus one; others and slices as written."""
+    if len(node.expressions) != 1:
+        raise unsupported("a subscript takes one index or one slice", node)
+    value, arg = fe.expr(node.this), node.expressions[0]
+    if isinstance(arg, exp.Slice):
+        first = Lit(1) if arg.this is None else fe.expr(arg.this)
+        last = Lit(-1) if arg.expression is None else fe.expr(arg.expression)
+        return Op("string_slice", (value, first, last))
+    index = fe.expr(arg)
+    literal = arg.this if isinstance(arg, exp.Neg) else arg
+    if isinstance(literal, exp.Literal) and isinstance(index, Lit):
+        index = Lit(index.value + 1)
+    return Op("string_at", (value, index))
+
+
+def _array_slice(fe, node: exp.ArraySlice):
+    """ARRAY_SLICE(s, a, b) of a string: s[a:b]."""
+    if node.args.get("is_length") or node.args.get("step") is not None:
+        raise unsupported("ARRAY_SLICE is supported of a string, from a to b", node)
+    bounds = (node.args.get("start"), node.args.get("end"))
+    return Op("string_slice", (fe.expr(node.this), *(fe.expr(b) for b in bounds)))
+
+
 def _levenshtein(fe, node: exp.Levenshtein):
     """LEVENSHTEIN(a, b) (EDITDIST3): DuckDB's takes no costs."""
     if any(
@@ -1493,6 +1519,8 @@ def _function(fe, node: exp.Anonymous):
         return Op("length", (fe.expr(args[0]),))
     if name == "strlen" and len(args) == 1:  # DuckDB's: bytes, not characters
         return Op("octet_length", (fe.expr(args[0]),))
+    if name in ("array_extract", "list_extract") and len(args) == 2:
+        return Op("string_at", (fe.expr(args[0]), fe.expr(args[1])))
     if name in ("hamming", "mismatches", "jaccard") and len(args) == 2:
         op = "jaccard" if name == "jaccard" else "hamming"
         return Op(op, (fe.expr(args[0]), fe.expr(args[1])))
@@ -1605,6 +1633,8 @@ CONVERTERS: dict[type, Callable] = {
     exp.TimeToStr: _strftime,
     exp.StrToTime: _strptime,
     exp.Levenshtein: _levenshtein,
+    exp.Bracket: _bracket,
+    exp.ArraySlice: _array_slice,
     exp.DateTrunc: _date_trunc,
     exp.Substring: _substring,
     exp.Anonymous: _function,

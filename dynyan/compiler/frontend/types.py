@@ -386,6 +386,8 @@ _STRING_FUNCTIONS = {
     "unicode": ("UNICODE", ("str",), "int"),
     "octet_length": ("STRLEN", ("str",), "int"),
     "levenshtein": ("LEVENSHTEIN", ("str", "str"), "int"),
+    "string_at": ("a subscript s[i]", ("str", "int"), "str"),
+    "string_slice": ("a slice s[a:b]", ("str", "int", "int"), "str"),
     "hamming": ("HAMMING", ("str", "str"), "int"),
     "jaccard": ("JACCARD", ("str", "str"), "float"),
     "like_match": ("LIKE", ("str", "str"), "bool"),
