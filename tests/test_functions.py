@@ -85,6 +85,12 @@ CASES = {
     ],
     "to_timestamp": ["CAST(r.d AS TIMESTAMP)", "r.d < r.ts"],
     "to_date": ["CAST(r.ts AS DATE)"],
+    "local_time": [  # a summer, a winter and a night of a clock change
+        "(r.ts AT TIME ZONE 'UTC') AT TIME ZONE 'Europe/Berlin'",
+        "TIMEZONE('america/new_york', TIMEZONE('utc', r.ts + INTERVAL 1 HOUR))",
+        "(CAST(r.d AS TIMESTAMP) AT TIME ZONE 'UTC') AT TIME ZONE 'Asia/Kolkata'",
+    ],
+    "utc_instant": ["r.ts AT TIME ZONE 'UTC'", "TIMEZONE('UTC', r.d)"],
     "to_time": ["CAST(r.ts AS TIME)", "r.ts::TIME < '23:00'"],
     "days_between": ["r.d - DATE '2000-01-01'", "DATE '2020-02-01' - r.d"],
     "hour": ["EXTRACT(HOUR FROM r.ts)", "HOUR(r.ts)", "EXTRACT(HOUR FROM r.d)"],

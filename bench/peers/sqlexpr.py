@@ -713,6 +713,14 @@ def sql_string_slice(s, a, b):
     return "".join(s[i - 1] for i in range(max(first, 1), min(last, len(s)) + 1))
 
 
+def sql_local_time(t, zone):
+    """The wall clock of the instant t in the zone, without the zone."""
+    import zoneinfo
+
+    where = datetime.timezone.utc if zone == "UTC" else zoneinfo.ZoneInfo(zone)
+    return t.astimezone(where).replace(tzinfo=None)
+
+
 def sql_levenshtein(a, b):
     """Edits between the UTF-8 bytes, by the whole table of prefixes."""
     a, b = a.encode("utf-8"), b.encode("utf-8")
@@ -861,6 +869,8 @@ _STRICT_CALLS = {
     "unicode": ("(lambda s: ord(s[:1]) if s else -1)", ()),
     "octet_length": ("(lambda s: len(s.encode('utf-8')))", ()),
     "levenshtein": ("_sql_levenshtein", ()),
+    "local_time": ("_sql_local_time", ()),
+    "utc_instant": ("(lambda t: t.replace(tzinfo=datetime.timezone.utc))", ()),
     "string_at": ("_sql_string_at", ()),
     "string_slice": ("_sql_string_slice", ()),
     "hamming": ("_sql_hamming", ()),
@@ -973,6 +983,7 @@ HELPERS = {
     "_sql_text_to_timestamp": sql_text_to_timestamp,
     "_sql_strptime": sql_strptime,
     "_sql_levenshtein": sql_levenshtein,
+    "_sql_local_time": sql_local_time,
     "_sql_string_at": sql_string_at,
     "_sql_string_slice": sql_string_slice,
     "_sql_hamming": sql_hamming,

@@ -92,6 +92,12 @@ SCALARS = {
         ),
         Scalar("to_date", "{0}.date()"),
         Scalar("to_time", "{0}.time()"),
+        Scalar("local_time", "_local_time({0}, {1})", helper="_local_time"),
+        Scalar(
+            "utc_instant",
+            "{0}.replace(tzinfo=datetime.timezone.utc)",
+            uses_datetime=True,
+        ),
         Scalar("days_between", "({0} - {1}).days"),
         Scalar("hour", "{0}.hour"),
         Scalar("minute", "{0}.minute"),

@@ -197,6 +197,8 @@ FUNCTIONS = {
     "from_epoch",  # (count, Lit(µs per unit)): EPOCH_MS(ms), MAKE_TIMESTAMP(µs)
     "epoch_instant",  # (seconds): TO_TIMESTAMP(s), a TIMESTAMPTZ
     "to_time",  # (timestamp): CAST(t AS TIME), its time of day
+    "local_time",  # (timestamptz, Lit(zone)): t AT TIME ZONE zone, a TIMESTAMP
+    "utc_instant",  # (timestamp): ts AT TIME ZONE 'UTC', a TIMESTAMPTZ
     "strptime",  # (text, Lit(format)): STRPTIME, an error where it does not parse
     "is_strptime",  # (text, Lit(format)): whether it parses (TRY_STRPTIME)
     "epoch_units",  # (timestamp, Lit(units per second)): EPOCH_MS/_US/_NS(t)

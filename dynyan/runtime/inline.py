@@ -95,6 +95,7 @@ HELPERS = (
     Helper("_make_date", "sqlfuncs", "_make_date"),
     Helper("_from_epoch", "sqlfuncs", "_from_epoch"),
     Helper("_epoch_instant", "sqlfuncs", "_epoch_instant"),
+    Helper("_local_time", "sqlfuncs", "_local_time"),
     Helper("_levenshtein", "sqlfuncs", "_levenshtein"),
     Helper("_string_at", "sqlfuncs", "_string_at"),
     Helper("_string_slice", "sqlfuncs", "_string_slice"),

@@ -883,6 +883,17 @@ def _jaccard(a, b):
     return len(a & b) / len(a | b)
 
 
+def _local_time(t, zone):
+    """t AT TIME ZONE zone of a TIMESTAMPTZ: the TIMESTAMP its clocks show
+    there (zone an IANA name, checked by the compiler; 'UTC' without the
+    rules)."""
+    if zone == "UTC":
+        return t.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    import zoneinfo
+
+    return t.astimezone(zoneinfo.ZoneInfo(zone)).replace(tzinfo=None)
+
+
 def _epoch_instant(seconds):
     """TO_TIMESTAMP(seconds): the TIMESTAMPTZ that many seconds after
     1970-01-01 UTC, to the microsecond nearest seconds × 10^6 as a DOUBLE

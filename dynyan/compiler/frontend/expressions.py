@@ -1495,6 +1495,48 @@ def _array_slice(fe, node: exp.ArraySlice):
     return Op("string_slice", (fe.expr(node.this), *(fe.expr(b) for b in bounds)))
 
 
+def _at_time_zone(fe, node: exp.Expression):
+    """`t AT TIME ZONE 'zone'` (`TIMEZONE('zone', t)`): of a TIMESTAMPTZ the
+    TIMESTAMP its clocks show in the zone (an IANA name, in any case, as
+    DuckDB's); of a TIMESTAMP the instant it is in UTC (other zones: a
+    local time may occur twice or never, refused)."""
+    if isinstance(node, exp.AtTimeZone):
+        value, zone = node.this, node.args.get("zone")
+    else:
+        zone, value = node.expressions
+    if not (isinstance(zone, exp.Literal) and zone.is_string):
+        raise unsupported(
+            "AT TIME ZONE needs the zone's name as a string literal", node
+        )
+    name = zone_name(zone.this)
+    if name is None:
+        raise unsupported(f"unknown time zone {zone.this!r} (IANA names)", node)
+    value = fe.expr(value)
+    kind = fe.type_of(value)
+    if kind == "date":
+        value, kind = to_timestamp(value), "timestamp"
+    if kind == "timestamp" and name == "UTC":
+        return Op("utc_instant", (value,))
+    if kind == "timestamp":
+        raise unsupported(
+            "a TIMESTAMP AT TIME ZONE other than 'UTC' is not supported (a "
+            "local time may occur twice or never there)",
+            node,
+        )
+    return Op("local_time", (value, Lit(name)))
+
+
+def zone_name(text: str) -> str | None:
+    """The IANA name of a time zone as DuckDB takes it (any case), 'UTC'
+    for UTC's; None for none known."""
+    if text.strip().lower() in ("utc", "etc/utc", "gmt", "etc/gmt", "z", "zulu"):
+        return "UTC"
+    import zoneinfo
+
+    names = {n.lower(): n for n in zoneinfo.available_timezones()}
+    return names.get(text.strip().lower())
+
+
 def _levenshtein(fe, node: exp.Levenshtein):
     """LEVENSHTEIN(a, b) (EDITDIST3): DuckDB's takes no costs."""
     if any(
@@ -1519,6 +1561,8 @@ def _function(fe, node: exp.Anonymous):
         return Op("length", (fe.expr(args[0]),))
     if name == "strlen" and len(args) == 1:  # DuckDB's: bytes, not characters
         return Op("octet_length", (fe.expr(args[0]),))
+    if name == "timezone" and len(args) == 2:
+        return _at_time_zone(fe, node)
     if name in ("array_extract", "list_extract") and len(args) == 2:
         return Op("string_at", (fe.expr(args[0]), fe.expr(args[1])))
     if name in ("hamming", "mismatches", "jaccard") and len(args) == 2:
@@ -1633,6 +1677,7 @@ CONVERTERS: dict[type, Callable] = {
     exp.TimeToStr: _strftime,
     exp.StrToTime: _strptime,
     exp.Levenshtein: _levenshtein,
+    exp.AtTimeZone: _at_time_zone,
     exp.Bracket: _bracket,
     exp.ArraySlice: _array_slice,
     exp.DateTrunc: _date_trunc,

@@ -55,6 +55,7 @@ ZONE_FREE = {
     "least",
     "nullif",
     "isnull",
+    "local_time",
     "pair",
     "keyed_pair",
     "ordered_pair",
@@ -65,7 +66,8 @@ ZONE_DEPENDENT = (
     "depends on the session's time zone (DuckDB's TimeZone setting), which a "
     "view does not follow; a TIMESTAMPTZ is compared, ordered, grouped on, "
     "taken MIN/MAX of, shifted by hours, minutes or seconds, subtracted and "
-    "read as EPOCH(t) (seconds since 1970)"
+    "read as EPOCH(t) (seconds since 1970); `t AT TIME ZONE 'UTC'` (or a "
+    "zone's name) is the TIMESTAMP its clocks show there, which takes the rest"
 )
 DATE_ARITHMETIC = (
     "DATE arithmetic is not supported; supported: DATE ± an INTEGER (days), DATE - DATE "
@@ -208,6 +210,12 @@ def op_type(e: Op, types: list) -> str | None:
     if op == "to_timestamp":
         need({"date"}, "CAST to TIMESTAMP needs a DATE", 0)
         return "timestamp"
+    if op == "local_time":
+        need({"timestamptz"}, "AT TIME ZONE of an instant needs a TIMESTAMPTZ", 0)
+        return "timestamp"
+    if op == "utc_instant":
+        need({"timestamp"}, "AT TIME ZONE 'UTC' needs a TIMESTAMP or TIMESTAMPTZ", 0)
+        return "timestamptz"
     if op == "to_time":
         need({"timestamp"}, "CAST to TIME needs a TIMESTAMP", 0)
         return "time"
