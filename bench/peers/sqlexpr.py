@@ -619,24 +619,18 @@ _TIMESTAMP_TEXT = re.compile(
 
 _MONTH_NAMES = [datetime.date(2001, m, 1).strftime("%B").lower() for m in range(1, 13)]
 _DAY_NAMES = [datetime.date(2001, 1, d).strftime("%A").lower() for d in range(1, 8)]
-_STRPTIME_PARTS = {  # specifier -> (pattern, name of its group)
-    "Y": (r"(?P<Y>\d{1,4}+)", "Y"),
-    "y": (r"(?P<y>\d{1,2}+)", "y"),
-    "m": (r"(?P<m>\d{1,2}+)", "m"),
-    "d": (r"(?P<d>\d{1,2}+)", "d"),
-    "j": (r"(?P<j>\d{1,3}+)", "j"),
-    "H": (r"(?P<H>\d{1,2}+)", "H"),
-    "I": (r"(?P<H>\d{1,2}+)", "H"),
-    "M": (r"(?P<M>\d{1,2}+)", "M"),
-    "S": (r"(?P<S>\d{1,2}+)", "S"),
-    "f": (r"(?P<f>\d{1,6}+)", "f"),
-    "g": (r"(?P<g>\d{1,3}+)", "g"),
-    "b": ("(?P<b>" + "|".join(n[:3] for n in _MONTH_NAMES) + ")", "b"),
-    "B": ("(?P<B>" + "|".join(_MONTH_NAMES) + ")", "B"),
-    "a": ("(?:" + "|".join(n[:3] for n in _DAY_NAMES) + ")", None),
-    "A": ("(?:" + "|".join(_DAY_NAMES) + ")", None),
-    "p": ("(?P<p>am|pm)", "p"),
-    "%": ("%", None),
+_STRPTIME_PARTS = {  # specifier -> its pattern, a number as many digits as it can
+    **{c: rf"(?P<{c}>\d{{1,2}}+)" for c in "ymdHIMS"},
+    "Y": r"(?P<Y>\d{1,4}+)",
+    "j": r"(?P<j>\d{1,3}+)",
+    "f": r"(?P<f>\d{1,6}+)",
+    "g": r"(?P<g>\d{1,3}+)",
+    "b": "(?P<b>" + "|".join(n[:3] for n in _MONTH_NAMES) + ")",
+    "B": "(?P<B>" + "|".join(_MONTH_NAMES) + ")",
+    "a": "(?:" + "|".join(n[:3] for n in _DAY_NAMES) + ")",
+    "A": "(?:" + "|".join(_DAY_NAMES) + ")",
+    "p": "(?P<p>am|pm)",
+    "%": "%",
 }
 
 
@@ -645,55 +639,48 @@ def sql_strptime(text, fmt, try_cast=False):
     the format as a regular expression without backtracking (each number
     as many digits as it can take, up to its width), white space around
     and between, then each field's range and the date checked."""
-    pattern, pos = [r"\s*"], 0
+    pattern = [r"\s*"]
     for m in re.finditer(r"%-?(.)|(\s+)|(.)", fmt, re.S):
         code, space, char = m.groups()
         pattern.append(
-            _STRPTIME_PARTS[code][0] if code else r"\s++" if space else re.escape(char)
+            _STRPTIME_PARTS[code] if code else r"\s++" if space else re.escape(char)
         )
     found = re.fullmatch("".join(pattern) + r"\s*", text, re.I)
     value = None
     if found is not None:
         g = {k: v.lower() for k, v in found.groupdict().items() if v is not None}
-        year = int(g["Y"]) if "Y" in g else 1900
-        if "y" in g:
-            year = int(g["y"]) + (2000 if int(g["y"]) < 69 else 1900)
-        month = int(g.get("m", 1))
-        if "b" in g or "B" in g:
-            month = 1 + [
-                n[: len(g.get("b", "xyz"))] if "b" in g else n for n in _MONTH_NAMES
-            ].index(g.get("b") or g.get("B"))
-        hour, day = int(g.get("H", 0)), int(g.get("d", 1))
-        ok = 1 <= month <= 12 and 1 <= day <= 31 and hour <= 23
-        ok = ok and int(g.get("M", 0)) <= 59 and int(g.get("S", 0)) <= 59
-        if "p" in g:
-            ok = (
-                ok and 1 <= hour <= 12
-                if "%I" in fmt or "%-I" in fmt
-                else ok and hour <= 12
-            )
+        n = {k: int(v) for k, v in g.items() if v.isdigit()}
+        year = n.get("Y", 1900)
+        if "y" in n:
+            year = n["y"] + (2000 if n["y"] < 69 else 1900)
+        month = n.get("m", 1)
+        if "b" in g:
+            month = 1 + [name[:3] for name in _MONTH_NAMES].index(g["b"])
+        if "B" in g:
+            month = 1 + _MONTH_NAMES.index(g["B"])
+        hour = n.get("H", n.get("I", 0))
+        ok = 1 <= month <= 12 and 1 <= n.get("d", 1) <= 31 and hour <= 23
+        ok = ok and n.get("M", 0) <= 59 and n.get("S", 0) <= 59
+        ok = ok and ("I" not in n or 1 <= n["I"] <= 12)
+        if "p" in g:  # a 12-hour clock's hour
+            ok = ok and hour <= 12
             hour = hour % 12 + (12 if g["p"] == "pm" else 0)
-        elif "%I" in fmt or "%-I" in fmt:
-            ok = ok and 1 <= hour <= 12
         micros = int(g["f"].ljust(6, "0")) if "f" in g else 0
         micros += int(g["g"].ljust(3, "0")) * 1000 if "g" in g else 0
         if ok and year < 1:
             raise ValueError(f"STRPTIME: year {year} is not supported")
         try:
-            if "j" in g and 1 <= int(g["j"]) <= 366:
-                start = datetime.date(year, 1, 1) + datetime.timedelta(int(g["j"]) - 1)
-            elif "j" in g:
-                start = None
+            if "j" in n:
+                ok = ok and 1 <= n["j"] <= 366
+                day = datetime.date(year, 1, 1) + datetime.timedelta(n["j"] - 1)
             else:
-                start = datetime.date(year, month, day)
-            if ok and start is not None:
-                value = datetime.datetime.combine(start, datetime.time(hour))
+                day = datetime.date(year, month, n.get("d", 1))
+            if ok:
+                value = datetime.datetime.combine(day, datetime.time(hour))
                 value += datetime.timedelta(
-                    minutes=int(g.get("M", 0)),
-                    seconds=int(g.get("S", 0)),
-                    microseconds=micros,
+                    minutes=n.get("M", 0), seconds=n.get("S", 0), microseconds=micros
                 )
-        except ValueError:
+        except (ValueError, OverflowError):
             pass
     if value is None and not try_cast:
         raise ValueError(f"Could not parse string {text!r} according to {fmt!r}")
