@@ -218,6 +218,7 @@ def _set_query(tree: exp.SetOperation, ctx: Context) -> SetQuery:
         _by_name(tree)
     if word is None or tree.args.get("by_name") or tree.args.get("side"):
         raise unsupported(f"{tree.key.upper()} of this form is not supported", tree)
+    state, given = _state(ctx), (tree.this.copy(), tree.expression.copy())
     left = compile_select(tree.this, ctx.inner())
     right = compile_select(tree.expression, ctx.inner())
     if len(left.outputs) != len(right.outputs):
@@ -227,6 +228,20 @@ def _set_query(tree: exp.SetOperation, ctx: Context) -> SetQuery:
             tree,
         )
     sides = (output_types(left), output_types(right))
+    dates = [
+        (i, given[0] if a == "date" else given[1])
+        for i, (a, b) in enumerate(zip(*sides))
+        if {a, b} == {"date", "timestamp"}
+    ]
+    if dates:  # DuckDB's column of DATEs and TIMESTAMPs: TIMESTAMPs
+        _restore(ctx, state)  # (compiling changed the sides: again as given)
+        for column, side in dates:
+            _as_timestamps(side, column)
+        tree.set("this", given[0])
+        tree.set("expression", given[1])
+        left = compile_select(tree.this, ctx.inner())
+        right = compile_select(tree.expression, ctx.inner())
+        sides = (output_types(left), output_types(right))
     types = []
     for column, (a, b) in enumerate(zip(*sides)):
         if a != b and {a, b} <= {"int", "float"}:
@@ -248,6 +263,20 @@ def _set_query(tree: exp.SetOperation, ctx: Context) -> SetQuery:
         tuple(types),
         sides,
     )
+
+
+def _as_timestamps(side: exp.Expression, column: int) -> None:
+    """Column `column` of a set operation's side, a DATE, CAST to TIMESTAMP
+    in each of its SELECTs."""
+    if isinstance(side, exp.Subquery):
+        side = side.this
+    if isinstance(side, exp.SetOperation):
+        _as_timestamps(side.this, column)
+        _as_timestamps(side.expression, column)
+        return
+    item = side.expressions[column]
+    value = exp.Cast(this=item.unalias().copy(), to=exp.DataType.build("TIMESTAMP"))
+    item.replace(exp.alias_(value, item.alias_or_name) if item.alias_or_name else value)
 
 
 def _by_name(tree: exp.SetOperation) -> None:

@@ -12,6 +12,14 @@ the subquery's own table (`e.ts - INTERVAL 1 DAY < u.signup`). Taken for
 comparisons (=, <, <=, >, >=) of an expression of one table's columns with
 one of the other side's, without subqueries, aggregates or windows in
 them; in WHERE only the inequalities (its equalities are keys already).
+
+A LEFT JOIN whose ON equates the joined table with several tables before
+it (`d CROSS JOIN c LEFT JOIN e ON e.kind = c.kind AND CAST(e.ts AS DATE)
+= d.day`, a spine of days and kinds filled from events) becomes a test of
+the unmatched rows correlated with both (`outer_joins`), keyed by columns
+only: an expression of one table in such an equality is computed as a
+column of that table first, the joined table's own too (read only in the
+ON, its value never stands for a padded row).
 Runs after `qualify_names`: every column names its table.
 """
 
@@ -19,7 +27,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ..context import Context, from_items, output_names
+from ..context import Context, from_items, output_names, sql_conjuncts
 from .banded_subqueries import in_from
 from .unnest_subqueries import split_correlation
 
@@ -56,18 +64,57 @@ def computed_correlations(tree: exp.Expression, ctx: Context) -> exp.Expression:
                 if column is None:
                     break
                 side.replace(column)
+    for join in list(tree.find_all(exp.Join)):
+        _outer_join_keys(join, ctx, count)
     return tree
 
 
-def _computed(select: exp.Select, alias: str, value, ctx: Context, count: list):
+def _outer_join_keys(join: exp.Join, ctx: Context, count: list) -> None:
+    """The equalities of expressions in a LEFT JOIN's ON that reads several
+    tables before it, each expression a computed column of its table."""
+    on, select = join.args.get("on"), join.parent
+    if (join.side or "").upper() != "LEFT" or on is None:
+        return
+    if not isinstance(select, exp.Select):
+        return
+    joined = join.this.alias_or_name.lower()
+    conds = sql_conjuncts(on)
+    tables = {c.table.lower() for cond in conds for c in cond.find_all(exp.Column)}
+    if len(tables - {joined}) < 2:
+        return  # one table before it: its test is keyed by expressions
+    for cond in conds:
+        if not isinstance(cond, exp.EQ):
+            continue
+        for side in (cond.this, cond.expression):
+            columns = list(side.find_all(exp.Column))
+            aliases = {c.table.lower() for c in columns}
+            if isinstance(side, exp.Column) or len(aliases) != 1:
+                continue
+            if side.find(*_NOT_COMPUTED) is not None:
+                continue
+            alias = aliases.pop()
+            column = _computed(select, alias, side, ctx, count, alias == joined)
+            if column is not None:
+                side.replace(column)
+
+
+def _computed(
+    select: exp.Select,
+    alias: str,
+    value,
+    ctx: Context,
+    count: list,
+    padded: bool = False,
+):
     """`value` (of `alias`'s columns) as a column of `alias` in `select`'s
     FROM, which becomes a derived table computing it; None where `alias`
-    is not one of its tables or derived tables."""
+    is not one of its tables or derived tables, or is one an outer join
+    may pad (unless `padded`: the value is read only where it is not)."""
     item = next(
         (i for i in from_items(select) if i.alias_or_name.lower() == alias), None
     )
     names = output_names(item, ctx.relations) if item is not None else None
-    if names is None or _padded(select, item):
+    if names is None or (not padded and _padded(select, item)):
         return None
     count[0] += 1
     name, source = f"__corr{count[0]}", f"__corr{count[0]}_{alias}"
