@@ -3354,6 +3354,8 @@ def render_module(
     # update() take, stored there as DuckDB stores them (an inner view takes
     # the outer view's rows)
     stored = None if inner else _stored_columns(base, own_read, inner_read)
+    # a TIME column: its class named in the checks (`_retyped`, `_classes`)
+    time_checks = any("time" in r.types for r in base)
     waits = (
         []
         if inner or reporting
@@ -3447,7 +3449,7 @@ def render_module(
         "date_checks": any(
             {"date", "timestamp"} & set(kinds) for kinds in class_sets.values()
         ),
-        "time_checks": any("time" in r.types for r in base),  # _retyped, _classes
+        "time_checks": time_checks,
         "sorted_runtime": sorted_runtime,
         "sorted_dict": sorted_dict,
         "sorted_list": sorted_list,
@@ -3465,9 +3467,8 @@ def render_module(
         "stored": stored,
         "uses_datetime": expressions.uses_datetime
         or bool(shifts)
-        or any(
-            {"date", "timestamp", "time"} & set(kinds) for kinds in class_sets.values()
-        )
+        or any({"date", "timestamp"} & set(kinds) for kinds in class_sets.values())
+        or time_checks
         or any("timestamptz" in r.types for r in base)  # stored as UTC
         or any(  # VALUES rows holding dates
             isinstance(v, datetime.date)
