@@ -1246,16 +1246,10 @@ def _strptime_of(text, fmt):
     `fmt` was checked by the compiler (`STRPTIME_CODES` only, %j without
     a month or day)."""
     spaces = " \t\n\v\f\r"
-    widths = {"Y": 4, "j": 3, "f": 6, "g": 3}
-    ranges = {"m": (1, 12), "d": (1, 31), "H": (0, 23), "I": (1, 12)}
-    ranges |= {"M": (0, 59), "S": (0, 59), "j": (1, 366), "y": (0, 99)}
-    months = ("jan", "feb", "mar", "apr", "may", "jun")
-    months += ("jul", "aug", "sep", "oct", "nov", "dec")
-    full_months = ("january", "february", "march", "april", "may", "june", "july")
-    full_months += ("august", "september", "october", "november", "december")
-    days = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
-    full_days = ("sunday", "monday", "tuesday", "wednesday", "thursday")
-    full_days += ("friday", "saturday")
+    # a number's specifier -> (its most digits, least, greatest)
+    limits = {"Y": (4, 0, 9999), "y": (2, 0, 99), "m": (2, 1, 12), "d": (2, 1, 31)}
+    limits.update(j=(3, 1, 366), H=(2, 0, 23), I=(2, 1, 12), M=(2, 0, 59))
+    limits.update(S=(2, 0, 59), f=(6, 0, 999999), g=(3, 0, 999))
     got = {"Y": 1900, "m": 1, "d": 1}
     pos, end, i = 0, len(text), 0
     while pos < end and text[pos] in spaces:
@@ -1279,7 +1273,18 @@ def _strptime_of(text, fmt):
         code = fmt[i + 1] if fmt[i + 1] != "-" else fmt[i + 2]
         i += 2 if fmt[i + 1] != "-" else 3
         if code in "bBaA":
-            names = {"b": months, "B": full_months, "a": days, "A": full_days}[code]
+            if code == "b":
+                names = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug")
+                names += ("sep", "oct", "nov", "dec")
+            elif code == "B":
+                names = ("january", "february", "march", "april", "may", "june")
+                names += ("july", "august", "september", "october", "november")
+                names += ("december",)
+            elif code == "a":
+                names = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
+            else:
+                names = ("sunday", "monday", "tuesday", "wednesday", "thursday")
+                names += ("friday", "saturday")
             for n, name in enumerate(names):
                 if text[pos : pos + len(name)].lower() == name:
                     pos += len(name)
@@ -1296,20 +1301,17 @@ def _strptime_of(text, fmt):
             got["p"] = half
             pos += 2
             continue
-        start = pos
-        stop = min(end, pos + widths.get(code, 2))
+        width, low, high = limits[code]
+        start, stop = pos, min(end, pos + width)
         while pos < stop and "0" <= text[pos] <= "9":
             pos += 1
         if pos == start:
             return None
         number = int(text[start:pos])
-        low, high = ranges.get(code, (0, 999999))
         if not low <= number <= high:
             return None
         if code in "fg":  # a fraction: its digits scaled to microseconds
-            number *= 10 ** (widths[code] - (pos - start)) * (
-                1000 if code == "g" else 1
-            )
+            number *= 10 ** (width - (pos - start)) * (1000 if code == "g" else 1)
             code = "f"
         elif code == "y":
             code, number = "Y", number + (2000 if number < 69 else 1900)
@@ -1330,9 +1332,10 @@ def _strptime_of(text, fmt):
             day = datetime.date(got["Y"], 1, 1) + datetime.timedelta(days=got["j"] - 1)
         else:
             day = datetime.date(got["Y"], got["m"], got["d"])
+        minute, second, micro = got.get("M", 0), got.get("S", 0), got.get("f", 0)
         return datetime.datetime(
-            day.year, day.month, day.day, hour, got.get("M", 0), got.get("S", 0)
-        ) + datetime.timedelta(microseconds=got.get("f", 0))
+            day.year, day.month, day.day, hour, minute, second, micro
+        )
     except (ValueError, OverflowError):
         return None
 

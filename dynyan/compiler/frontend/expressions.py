@@ -31,6 +31,7 @@ from .types import (
     ZONE_DEPENDENT,
     coerce_literals,
     parse_date,
+    parsed_literal,
     parse_timestamp,
     to_timestamp,
 )
@@ -79,13 +80,7 @@ def _cast(fe, node: exp.Cast):
         return inner  # NULL::INTEGER: a NULL of any type is NULL
     literal_text = isinstance(inner, Lit) and isinstance(inner.value, str)
     if wanted in PARSERS and literal_text and not safe:
-        try:
-            return Lit(PARSERS[wanted](inner.value))
-        except ValueError as error:
-            why = error.args[0] if wanted == "timestamptz" else ""
-            raise sql_error(
-                f"invalid {wanted} literal {inner.value!r}{why}", node
-            ) from None
+        return parsed_literal(wanted, inner.value, node, " literal")
     source = fe.type_of(inner)
     if "timestamptz" in (wanted, source) and wanted != source and source != "str":
         which = "of" if source == "timestamptz" else "to"
@@ -287,6 +282,24 @@ def interval_parts(node: exp.Interval) -> tuple[str, int]:
     """(operator, amount) of an INTERVAL: `INTERVAL 'n' UNIT`, `INTERVAL 'n
     unit'`, or of several units of one kind, `INTERVAL '1 day 2 hours'` (in
     seconds; days with hours: a TIMESTAMP's, as DuckDB adds them)."""
+    pairs = _interval_pairs(node)
+    ops = {_UNITS[u][0] for _, u in pairs}
+    if len(ops) > 1 and "add_months" in ops:
+        raise unsupported(
+            "an INTERVAL of months beside days or hours is not supported "
+            "(add them one after the other)",
+            node,
+        )
+    op = "add_seconds" if len(ops) > 1 else ops.pop()
+    day = 86400 if op == "add_seconds" else 1
+    return op, sum(
+        int(n) * _UNITS[u][1] * (day if _UNITS[u][0] == "add_days" else 1)
+        for n, u in pairs
+    )
+
+
+def _interval_pairs(node: exp.Interval) -> list[tuple[str, str]]:
+    """The (number, UNIT) pairs an INTERVAL spells."""
     unit = (node.text("unit") or "").upper().rstrip("S")
     text = node.this.name if node.this is not None else ""
     parts = text.split()
@@ -305,19 +318,7 @@ def interval_parts(node: exp.Interval) -> tuple[str, int]:
             "INTERVAL '1 day 2 hours' (no months beside other units)",
             node,
         )
-    ops = {_UNITS[u][0] for _, u in pairs}
-    if len(ops) > 1 and "add_months" in ops:
-        raise unsupported(
-            "an INTERVAL of months beside days or hours is not supported "
-            "(add them one after the other)",
-            node,
-        )
-    op = "add_seconds" if len(ops) > 1 else ops.pop()
-    day = 86400 if op == "add_seconds" else 1
-    return op, sum(
-        int(n) * _UNITS[u][1] * (day if _UNITS[u][0] == "add_days" else 1)
-        for n, u in pairs
-    )
+    return pairs
 
 
 # TO_SECONDS(k) … TO_YEARS(k): an INTERVAL of k of the unit
@@ -432,8 +433,8 @@ def _shift(fe, node, sign: int):
     if fe.type_of(date) == "interval":  # INTERVAL ± INTERVAL
         return Op("add" if sign > 0 else "sub", (date, _interval_value(fe, right)))
     op, amount = interval_parts(right)
-    if fe.type_of(date) == "timestamptz" and (
-        op != "add_seconds" or re.search(r"(?i)day|week", right.sql())
+    if fe.type_of(date) == "timestamptz" and any(
+        _UNITS[u][0] != "add_seconds" for _, u in _interval_pairs(right)
     ):
         raise unsupported(
             f"an INTERVAL of days, weeks, months or years added to a TIMESTAMPTZ "
@@ -1531,10 +1532,15 @@ def zone_name(text: str) -> str | None:
     for UTC's; None for none known."""
     if text.strip().lower() in ("utc", "etc/utc", "gmt", "etc/gmt", "z", "zulu"):
         return "UTC"
+    return _zone_names().get(text.strip().lower())
+
+
+@functools.cache
+def _zone_names() -> dict[str, str]:
+    """Lower-case IANA zone name -> the name (read from the zone data once)."""
     import zoneinfo
 
-    names = {n.lower(): n for n in zoneinfo.available_timezones()}
-    return names.get(text.strip().lower())
+    return {n.lower(): n for n in zoneinfo.available_timezones()}
 
 
 def _levenshtein(fe, node: exp.Levenshtein):

@@ -507,6 +507,17 @@ PARSERS = {
 }
 
 
+def parsed_literal(kind: str, text: str, node: exp.Expression, what: str = "") -> Lit:
+    """A string literal read as a value of `kind` (`PARSERS`); an error
+    naming it (`what`: how, after the type) where it spells none, and why
+    for a TIMESTAMPTZ."""
+    try:
+        return Lit(PARSERS[kind](text))
+    except ValueError as error:
+        why = error.args[0] if kind == "timestamptz" else ""
+        raise sql_error(f"invalid {kind}{what} {text!r}{why}", node) from None
+
+
 def coerce_literals(left, right, type_of: Callable, node: exp.Expression):
     """DuckDB casts a string literal compared with a DATE or TIMESTAMP to
     one, and a DATE compared with a TIMESTAMP to its midnight; a string
@@ -520,13 +531,7 @@ def coerce_literals(left, right, type_of: Callable, node: exp.Expression):
             if value is not None:
                 left, right = (value, right) if b is left else (left, value)
         elif kind in PARSERS and isinstance(b, Lit) and isinstance(b.value, str):
-            try:
-                value = Lit(PARSERS[kind](b.value))
-            except ValueError as error:
-                raise sql_error(
-                    f"invalid {kind} {b.value!r}{error.args[0] if kind == 'timestamptz' else ''}",
-                    node,
-                ) from None
+            value = parsed_literal(kind, b.value, node)
             left, right = (value, right) if b is left else (left, value)
         elif kind == "timestamp" and type_of(b) == "date":
             value = to_timestamp(b)

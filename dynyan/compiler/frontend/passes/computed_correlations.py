@@ -104,17 +104,18 @@ def _computed(
     value,
     ctx: Context,
     count: list,
-    padded: bool = False,
+    only_in_on: bool = False,
 ):
     """`value` (of `alias`'s columns) as a column of `alias` in `select`'s
     FROM, which becomes a derived table computing it; None where `alias`
     is not one of its tables or derived tables, or is one an outer join
-    may pad (unless `padded`: the value is read only where it is not)."""
+    may pad (unless `only_in_on`: the value is read only in an ON, where
+    the rows are not padded)."""
     item = next(
         (i for i in from_items(select) if i.alias_or_name.lower() == alias), None
     )
     names = output_names(item, ctx.relations) if item is not None else None
-    if names is None or (not padded and _padded(select, item)):
+    if names is None or (not only_in_on and _padded(select, item)):
         return None
     count[0] += 1
     name, source = f"__corr{count[0]}", f"__corr{count[0]}_{alias}"

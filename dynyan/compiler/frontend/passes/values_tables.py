@@ -99,21 +99,24 @@ def _tables(tree: exp.Expression, ctx: Context) -> exp.Expression:
             )
             for r in cells
         ]
-        _hold(
-            ctx,
-            node,
-            alias.name,
-            Relation("", tuple(names), tuple(types), tuple(scales), rows=tuple(rows)),
-        )
+        _hold(ctx, node, alias.name, names, types, scales, rows)
     return tree
 
 
-def _hold(ctx: Context, node: exp.Expression, alias: str, relation: Relation) -> None:
-    """`relation`'s rows as a constant table of the query, read as `alias`
-    where `node` was."""
+def _hold(
+    ctx: Context,
+    node: exp.Expression,
+    alias: str,
+    columns: list,
+    types: list,
+    scales: list,
+    rows: list,
+) -> None:
+    """`rows` as a constant table of the query, read as `alias` where
+    `node` was."""
     name = f"__values{sum(n.startswith('__values') for n in ctx.relations) + 1}"
     ctx.relations[name] = Relation(
-        name, relation.columns, relation.types, relation.scales, rows=relation.rows
+        name, tuple(columns), tuple(types), tuple(scales), rows=tuple(rows)
     )
     node.replace(
         exp.Table(
@@ -151,18 +154,7 @@ def _series(tree: exp.Expression, ctx: Context) -> None:
         columns = [c.name.lower() for c in alias.columns] if alias else []
         name = alias.name if alias is not None and alias.name else function
         column = columns[0] if columns else name
-        _hold(
-            ctx,
-            holder,
-            name,
-            Relation(
-                "",
-                (column,),
-                (kind,),
-                (scale,),
-                rows=tuple((v,) for v in values),
-            ),
-        )
+        _hold(ctx, holder, name, [column], [kind], [scale], [(v,) for v in values])
         if column != function and not columns:
             _rename(tree, name, function, column)
 
@@ -190,8 +182,8 @@ def _series_rows(node: exp.GenerateSeries) -> tuple[str, list]:
     exclusive = bool(node.args.get("is_end_exclusive"))
     kinds = {start[1], end[1]} - {None}
     if kinds <= {"int"}:
-        amount = 1 if step is None else _constant(step)[0]
-        if step is not None and _constant(step)[1] not in ("int", None):
+        amount, kind, _ = (1, "int", 0) if step is None else _constant(step)
+        if kind not in ("int", None):
             raise unsupported("an INTEGER series takes an INTEGER step", step)
         if amount == 0:
             raise unsupported("a series' step cannot be 0", step)
@@ -249,18 +241,12 @@ def _unnest_rows(node: exp.Unnest) -> tuple[str | None, int | None, list]:
             "UNNEST is supported of a list of constants in FROM, unnest([1, 2])",
             node,
         )
-    cells = [(_constant(v),) for v in given[0].expressions]
+    cells = [_constant(v) for v in given[0].expressions]
     if len(cells) > SERIES_ROWS:
         raise _too_long(node)
-    kind, scale = _column_type([c[0] for c in cells], node)
-    return (
-        kind,
-        scale,
-        [
-            float(v) if kind == "float" and v is not None else v
-            for ((v, _, _),) in cells
-        ],
-    )
+    kind, scale = _column_type(cells, node)
+    values = [float(v) if kind == "float" and v is not None else v for v, _, _ in cells]
+    return kind, scale, values
 
 
 def _cte_names(node: exp.Expression) -> list[str]:
