@@ -146,6 +146,8 @@ CASES = {
         "CAST(r.k AS TEXT) || '-' || r.s",
         "CAST(r.p AS VARCHAR)",  # a DECIMAL: every digit of its scale
         "CAST(r.x AS VARCHAR)",  # a DOUBLE: its shortest repr
+        "FORMAT('{}/{}/{}|{{}}', r.x, r.p, r.ts)",  # a DECIMAL as a DOUBLE
+        "FORMAT('{1}{0}{1}', r.f, r.d + 1)",
     ],
     "greatest": ["GREATEST(r.a, r.b)", "GREATEST(r.x, r.a, 0)"],
     "least": ["LEAST(r.a, r.b)", "LEAST(r.x, r.a, 0)"],
@@ -226,6 +228,25 @@ CASES = {
         "SPLIT_PART(r.t, ' ', 2)",
         "SPLIT_PART(r.s, '', r.b)",  # characters; 0 and beyond: ''
         "SPLIT_PART(r.s || ',' || r.t, ',', -1)",
+        "STRING_SPLIT(r.t, ' ')[2]",  # NULL past the end
+        "STRING_SPLIT(r.s || ',' || r.t, ',')[-1]",
+        "STRING_SPLIT(r.s, '')[r.b]",  # NULL at 0
+        "LIST_EXTRACT(STR_SPLIT(r.t, ' '), 1)",
+    ],
+    "printf_value": [
+        "PRINTF('%s|%5s|%-4s|', r.s, r.f, r.d)",
+        "PRINTF('%d, %i, %+05d %%', r.a, r.b, r.f)",
+        "PRINTF('%10.3e|%g|%E', r.p, r.x, r.x)",
+        "PRINTF('%.3s:%s', r.t, r.ts)",
+    ],
+    "printf_fixed": [
+        "PRINTF('%.2f|%-8.1f|%f', LEAST(r.x, 1e29), r.p * 2, CAST(r.a AS DOUBLE))",
+        "PRINTF('%+010.3f', r.p)",
+    ],
+    "split_count": [
+        "LEN(STRING_SPLIT(r.t, ' '))",
+        "ARRAY_LENGTH(STRING_SPLIT(r.s, ''))",  # '' has one part
+        "LENGTH(STRING_SPLIT(r.s || ',,' || r.t, ','))",
     ],
     "starts_with": ["STARTS_WITH(r.s, 'a')", "STARTS_WITH(r.s, r.t)"],
     "ends_with": ["ENDS_WITH(r.s, 'b')", "SUFFIX(r.s, r.t)"],
@@ -245,6 +266,19 @@ CASES = {
     "atan2": ["ATAN2(r.x, r.p)", "ATAN2(r.a, r.b)", "ATAN2(0, r.b)"],
     "radians": ["RADIANS(r.x)", "RADIANS(r.a)", "DEGREES(RADIANS(r.p)) * PI()"],
     "degrees": ["DEGREES(r.x)", "DEGREES(ATAN2(r.a, r.p))"],
+    "cbrt": ["CBRT(r.x)", "CBRT(r.a)", "CBRT(r.p * 8)"],
+    "cot": ["COT(r.x)", "COT(r.a)", "COT(-r.x)"],  # of 0 and -0.0: ±inf
+    "sinh": ["SINH(r.x)", "SINH(-r.x)", "SINH(r.p)"],  # of 1e300: ±inf
+    "cosh": ["COSH(r.x)", "COSH(r.a)"],
+    "tanh": ["TANH(r.x)", "TANH(r.p - 6)"],
+    "asinh": ["ASINH(r.x)", "ASINH(r.a)"],
+    "acosh": ["ACOSH(ABS(r.x) + 1)", "ACOSH(r.p + 1)"],
+    "atanh": ["ATANH(r.x / (ABS(r.x) + 1))", "ATANH(r.a / 10)"],  # 1e300: inf
+    "even": ["EVEN(r.x)", "EVEN(r.p)", "EVEN(r.a)", "EVEN(r.x / 4)"],
+    "fdiv": ["FDIV(r.a, r.b + 0.5)", "FDIV(r.x, 2)", "FDIV(r.p, r.a - 1)"],
+    "fmod": ["FMOD(r.x, 2.5)", "FMOD(r.a, r.b + 0.5)", "FMOD(-r.p, 3)"],
+    "factorial": ["FACTORIAL(ABS(r.b))", "FACTORIAL(r.a + 10)"],
+    "signbit": ["SIGNBIT(r.x)", "SIGNBIT(r.x * -1)", "SIGNBIT(-r.x / 4)"],
     "time_bucket": [
         "TIME_BUCKET(INTERVAL '15 minutes', r.ts)",
         "TIME_BUCKET(INTERVAL 7 HOUR, r.ts)",
@@ -683,6 +717,8 @@ def test_try_cast_of_text_agrees_with_duckdb(target, system):
             ["", "x"],
             "Invalid UTF8 Codepoint",
         ),
+        ("FACTORIAL(CAST(s AS INTEGER))", ["0", "-1"], "factorial of a negative"),
+        ("FACTORIAL(CAST(s AS INTEGER))", ["33", "34"], "out of range"),
     ],
 )
 def test_run_time_errors_are_duckdbs(value, words, error):
@@ -715,6 +751,11 @@ def test_run_time_errors_are_duckdbs(value, words, error):
         ("TRY_CAST(s AS DATE)", "0000-01-01"),  # DuckDB: 1 BC
         ("REVERSE(s)", "e\u0301x"),  # DuckDB keeps é one cluster
         ("MAKE_DATE(CAST(s AS INTEGER), 1, 1)", "10000"),
+        ("PRINTF('%.1f', CAST(s AS DOUBLE))", "1e40"),  # DuckDB's digits
+        ("ACOSH(CAST(s AS DOUBLE))", "0.5"),  # DuckDB: NaN
+        ("ATANH(CAST(s AS DOUBLE))", "1.5"),  # DuckDB: NaN
+        ("FMOD(CAST(s AS DOUBLE), 0)", "1"),  # DuckDB: NaN
+        ("FDIV(CAST(s AS DOUBLE), 0)", "0"),  # DuckDB: NaN
     ],
 )
 def test_values_not_matched_are_errors(value, word):
@@ -753,6 +794,23 @@ def test_values_not_matched_are_errors(value, word):
         ("LPAD(s, x, 'x')", "LPAD needs an INTEGER as argument 2"),
         ("REPEAT(s, 2.5)", "REPEAT needs an INTEGER"),
         ("SIGN(s)", "SIGN needs a number"),
+        ("SIGNBIT(s)", "SIGNBIT needs a number"),
+        ("PRINTF('%s', x)", "PRINTF %s of a DOUBLE is an error in DuckDB"),
+        ("PRINTF('%d', s)", "PRINTF %d of a VARCHAR"),
+        ("PRINTF('%f', a)", "PRINTF %f of a INTEGER"),
+        ("PRINTF('%s %s', s)", "PRINTF has no argument 2"),
+        ("PRINTF('%x', a)", "PRINTF format '%x' is not supported"),
+        ("PRINTF(s, a)", "PRINTF needs its format as a string literal"),
+        ("FORMAT('{:>5}', s)", "FORMAT field {:>5} is not supported"),
+        ("FORMAT('{} {}', s)", "FORMAT has no argument 2"),
+        ("FORMAT('{} {0}', s)", "FORMAT mixes {} and {n} fields"),
+        ("FORMAT('{}', s, t)", "FORMAT with arguments its format does not use"),
+        ("STRING_SPLIT(s, t)[1]", "separator as a string literal"),
+        ("STRING_SPLIT(s, ',')", "STRING_SPLIT's value is a LIST"),
+        ("STRING_SPLIT(s, ',')[1:2]", "a slice of STRING_SPLIT"),
+        ("GAMMA(x)", "GAMMA is not supported"),
+        ("FACTORIAL(x)", "FACTORIAL needs an INTEGER"),
+        ("COT(d)", "COT needs a number"),
         ("CEIL(f)", "CEIL needs a number"),
         ("POWER(f, 2)", "POWER needs a number"),
         ("STARTS_WITH(s, a)", "STARTS_WITH needs a string as argument 2"),

@@ -26,7 +26,7 @@ import re
 import unicodedata
 
 from dynyan.compiler.frontend.types import DATE_PART_OPS, TIME_PART_OPS
-from dynyan.compiler.ir import AggRef, InnerTest, Lit, Op, Ref, Var, ViewColumn
+from dynyan.compiler.ir import C_MATH, AggRef, InnerTest, Lit, Op, Ref, Var, ViewColumn
 from dynyan.runtime import sqlfuncs
 
 _LOCAL = re.compile(r"^[A-Za-z_]\w*(\[\d+\])?$")  # a local, or one subscript of it
@@ -378,6 +378,96 @@ def sql_power(x, y):
         return math.pow(x, y)
     except OverflowError:
         return -math.inf if x < 0 and odd else math.inf
+
+
+def sql_c_math(name, x):
+    """CBRT … ATANH as C's: the poles and overflows checked before the
+    call (±inf), NaN outside a function's domain refused."""
+    if math.isnan(x):
+        return math.nan
+    if name == "cot":
+        t = math.tan(x)
+        return math.copysign(math.inf, t) if t == 0 else 1 / t
+    if name == "atanh" and abs(x) == 1:
+        return math.copysign(math.inf, x)
+    if (name == "acosh" and x < 1) or (name == "atanh" and abs(x) > 1):
+        raise ValueError(f"{name}({x}) is NaN")
+    try:
+        return getattr(math, name)(x)
+    except OverflowError:
+        return -math.inf if name == "sinh" and x < 0 else math.inf
+
+
+def sql_printf_value(value, spec):
+    """One PRINTF field as C's printf: fixed, exponent or general notation
+    of a double by Python's format mini-language, integers and text padded."""
+    m = re.fullmatch(r"%([-+ 0]*)(\d*)(?:\.(\d+))?([sdfeEgG])", spec)
+    flags, width, precision, conv = m.groups()
+    align = "<" if "-" in flags else ">"
+    fill = "0" if "0" in flags and "-" not in flags and conv != "s" else ""
+    sign = "+" if "+" in flags else (" " if " " in flags else "")
+    if conv == "s":
+        text = value if precision is None else value[: int(precision)]
+        return f"{text:{align}{width or 0}}"
+    if conv == "d":
+        return format(value, f"{sign}{'0' + width if fill else align + (width or '')}d")
+    digits = "6" if precision is None else precision
+    body = format(
+        value, f"{sign}{'0' + width if fill else align + (width or '')}.{digits}{conv}"
+    )
+    return body
+
+
+def sql_printf_fixed(value, spec):
+    if math.isfinite(value) and abs(value) >= 1e30:
+        raise ValueError(f"PRINTF {spec} of {value}: not supported")
+    return sql_printf_value(value, spec)
+
+
+def sql_signbit(x):
+    return str(float(x)).startswith("-")
+
+
+def sql_even(x):
+    """EVEN: the even integers either side of x, the one away from zero."""
+    if not math.isfinite(x):
+        return x
+    half = x / 2
+    return float(2 * (math.ceil(half) if x >= 0 else math.floor(half)))
+
+
+def sql_fdiv(x, y):
+    """FDIV: x / y rounded down, in doubles; NaN refused."""
+    q = _c_divide(x, y)
+    if math.isnan(q):
+        raise ValueError(f"FDIV({x}, {y}) is NaN")
+    return float(math.floor(q)) if math.isfinite(q) else q
+
+
+def sql_fmod(x, y):
+    """FMOD as DuckDB: x - FDIV(x, y) * y in doubles; NaN refused."""
+    q = _c_divide(x, y)
+    out = x - (float(math.floor(q)) if math.isfinite(q) else q) * y
+    if math.isnan(out):
+        raise ValueError(f"FMOD({x}, {y}) is NaN")
+    return out
+
+
+def _c_divide(x, y):
+    if y != 0:
+        return x / y
+    if x == 0 or math.isnan(x):
+        return math.nan
+    return math.inf if (x > 0) == (math.copysign(1, y) > 0) else -math.inf
+
+
+def sql_factorial(n):
+    if n < 0 or n > 33:
+        raise ValueError(f"FACTORIAL({n}): out of range")
+    out = 1
+    for i in range(2, n + 1):
+        out *= i
+    return out
 
 
 def sql_trim(left: bool, right: bool, s, chars):
@@ -840,6 +930,12 @@ _STRICT_CALLS = {
     "rpad": ("_sql_pad", (False,)),
     "repeat": ("_sql_repeat", ()),
     "split_part": ("_sql_split_part", ()),
+    "printf_value": ("_sql_printf_value", ()),
+    "printf_fixed": ("_sql_printf_fixed", ()),
+    "split_count": (
+        "(lambda s, sep: len(s.split(sep)) if sep else max(len(s), 1))",
+        (),
+    ),
     "starts_with": ("(lambda s, p: s[: len(p)] == p)", ()),
     "ends_with": ("(lambda s, p: s[len(s) - len(p) :] == p)", ()),
     "contains": ("(lambda s, p: s.find(p) >= 0)", ()),
@@ -852,6 +948,12 @@ _STRICT_CALLS = {
         for op in ("sin", "cos", "tan", "asin", "acos", "atan", "atan2")
         + ("radians", "degrees")
     },
+    **{op: ("_sql_c_math", (op,)) for op in C_MATH},
+    "even": ("_sql_even", ()),
+    "fdiv": ("_sql_fdiv", ()),
+    "fmod": ("_sql_fmod", ()),
+    "factorial": ("_sql_factorial", ()),
+    "signbit": ("_sql_signbit", ()),
     "ascii": ("(lambda s: ord(s[:1]) if s else 0)", ()),
     "unicode": ("(lambda s: ord(s[:1]) if s else -1)", ()),
     "octet_length": ("(lambda s: len(s.encode('utf-8')))", ()),
@@ -952,6 +1054,14 @@ HELPERS = {
     "_sql_chr": sql_chr,
     "_sql_time_bucket": sql_time_bucket,
     "_sql_trig": sql_trig,
+    "_sql_c_math": sql_c_math,
+    "_sql_even": sql_even,
+    "_sql_fdiv": sql_fdiv,
+    "_sql_fmod": sql_fmod,
+    "_sql_factorial": sql_factorial,
+    "_sql_signbit": sql_signbit,
+    "_sql_printf_value": sql_printf_value,
+    "_sql_printf_fixed": sql_printf_fixed,
     "_sql_gcd": math.gcd,
     "_sql_lcm": math.lcm,
     "_sql_like_match": lambda s, p: like_regex(p).fullmatch(s) is not None,

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..runtime import sqlfuncs
-from .ir import TRIGONOMETRY
+from .ir import C_MATH, TRIGONOMETRY
 
 
 @dataclass(frozen=True)
@@ -165,6 +165,12 @@ SCALARS = {
             Scalar(op, f"_trig({op!r}, {{0}})", helper="_trig", variadic=True)
             for op in TRIGONOMETRY
         ),
+        *(Scalar(op, f"_c_math({op!r}, {{0}})", helper="_c_math") for op in C_MATH),
+        Scalar("even", "_even({0})", helper="_even"),
+        Scalar("fdiv", "_fdiv({0}, {1})", helper="_fdiv"),
+        Scalar("fmod", "_fmod({0}, {1})", helper="_fmod"),
+        Scalar("factorial", "_factorial({0})", helper="_factorial"),
+        Scalar("signbit", "_signbit({0})", helper="_signbit"),
         Scalar("trim_chars", "{0}.strip({1})"),
         Scalar("ltrim", "{0}.lstrip({1})"),
         Scalar("rtrim", "{0}.rstrip({1})"),
@@ -172,6 +178,9 @@ SCALARS = {
         Scalar("rpad", "_rpad({0}, {1}, {2})", helper="_rpad"),
         Scalar("repeat", "_repeat({0}, {1})", helper="_repeat"),
         Scalar("split_part", "_split_part({0}, {1}, {2})", helper="_split_part"),
+        Scalar("split_count", "_split_count({0}, {1})", helper="_split_count"),
+        Scalar("printf_value", "({1} % {0})"),
+        Scalar("printf_fixed", "_printf_fixed({0}, {1})", helper="_printf_fixed"),
         Scalar("starts_with", "{0}.startswith({1})"),
         Scalar("ends_with", "{0}.endswith({1})"),
         Scalar("contains", "({1} in {0})"),

@@ -78,6 +78,19 @@ TRIGONOMETRY = (
     "radians",
     "degrees",
 )
+# CBRT, COT and the hyperbolic functions: C's functions of DOUBLEs with
+# their infinities (`sqlfuncs._c_math`; GAMMA and LGAMMA are not: Python's
+# differ from C's in the last bit)
+C_MATH = (
+    "cbrt",
+    "cot",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+)
 FUNCTIONS = {
     "like",  # (value, Lit(pattern))
     "regexp",  # (value, Lit(Python pattern), Lit(ignore case)): re.search
@@ -172,11 +185,20 @@ FUNCTIONS = {
     "rpad",
     "repeat",  # (string, count)
     "split_part",  # (string, separator, index): 1-based, negative from the end
+    "split_count",  # (string, separator): LEN(STRING_SPLIT(…)), its parts
+    "printf_value",  # (value, Lit(C printf specifier)): PRINTF's, as Python's %
+    "printf_fixed",  # (double, Lit('%…f')): the same, an error from 1e30 on
     "starts_with",
     "ends_with",
     "contains",  # (string, part)
     "reverse",
     *TRIGONOMETRY,  # SIN … DEGREES: C's (and math's) functions of DOUBLEs
+    *C_MATH,  # CBRT, COT, SINH … ATANH: likewise, with their infinities
+    "even",  # away from zero to an even integer, a DOUBLE
+    "fdiv",  # (x, y): FLOOR(x / y) in doubles
+    "fmod",  # (x, y): x - FLOOR(x / y) * y in doubles
+    "factorial",  # of an INTEGER up to 33 (a HUGEINT)
+    "signbit",  # whether a DOUBLE's sign bit is set (-0.0 too)
     "time_bucket",  # (Lit(seconds), Lit(months), date or timestamp): TIME_BUCKET
     "like_match",  # (string, pattern): LIKE with a pattern computed per row
     "ascii",  # the code point of the first character (0 of '')
@@ -631,7 +653,10 @@ class Aggregate:
 
 # functions whose value can be ±inf or NaN for finite operands (SQRT(-1),
 # LN(0), EXP(1000), POWER(0, -1)) or for a text ('inf')
-NONFINITE_FUNCTIONS = ("sqrt", "ln", "log10", "log2", "exp", "power", "text_to_float")
+NONFINITE_FUNCTIONS = (
+    *("sqrt", "ln", "log10", "log2", "exp", "power", "text_to_float"),
+    *("cot", "sinh", "cosh", "atanh", "fdiv", "fmod"),
+)
 
 
 def may_be_nonfinite(e) -> bool:
@@ -657,8 +682,8 @@ INTEGER_OPS = frozenset(
         *("hour", "minute", "second", "millisecond", "microsecond"),
         *("days_between", "date_diff", "difference_part", "epoch_units"),
         *("strpos", "length", "ascii", "sign", "gcd", "lcm", "intdiv"),
-        *("unicode", "octet_length", "levenshtein", "hamming"),
-        *("bit_and", "bit_or", "bit_xor"),
+        *("unicode", "octet_length", "levenshtein", "hamming", "split_count"),
+        *("bit_and", "bit_or", "bit_xor", "factorial"),
     }
 )
 

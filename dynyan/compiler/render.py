@@ -3363,6 +3363,7 @@ def render_module(
             query, relations, trust_input, own_read, inner_read, class_sets, names
         )
     )
+    runtime = _runtime_source(layout, ring, expressions, relations, stored)
     context = {
         "inner": inner,  # a subquery's view: raises the outer module's ViewError
         "strict": not trust_input,
@@ -3463,10 +3464,11 @@ def render_module(
             if used
         ],
         "helpers": sorted(expressions.helpers),
-        "runtime": _runtime_source(layout, ring, expressions, relations, stored),
+        "runtime": runtime,
         "stored": stored,
         "uses_datetime": expressions.uses_datetime
         or bool(shifts)
+        or re.search(r"\bdatetime\.", runtime) is not None  # inlined helpers
         or any({"date", "timestamp"} & set(kinds) for kinds in class_sets.values())
         or time_checks
         or any("timestamptz" in r.types for r in base)  # stored as UTC

@@ -572,6 +572,84 @@ def _trig(name, *args):
         raise ValueError(f"{name.upper()}{args!r} is NaN: not supported") from None
 
 
+def _c_math(name, x):
+    """CBRT, COT, SINH, COSH, TANH, ASINH, ACOSH, ATANH as DuckDB's C
+    functions give them. Python raises where C returns ±inf (a pole, an
+    overflow): the infinity is given here; where C returns NaN (ACOSH(0.5),
+    ATANH(2)) an error, as `_trig`. NaN in, NaN out."""
+    x = float(x)
+    if x != x:
+        return x
+    try:
+        if name == "cot":
+            t = math.tan(x)
+            return 1.0 / t if t else math.copysign(math.inf, t)
+        return getattr(math, name)(x)
+    except OverflowError:
+        return math.copysign(math.inf, x) if name == "sinh" else math.inf
+    except ValueError:
+        if name == "atanh" and abs(x) == 1:
+            return x * math.inf
+        raise ValueError(f"{name.upper()}({x!r}) is NaN: not supported") from None
+
+
+def _even(x):
+    """EVEN as DuckDB: away from zero to the next even integer, a DOUBLE."""
+    x = float(x)
+    if x - x != 0:  # ±inf, NaN
+        return x
+    n = math.ceil(x) if x >= 0 else math.floor(x)
+    if n % 2:
+        n += 1 if x >= 0 else -1
+    return float(n)
+
+
+def _fdiv(x, y):
+    """FDIV(x, y) as DuckDB: FLOOR(x / y) in doubles (±inf for x / 0); NaN
+    (0 / 0, inf / inf) refused, as elsewhere."""
+    q = _ieee_div(float(x), float(y))
+    if q - q == 0:
+        return float(math.floor(q))
+    if q != q:
+        raise ValueError(f"FDIV({x!r}, {y!r}) is NaN: not supported")
+    return q
+
+
+def _fmod(x, y):
+    """FMOD(x, y) as DuckDB computes it: x - FLOOR(x / y) * y in doubles
+    (the sign of y's, not C's fmod); NaN (y = 0, an infinity) refused."""
+    x, y = float(x), float(y)
+    q = _ieee_div(x, y)
+    out = x - (float(math.floor(q)) if q - q == 0 else q) * y
+    if out != out:
+        raise ValueError(f"FMOD({x!r}, {y!r}) is NaN: not supported")
+    return out
+
+
+def _ieee_div(x, y):
+    """x / y of doubles as C divides them: ±inf or NaN by zero."""
+    if y:
+        return x / y
+    if x != x or x == 0:
+        return math.nan
+    return math.copysign(math.inf, x) * math.copysign(1.0, y)
+
+
+def _signbit(x):
+    """SIGNBIT of a DOUBLE as C's: set for -0.0 and -inf too."""
+    return math.copysign(1.0, x) < 0
+
+
+def _factorial(n):
+    """FACTORIAL as DuckDB: a HUGEINT, so 33! at most; of a negative number
+    an error."""
+    if n < 0:
+        raise ValueError(f"factorial of a negative number is undefined ({n})")
+    if n > 33:
+        raise ValueError(f"Value out of range: FACTORIAL({n}) is beyond HUGEINT")
+    return math.factorial(n)
+
+
 def _exp(x):
     """EXP as DuckDB: inf beyond the doubles."""
     try:
@@ -643,6 +721,22 @@ def _split_part(string, separator, index):
     if index < 0:
         return parts[index] if -index <= len(parts) else ""
     return ""
+
+
+def _split_count(string, separator):
+    """LEN(STRING_SPLIT(s, sep)) as DuckDB: the parts, one of ''; an empty
+    separator splits into characters."""
+    if separator:
+        return string.count(separator) + 1
+    return len(string) or 1
+
+
+def _printf_fixed(x, spec):
+    """PRINTF's %f of a double as C's printf (Python's % formatting); from
+    1e30 on DuckDB's digits stray from the exact ones C prints: an error."""
+    if -1e30 < x < 1e30 or x != x or x - x != 0:
+        return spec % x
+    raise ValueError(f"PRINTF {spec} of {x!r} (1e30 or more) is not supported")
 
 
 def _yearweek(date):

@@ -21,7 +21,7 @@ from sqlglot import exp
 from ...runtime import sqlfuncs
 from ...runtime.sqlfuncs import _to_str
 from ..functions import STRFTIME_CODES, STRPTIME_CODES
-from ..ir import TRIGONOMETRY, Lit, Op, Ref
+from ..ir import C_MATH, TRIGONOMETRY, Lit, Op, Ref
 from .diagnostics import sql_error, unsupported
 from .statements import TYPES, declared_scale
 from .types import (
@@ -1173,6 +1173,150 @@ def _concat(fe, node):
     return out
 
 
+def _format(fe, node: exp.Format):
+    """FORMAT('…{}…', a, …) with `{}` and `{n}` fields (`{{`, `}}` for
+    braces): each argument as DuckDB's FORMAT spells it (a number's shortest
+    repr, a DECIMAL's as a DOUBLE's), the pieces concatenated; NULL if any
+    argument is."""
+    pattern = node.this
+    if not (isinstance(pattern, exp.Literal) and pattern.is_string):
+        raise unsupported("FORMAT needs its format as a string literal", node)
+    args, parts, used, auto, manual = node.expressions, [], set(), 0, False
+    for text, field in _format_fields(pattern.this, node):
+        if text:
+            parts.append(Lit(text))
+        if field is None:
+            continue
+        if field == "":
+            field, auto = auto, auto + 1
+        else:
+            manual = True
+        if auto and manual:
+            raise unsupported(
+                "FORMAT mixes {} and {n} fields (an error in DuckDB)", node
+            )
+        if int(field) >= len(args):
+            raise unsupported(f"FORMAT has no argument {int(field) + 1}", node)
+        used.add(int(field))
+        parts.append(_formatted(fe, args[int(field)], "FORMAT"))
+    if used != set(range(len(args))):
+        raise unsupported("FORMAT with arguments its format does not use", node)
+    return _concatenated(parts)
+
+
+def _format_fields(text: str, node) -> list:
+    """(literal text, field or None) pairs of a FORMAT string: a field is ''
+    for `{}`, its digits for `{n}`; other fields (`{:…}`) refused."""
+    out, i, piece = [], 0, []
+    while i < len(text):
+        ch = text[i]
+        if ch in "{}" and text[i : i + 2] in ("{{", "}}"):
+            piece.append(ch)
+            i += 2
+            continue
+        if ch == "}":
+            raise unsupported("FORMAT: a '}' without its '{'", node)
+        if ch == "{":
+            end = text.find("}", i)
+            field = text[i + 1 : end] if end > 0 else ":"
+            if not (field == "" or field.isdigit()):
+                raise unsupported(
+                    f"FORMAT field {{{field}}} is not supported (only {{}} and {{n}})",
+                    node,
+                )
+            out.append(("".join(piece), field))
+            piece, i = [], end + 1
+            continue
+        piece.append(ch)
+        i += 1
+    out.append(("".join(piece), None))
+    return out
+
+
+def _formatted(fe, arg, name: str):
+    """A FORMAT or PRINTF %s argument as text: a string as it is, an
+    INTEGER, BOOLEAN, DATE or TIMESTAMP as its CAST, a DECIMAL or DOUBLE
+    as the DOUBLE's shortest repr."""
+    value = fe.expr(arg)
+    kind = fe.type_of(value)
+    if kind in ("str", None):
+        return value
+    if kind not in ("int", "bool", "date", "timestamp", "float"):
+        raise unsupported(f"{name} of a {_SQL_TYPES[kind]} is not supported", arg)
+    if isinstance(value, Lit):
+        return Lit(_to_str(value.value))
+    return Op("to_str", (_as_double(fe, value),))
+
+
+def _concatenated(parts: list):
+    """The pieces' concatenation (NULL if one is)."""
+    out = parts[0] if parts else Lit("")
+    for part in parts[1:]:
+        out = Op("concat", (out, part))
+    return out
+
+
+# PRINTF's specifiers: %[flags][width][.precision]conversion
+_PRINTF_SPEC = re.compile(r"%(?P<spec>[-+ 0]*\d*(?:\.\d+)?)(?P<conv>[sdifeEgG])|%%")
+
+
+def _printf(fe, node: exp.Anonymous):
+    """PRINTF('…', a, …): %s of strings, booleans, dates and
+    timestamps, %d and %i of integers, %f %e %g of numbers, with flags,
+    width and precision, as C's printf (Python's % formatting is C's); an
+    argument of another type is DuckDB's error, refused here."""
+    pattern, *args = node.expressions
+    if not (isinstance(pattern, exp.Literal) and pattern.is_string):
+        raise unsupported("PRINTF needs its format as a string literal", node)
+    text, parts, at, n = pattern.this, [], 0, 0
+    for m in _PRINTF_SPEC.finditer(text):
+        literal = text[at : m.start()]
+        at = m.end()
+        if "%" in literal:
+            raise unsupported(f"PRINTF format {text!r} is not supported", node)
+        if m.group(0) == "%%":
+            parts.append(Lit(literal + "%"))
+            continue
+        if literal:
+            parts.append(Lit(literal))
+        if n >= len(args):
+            raise unsupported(f"PRINTF has no argument {n + 1}", node)
+        parts.append(_printf_value(fe, args[n], m.group("spec"), m.group("conv")))
+        n += 1
+    if "%" in text[at:]:
+        raise unsupported(f"PRINTF format {text!r} is not supported", node)
+    if text[at:]:
+        parts.append(Lit(text[at:]))
+    if n != len(args):
+        raise unsupported("PRINTF with arguments its format does not use", node)
+    return _concatenated(parts)
+
+
+def _printf_value(fe, arg, spec: str, conv: str):
+    value = fe.expr(arg)
+    kind = fe.type_of(value)
+    allowed = {"s": ("str", "bool", "date", "timestamp"), "d": ("int", "bool")}
+    kinds = allowed.get("d" if conv == "i" else conv, ("float",))
+    if kind is not None and kind not in kinds:
+        raise unsupported(
+            f"PRINTF %{conv} of a {_SQL_TYPES.get(kind, kind)} is an error in DuckDB",
+            arg,
+        )
+    if conv == "s":
+        value = _formatted(fe, arg, "PRINTF")
+    elif conv in "di":
+        if "." in spec:
+            raise unsupported(f"PRINTF %{spec}{conv} (a precision of an integer)", arg)
+        conv = "d"
+        if kind == "bool":
+            value = Op("case", (value, Lit(1), Lit(0)))
+    else:
+        value = _as_double(fe, value)
+        if conv == "f":  # beyond 1e30 DuckDB's digits are not C's
+            return Op("printf_fixed", (value, Lit(f"%{spec}f")))
+    return Op("printf_value", (value, Lit(f"%{spec}{conv}")))
+
+
 def _concat_ws(fe, node: exp.ConcatWs):
     """CONCAT_WS(sep, a, b, …): the arguments that are not NULL, cast to
     VARCHAR as by CONCAT, joined by sep (NULL when sep is): each such
@@ -1476,8 +1620,13 @@ def _bracket(fe, node: exp.Bracket):
     as -1): DuckDB's is that plus one; others and slices as written."""
     if len(node.expressions) != 1:
         raise unsupported("a subscript takes one index or one slice", node)
-    value, arg = fe.expr(node.this), node.expressions[0]
+    arg = node.expressions[0]
     if isinstance(arg, exp.Slice):
+        if isinstance(node.this, exp.Split):
+            raise unsupported(
+                "a slice of STRING_SPLIT is a LIST, a type views do not hold", node
+            )
+        value = fe.expr(node.this)
         first = Lit(1) if arg.this is None else fe.expr(arg.this)
         last = Lit(-1) if arg.expression is None else fe.expr(arg.expression)
         return Op("string_slice", (value, first, last))
@@ -1485,7 +1634,46 @@ def _bracket(fe, node: exp.Bracket):
     literal = arg.this if isinstance(arg, exp.Neg) else arg
     if isinstance(literal, exp.Literal) and isinstance(index, Lit):
         index = Lit(index.value + 1)
-    return Op("string_at", (value, index))
+    if isinstance(node.this, exp.Split):
+        return _split_at(fe, node.this, index)
+    return Op("string_at", (fe.expr(node.this), index))
+
+
+def _split_parts(fe, node: exp.Split) -> tuple:
+    """STRING_SPLIT(s, sep)'s operands: its separator a string literal."""
+    sep = node.expression
+    if not (isinstance(sep, exp.Literal) and sep.is_string):
+        raise unsupported("STRING_SPLIT needs its separator as a string literal", node)
+    return fe.expr(node.this), Lit(sep.this)
+
+
+def _split_at(fe, split: exp.Split, index):
+    """STRING_SPLIT(s, sep)[i]: its i-th part (from 1; negative from the end)
+    or NULL past either end (SPLIT_PART's '' there, so the index is tested)."""
+    string, sep = _split_parts(fe, split)
+    inside = Op("le", (Op("abs", (index,)), Op("split_count", (string, sep))))
+    if not (isinstance(index, Lit) and index.value):
+        inside = Op("and", (Op("ne", (index, Lit(0))), inside))
+    part = Op("split_part", (string, sep, index))
+    return Op("case", (inside, part, Lit(None)))
+
+
+def _split_alone(fe, node: exp.Split):
+    raise unsupported(
+        "STRING_SPLIT's value is a LIST, a type views do not hold; its parts are:"
+        " STRING_SPLIT(s, sep)[i], LEN(STRING_SPLIT(s, sep))",
+        node,
+    )
+
+
+def _length(fe, node: exp.Expression):
+    """LENGTH(s) of a string; LEN/ARRAY_LENGTH(STRING_SPLIT(s, sep)) its
+    parts."""
+    if isinstance(node.this, exp.Split):
+        return Op("split_count", _split_parts(fe, node.this))
+    if isinstance(node, exp.ArraySize):
+        raise unsupported("ARRAY_LENGTH is supported of STRING_SPLIT(s, sep)", node)
+    return Op("length", (fe.expr(node.this),))
 
 
 def _array_slice(fe, node: exp.ArraySlice):
@@ -1569,6 +1757,8 @@ def _function(fe, node: exp.Anonymous):
         return Op("octet_length", (fe.expr(args[0]),))
     if name == "timezone" and len(args) == 2:
         return _at_time_zone(fe, node)
+    if name in ("array_extract", "list_extract") and isinstance(args[0], exp.Split):
+        return _split_at(fe, args[0], fe.expr(args[1]))
     if name in ("array_extract", "list_extract") and len(args) == 2:
         return Op("string_at", (fe.expr(args[0]), fe.expr(args[1])))
     if name in ("hamming", "mismatches", "jaccard") and len(args) == 2:
@@ -1586,10 +1776,42 @@ def _function(fe, node: exp.Anonymous):
         return Op("isfinite", (fe.expr(args[0]),))
     if name in _INTERVAL_FUNCTIONS and len(args) == 1:
         return _interval_times(fe, node)
+    if name in _DOUBLE_FUNCTIONS and len(args) == _DOUBLE_FUNCTIONS[name]:
+        return Op(name, tuple(_as_double(fe, fe.expr(a)) for a in args))
+    if name == "printf" and args:
+        return _printf(fe, node)
+    if name in ("gamma", "lgamma"):
+        raise unsupported(
+            f"{node.name} is not supported: Python's differs from DuckDB's (C's) "
+            "in the last digits",
+            node,
+        )
+    if name == "signbit" and len(args) == 1:
+        return _signbit(fe, fe.expr(args[0]), node)
     if name in ("suffix", "prefix") and len(args) == 2:
         op = "ends_with" if name == "suffix" else "starts_with"
         return Op(op, (fe.expr(args[0]), fe.expr(args[1])))
     raise unsupported(f"function {node.name} is not supported", node)
+
+
+# the functions of DOUBLEs sqlglot does not name, by their arguments
+_DOUBLE_FUNCTIONS = {
+    **{op: 1 for op in C_MATH},
+    "even": 1,
+    "fdiv": 2,
+    "fmod": 2,
+}
+
+
+def _signbit(fe, value, node):
+    """SIGNBIT(x): of a DOUBLE its sign bit (-0.0's too); an INTEGER's or a
+    DECIMAL's (which has no -0) is x < 0, as DuckDB casts it."""
+    kind = fe.type_of(value)
+    if kind not in ("int", "float", None):
+        raise unsupported(f"SIGNBIT needs a number, got {value} ({kind})", node)
+    if kind == "float" and fe.digits_of(value) is None:
+        return Op("signbit", (value,))
+    return Op("lt", (value, Lit(0)))
 
 
 def _strpos(fe, node: exp.StrPosition):
@@ -1716,7 +1938,9 @@ CONVERTERS: dict[type, Callable] = {
     exp.DayOfMonth: lambda fe, node: Op("day", (fe.expr(node.this),)),
     exp.DayOfWeekIso: lambda fe, node: Op("isodow", (fe.expr(node.this),)),
     exp.DateAdd: _date_add,
-    exp.Length: lambda fe, node: Op("length", (fe.expr(node.this),)),
+    exp.Length: _length,
+    exp.ArraySize: _length,
+    exp.Split: _split_alone,
     exp.Trim: _trim,
     exp.TryCast: _cast,
     exp.Ceil: _rounding("ceil"),
@@ -1726,7 +1950,12 @@ CONVERTERS: dict[type, Callable] = {
     exp.Ln: _double_function("ln"),
     exp.Log: _log,
     exp.Exp: _double_function("exp"),
-    **{getattr(exp, op.capitalize()): _double_function(op) for op in TRIGONOMETRY},
+    **{
+        getattr(exp, op.capitalize()): _double_function(op)
+        for op in TRIGONOMETRY + C_MATH
+        if hasattr(exp, op.capitalize())
+    },
+    exp.Factorial: lambda fe, node: Op("factorial", (fe.expr(node.this),)),
     exp.Pi: lambda fe, node: Lit(math.pi),
     exp.Pow: _double_function("power"),
     exp.Pad: _pad,
@@ -1765,6 +1994,7 @@ CONVERTERS: dict[type, Callable] = {
     exp.MD5: _unary("md5"),
     exp.SHA2: _sha2,
     exp.ConcatWs: _concat_ws,
+    exp.Format: _format,
     exp.DateDiff: _date_diff,
     exp.LastDay: _last_day,
     exp.DateFromParts: _make_date,

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from sqlglot import exp
 
 from ...errors import UnsupportedQueryError
-from ..ir import COMPARISONS, INFIX, TRIGONOMETRY, Lit, Op
+from ..ir import C_MATH, COMPARISONS, INFIX, TRIGONOMETRY, Lit, Op
 from .diagnostics import sql_error, unsupported
 
 NUMERIC = {"int", "float", "bool"}
@@ -158,6 +158,11 @@ def op_type(e: Op, types: list) -> str | None:
         return "float" if op == "div" or "float" in types else "int"
     if op in ("gcd", "lcm"):
         need({"int"}, f"{op.upper()} needs integers", 0, 1)
+        return "int"
+    if op in ("printf_value", "printf_fixed"):
+        return "str"
+    if op == "factorial":
+        need({"int"}, "FACTORIAL needs an INTEGER", 0)
         return "int"
     if op in ("bit_and", "bit_or", "bit_xor"):
         need({"int"}, f"{_BITWISE[op]} needs integers", 0, 1)
@@ -373,7 +378,11 @@ _NUMBER_FUNCTIONS = {
     "log2": ("LOG2", "float"),
     "exp": ("EXP", "float"),
     "power": ("POWER", "float"),
-    **{op: (op.upper(), "float") for op in TRIGONOMETRY},
+    **{op: (op.upper(), "float") for op in TRIGONOMETRY + C_MATH},
+    "even": ("EVEN", "float"),
+    "fdiv": ("FDIV", "float"),
+    "fmod": ("FMOD", "float"),
+    "signbit": ("SIGNBIT", "bool"),
 }
 _BITWISE = {"bit_and": "&", "bit_or": "|", "bit_xor": "XOR"}
 # operator -> (SQL name, argument types, result type) of the string functions
@@ -385,6 +394,7 @@ _STRING_FUNCTIONS = {
     "rpad": ("RPAD", ("str", "int", "str"), "str"),
     "repeat": ("REPEAT", ("str", "int"), "str"),
     "split_part": ("SPLIT_PART", ("str", "str", "int"), "str"),
+    "split_count": ("STRING_SPLIT", ("str", "str"), "int"),
     "starts_with": ("STARTS_WITH", ("str", "str"), "bool"),
     "ends_with": ("ENDS_WITH", ("str", "str"), "bool"),
     "contains": ("CONTAINS", ("str", "str"), "bool"),
