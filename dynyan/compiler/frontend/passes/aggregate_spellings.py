@@ -3,6 +3,10 @@
 - `AGG(x) FILTER (WHERE c)` -> `AGG(CASE WHEN c THEN x END)` (`COUNT(*)`
   counts `CASE WHEN c THEN 1 END`): the aggregates skip NULL, so only the
   rows where `c` holds count, as SQL defines FILTER.
+- DuckDB's aggregates composed of others: `FSUM`/`KAHAN_SUM`/`FAVG` ->
+  SUM/AVG of DOUBLEs, `SEM(x)` -> `STDDEV_POP(x) / SQRT(COUNT(x))`,
+  `GEOMEAN(x)` -> `EXP(AVG(LN(x)))`, `WEIGHTED_AVG(x, w)` ->
+  `SUM(x * w) / SUM(w)` over rows with both (`_composed`).
 - `BOOL_AND(c)` (also `EVERY(c)`), `BOOL_OR(c)` -> `MIN(c)`, `MAX(c)`
   (false sorts before true); `COUNT_IF(c)` -> `SUM(CAST(c AS INTEGER))` (DuckDB's: NULL where
   no condition is true or false).
@@ -44,13 +48,22 @@ _SPELLINGS = (exp.Filter, exp.WithinGroup, exp.Quantile, *_RESPELLED)
 _UNORDERED = (exp.Sum, exp.Count, exp.Avg, exp.Min, exp.Max, *_RESPELLED)
 
 
+# DuckDB's aggregates that are others over their arguments: name -> arity
+_COMPOSED = {
+    **dict.fromkeys(("EVERY", "FSUM", "KAHAN_SUM", "SUMKAHAN", "FAVG"), 1),
+    **dict.fromkeys(("SEM", "GEOMEAN", "GEOMETRIC_MEAN"), 1),
+    **dict.fromkeys(("WEIGHTED_AVG", "WAVG"), 2),
+}
+
+
 def aggregate_spellings(tree: exp.Expression, ctx: Context) -> exp.Expression:
-    for node in list(tree.find_all(exp.Anonymous)):  # EVERY: SQL's BOOL_AND
-        if node.name.upper() == "EVERY" and len(node.expressions) == 1:
+    for node in list(tree.find_all(exp.Anonymous)):
+        name = node.name.upper()
+        if _COMPOSED.get(name) == len(node.expressions):
             select = node.parent_select
             if select is not None:
                 select.set("expressions", [named(e) for e in select.expressions])
-            node.replace(exp.LogicalAnd(this=node.expressions[0].copy()))
+            node.replace(_composed(name, node))
     ordered = [
         node for node in tree.find_all(*_UNORDERED) if isinstance(node.this, exp.Order)
     ]
@@ -92,6 +105,40 @@ def aggregate_spellings(tree: exp.Expression, ctx: Context) -> exp.Expression:
             ]
             select.set("group", exp.Group(expressions=keys) if keys else None)
     return tree
+
+
+def _composed(name: str, node: exp.Anonymous) -> exp.Expression:
+    """EVERY(c): BOOL_AND(c). FSUM, KAHAN_SUM (SUMKAHAN), FAVG: SUM and AVG
+    of the values as DOUBLEs (DuckDB's compensated sums; a SUM here is
+    exact, then rounded). SEM(x): STDDEV_POP(x) / SQRT(COUNT(x)).
+    GEOMEAN(x): EXP(AVG(LN(x))), as DuckDB computes it. WEIGHTED_AVG(x, w):
+    SUM(x * w) / SUM(w) over the rows where neither is NULL."""
+    x = node.expressions[0]
+    double = exp.cast(x.copy(), exp.DataType.Type.DOUBLE)
+    simple = {
+        "EVERY": lambda: exp.LogicalAnd(this=x.copy()),
+        "FSUM": lambda: exp.Sum(this=double),
+        "KAHAN_SUM": lambda: exp.Sum(this=double),
+        "SUMKAHAN": lambda: exp.Sum(this=double),
+        "FAVG": lambda: exp.Avg(this=double),
+    }
+    if name in simple:
+        return simple[name]()
+    if isinstance(node.parent, exp.Window):
+        raise unsupported(f"{node.name} over a window is not supported", node)
+    if name == "SEM":
+        count = exp.Count(this=x.copy())
+        return exp.Div(
+            this=exp.StddevPop(this=x.copy()), expression=exp.Sqrt(this=count)
+        )
+    if name in ("GEOMEAN", "GEOMETRIC_MEAN"):
+        return exp.Exp(this=exp.Avg(this=exp.Ln(this=double)))
+    weight = node.expressions[1]
+    present = exp.Not(this=exp.Is(this=x.copy(), expression=exp.Null()))
+    return exp.Div(
+        this=exp.Sum(this=exp.Mul(this=double, expression=weight.copy())),
+        expression=exp.Sum(this=_when(present, weight)),
+    )
 
 
 def _filtered(node: exp.Filter) -> exp.Expression:
