@@ -1428,7 +1428,8 @@ def test_primary_key_and_not_null_columns_are_not_null():
 
 def test_serial_columns_are_not_null_integers():
     """PostgreSQL's SERIAL types (a pg_dump's DDL) are INTEGERs that are
-    never NULL; the default collation is plain, NOCASE is refused."""
+    never NULL; the default collation is plain; a NOCASE column is held but
+    refused where the query reads it."""
     from dynyan.compiler.frontend import parse_schema
     from dynyan.errors import UnsupportedQueryError
 
@@ -1438,8 +1439,14 @@ def test_serial_columns_are_not_null_integers():
     )
     assert rels["t"].types[:4] == ("int",) * 4
     assert rels["t"].notnull == (True, True, True, False, False, False)
-    with pytest.raises(UnsupportedQueryError, match="COLLATE NOCASE"):
-        parse_schema("CREATE TABLE t (a INTEGER, b VARCHAR COLLATE NOCASE);")
+    nocase = "CREATE TABLE t (a INTEGER, b VARCHAR COLLATE NOCASE);"
+    assert parse_schema(nocase)["t"].types[1].endswith("COLLATE NOCASE")
+    view = dynyan.load(nocase + "SELECT t.a, COUNT(*) AS n FROM t GROUP BY t.a").View()
+    view.insert("t", (1, "A"))
+    view.insert("t", (1, "a"))
+    assert list(view.rows()) == [(1, 2)]
+    with pytest.raises(UnsupportedQueryError, match="declared COLLATE NOCASE"):
+        dynyan.load(nocase + "SELECT t.a FROM t WHERE t.b = 'a'")
 
 
 NOT_NULL_GUARD_SQL = (

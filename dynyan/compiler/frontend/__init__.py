@@ -56,9 +56,11 @@ from .passes.outer_equalities import outer_equalities
 from .passes.quantified_subqueries import quantified_subqueries
 from .passes.relational_division import relational_division
 from .passes.scalar_items import scalar_items
+from .passes.select_aliases import select_aliases
 from .passes.semi_joins import semi_joins
 from .passes.single_rows import single_rows
 from .passes.spread_aggregates import spread_aggregates
+from .passes.star_columns import star_columns
 from .passes.subquery_limits import subquery_limits
 from .passes.top_rows import top_rows
 from .passes.unnest_subqueries import output_scales, output_types, unnest_subqueries
@@ -75,7 +77,9 @@ TREE_PASSES = (
     pivots,  # PIVOT -> a grouped SELECT with FILTERs, UNPIVOT -> a UNION ALL
     semi_joins,  # a SEMI/ANTI JOIN b ON c -> WHERE [NOT] EXISTS (… b WHERE c)
     relational_division,  # NOT EXISTS (… NOT EXISTS (…)) -> keys IN (a count per key)
+    star_columns,  # MAX(COLUMNS('^a')) -> MAX(r.a1) AS a1, MAX(r.a2) AS a2
     named_windows,  # OVER w … WINDOW w AS (…) -> the window spelled out
+    select_aliases,  # OVER (ORDER BY a2), HAVING n > 1 -> the items a2 and n name
     null_treatment,  # IGNORE/RESPECT NULLS -> plain functions (or refused)
     distinct_on,  # DISTINCT ON (k) k, o … ORDER BY o -> GROUP BY k with MIN/MAX(o)
     subquery_limits,  # ORDER BY … LIMIT in a subquery -> ROW_NUMBER() in QUALIFY

@@ -38,7 +38,7 @@ from .disjunctions import factor_disjunctions
 from .expressions import CONVERTERS, null_safe_pair
 from .passes.outer_joins import PADDED
 from .passes.unnest_subqueries import INNER
-from .statements import SUPPORTED_TYPES, UNREAD
+from .statements import SUPPORTED_TYPES, UNREAD, collation_refusal
 from .types import (
     check_comparable,
     check_condition,
@@ -196,7 +196,8 @@ class SelectBuilder:
         kind = rel.types[column] if column < len(rel.types) else None
         if kind and kind.startswith(UNREAD):
             raise unsupported(
-                f"column {rel.name}.{name} has type {kind.removeprefix(UNREAD)}, "
+                collation_refusal(f"{rel.name}.{name}", kind)
+                or f"column {rel.name}.{name} has type {kind.removeprefix(UNREAD)}, "
                 f"which a view holds only in columns the query does not read; "
                 f"{SUPPORTED_TYPES}",
                 node,

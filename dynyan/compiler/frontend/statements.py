@@ -115,6 +115,16 @@ def read_program(sql: str, schema: str | None = None) -> Program:
                     raise sql_error(
                         f"DROP VIEW {name}: no such view in this file", stmt
                     )
+        elif isinstance(stmt, exp.Drop) and kind == "TABLE":
+            for table in stmt.args.get("tables") or []:
+                if table.name.lower() in relations or not stmt.args.get("exists"):
+                    raise unsupported(
+                        "DROP TABLE is supported as DROP TABLE IF EXISTS before "
+                        "the table's CREATE TABLE (a fresh database has none)",
+                        stmt,
+                    )
+        elif _inert(stmt, relations):
+            continue
         elif isinstance(stmt, exp.Query):
             queries.append(stmt)
         elif isinstance(stmt, exp.Pivot):  # DuckDB's PIVOT/UNPIVOT statements
@@ -123,7 +133,9 @@ def read_program(sql: str, schema: str | None = None) -> Program:
             raise raw_create_error(stmt)
         else:
             raise unsupported(
-                "only CREATE TABLE, CREATE VIEW and one query (SELECT) are allowed",
+                "only CREATE TABLE, CREATE VIEW and one query (SELECT) are allowed "
+                "(and what changes no table's rows: CREATE INDEX, ALTER TABLE … "
+                "ADD CONSTRAINT, DROP TABLE IF EXISTS before CREATE TABLE)",
                 stmt,
             )
     if not queries:
@@ -133,6 +145,34 @@ def read_program(sql: str, schema: str | None = None) -> Program:
             "the file holds several queries; write one SELECT per file", queries[1]
         )
     return Program(relations, queries[0], views)
+
+
+# statements of a schema script that change neither a table's rows nor
+# what the query means: indexes, schemas, sequences, comments, statistics,
+# transaction brackets
+_INERT_CREATES = {"INDEX", "SCHEMA", "SEQUENCE"}
+_INERT_STATEMENTS = (exp.Transaction, exp.Commit, exp.Comment, exp.Analyze)
+
+
+def _inert(stmt: exp.Expression, relations: dict) -> bool:
+    """Whether `stmt` is one of those (skipped), or ALTER TABLE … ADD
+    CONSTRAINT of a declared table (a key or a check the rows keep)."""
+    if isinstance(stmt, _INERT_STATEMENTS):
+        return True
+    if isinstance(stmt, (exp.Create, exp.Drop)):
+        kind = (stmt.args.get("kind") or "").upper()
+        return kind in _INERT_CREATES and (
+            isinstance(stmt, exp.Create) or kind == "INDEX"
+        )
+    if isinstance(stmt, exp.Alter) and (stmt.args.get("kind") or "").upper() == "TABLE":
+        actions = stmt.args.get("actions") or []
+        known = stmt.this.name.lower() in relations
+        return (
+            known
+            and bool(actions)
+            and all(isinstance(a, exp.AddConstraint) for a in actions)
+        )
+    return False
 
 
 def _plain_strings(stmt: exp.Expression) -> exp.Expression:
@@ -375,15 +415,19 @@ def relation(create: exp.Create) -> Relation:
         serial = kind is not None and kind.sql().upper() in _SERIALS
         if serial:  # PostgreSQL's auto-numbered INTEGER, never NULL
             kind, type_name = exp.DataType.build("INT"), "INT"
-        _check_collation(col, name)
         if type_name not in TYPES and type_name not in UNREAD_TYPES:
             raise unsupported(
                 f"column {name}.{col.name} has type {kind.sql() if kind else 'none'}; "
                 f"{SUPPORTED_TYPES}",
                 col,
             )
+        collation = _collation(col)  # such a column is held, never read
         columns.append(col.name.lower())
-        types.append(TYPES.get(type_name) or UNREAD + kind.sql(dialect="duckdb"))
+        if type_name in TYPES and collation is None:
+            types.append(TYPES[type_name])
+        else:
+            held = f" COLLATE {collation}" if collation else ""
+            types.append(UNREAD + kind.sql(dialect="duckdb") + held)
         scales.append(declared_scale(kind))
         notnull.append(serial or _declared_notnull(col))
         if _single(kind):
@@ -428,20 +472,29 @@ _SERIALS = {"SERIAL", "SERIAL2", "SERIAL4", "SERIAL8", "SMALLSERIAL", "BIGSERIAL
 _PLAIN_COLLATIONS = {"default", "c", "posix", "binary", "ucs_basic"}
 
 
-def _check_collation(col: exp.ColumnDef, table: str) -> None:
-    """Refuse a COLLATE that compares strings otherwise than by code point
-    (NOCASE, a locale's order): views would answer differently."""
+def _collation(col: exp.ColumnDef) -> str | None:
+    """A COLLATE that compares strings otherwise than by code point (NOCASE,
+    a locale's order), else None: views would answer differently, so such
+    a column is held only where the query does not read it."""
     for constraint in col.constraints:
         if isinstance(constraint.kind, exp.CollateColumnConstraint):
             name = constraint.kind.this.name.lower()
             if name not in _PLAIN_COLLATIONS:
-                raise unsupported(
-                    f"column {table}.{col.name} is declared COLLATE "
-                    f"{constraint.kind.this.sql()}: views compare and order "
-                    "strings by code point (drop COLLATE; lower() or ILIKE "
-                    "compare without case)",
-                    constraint,
-                )
+                return constraint.kind.this.sql()
+    return None
+
+
+def collation_refusal(column: str, kind: str) -> str | None:
+    """The refusal of reading `column` of unread type `kind` when a
+    collation made it one (see `_collation`), else None."""
+    if " COLLATE " not in kind:
+        return None
+    collation = kind.rsplit(" COLLATE ", 1)[1]
+    return (
+        f"column {column} is declared COLLATE {collation}: views compare and "
+        "order strings by code point (drop COLLATE; lower() or ILIKE compare "
+        "without case)"
+    )
 
 
 def _declared_notnull(col: exp.ColumnDef) -> bool:
