@@ -1449,6 +1449,27 @@ def test_serial_columns_are_not_null_integers():
         dynyan.load(nocase + "SELECT t.a FROM t WHERE t.b = 'a'")
 
 
+def test_schema_script_statements_that_change_no_rows_are_skipped():
+    """CREATE INDEX, COMMENT ON, a transaction, DROP TABLE IF EXISTS before
+    the CREATE: skipped; ALTER TABLE … ADD PRIMARY KEY declares the key (its
+    columns NOT NULL, ANY_VALUE by it read as MIN); ADD COLUMN refused."""
+    from dynyan.compiler.frontend.statements import read_program
+    from dynyan.errors import UnsupportedQueryError
+
+    script = (
+        "BEGIN; DROP TABLE IF EXISTS t; CREATE TABLE t (k INTEGER, v VARCHAR);"
+        "CREATE INDEX t_v ON t (v); COMMENT ON TABLE t IS 'x';"
+        "ALTER TABLE ONLY t ADD CONSTRAINT t_pkey PRIMARY KEY (k); COMMIT;"
+    )
+    rel = read_program(script + "SELECT t.k FROM t").relations["t"]
+    assert rel.key == ("k",) and rel.notnull == (True, False)
+    view = dynyan.load(script + "SELECT ANY_VALUE(t.v) AS v FROM t GROUP BY t.k").View()
+    view.insert("t", (1, "a"))
+    assert list(view.rows()) == [("a",)]
+    with pytest.raises(UnsupportedQueryError, match="only CREATE TABLE"):
+        dynyan.load(script + "ALTER TABLE t ADD COLUMN w INTEGER; SELECT t.k FROM t")
+
+
 NOT_NULL_GUARD_SQL = (
     "SELECT r.b, SUM(r.a) AS x, AVG(r.p) AS y, COUNT(r.c) AS n, MIN(r.c) AS lo "
     "FROM r GROUP BY r.b;"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import sqlglot
 from sqlglot import exp
@@ -124,7 +124,9 @@ def read_program(sql: str, schema: str | None = None) -> Program:
                         stmt,
                     )
         elif _inert(stmt, relations):
-            continue
+            name = stmt.this.name.lower() if isinstance(stmt, exp.Alter) else None
+            for key in stmt.find_all(exp.PrimaryKey) if name else ():
+                relations[name] = _with_key(relations[name], key, stmt)
         elif isinstance(stmt, exp.Query):
             queries.append(stmt)
         elif isinstance(stmt, exp.Pivot):  # DuckDB's PIVOT/UNPIVOT statements
@@ -173,6 +175,25 @@ def _inert(stmt: exp.Expression, relations: dict) -> bool:
             and all(isinstance(a, exp.AddConstraint) for a in actions)
         )
     return False
+
+
+def _with_key(rel: Relation, key: exp.PrimaryKey, stmt) -> Relation:
+    """`rel` with the PRIMARY KEY an ALTER TABLE … ADD adds (its columns
+    NOT NULL, as SQL makes them)."""
+    columns = {c.name.lower() for c in key.expressions}
+    unknown = sorted(columns - set(rel.columns))
+    if unknown:
+        raise sql_error(
+            f"PRIMARY KEY names {unknown[0]}, not a column of {rel.name}", stmt
+        )
+    if rel.key:
+        raise sql_error(f"table {rel.name} has a PRIMARY KEY already", stmt)
+    notnull = rel.notnull or (False,) * len(rel.columns)
+    return replace(
+        rel,
+        key=tuple(c for c in rel.columns if c in columns),
+        notnull=tuple(nn or c in columns for c, nn in zip(rel.columns, notnull)),
+    )
 
 
 def _plain_strings(stmt: exp.Expression) -> exp.Expression:

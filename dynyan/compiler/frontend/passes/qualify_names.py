@@ -340,6 +340,14 @@ class _Names:
                     if name not in columns:
                         raise sql_error(f"{what} has no column {name}", col)
                     return
+            if _outer_alias(select, alias):
+                raise unsupported(
+                    "a derived table in FROM reads a column of the query around "
+                    f"it ({_shown(col)}): a correlated derived table is not "
+                    "supported; correlate the subquery itself instead (its WHERE "
+                    "comparing its own columns with the outer query's)",
+                    col,
+                )
             raise sql_error(f"unknown table or alias {col.table} in {col.sql()}", col)
         order = col.find_ancestor(exp.Order, exp.Select)
         if isinstance(order, exp.Order) and _is_select_alias(select, name):
@@ -376,6 +384,27 @@ def _merged(select: exp.Select, sources: dict) -> set[str]:
             merged |= own & before
         before |= own
     return merged
+
+
+def _outer_alias(select: exp.Select, alias: str) -> bool:
+    """Whether a SELECT around `select` has a source named `alias` (which a
+    derived table cannot see: its scope starts afresh)."""
+    node = select.parent
+    while node is not None:
+        if isinstance(node, exp.Select) and any(
+            t.alias_or_name.lower() == alias
+            for t in node.find_all(exp.Table, exp.Subquery)
+            if t.parent_select is node
+        ):
+            return True
+        node = node.parent
+    return False
+
+
+def _shown(col: exp.Column) -> str:
+    """A column as a message shows it (a name the compiler made, __x, as
+    the outer query's column)."""
+    return "a column of the outer query" if col.table.startswith("__") else col.sql()
 
 
 def _in_from(inner: exp.Select, select: exp.Select) -> bool:
