@@ -31,6 +31,7 @@ from .passes.aggregate_spellings import aggregate_spellings
 from .passes.banded_subqueries import banded_subqueries
 from .passes.check_supported import check_supported
 from .passes.computed_correlations import computed_correlations
+from .passes.correlated_derived import correlated_derived
 from .passes.constant_subqueries import constant_subqueries
 from .passes.decompose_cycles import choose_bags, decompose_cycles
 from .passes.distinct_on import distinct_on
@@ -96,6 +97,7 @@ TREE_PASSES = (
     constant_subqueries,  # (SELECT 1) without FROM -> the constant
     name_outputs,  # every SELECT item gets its name as an alias
     having_subqueries,  # HAVING with a subquery -> WHERE over the groups
+    correlated_derived,  # (… FROM (… WHERE s.k = r.k) t) -> (… FROM (… s.k) t WHERE t.k = r.k)
     qualify_names,  # every name resolved and qualified
     join_subqueries,  # a subquery in ON -> in WHERE, or filtering the LEFT JOIN's table
     outer_equalities,  # a subquery's inner = outer: inner in the subqueries nested in it

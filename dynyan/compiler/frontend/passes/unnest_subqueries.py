@@ -722,6 +722,61 @@ def _decorrelate_scalar(inner: exp.Expression):
     return inner, outer_cols, tuple(null_safe)
 
 
+def _first_present(value, args):
+    """COALESCE: the first operand that is not NULL."""
+    return next((v for v in map(value, args) if v is not None), None)
+
+
+def _case(value, args):
+    """CASE WHEN c1 THEN v1 … ELSE d END: a NULL condition is not TRUE."""
+    for cond, then in zip(args[:-1:2], args[1:-1:2]):
+        if value(cond) is True:
+            return value(then)
+    return value(args[-1])
+
+
+def _compared(op):
+    def compare(value, args):
+        a, b = map(value, args)
+        return None if a is None or b is None else _COMPARE[op](a, b)
+
+    return compare
+
+
+_COMPARE = {
+    "eq": lambda a, b: a == b,
+    "ne": lambda a, b: a != b,
+    "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b,
+    "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b,
+}
+# the operators a scalar subquery's value over no rows is computed through
+# where a NULL operand need not make it NULL (COALESCE(SUM(x), 0) is 0)
+_OVER_NO_ROWS = {
+    "coalesce": _first_present,
+    "case": _case,
+    "isnull": lambda value, args: value(args[0]) is None,
+    "nullif": lambda value, args: (
+        None if (a := value(args[0])) is None or a == value(args[1]) else a
+    ),
+    "to_float": lambda value, args: (
+        None if (a := value(args[0])) is None else float(a)
+    ),
+    **{op: _compared(op) for op in _COMPARE},
+    "and": lambda value, args: _three_valued(list(map(value, args)), False),
+    "or": lambda value, args: _three_valued(list(map(value, args)), True),
+    "not": lambda value, args: None if (a := value(args[0])) is None else not a,
+}
+
+
+def _three_valued(values, decisive: bool):
+    """AND (decisive FALSE) or OR (decisive TRUE) of SQL's truth values."""
+    if decisive in values:
+        return decisive
+    return None if None in values else not decisive
+
+
 def _empty_value(query: Query, expr, node):
     """The value of a scalar subquery over no rows (COUNT 0, SUM NULL, …)."""
     if isinstance(expr, Lit):
@@ -739,6 +794,8 @@ def _empty_value(query: Query, expr, node):
         if expr.op == "div":
             return None if b == 0 else a / b
         return a + b if expr.op == "add" else a - b if expr.op == "sub" else a * b
+    if isinstance(expr, Op) and expr.op in _OVER_NO_ROWS:
+        return _OVER_NO_ROWS[expr.op](lambda a: _empty_value(query, a, node), expr.args)
     if isinstance(expr, Op) and expr.op not in NULL_ABSORBING:
         # NULL where an operand is (MAX(d) - INTERVAL 1 DAY over no rows)
         args = [a for a in expr.args if not isinstance(a, Lit)]
