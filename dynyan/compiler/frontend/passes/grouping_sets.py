@@ -41,6 +41,7 @@ def grouping_sets(tree: exp.Expression, ctx: Context) -> exp.Expression:
             isinstance(e, (exp.Rollup, exp.Cube, exp.GroupingSets))
             for e in group.expressions
         ):
+            _no_sets(select, group)
             continue
         _spell_out(select, group, ctx)
         sets = _sets(group)
@@ -50,6 +51,14 @@ def grouping_sets(tree: exp.Expression, ctx: Context) -> exp.Expression:
         else:
             select.replace(union)
     return tree
+
+
+def _no_sets(select: exp.Select, group: exp.Group | None) -> None:
+    """GROUPING(k, …) of a plain GROUP BY's keys: 0, no key is rolled up."""
+    keys = group.expressions if group is not None else []
+    for node in list(select.find_all(exp.Grouping, exp.GroupingId)):
+        if node.parent_select is select and all(k in keys for k in node.expressions):
+            node.replace(exp.Literal.number(0))
 
 
 def _with_rollup(group: exp.Group) -> None:
@@ -177,8 +186,9 @@ def _expand(select: exp.Select, sets: list[list[exp.Expression]]) -> exp.Express
 
 def _fill(e: exp.Expression, keys, rolled) -> exp.Expression:
     """`e` in the rows of one grouping set: a rolled-up key (outside an
-    aggregate) is NULL, GROUPING(k, …) the mask of the rolled-up keys."""
-    if isinstance(e, exp.Grouping):
+    aggregate) is NULL, GROUPING(k, …) (GROUPING_ID) the mask of the
+    rolled-up keys."""
+    if isinstance(e, (exp.Grouping, exp.GroupingId)):
         mask = 0
         for k in e.expressions:
             if k not in keys:
