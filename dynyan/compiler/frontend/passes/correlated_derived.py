@@ -9,7 +9,7 @@ later passes turn into an inner view keyed by k. Taken where every outer
 reference of the derived table is one side of an equality in its WHERE's
 conjuncts and the table groups its rows or does not aggregate (a global
 aggregate has a row even for no input: keyed, it would have none), without
-LIMIT, OFFSET or windows; others are refused by `qualify_names`.
+LIMIT, OFFSET, DISTINCT ON or windows; others are refused by `qualify_names`.
 
 >>> import sqlglot
 >>> from dynyan.compiler.frontend.context import Context
@@ -72,6 +72,9 @@ def _keyable(inner: exp.Select) -> bool:
         return False
     if inner.find(exp.Window) is not None:
         return False
+    distinct = inner.args.get("distinct")
+    if distinct is not None and distinct.args.get("on") is not None:
+        return False  # DISTINCT ON (a): one row per a, not per (a, key)
     aggregated = (
         any(e.find(exp.AggFunc) is not None for e in inner.expressions)
         or inner.args.get("having") is not None
