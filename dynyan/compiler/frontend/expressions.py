@@ -1297,6 +1297,8 @@ def _printf_value(fe, arg, spec: str, conv: str):
     kind = fe.type_of(value)
     allowed = {"s": ("str", "bool", "date", "timestamp"), "d": ("int", "bool")}
     kinds = allowed.get("d" if conv == "i" else conv, ("float",))
+    if kind in ("time", "timestamptz", "interval"):
+        raise unsupported(f"PRINTF of a {_SQL_TYPES[kind]} is not supported", arg)
     if kind is not None and kind not in kinds:
         raise unsupported(
             f"PRINTF %{conv} of a {_SQL_TYPES.get(kind, kind)} is an error in DuckDB",
