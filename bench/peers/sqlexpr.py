@@ -284,6 +284,9 @@ def sql_to_str(v, scale=None):
         return text + f".{v.microsecond:06d}".rstrip("0") if v.microsecond else text
     if isinstance(v, datetime.date):
         return f"{v.year:04d}-{v.month:02d}-{v.day:02d}"
+    if isinstance(v, datetime.time):
+        text = f"{v:%H:%M:%S}"
+        return text + f".{v.microsecond:06d}".rstrip("0") if v.microsecond else text
     return repr(v) if isinstance(v, float) else str(v)
 
 

@@ -226,8 +226,8 @@ def _lower(s):
 
 
 def _to_str(value, scale=None):
-    """CAST(value AS VARCHAR) of an INTEGER, BOOLEAN, DATE, TIMESTAMP, DOUBLE
-    or DECIMAL with `scale` digits, as DuckDB spells them (a TIMESTAMP's
+    """CAST(value AS VARCHAR) of an INTEGER, BOOLEAN, DATE, TIMESTAMP, TIME,
+    DOUBLE or DECIMAL with `scale` digits, as DuckDB spells them (a TIMESTAMP's
     fraction of a second without trailing zeros, a DOUBLE's shortest
     repr, a DECIMAL's every digit: 1.50, never -0.00)."""
     if scale is not None:
@@ -242,7 +242,8 @@ def _to_str(value, scale=None):
     if type(value) is datetime.datetime:
         text = value.isoformat(sep=" ")
         return text.rstrip("0") if value.microsecond else text
-    return value.isoformat()
+    text = value.isoformat()  # a DATE, or a TIME (its fraction as a TIMESTAMP's)
+    return text.rstrip("0") if getattr(value, "microsecond", 0) else text
 
 
 def _date_trunc(unit, date):

@@ -111,7 +111,7 @@ def _cast(fe, node: exp.Cast):
         return Op("to_int", (inner, *_int_range(node.to)))  # narrower: checked
     if wanted == source or (wanted == "float" and source == "int"):
         return _as_float(inner) if wanted == "float" else inner
-    if wanted == "str" and source in ("int", "bool", "date", "timestamp"):
+    if wanted == "str" and source in ("int", "bool", "date", "timestamp", "time"):
         return Op("to_str", (inner,))
     if wanted == "str" and source == "float" and isinstance(inner, Ref):
         return _column_text(fe, inner)
@@ -1138,13 +1138,13 @@ def _as_text(fe, value, node, name: str):
     """An argument of CONCAT or CONCAT_WS as VARCHAR: an INTEGER, BOOLEAN,
     DATE or TIMESTAMP as DuckDB spells it (a NULL stays NULL)."""
     kind = fe.type_of(value)
-    if kind in ("int", "bool", "date", "timestamp"):
+    if kind in ("int", "bool", "date", "timestamp", "time"):
         if isinstance(value, Lit):
             return Lit(_to_str(value.value))
         return Op("to_str", (value,))
     if kind == "float" and isinstance(value, Ref):
         return _column_text(fe, value)
-    if kind in ("time", "timestamptz", "interval"):
+    if kind in ("timestamptz", "interval"):
         raise unsupported(f"{name} of a {_SQL_TYPES[kind]} is not supported", node)
     if kind not in ("str", None):
         raise unsupported(
@@ -1154,6 +1154,22 @@ def _as_text(fe, value, node, name: str):
             node,
         )
     return value
+
+
+def _pipe(fe, node):
+    """`a || b`: NULL where either is; each side cast to VARCHAR as DuckDB
+    spells it (`_as_text`: 1.50 of a DECIMAL(10, 2) column, true, a
+    TIMESTAMP's fraction without trailing zeros), a DOUBLE expression by
+    its shortest repr."""
+    sides = []
+    for side in (node.this, node.expression):
+        value = fe.expr(side)
+        double = fe.type_of(value) == "float" and not isinstance(value, (Ref, Lit))
+        if double and fe.digits_of(value) is None:
+            sides.append(Op("to_str", (value,)))
+        else:
+            sides.append(_as_text(fe, value, side, "||"))
+    return Op("concat", tuple(sides))
 
 
 def _concat(fe, node):
@@ -1241,7 +1257,7 @@ def _formatted(fe, arg, name: str):
     kind = fe.type_of(value)
     if kind in ("str", None):
         return value
-    if kind not in ("int", "bool", "date", "timestamp", "float"):
+    if kind not in ("int", "bool", "date", "timestamp", "time", "float"):
         raise unsupported(f"{name} of a {_SQL_TYPES[kind]} is not supported", arg)
     if isinstance(value, Lit):
         return Lit(_to_str(value.value))
@@ -1295,9 +1311,9 @@ def _printf(fe, node: exp.Anonymous):
 def _printf_value(fe, arg, spec: str, conv: str):
     value = fe.expr(arg)
     kind = fe.type_of(value)
-    allowed = {"s": ("str", "bool", "date", "timestamp"), "d": ("int", "bool")}
+    allowed = {"s": ("str", "bool", "date", "timestamp", "time"), "d": ("int", "bool")}
     kinds = allowed.get("d" if conv == "i" else conv, ("float",))
-    if kind in ("time", "timestamptz", "interval"):
+    if kind in ("timestamptz", "interval"):
         raise unsupported(f"PRINTF of a {_SQL_TYPES[kind]} is not supported", arg)
     if kind is not None and kind not in kinds:
         raise unsupported(
@@ -1856,7 +1872,7 @@ CONVERTERS: dict[type, Callable] = {
     exp.Mod: _binary("mod"),
     exp.IntDiv: _binary("intdiv"),
     exp.Neg: _fold_neg,
-    exp.DPipe: _binary("concat"),
+    exp.DPipe: _pipe,
     exp.Concat: _concat,
     exp.EQ: _comparison("eq"),
     exp.NullSafeEQ: _null_safe,
