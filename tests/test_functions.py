@@ -148,6 +148,8 @@ CASES = {
         "CAST(r.x AS VARCHAR)",  # a DOUBLE: its shortest repr
         "FORMAT('{}/{}/{}|{{}}', r.x, r.p, r.ts)",  # a DECIMAL as a DOUBLE
         "FORMAT('{1}{0}{1}', r.f, r.d + 1)",
+        "(r.x * 2) || '|' || CAST(r.x / 3 AS VARCHAR)",  # DOUBLEs: shortest repr
+        "r.p || '|' || r.f || '|' || r.ts",  # DuckDB's CASTs (1.50, true)
     ],
     "greatest": ["GREATEST(r.a, r.b)", "GREATEST(r.x, r.a, 0)"],
     "least": ["LEAST(r.a, r.b)", "LEAST(r.x, r.a, 0)"],
@@ -788,7 +790,9 @@ def test_values_not_matched_are_errors(value, word):
         ("DATE_DIFF('decade', d, d)", "DATE_DIFF part 'DECADE' is not supported"),
         ("DATE_DIFF('day', s, t)", "DATE_DIFF needs a DATE or TIMESTAMP"),
         ("CONCAT_WS(s, s, t)", "CONCAT_WS needs a string literal separator"),
-        ("CONCAT_WS(',', s, x + 1)", "CONCAT_WS of a DOUBLE or DECIMAL expression"),
+        ("CONCAT_WS(',', s, p + 1)", "CONCAT_WS of a DOUBLE or DECIMAL expression"),
+        ("s || (p * 2)", "|| of a DOUBLE or DECIMAL expression"),
+        ("CAST(p + x AS VARCHAR)", "CAST of a DOUBLE to TEXT is not supported"),
         ("TRUNC(x, a)", "TRUNC needs an integer literal"),
         ("LPAD(a, 3, 'x')", "LPAD needs a string as argument 1"),
         ("LPAD(s, x, 'x')", "LPAD needs an INTEGER as argument 2"),

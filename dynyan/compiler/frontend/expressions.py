@@ -115,6 +115,8 @@ def _cast(fe, node: exp.Cast):
         return Op("to_str", (inner,))
     if wanted == "str" and source == "float" and isinstance(inner, Ref):
         return _column_text(fe, inner)
+    if wanted == "str" and isinstance(inner, Op) and _of_doubles(fe, inner):
+        return Op("to_str", (inner,))  # its shortest repr, as DuckDB's
     if wanted == "int" and source == "bool":
         return Op("to_int", (inner,))
     if wanted == "bool" and source in ("int", "float"):  # non-zero is true
@@ -1135,8 +1137,9 @@ def _column_text(fe, column: Ref) -> Op:
 
 
 def _as_text(fe, value, node, name: str):
-    """An argument of CONCAT or CONCAT_WS as VARCHAR: an INTEGER, BOOLEAN,
-    DATE or TIMESTAMP as DuckDB spells it (a NULL stays NULL)."""
+    """An argument of CONCAT, CONCAT_WS or || as VARCHAR: an INTEGER,
+    BOOLEAN, DATE, TIMESTAMP, TIME, DOUBLE or DECIMAL column, or a DOUBLE
+    expression (`_of_doubles`) as DuckDB spells it (a NULL stays NULL)."""
     kind = fe.type_of(value)
     if kind in ("int", "bool", "date", "timestamp", "time"):
         if isinstance(value, Lit):
@@ -1144,6 +1147,8 @@ def _as_text(fe, value, node, name: str):
         return Op("to_str", (value,))
     if kind == "float" and isinstance(value, Ref):
         return _column_text(fe, value)
+    if isinstance(value, Op) and _of_doubles(fe, value):
+        return Op("to_str", (value,))  # its shortest repr, as DuckDB's
     if kind in ("timestamptz", "interval"):
         raise unsupported(f"{name} of a {_SQL_TYPES[kind]} is not supported", node)
     if kind not in ("str", None):
@@ -1159,17 +1164,28 @@ def _as_text(fe, value, node, name: str):
 def _pipe(fe, node):
     """`a || b`: NULL where either is; each side cast to VARCHAR as DuckDB
     spells it (`_as_text`: 1.50 of a DECIMAL(10, 2) column, true, a
-    TIMESTAMP's fraction without trailing zeros), a DOUBLE expression by
-    its shortest repr."""
-    sides = []
-    for side in (node.this, node.expression):
-        value = fe.expr(side)
-        double = fe.type_of(value) == "float" and not isinstance(value, (Ref, Lit))
-        if double and fe.digits_of(value) is None:
-            sides.append(Op("to_str", (value,)))
-        else:
-            sides.append(_as_text(fe, value, side, "||"))
-    return Op("concat", tuple(sides))
+    TIMESTAMP's fraction without trailing zeros, a DOUBLE its shortest
+    repr)."""
+    sides = (node.this, node.expression)
+    return Op("concat", tuple(_as_text(fe, fe.expr(s), s, "||") for s in sides))
+
+
+def _of_doubles(fe, e) -> bool:
+    """Whether `e` is surely a DOUBLE in DuckDB: a number computed from
+    DOUBLE columns and integers only (a DECIMAL column or literal, or a CAST
+    to DECIMAL, may make it a DECIMAL, whose text shows every digit of its
+    scale)."""
+    return fe.type_of(e) == "float" and _without_decimals(fe, e)
+
+
+def _without_decimals(fe, e) -> bool:
+    if isinstance(e, Lit):
+        return not isinstance(e.value, float)
+    if isinstance(e, Ref):
+        return fe.type_of(e) != "float" or fe.digits_of(e) is None
+    if isinstance(e, Op) and e.op != "to_decimal":
+        return all(_without_decimals(fe, a) for a in e.args)
+    return False
 
 
 def _concat(fe, node):
