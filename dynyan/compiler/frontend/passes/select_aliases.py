@@ -59,23 +59,13 @@ def select_aliases(tree: exp.Expression, ctx: Context) -> exp.Expression:
 
 
 def _places(select: exp.Select) -> list[exp.Expression]:
-    """Where a SELECT's items may be named: its windows' PARTITION BY and
-    ORDER BY, HAVING and QUALIFY."""
+    """Where a SELECT's items may be named: HAVING, QUALIFY (windows in it
+    too) and its other windows' PARTITION BY and ORDER BY."""
     places = [select.args[a] for a in ("having", "qualify") if select.args.get(a)]
     for window in select.find_all(exp.Window):
-        if window.parent_select is select and not _inside(window, places):
+        clause = window.find_ancestor(exp.Having, exp.Qualify, exp.Select)
+        if window.parent_select is select and isinstance(clause, exp.Select):
             places += window.args.get("partition_by") or []
             if window.args.get("order") is not None:
                 places.append(window.args["order"])
     return places
-
-
-def _inside(node: exp.Expression, places: list[exp.Expression]) -> bool:
-    """Whether `node` lies within one of `places` (handled with it)."""
-    return any(node is p or any(a is p for a in _ancestors(node)) for p in places)
-
-
-def _ancestors(node: exp.Expression):
-    while node.parent is not None:
-        node = node.parent
-        yield node
