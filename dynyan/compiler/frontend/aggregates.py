@@ -497,10 +497,10 @@ class Grouping:
         """The type of STRING_AGG's argument, one whose VARCHAR text is
         DuckDB's (not a DOUBLE or DECIMAL: their digits differ)."""
         kind = self.fe.type_of(arg)
-        if kind not in ("str", "int", "bool", "date", "timestamp"):
+        if kind not in ("str", "int", "bool", "date", "timestamp", "time"):
             raise unsupported(
                 f"STRING_AGG of a {kind or 'NULL'} is not supported (of strings, "
-                "integers, booleans, dates and timestamps)",
+                "integers, booleans, dates, timestamps and times)",
                 node,
             )
         return kind
