@@ -412,13 +412,11 @@ def sql_printf_value(value, spec):
     if conv == "s":
         text = value if precision is None else value[: int(precision)]
         return f"{text:{align}{width or 0}}"
+    pad = "0" + width if fill else align + (width or "")
     if conv == "d":
-        return format(value, f"{sign}{'0' + width if fill else align + (width or '')}d")
+        return format(value, f"{sign}{pad}d")
     digits = "6" if precision is None else precision
-    body = format(
-        value, f"{sign}{'0' + width if fill else align + (width or '')}.{digits}{conv}"
-    )
-    return body
+    return format(value, f"{sign}{pad}.{digits}{conv}")
 
 
 def sql_printf_fixed(value, spec):
@@ -441,24 +439,25 @@ def sql_even(x):
 
 def sql_fdiv(x, y):
     """FDIV: x / y rounded down, in doubles; NaN refused."""
-    q = _c_divide(x, y)
+    q = _floored(x, y)
     if math.isnan(q):
         raise ValueError(f"FDIV({x}, {y}) is NaN")
-    return float(math.floor(q)) if math.isfinite(q) else q
+    return q
 
 
 def sql_fmod(x, y):
     """FMOD as DuckDB: x - FDIV(x, y) * y in doubles; NaN refused."""
-    q = _c_divide(x, y)
-    out = x - (float(math.floor(q)) if math.isfinite(q) else q) * y
+    out = x - _floored(x, y) * y
     if math.isnan(out):
         raise ValueError(f"FMOD({x}, {y}) is NaN")
     return out
 
 
-def _c_divide(x, y):
+def _floored(x, y):
+    """x / y rounded down as C divides doubles (±inf, NaN kept)."""
     if y != 0:
-        return x / y
+        q = x / y
+        return float(math.floor(q)) if math.isfinite(q) else q
     if x == 0 or math.isnan(x):
         return math.nan
     return math.inf if (x > 0) == (math.copysign(1, y) > 0) else -math.inf

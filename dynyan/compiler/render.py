@@ -2613,9 +2613,8 @@ def _group_slots(query, expressions: Expressions) -> dict:
             expressions.helpers.add(agg.kind)
         if agg.keyed:
             expressions.helpers.add("string_agg_keyed")
-        if agg.cast_text:  # _to_str tells a TIMESTAMP by its class
+        if agg.cast_text:  # (_to_str names datetime: imported, see uses_datetime)
             expressions.helpers.add("to_str")
-            expressions.uses_datetime = True
         if agg.computed is None and (agg.arg is None or agg.arg not in extras):
             continue
         # a computed DECIMAL summed: scaled to an integer (`_scaled` rounds it)

@@ -89,7 +89,7 @@ HELPERS = (
     Helper("_trig", "sqlfuncs", "_trig"),
     Helper("_c_math", "sqlfuncs", "_c_math"),
     Helper("_even", "sqlfuncs", "_even"),
-    Helper("_ieee_div", "sqlfuncs", "_ieee_div"),
+    Helper("_floored_quotient", "sqlfuncs", "_floored_quotient"),
     Helper("_fdiv", "sqlfuncs", "_fdiv"),
     Helper("_fmod", "sqlfuncs", "_fmod"),
     Helper("_factorial", "sqlfuncs", "_factorial"),

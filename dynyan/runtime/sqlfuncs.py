@@ -608,9 +608,7 @@ def _even(x):
 def _fdiv(x, y):
     """FDIV(x, y) as DuckDB: FLOOR(x / y) in doubles (±inf for x / 0); NaN
     (0 / 0, inf / inf) refused, as elsewhere."""
-    q = _ieee_div(float(x), float(y))
-    if q - q == 0:
-        return float(math.floor(q))
+    q = _floored_quotient(float(x), float(y))
     if q != q:
         raise ValueError(f"FDIV({x!r}, {y!r}) is NaN: not supported")
     return q
@@ -620,20 +618,22 @@ def _fmod(x, y):
     """FMOD(x, y) as DuckDB computes it: x - FLOOR(x / y) * y in doubles
     (the sign of y's, not C's fmod); NaN (y = 0, an infinity) refused."""
     x, y = float(x), float(y)
-    q = _ieee_div(x, y)
-    out = x - (float(math.floor(q)) if q - q == 0 else q) * y
+    out = x - _floored_quotient(x, y) * y
     if out != out:
         raise ValueError(f"FMOD({x!r}, {y!r}) is NaN: not supported")
     return out
 
 
-def _ieee_div(x, y):
-    """x / y of doubles as C divides them: ±inf or NaN by zero."""
+def _floored_quotient(x, y):
+    """FLOOR(x / y) of doubles as C computes it: ±inf or NaN by zero, and
+    an infinite or NaN quotient, kept."""
     if y:
-        return x / y
-    if x != x or x == 0:
+        q = x / y
+    elif x != x or x == 0:
         return math.nan
-    return math.copysign(math.inf, x) * math.copysign(1.0, y)
+    else:
+        return math.copysign(math.inf, x) * math.copysign(1.0, y)
+    return float(math.floor(q)) if q - q == 0 else q
 
 
 def _signbit(x):

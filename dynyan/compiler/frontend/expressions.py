@@ -1199,10 +1199,7 @@ def _concat(fe, node):
                 parts.append(value)
         else:
             parts.append(Op("coalesce", (value, Lit(""))))
-    out = parts[0] if parts else Lit("")
-    for part in parts[1:]:
-        out = Op("concat", (out, part))
-    return out
+    return _concatenated(parts)
 
 
 def _format(fe, node: exp.Format):
@@ -1267,8 +1264,8 @@ def _format_fields(text: str, node) -> list:
 
 def _formatted(fe, arg, name: str):
     """A FORMAT or PRINTF %s argument as text: a string as it is, an
-    INTEGER, BOOLEAN, DATE or TIMESTAMP as its CAST, a DECIMAL or DOUBLE
-    as the DOUBLE's shortest repr."""
+    INTEGER, BOOLEAN, DATE, TIMESTAMP or TIME as its CAST, a DECIMAL or
+    DOUBLE as the DOUBLE's shortest repr."""
     value = fe.expr(arg)
     kind = fe.type_of(value)
     if kind in ("str", None):

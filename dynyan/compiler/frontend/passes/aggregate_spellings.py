@@ -107,6 +107,15 @@ def aggregate_spellings(tree: exp.Expression, ctx: Context) -> exp.Expression:
     return tree
 
 
+# FSUM and the like: a plain aggregate of the values as DOUBLEs
+_OF_DOUBLES = {
+    "FSUM": exp.Sum,
+    "KAHAN_SUM": exp.Sum,
+    "SUMKAHAN": exp.Sum,
+    "FAVG": exp.Avg,
+}
+
+
 def _composed(name: str, node: exp.Anonymous) -> exp.Expression:
     """EVERY(c): BOOL_AND(c). FSUM, KAHAN_SUM (SUMKAHAN), FAVG: SUM and AVG
     of the values as DOUBLEs (DuckDB's compensated sums; a SUM here is
@@ -115,15 +124,10 @@ def _composed(name: str, node: exp.Anonymous) -> exp.Expression:
     SUM(x * w) / SUM(w) over the rows where neither is NULL."""
     x = node.expressions[0]
     double = exp.cast(x.copy(), exp.DataType.Type.DOUBLE)
-    simple = {
-        "EVERY": lambda: exp.LogicalAnd(this=x.copy()),
-        "FSUM": lambda: exp.Sum(this=double),
-        "KAHAN_SUM": lambda: exp.Sum(this=double),
-        "SUMKAHAN": lambda: exp.Sum(this=double),
-        "FAVG": lambda: exp.Avg(this=double),
-    }
-    if name in simple:
-        return simple[name]()
+    if name == "EVERY":
+        return exp.LogicalAnd(this=x.copy())
+    if name in _OF_DOUBLES:
+        return _OF_DOUBLES[name](this=double)
     if isinstance(node.parent, exp.Window):
         raise unsupported(f"{node.name} over a window is not supported", node)
     if name == "SEM":

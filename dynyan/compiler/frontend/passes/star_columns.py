@@ -31,8 +31,10 @@ def star_columns(tree: exp.Expression, ctx: Context) -> exp.Expression:
         return tree
     names = _Names(ctx)
     for select in list(tree.find_all(exp.Select)):
-        if not any(c.parent_select is select for c in select.find_all(exp.Columns)):
+        found = [c for c in select.find_all(exp.Columns) if c.parent_select is select]
+        if not found:
             continue
+        pairs = _source_columns(select, names, found[0])
         items = []
         for item in select.expressions:
             specs = [c for c in item.find_all(exp.Columns) if c.parent_select is select]
@@ -41,7 +43,7 @@ def star_columns(tree: exp.Expression, ctx: Context) -> exp.Expression:
                 continue
             if len(specs) > 1:
                 raise unsupported("several COLUMNS(…) in one SELECT item", item)
-            for alias, column in _named(specs[0], select, names):
+            for alias, column in _named(specs[0], pairs):
                 copy = item.copy()
                 spec = next(c for c in copy.find_all(exp.Columns))
                 ref = exp.column(column, table=alias)
@@ -59,15 +61,20 @@ def star_columns(tree: exp.Expression, ctx: Context) -> exp.Expression:
     return tree
 
 
-def _named(spec: exp.Columns, select: exp.Select, names: _Names) -> list:
-    """(source alias, column) pairs `spec` names, in FROM order."""
+def _source_columns(select: exp.Select, names: _Names, spec: exp.Columns) -> list:
+    """(source alias, column) of every column of the SELECT's sources, in
+    FROM order (USING and NATURAL joins, which merge columns, refused)."""
     if any(
         j.args.get("using") or j.args.get("method")
         for j in select.args.get("joins") or []
     ):
         raise unsupported("COLUMNS(…) beside a JOIN … USING or NATURAL JOIN", spec)
     sources = names._sources(select)
-    pairs = [(alias, c) for alias, (_, cols) in sources.items() for c in cols]
+    return [(alias, c) for alias, (_, cols) in sources.items() for c in cols]
+
+
+def _named(spec: exp.Columns, pairs: list) -> list:
+    """The (source alias, column) pairs of `pairs` that `spec` names."""
     what = spec.this
     if isinstance(what, exp.Literal) and what.is_string:
         try:

@@ -33,6 +33,8 @@ in_1 = SELECT DISTINCT c AS k1
 
 from __future__ import annotations
 
+import operator
+
 from sqlglot import exp
 
 from ...ir import (
@@ -743,14 +745,7 @@ def _compared(op):
     return compare
 
 
-_COMPARE = {
-    "eq": lambda a, b: a == b,
-    "ne": lambda a, b: a != b,
-    "lt": lambda a, b: a < b,
-    "le": lambda a, b: a <= b,
-    "gt": lambda a, b: a > b,
-    "ge": lambda a, b: a >= b,
-}
+_COMPARE = {op: getattr(operator, op) for op in ("eq", "ne", "lt", "le", "gt", "ge")}
 # the operators a scalar subquery's value over no rows is computed through
 # where a NULL operand need not make it NULL (COALESCE(SUM(x), 0) is 0)
 _OVER_NO_ROWS = {
