@@ -277,8 +277,18 @@ CASES = {
     "acosh": ["ACOSH(ABS(r.x) + 1)", "ACOSH(r.p + 1)"],
     "atanh": ["ATANH(r.x / (ABS(r.x) + 1))", "ATANH(r.a / 10)"],  # 1e300: inf
     "even": ["EVEN(r.x)", "EVEN(r.p)", "EVEN(r.a)", "EVEN(r.x / 4)"],
-    "fdiv": ["FDIV(r.a, r.b + 0.5)", "FDIV(r.x, 2)", "FDIV(r.p, r.a - 1)"],
-    "fmod": ["FMOD(r.x, 2.5)", "FMOD(r.a, r.b + 0.5)", "FMOD(-r.p, 3)"],
+    "fdiv": [
+        "FDIV(r.a, r.b + 0.5)",
+        "FDIV(r.x, 2)",
+        "FDIV(r.p, r.a - 1)",
+        "FDIV(r.x, 1e-300)",  # beyond the doubles: inf
+    ],
+    "fmod": [
+        "FMOD(r.x, 2.5)",
+        "FMOD(r.a, r.b + 0.5)",
+        "FMOD(-r.p, 3)",
+        "FMOD(r.x, 1e-300)",  # 1e300 / 1e-300 beyond the doubles: -inf
+    ],
     "factorial": ["FACTORIAL(ABS(r.b))", "FACTORIAL(r.a + 10)"],
     "signbit": ["SIGNBIT(r.x)", "SIGNBIT(r.x * -1)", "SIGNBIT(-r.x / 4)"],
     "time_bucket": [
