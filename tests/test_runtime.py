@@ -234,14 +234,25 @@ def test_wrong_arity(kind, mode):
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("kind", KINDS)
 def test_rows_that_are_not_sequences(kind, mode):
-    """Not a ViewError (a TypeError from tuple()), but nothing changes."""
+    """A TypeError naming what a row is, and nothing changes: also for a
+    str, dict or set of the right length, whose items are not the row's
+    values in column order (tuple() would take a dict's keys)."""
     view, rec = make(kind, mode)
     populate(view)
-    for bad in [5, None, 1.5]:
-        expect_failure(view, rec, lambda: view.insert("r", bad), TypeError)
+    shaped = ["abcd", b"abcd", {"a": 1, "b": 1, "c": "n", "d": 1.0}, {1, 2, "n", 3.0}]
+    for bad in [5, None, 1.5, *shaped]:
+        said = "a row is a tuple"
+        expect_failure(view, rec, lambda: view.insert("r", bad), TypeError, said)
+        expect_failure(view, rec, lambda: view.delete("r", bad), TypeError, said)
         expect_failure(
-            view, rec, lambda: view.update("r", [(9, 1, "q", 50.0), bad]), TypeError
+            view,
+            rec,
+            lambda: view.update("r", [(9, 1, "q", 50.0), bad]),
+            TypeError,
+            said,
         )
+        with pytest.raises(TypeError, match="a row is a tuple"):
+            view.multiplicity(bad)
     expect_failure(view, rec, lambda: view.update("r", None), TypeError)
     expect_failure(view, rec, lambda: view.update("r", 7), TypeError)
 
@@ -776,13 +787,15 @@ def test_nan_key_matches_only_the_same_object():
     assert list(view.rows()) == []
 
 
-def test_a_string_is_taken_as_a_row_of_characters():
-    """Rows are converted with tuple(): a 4-character string is a 4-column
-    row. Documented in docs/robustness.md: pass tuples or lists."""
+def test_rows_given_as_other_iterables_are_tuples():
+    """A list, a generator or a range is converted with tuple()."""
     view, _ = make("nfc", "pull")
-    view.insert("r", "abcd")
-    assert view.snapshot()["state"]["r_rows"] == {("a", "b", "c", "d"): 1}
-    view.delete("r", ("a", "b", "c", "d"))
+    view.insert("r", ["a", "b", "c", "d"])
+    view.insert("r", (c for c in ("a", "b", "c", "d")))
+    assert view.snapshot()["state"]["r_rows"] == {("a", "b", "c", "d"): 2}
+    view.delete("r", ["a", "b", "c", "d"])
+    view.update("r", [iter(("a", "b", "c", "d"))], [-1])
+    assert view.snapshot()["state"]["r_rows"] == {}
 
 
 def test_numeric_mults_that_are_not_int_are_refused():
