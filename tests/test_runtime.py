@@ -218,6 +218,17 @@ def test_unknown_relation(kind, mode):
         )
 
 
+def test_a_relation_named_in_upper_case_is_told_its_name():
+    view, rec = make("spj", "push")
+    populate(view)
+    said = (
+        r"unknown relation 'R'; this view reads r, s \(names are in lower case: 'r'\)"
+    )
+    expect_failure(
+        view, rec, lambda: view.insert("R", (1, 1, "n", 1.0)), ValueError, said
+    )
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("kind", KINDS)
 def test_wrong_arity(kind, mode):
@@ -455,7 +466,7 @@ def test_rows_given_as_lists(kind):
                 (8, 9, "n3", 30.0),
             ]
         ),
-        (1, 2, 1, 1),
+        iter((1, 2, 1, 1)),  # mults from any iterable too
     )
     as_lists.insert("r", [3, 3, "n4", 9.0])
     assert state(as_lists) == state(as_tuples)
@@ -796,6 +807,14 @@ def test_rows_given_as_other_iterables_are_tuples():
     view.delete("r", ["a", "b", "c", "d"])
     view.update("r", [iter(("a", "b", "c", "d"))], [-1])
     assert view.snapshot()["state"]["r_rows"] == {}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_on_delta_that_is_not_callable_is_refused_at_once(kind):
+    module = sys.modules[type(make(kind, "pull")[0]).__module__]
+    for bad in [5, "print", (print,)]:
+        with pytest.raises(TypeError, match="on_delta is called as"):
+            module.View(on_delta=bad)
 
 
 def test_numeric_mults_that_are_not_int_are_refused():
