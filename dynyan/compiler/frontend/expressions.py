@@ -146,6 +146,15 @@ def _cannot_fail(source: str | None, wanted: str | None, target: str) -> bool:
 _TEXT_INT_BITS = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "BIGINT": 64}
 
 
+def _date_call(fe, node: exp.Date):
+    """DATE(x): CAST(x AS DATE), as DuckDB reads it (`DATE('1997-09-01')`)."""
+    if any(v for k, v in node.args.items() if k != "this"):
+        raise unsupported("DATE(x) is supported of one value, as CAST(x AS DATE)", node)
+    cast = exp.Cast(this=node.this.copy(), to=exp.DataType.build("DATE"))
+    cast.meta.update(node.meta)  # errors point at the call
+    return _cast(fe, cast)
+
+
 def _cast_text(text, node: exp.Cast, safe: bool):
     """CAST (`safe`: TRY_CAST) of a VARCHAR to an integer, DOUBLE, DATE or
     TIMESTAMP,
@@ -302,7 +311,7 @@ def interval_parts(node: exp.Interval) -> tuple[str, int]:
 
 def _interval_pairs(node: exp.Interval) -> list[tuple[str, str]]:
     """The (number, UNIT) pairs an INTERVAL spells."""
-    unit = (node.text("unit") or "").upper().rstrip("S")
+    unit = (_interval_unit(node) or "").upper().rstrip("S")
     text = node.this.name if node.this is not None else ""
     parts = text.split()
     if not unit and len(parts) % 2 == 0:
@@ -321,6 +330,28 @@ def _interval_pairs(node: exp.Interval) -> list[tuple[str, str]]:
             node,
         )
     return pairs
+
+
+# the units sqlglot reads as a node of their own when a precision follows
+_UNIT_NODES = (exp.Second, exp.Minute, exp.Hour, exp.Day, exp.Week, exp.Month, exp.Year)
+
+
+def _interval_unit(node: exp.Interval) -> str | None:
+    """The unit of `INTERVAL 'n' UNIT`, also of the SQL standard's `INTERVAL
+    'n' DAY (3)` (TPC-H's text: a leading field precision, the most digits
+    n may have, checked here)."""
+    unit = node.args.get("unit")
+    if not isinstance(unit, _UNIT_NODES):
+        return node.text("unit")
+    precision = unit.this.name if unit.this is not None else ""
+    amount = node.this.name.strip().lstrip("+-") if node.this is not None else ""
+    if not precision.isdigit() or (amount.isdigit() and len(amount) > int(precision)):
+        raise unsupported(
+            f"INTERVAL '{amount}' {unit.key.upper()} ({precision}): the precision "
+            "in parentheses is the most digits the amount may have",
+            node,
+        )
+    return unit.key
 
 
 # TO_SECONDS(k) … TO_YEARS(k): an INTERVAL of k of the unit
@@ -1871,6 +1902,7 @@ CONVERTERS: dict[type, Callable] = {
     exp.Null: lambda fe, node: Lit(None),
     exp.Paren: lambda fe, node: fe.expr(node.this),
     exp.Cast: _cast,
+    exp.Date: _date_call,
     exp.Add: lambda fe, node: _shift(fe, node, +1),
     exp.Sub: lambda fe, node: _shift(fe, node, -1),
     exp.Interval: _interval_value,

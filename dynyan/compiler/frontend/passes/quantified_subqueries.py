@@ -1,5 +1,8 @@
 """`x op ANY (subquery)` and `x op ALL (subquery)` as [NOT] EXISTS.
 
+A list written out, `x op ANY (ARRAY[v, …])` (PostgreSQL's spelling) or
+`x op ALL ([v, …])`, is first the OR (the AND) of `x op v` over its values.
+
 In a conjunct of WHERE (where NULL and FALSE both drop the row):
 
 - `x op ANY (SELECT y FROM … WHERE w)` holds when some row has `x op y`:
@@ -44,6 +47,10 @@ _COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE)
 
 
 def quantified_subqueries(tree: exp.Expression, ctx: Context) -> exp.Expression:
+    for node in list(tree.find_all(*_COMPARISONS)):
+        listed = _listed(node.expression)
+        if listed is not None:
+            node.replace(_over_values(node, *listed))
     for node in list(tree.find_all(exp.In)):
         query = node.args.get("query")
         inner = query.this if isinstance(query, exp.Subquery) else query
@@ -81,6 +88,43 @@ def quantified_subqueries(tree: exp.Expression, ctx: Context) -> exp.Expression:
             if banded is not None:
                 node.replace(banded)
     return tree
+
+
+def _listed(right: exp.Expression) -> tuple[list, bool] | None:
+    """(values, ALL?) of `ANY (ARRAY[v, …])`, `ALL ([v, …])`, `SOME (…)`: a
+    list written out; None for anything else (a subquery)."""
+    if isinstance(right, (exp.Any, exp.All)):
+        values, every = right.this, isinstance(right, exp.All)
+    elif isinstance(right, exp.Anonymous) and right.name.upper() in (
+        "ANY",
+        "SOME",
+        "ALL",
+    ):
+        if len(right.expressions) != 1:
+            return None
+        values, every = right.expressions[0], right.name.upper() == "ALL"
+    else:
+        return None
+    while isinstance(values, exp.Paren):
+        values = values.this
+    if not isinstance(values, exp.Array) or any(
+        isinstance(v, exp.Query) for v in values.expressions
+    ):
+        return None
+    return values.expressions, every
+
+
+def _over_values(comparison: exp.Expression, values: list, every: bool):
+    """`x op ANY ([v1, v2])` is `(x op v1 OR x op v2)` and `x op ALL (…)`
+    `(x op v1 AND x op v2)`, in SQL's three values as DuckDB's (NULL where
+    no v decides and one is NULL); over no values FALSE and TRUE."""
+    parts = [
+        comparison.__class__(this=comparison.this.copy(), expression=v.copy())
+        for v in values
+    ]
+    if not parts:
+        return exp.Boolean(this=every)
+    return exp.Paren(this=(exp.and_ if every else exp.or_)(*parts))
 
 
 def _one_row(select) -> bool:
