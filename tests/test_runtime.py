@@ -798,6 +798,21 @@ def test_nan_key_matches_only_the_same_object():
     assert list(view.rows()) == []
 
 
+def test_rows_of_the_wrong_class_are_refused_where_values_are_stored_as_duckdb():
+    """A REAL or TIMESTAMPTZ column's values are converted before the view's
+    checks (`_as_stored`): a dict of the right length is refused there too,
+    not taken as its keys."""
+    module = dynyan.load("CREATE TABLE r (a REAL, b INT); SELECT a, b FROM r")
+    view = module.View()
+    for bad in [{"a": 1.5, "b": 2}, "ab", {1.5, 2}]:
+        with pytest.raises(TypeError, match="a row is a tuple"):
+            view.insert("r", bad)
+        with pytest.raises(TypeError, match="a row is a tuple"):
+            view.update("r", [(1.5, 1), bad])
+    view.insert("r", iter([1.1, 2]))  # an iterator is a row, rounded as a REAL
+    assert list(view.rows()) == [(1.100000023841858, 2)]
+
+
 def test_rows_given_as_other_iterables_are_tuples():
     """A list, a generator or a range is converted with tuple()."""
     view, _ = make("nfc", "pull")

@@ -149,6 +149,8 @@ MODULE_GLOBALS = frozenset(
         "bisect_right",
         "math",
         "datetime",
+        "Mapping",  # collections.abc's, which every module imports
+        "Set",
     }
 )
 

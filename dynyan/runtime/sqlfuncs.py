@@ -8,6 +8,7 @@ function or operator becomes).
 
 import datetime
 import math
+from collections.abc import Mapping, Set
 
 
 class ViewError(ValueError):
@@ -1040,6 +1041,8 @@ def _as_stored(relation, row, arity, singles, zoned):
     another type) is left to the view's checks, which name it as it was
     given."""
     if type(row) is not tuple:
+        if isinstance(row, (str, bytes, bytearray, Mapping, Set)):
+            return row  # not a row (a dict's items are its keys): the view says so
         try:
             row = tuple(row)
         except TypeError:
