@@ -798,6 +798,24 @@ def test_nan_key_matches_only_the_same_object():
     assert list(view.rows()) == []
 
 
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_trusting_views_refuse_rows_that_are_not_sequences(kind, mode):
+    """The trusting module of each shape, as test_rows_that_are_not_sequences
+    checks the strict one: what keeps no whole rows refuses a dict too."""
+    trusting = dynyan.load(SCHEMA + QUERIES[kind] + ";", trust_input=True)
+    rec = Recorder()
+    view = trusting.View(on_delta=rec) if mode == "push" else trusting.View()
+    populate(view)
+    for bad in ["abcd", {"a": 1, "b": 1, "c": "n", "d": 1.0}, 5]:
+        for call in (
+            lambda: view.insert("r", bad),
+            lambda: view.delete("r", bad),
+            lambda: view.update("r", [(9, 1, "q", 50.0), bad]),
+        ):
+            expect_failure(view, rec, call, TypeError, "a row is a tuple")
+
+
 def test_rows_of_the_wrong_class_are_refused_where_values_are_stored_as_duckdb():
     """A REAL or TIMESTAMPTZ column's values are converted before the view's
     checks (`_as_stored`): a dict of the right length is refused there too,
