@@ -337,6 +337,17 @@ CASES = {
         "DATE_DIFF('second', r.ts, TIMESTAMP '2020-02-29 12:00:00')",
         "DATE_DIFF('hour', r.d, '2020-03-01')",  # the string read as a DATE
     ],
+    "date_sub": [
+        "DATE_SUB('month', r.d, DATE '2020-02-29')",  # Jan 31 -> Feb 29: 1
+        "DATESUB('year', r.d, r.ts)",
+        "DATE_SUB('quarter', DATE '2020-01-31', r.d)",
+        "DATE_SUB('month', r.ts, TIMESTAMP '2020-02-29 06:00:00')",
+        "DATE_SUB('week', r.ts, r.d)",
+        "DATE_SUB('days', r.ts, TIMESTAMP '2020-03-01 12:00:00')",
+        "DATE_SUB('hour', r.d, r.ts)",
+        "DATE_SUB('minute', r.ts, '2020-03-01')",  # the string read as a DATE
+        "DATE_SUB('second', TIMESTAMP '2020-01-01 00:00:30', r.ts)",
+    ],
     "last_day": ["LAST_DAY(r.d)", "LAST_DAY(r.ts)"],
     "make_date": [
         "MAKE_DATE(2020, r.k, 1)",

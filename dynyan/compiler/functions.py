@@ -204,6 +204,7 @@ SCALARS = {
         Scalar("md5", "_digest('md5', {0})", helper="_digest"),
         Scalar("sha256", "_digest('sha256', {0})", helper="_digest"),
         Scalar("date_diff", "_date_diff({0}, {1}, {2})", helper="_date_diff"),
+        Scalar("date_sub", "_date_sub({0}, {1}, {2})", helper="_date_sub"),
         Scalar("last_day", "_last_day({0})", helper="_last_day", uses_datetime=True),
         Scalar(
             "make_date",

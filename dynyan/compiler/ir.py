@@ -213,6 +213,7 @@ FUNCTIONS = {
     "md5",  # MD5 of the text's UTF-8 bytes, lower-case hex
     "sha256",  # SHA-256 of the text's UTF-8 bytes, lower-case hex
     "date_diff",  # (Lit(unit), start, end): unit boundaries crossed
+    "date_sub",  # (Lit(unit), start, end): whole units from start to end
     "last_day",
     "make_date",  # (year, month, day)
     "make_timestamp",  # (year, month, day, hour, minute, seconds)
@@ -680,7 +681,7 @@ INTEGER_OPS = frozenset(
         *("year", "month", "day", "quarter", "dayofweek", "dayofyear", "week"),
         *("isodow", "isoyear", "yearweek", "decade", "century", "millennium"),
         *("hour", "minute", "second", "millisecond", "microsecond"),
-        *("days_between", "date_diff", "difference_part", "epoch_units"),
+        *("days_between", "date_diff", "date_sub", "difference_part", "epoch_units"),
         *("strpos", "length", "ascii", "sign", "gcd", "lcm", "intdiv"),
         *("unicode", "octet_length", "levenshtein", "hamming", "split_count"),
         *("bit_and", "bit_or", "bit_xor", "factorial"),

@@ -100,6 +100,7 @@ HELPERS = (
     Helper("_microsecond", "sqlfuncs", "_microsecond"),
     Helper("_digest", "sqlfuncs", "_digest"),
     Helper("_date_diff", "sqlfuncs", "_date_diff"),
+    Helper("_date_sub", "sqlfuncs", "_date_sub"),
     Helper("_last_day", "sqlfuncs", "_last_day"),
     Helper("_make_date", "sqlfuncs", "_make_date"),
     Helper("_from_epoch", "sqlfuncs", "_from_epoch"),

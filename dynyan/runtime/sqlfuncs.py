@@ -890,6 +890,38 @@ def _date_diff(unit, start, end):
     return minutes * 60 + end.second - start.second
 
 
+def _date_sub(unit, start, end):
+    """DATE_SUB(unit, start, end) as DuckDB: the number of whole units from
+    start to end (toward zero, negative backwards), a DATE at its midnight.
+    Months count whole months of the calendar: from the 31st to the last day
+    of a shorter month is one, from the 15th to the 14th of the next none;
+    quarters and years are whole months over 3 and 12."""
+    start, end = (
+        (
+            v
+            if v.__class__ is datetime.datetime
+            else datetime.datetime(v.year, v.month, v.day)
+        )
+        for v in (start, end)
+    )
+    if unit in ("year", "quarter", "month"):
+        sign, early, late = (1, start, end) if start <= end else (-1, end, start)
+        last = (late.replace(day=28) + datetime.timedelta(days=4)).replace(day=1)
+        last = (last - datetime.timedelta(days=1)).day  # of late's month
+        if late.day == last and (
+            early.day > last or (early.day == last and early.time() < late.time())
+        ):
+            early = early.replace(day=last)
+        months = (late.year - early.year) * 12 + late.month - early.month
+        if (late.day, late.time()) < (early.day, early.time()):
+            months -= 1
+        return sign * (months // {"year": 12, "quarter": 3, "month": 1}[unit])
+    step = {"week": 604800, "day": 86400, "hour": 3600, "minute": 60, "second": 1}[unit]
+    micros = (end - start) // datetime.timedelta(microseconds=1)
+    whole = abs(micros) // (step * 1000000)
+    return whole if micros >= 0 else -whole
+
+
 def _last_day(date):
     """LAST_DAY of a DATE or TIMESTAMP: the last day of its month, a DATE."""
     if date.month == 12:

@@ -1544,6 +1544,21 @@ def _date_diff(fe, node: exp.DateDiff):
     return Op("date_diff", (Lit(unit), start, end))
 
 
+def _date_sub(fe, node: exp.Anonymous):
+    """DATE_SUB/DATESUB(part, start, end): whole parts from start to end
+    (DuckDB: a month from Jan 31 to Feb 29, none from Jan 15 to Feb 14)."""
+    part, start, end = node.expressions
+    unit = DIFF_UNITS.get(part.name.lower()) if isinstance(part, exp.Literal) else None
+    if unit is None or not part.is_string:
+        raise unsupported(
+            "DATE_SUB needs its part as a string literal: year, quarter, month, "
+            "week, day, hour, minute or second",
+            node,
+        )
+    start, end = coerce_literals(fe.expr(start), fe.expr(end), fe.type_of, node)
+    return Op("date_sub", (Lit(unit), start, end))
+
+
 def _make_date(fe, node: exp.DateFromParts):
     parts = [node.args.get(a) for a in ("year", "month", "day")]
     if None in parts or node.args.get("allow_overflow"):
@@ -1850,6 +1865,8 @@ def _function(fe, node: exp.Anonymous):
         )
     if name == "signbit" and len(args) == 1:
         return _signbit(fe, fe.expr(args[0]), node)
+    if name in ("date_sub", "datesub") and len(args) == 3:
+        return _date_sub(fe, node)
     if name in ("suffix", "prefix") and len(args) == 2:
         op = "ends_with" if name == "suffix" else "starts_with"
         return Op(op, (fe.expr(args[0]), fe.expr(args[1])))

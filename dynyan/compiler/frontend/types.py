@@ -288,8 +288,8 @@ def op_type(e: Op, types: list) -> str | None:
             what = "an INTEGER" if kind == "int" else "a string"
             need({kind}, f"{name} needs {what} as argument {i + 1}", i)
         return result
-    if op == "date_diff":
-        need(TIMES, "DATE_DIFF needs a DATE or TIMESTAMP", 1, 2)
+    if op in ("date_diff", "date_sub"):
+        need(TIMES, f"{op.upper()} needs a DATE or TIMESTAMP", 1, 2)
         return "int"
     if op in ("last_day", "dayname", "monthname"):
         need(TIMES, f"{op.upper()} needs a DATE or TIMESTAMP", 0)
