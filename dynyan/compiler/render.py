@@ -3762,6 +3762,7 @@ def _runtime_source(layout, ring, expressions, relations, stored=None) -> str:
     used |= {"_RangeSum"} if "rangesum" in kinds else set()
     used |= {"_psum"} if "scanweight" in steps else set()
     used |= {f"_{name}" for name in expressions.helpers}
+    used |= {"_tupled"}  # a row given as a list (insert, update, multiplicity)
     used |= {"_as_stored"} if stored else set()
     return inline.helper_source(used, ring)
 

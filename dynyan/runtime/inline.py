@@ -117,6 +117,7 @@ HELPERS = (
     Helper("_epoch_units", "sqlfuncs", "_epoch_units"),
     Helper("_difference_part", "sqlfuncs", "_difference_part"),
     Helper("_single", "sqlfuncs", "_single"),
+    Helper("_tupled", "sqlfuncs", "_tupled"),
     Helper("_as_stored", "sqlfuncs", "_as_stored"),
     Helper("_unicode", "sqlfuncs", "_unicode"),
     Helper("_make_timestamp", "sqlfuncs", "_make_timestamp"),

@@ -906,11 +906,8 @@ def _date_sub(unit, start, end):
     )
     if unit in ("year", "quarter", "month"):
         sign, early, late = (1, start, end) if start <= end else (-1, end, start)
-        last = (late.replace(day=28) + datetime.timedelta(days=4)).replace(day=1)
-        last = (last - datetime.timedelta(days=1)).day  # of late's month
-        if late.day == last and (
-            early.day > last or (early.day == last and early.time() < late.time())
-        ):
+        last = _last_day(late).day
+        if late.day == last and early.day > last:  # to the end of a shorter month
             early = early.replace(day=last)
         months = (late.year - early.year) * 12 + late.month - early.month
         if (late.day, late.time()) < (early.day, early.time()):
@@ -1063,6 +1060,23 @@ def _single(v):
     return math.copysign(single, v)
 
 
+def _tupled(row):
+    """A row given as another sequence (a list), as a tuple. A str, bytes,
+    mapping or set is refused: its items are not the row's values in
+    column order (a dict's would be its keys)."""
+    if type(row) is list:
+        return tuple(row)
+    if not isinstance(row, (str, bytes, bytearray, Mapping, Set)):
+        try:
+            return tuple(row)
+        except TypeError:
+            pass
+    raise TypeError(
+        "a row is a tuple (or list) of its relation's values in the order of "
+        f"View.RELATIONS, not a {type(row).__name__}: {row!r}"
+    )
+
+
 def _as_stored(relation, row, arity, singles, zoned):
     """`row` with its values as DuckDB stores them: the numbers in its REAL
     (FLOAT) columns at `singles` rounded to the nearest 4-byte float (ties
@@ -1073,12 +1087,10 @@ def _as_stored(relation, row, arity, singles, zoned):
     another type) is left to the view's checks, which name it as it was
     given."""
     if type(row) is not tuple:
-        if isinstance(row, (str, bytes, bytearray, Mapping, Set)):
-            return row  # not a row (a dict's items are its keys): the view says so
         try:
-            row = tuple(row)
+            row = _tupled(row)
         except TypeError:
-            return row
+            return row  # not a row: the view's checks say so
     if len(row) != arity:
         return row
     values = None
