@@ -115,6 +115,8 @@ def test_module_imports_only_stdlib_and_sortedcontainers(query):
         "datetime",
         "collections",
         "copy",
+        "decimal",
+        "numbers",
         "math",
         "re",
         "bisect",

@@ -1124,6 +1124,8 @@ ALLOWED_IMPORTS = {
     "collections",
     "copy",
     "datetime",
+    "decimal",
+    "numbers",
     "bisect",
     "operator",
     "sortedcontainers",
@@ -1213,7 +1215,7 @@ def test_importing_generated_modules_has_no_side_effects():
     script = r"""
 import sys, json
 sys.dont_write_bytecode = True
-import copy, datetime, bisect, operator, sortedcontainers
+import copy, datetime, decimal, numbers, math, bisect, operator, sortedcontainers
 from dynyan.compiler import import_file
 WATCH = {"open", "os.listdir", "os.scandir", "os.remove", "os.rename", "os.mkdir",
          "shutil.rmtree", "socket.connect", "socket.bind", "socket.getaddrinfo",

@@ -493,6 +493,7 @@ def test_helpers_use_only_what_a_module_provides(helper):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
     }
     local |= {n.arg for n in ast.walk(node) if isinstance(n, ast.arg)}
+    local |= {n.name for n in ast.walk(node) if isinstance(n, ast.ExceptHandler)}
     imported = {
         (a.asname or a.name).split(".")[0]
         for n in ast.walk(node)

@@ -3260,6 +3260,9 @@ def render_module(
                         for c, k in enumerate(rel.types)
                     ]
                 ),
+                # each column's kind for values given as other classes
+                # (`_own_row`: a Decimal, a NumPy scalar, a pandas Timestamp)
+                "own_kinds": py(_own_kinds(rel)),
                 "null_check": null_check,
                 "forwards": feeds,
                 "forward_first": trusted and forward_first,
@@ -3362,7 +3365,7 @@ def render_module(
             query, relations, trust_input, own_read, inner_read, class_sets, names
         )
     )
-    runtime = _runtime_source(layout, ring, expressions, relations, stored)
+    runtime = _runtime_source(layout, ring, expressions, relations, stored, inner)
     context = {
         "inner": inner,  # a subquery's view: raises the outer module's ViewError
         "strict": not trust_input,
@@ -3733,6 +3736,22 @@ def render_digest(module: str) -> str | None:
     return found[1]
 
 
+def _own_kinds(rel) -> str:
+    """The kinds `dynyan.runtime.ownvalues._own_value` converts a value to,
+    one letter per column of `rel`: "i" INTEGER, "n" DECIMAL, "r" REAL, "d"
+    DATE, "z" TIMESTAMPTZ, "." any other."""
+    scales = rel.scales or (None,) * len(rel.types)
+    letters = {"int": "i", "date": "d", "timestamptz": "z"}
+    return "".join(
+        (
+            "r"
+            if i in rel.singles
+            else "n" if t == "float" and s is not None else letters.get(t, ".")
+        )
+        for i, (t, s) in enumerate(zip(rel.types, scales))
+    )
+
+
 def _stored_columns(base, *reads: dict[str, set[int]]) -> str | None:
     """`_STORED` of the module, relation -> (arity, REAL columns, TIMESTAMPTZ
     columns read), for the relations with either; None if none has."""
@@ -3748,9 +3767,12 @@ def _stored_columns(base, *reads: dict[str, set[int]]) -> str | None:
     return "{" + ", ".join(entries) + "}" if entries else None
 
 
-def _runtime_source(layout, ring, expressions, relations, stored=None) -> str:
+def _runtime_source(
+    layout, ring, expressions, relations, stored=None, inner=False
+) -> str:
     """The runtime helpers the module uses (dynyan.runtime), as source
-    specialised to its payloads (`stored`: columns to store as DuckDB does)."""
+    specialised to its payloads (`stored`: columns to store as DuckDB does;
+    `inner`: an inner view's, which finds the module's own at its top)."""
     kinds = {s.kind for s in layout.structures()}
     steps = {
         step["kind"]
@@ -3763,6 +3785,9 @@ def _runtime_source(layout, ring, expressions, relations, stored=None) -> str:
     used |= {"_psum"} if "scanweight" in steps else set()
     used |= {f"_{name}" for name in expressions.helpers}
     used |= {"_tupled"}  # a row given as a list (insert, update, multiplicity)
+    if not inner:  # values of other classes (a Decimal, NumPy, pandas)
+        used |= {"_own_classes", "_foreign", "_foreign_hint", "_FirstRows"}
+        used |= {"_Converting", "_foreign_at"}
     used |= {"_as_stored"} if stored else set()
     return inline.helper_source(used, ring)
 

@@ -119,6 +119,15 @@ HELPERS = (
     Helper("_single", "sqlfuncs", "_single"),
     Helper("_tupled", "sqlfuncs", "_tupled"),
     Helper("_as_stored", "sqlfuncs", "_as_stored"),
+    Helper("_own_classes", "ownvalues", "_own_classes"),
+    Helper("_single_or_raise", "ownvalues", "_single_or_raise"),
+    Helper("_own_value", "ownvalues", "_own_value"),
+    Helper("_own_row", "ownvalues", "_own_row"),
+    Helper("_foreign", "ownvalues", "_foreign"),
+    Helper("_foreign_at", "ownvalues", "_foreign_at"),
+    Helper("_foreign_hint", "ownvalues", "_foreign_hint"),
+    Helper("_FirstRows", "ownvalues", "_FirstRows"),
+    Helper("_Converting", "ownvalues", "_Converting"),
     Helper("_unicode", "sqlfuncs", "_unicode"),
     Helper("_make_timestamp", "sqlfuncs", "_make_timestamp"),
     Helper("_plain_number", "sqlfuncs", "_plain_number"),
@@ -153,6 +162,9 @@ MODULE_GLOBALS = frozenset(
         "datetime",
         "Mapping",  # collections.abc's, which every module imports
         "Set",
+        "decimal",  # imported by every module, for values of other classes
+        "numbers",
+        "_OWN",  # ownvalues._own_classes(), set by a module that has it
     }
 )
 
@@ -188,13 +200,16 @@ def namespace(names, ring) -> dict:
     """The helpers `names` executed as a generated module would hold them
     (with its imports and `_ZERO`): for tests of the specialised code."""
     import bisect
+    import collections.abc
     import datetime
+    import decimal
     import math
+    import numbers
     import operator
 
     from sortedcontainers import SortedKeyList
 
-    from . import sqlfuncs
+    from . import ownvalues, sqlfuncs
 
     ns = {
         "_ZERO": 0 if ring.width == 1 else (0,) * ring.width,
@@ -205,6 +220,11 @@ def namespace(names, ring) -> dict:
         "math": math,
         "datetime": datetime,
         "ViewError": sqlfuncs.ViewError,
+        "decimal": decimal,
+        "numbers": numbers,
+        "_OWN": ownvalues._OWN,
+        "Mapping": collections.abc.Mapping,
+        "Set": collections.abc.Set,
     }
     exec(compile(helper_source(names, ring), "<dynyan runtime>", "exec"), ns)
     return ns
