@@ -28,9 +28,9 @@ sys.path.insert(0, str(ROOT))
 from bench import harness  # noqa: E402
 
 
-def as_fetched(events, module):
-    """`events` with each DECIMAL value a Decimal, as DuckDB returns it."""
-    kinds = module.View._OWN_KINDS
+def as_fetched(events, kinds):
+    """`events` with each DECIMAL value a Decimal, as DuckDB returns it
+    (`kinds`: a strict view's `_OWN_KINDS`, "n" for every DECIMAL column)."""
     out = []
     for rel, op, row in events:
         row = tuple(
@@ -57,7 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     (query,) = harness.discover_queries(ROOT / "queries", [args.query])
     events = harness.decode_stream(args.stream, query.relations, args.events)
     module = load(query.sql, query.schema, trust_input=not args.strict)
-    feeds = {"plain": events, "Decimal": as_fetched(events, module)}
+    kinds = load(query.sql, query.schema).View._OWN_KINDS
+    feeds = {"plain": events, "Decimal": as_fetched(events, kinds)}
     print(f"{args.query}: {len(events):,} events of {args.stream}, {args.runs} rounds")
     seconds = {name: [] for name in feeds}
     finals = {}

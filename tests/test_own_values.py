@@ -71,10 +71,25 @@ def foreign_classes(row, kinds, types):
 
 def handed_over(module, spec):
     """`module` with a View whose calls get rows in `foreign_classes`."""
+    declared = {  # each column's kind as `_own_kinds` names it, read or not
+        relation: "".join(
+            (
+                "i"
+                if c.kind == "int"
+                else (
+                    "r"
+                    if c.sql_type in ("REAL", "FLOAT", "FLOAT4")
+                    else "n" if c.kind == "float" and c.scale is not None else "."
+                )
+            )
+            for c in columns
+        )
+        for relation, columns in spec.tables.items()
+    }
 
     class View(module.View):
         def _foreign(self, relation, row):
-            kinds = self._OWN_KINDS.get(relation)
+            kinds = declared.get(relation)
             if kinds is None or len(row) != len(kinds):
                 return row
             return foreign_classes(row, kinds, [c.kind for c in spec.tables[relation]])
@@ -260,11 +275,16 @@ def test_own_value(given, kind, own):
 
 def test_own_row_and_foreign():
     row = (np.int64(1), decimal.Decimal("2.50"), "x", None)
-    assert _foreign(row, 4) is True
-    assert _foreign((1, 2.5, "x", None), 4) is None  # a NULL: cannot tell
-    assert _foreign((1, 2.5, "x", "y"), 4) is False
-    assert _foreign((1, 2.5), 4) is None  # not a row of the relation
-    assert _foreign_at(row) == (0, 1, 3)  # NULLs too: a source's NULL
+    assert _foreign(row, "in..") is True
+    assert _foreign(row, "-n.-") is True
+    assert _foreign(row, "i-..") is True
+    assert _foreign(row, "--.-") is False  # nothing read where it comes
+    assert _foreign((1, 2.5, "x", None), "in..") is None  # a NULL: cannot tell
+    assert _foreign((1, 2.5, "x", None), "in.-") is False  # (not read)
+    assert _foreign((1, 2.5, "x", "y"), "in..") is False
+    assert _foreign((1, 2.5), "in..") is None  # not a row of the relation
+    assert _foreign_at(row, "in..") == (0, 1, 3)  # NULLs too: a source's NULL
+    assert _foreign_at(row, "-n..") == (1, 3)
     assert _own_row("t", row, "in..", (0, 1, 3)) == (1, 2.5, "x", None)
     assert _own_row("t", row, "in..", (1,)) == (np.int64(1), 2.5, "x", None)
     assert _own_row("t", [1, 2.5], "in", (0, 1)) == (1, 2.5)

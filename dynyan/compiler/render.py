@@ -3262,7 +3262,7 @@ def render_module(
                 ),
                 # each column's kind for values given as other classes
                 # (`_own_row`: a Decimal, a NumPy scalar, a pandas Timestamp)
-                "own_kinds": py(_own_kinds(rel)),
+                "own_kinds": py(_own_kinds(rel, read if trust_input else None)),
                 "null_check": null_check,
                 "forwards": feeds,
                 "forward_first": trusted and forward_first,
@@ -3736,17 +3736,22 @@ def render_digest(module: str) -> str | None:
     return found[1]
 
 
-def _own_kinds(rel) -> str:
+def _own_kinds(rel, read=None) -> str:
     """The kinds `dynyan.runtime.ownvalues._own_value` converts a value to,
     one letter per column of `rel`: "i" INTEGER, "n" DECIMAL, "r" REAL, "d"
-    DATE, "z" TIMESTAMPTZ, "." any other."""
+    DATE, "z" TIMESTAMPTZ, "." any other, "-" one the view neither reads
+    nor keeps (a trusting view's column not in `read`)."""
     scales = rel.scales or (None,) * len(rel.types)
     letters = {"int": "i", "date": "d", "timestamptz": "z"}
     return "".join(
         (
-            "r"
-            if i in rel.singles
-            else "n" if t == "float" and s is not None else letters.get(t, ".")
+            "-"
+            if read is not None and i not in read
+            else (
+                "r"
+                if i in rel.singles
+                else "n" if t == "float" and s is not None else letters.get(t, ".")
+            )
         )
         for i, (t, s) in enumerate(zip(rel.types, scales))
     )

@@ -128,23 +128,30 @@ def _own_row(relation, row, kinds, at):
     return tuple(values)
 
 
-def _foreign_at(row):
+def _foreign_at(row, kinds):
     """The positions of `row` whose value is of a class `_own_value` may
     convert or NULL (where a source gives such values: it keeps a column's
-    class)."""
+    class), but for columns the view neither reads nor keeps ("-")."""
     own = _OWN
-    return tuple(i for i, v in enumerate(row) if v.__class__ not in own or v is None)
+    return tuple(
+        i
+        for i, (v, kind) in enumerate(zip(row, kinds))
+        if kind != "-" and (v.__class__ not in own or v is None)
+    )
 
 
-def _foreign(row, arity):
-    """Whether `row` holds a value `_own_value` converts (True), holds none
-    and no NULL (False: its relation's values come as the view's own), or
-    cannot tell (None: a NULL might stand where such a value comes, or it is
-    not a row of the relation)."""
-    if (type(row) is not tuple and type(row) is not list) or len(row) != arity:
+def _foreign(row, kinds):
+    """Whether `row` holds a value `_own_value` converts where the view
+    reads or keeps it (True: `kinds` names "-" the columns it does not),
+    holds none and no NULL there (False: its relation's values come as the
+    view's own), or cannot tell (None: a NULL might stand where such a
+    value comes, or it is not a row of the relation)."""
+    if (type(row) is not tuple and type(row) is not list) or len(row) != len(kinds):
         return None
     full = True
-    for v in row:
+    for v, kind in zip(row, kinds):
+        if kind == "-":
+            continue
         if v.__class__ in _OWN:
             full = full and v is not None
             continue
