@@ -3743,18 +3743,17 @@ def _own_kinds(rel, read=None) -> str:
     nor keeps (a trusting view's column not in `read`)."""
     scales = rel.scales or (None,) * len(rel.types)
     letters = {"int": "i", "date": "d", "timestamptz": "z"}
-    return "".join(
-        (
-            "-"
-            if read is not None and i not in read
-            else (
-                "r"
-                if i in rel.singles
-                else "n" if t == "float" and s is not None else letters.get(t, ".")
-            )
-        )
-        for i, (t, s) in enumerate(zip(rel.types, scales))
-    )
+
+    def kind(i, type_, scale):
+        if read is not None and i not in read:
+            return "-"
+        if i in rel.singles:
+            return "r"
+        if type_ == "float" and scale is not None:
+            return "n"
+        return letters.get(type_, ".")
+
+    return "".join(kind(i, t, s) for i, (t, s) in enumerate(zip(rel.types, scales)))
 
 
 def _stored_columns(base, *reads: dict[str, set[int]]) -> str | None:
