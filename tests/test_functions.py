@@ -225,6 +225,12 @@ CASES = {
         "LPAD(r.s, 0, '')",
     ],
     "rpad": ["RPAD(r.s, 4, 'xy')", "RPAD(r.t, r.b, '.')"],
+    "overlay": [
+        "OVERLAY(r.s PLACING 'xy' FROM 2 FOR 1)",
+        "OVERLAY(r.s PLACING r.t FROM r.b)",  # 0 and -4: before the start
+        "OVERLAY(r.t PLACING '-' FROM r.a FOR r.b)",  # a negative n: r's length
+        "OVERLAY(r.s PLACING '' FROM 1 FOR 10)",
+    ],
     "repeat": ["REPEAT(r.s, 2)", "REPEAT(r.t, r.a)"],
     "split_part": [
         "SPLIT_PART(r.t, ' ', 2)",
@@ -1025,6 +1031,8 @@ REGEXP_CONDITIONS = [
     "s NOT SIMILAR TO 'a.*'",
     "s ~ 'b'",
     "s !~ 'b'",
+    "s ~* 'AB'",
+    "s !~* '^X'",
     "REGEXP_MATCHES(s || t, 'c\\.x$')",
 ]
 

@@ -493,6 +493,15 @@ def sql_pad(left: bool, s, width, fill):
     return pad + s if left else s + pad
 
 
+def sql_overlay(s, r, start, n):
+    """OVERLAY(s PLACING r FROM start FOR n): SUBSTRING(s, 1, start - 1) ||
+    r || SUBSTRING(s, start + n), a negative n read as r's length."""
+    n = len(r) if n < 0 else n
+    head = s[: start - 1] if start > 1 else ""
+    tail = s[start - 1 + n :] if start + n > 1 else s
+    return head + r + tail
+
+
 def sql_repeat(s, n):
     if n > 0 and len(s.encode()) * n > 4294967295:
         raise ValueError("string too large for DuckDB")
@@ -930,6 +939,7 @@ _STRICT_CALLS = {
     "rtrim": ("_sql_trim", (False, True)),
     "lpad": ("_sql_pad", (True,)),
     "rpad": ("_sql_pad", (False,)),
+    "overlay": ("_sql_overlay", ()),
     "repeat": ("_sql_repeat", ()),
     "split_part": ("_sql_split_part", ()),
     "printf_value": ("_sql_printf_value", ()),
@@ -1053,6 +1063,7 @@ HELPERS = {
     "_sql_trim": sql_trim,
     "_sql_pad": sql_pad,
     "_sql_repeat": sql_repeat,
+    "_sql_overlay": sql_overlay,
     "_sql_split_part": sql_split_part,
     "_sql_reverse": sql_reverse,
     "_sql_chr": sql_chr,

@@ -175,6 +175,7 @@ SCALARS = {
         Scalar("ltrim", "{0}.lstrip({1})"),
         Scalar("rtrim", "{0}.rstrip({1})"),
         Scalar("lpad", "_lpad({0}, {1}, {2})", helper="_lpad"),
+        Scalar("overlay", "_overlay({0}, {1}, {2}, {3})", helper="_overlay"),
         Scalar("rpad", "_rpad({0}, {1}, {2})", helper="_rpad"),
         Scalar("repeat", "_repeat({0}, {1})", helper="_repeat"),
         Scalar("split_part", "_split_part({0}, {1}, {2})", helper="_split_part"),

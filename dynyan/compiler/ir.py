@@ -182,6 +182,7 @@ FUNCTIONS = {
     "ltrim",  # (string, characters): at the start
     "rtrim",  # (string, characters): at the end
     "lpad",  # (string, width, fill)
+    "overlay",  # (string, r, start, n): n characters from start replaced by r
     "rpad",
     "repeat",  # (string, count)
     "split_part",  # (string, separator, index): 1-based, negative from the end

@@ -50,9 +50,7 @@ def _own_value(v, kind):
         if kind == "i" and v.is_finite() and v == v.to_integral_value():
             return int(v)
         v = float(v)  # correctly rounded, as DuckDB reads a DECIMAL's text
-        if kind == "n" and not math.isfinite(v):
-            raise ValueError("a DECIMAL column holds no NaN or infinity")
-        return _single_or_raise(v) if kind == "r" and v else v
+        return _own_float(v, kind)
     if type(v).__name__ == "datetime64" and type(v).__module__ == "numpy":
         if v != v:  # NumPy's NaT
             return None
@@ -62,8 +60,8 @@ def _own_value(v, kind):
     if isinstance(v, numbers.Integral):  # NumPy's integers
         return int(v)
     if isinstance(v, numbers.Real):  # NumPy's floats, fractions
-        v = float(v)
-    elif isinstance(v, datetime.datetime):  # pandas' Timestamp
+        return _own_float(float(v), kind)
+    if isinstance(v, datetime.datetime):  # pandas' Timestamp
         if v != v:  # pandas' NaT: its NULL
             return None
         own = datetime.datetime(
@@ -77,21 +75,25 @@ def _own_value(v, kind):
         if own.utcoffset() is None:
             raise ValueError("a TIMESTAMPTZ column takes a datetime with a time zone")
         return own.astimezone(datetime.timezone.utc)
-    elif isinstance(v, datetime.date):
+    if isinstance(v, datetime.date):
         return datetime.date(v.year, v.month, v.day)
-    elif isinstance(v, datetime.time):
+    if isinstance(v, datetime.time):
         return datetime.time(
             v.hour, v.minute, v.second, v.microsecond, v.tzinfo, fold=v.fold
         )
-    elif isinstance(v, str):  # NumPy's str_
+    if isinstance(v, str):  # NumPy's str_
         return str(v)
-    else:
-        item = getattr(v, "item", None)  # NumPy's bool_
-        if item is not None and type(v).__module__ == "numpy":
-            own = item()
-            if own.__class__ is bool:
-                return own
-        return v
+    item = getattr(v, "item", None)  # NumPy's bool_
+    if item is not None and type(v).__module__ == "numpy":
+        own = item()
+        if own.__class__ is bool:
+            return own
+    return v
+
+
+def _own_float(v, kind):
+    """The float `v` for a column of `kind` (`_own_value`'s): finite in a
+    DECIMAL column, rounded to 4 bytes in a REAL one."""
     if kind == "n" and not math.isfinite(v):
         raise ValueError("a DECIMAL column holds no NaN or infinity")
     return _single_or_raise(v) if kind == "r" and v else v
@@ -154,25 +156,27 @@ def _foreign(row, kinds):
             continue
         if v.__class__ in _OWN:
             full = full and v is not None
-            continue
-        try:
-            if _own_value(v, ".") is not v:
-                return True
-        except (ValueError, ArithmeticError):
-            return True  # (converting it says what is wrong)
+        elif _converts(v):
+            return True
     return False if full else None
+
+
+def _converts(v):
+    """Whether `_own_value` changes `v` or refuses it (converting it then
+    says what is wrong): a value of a class it does not know it leaves."""
+    if v.__class__ in _OWN:
+        return False
+    try:
+        return _own_value(v, ".") is not v
+    except (ValueError, ArithmeticError):
+        return True
 
 
 def _foreign_hint(v):
     """What a TypeError over `v` adds when `v` is of a class `_own_value`
     converts (its relation's first rows held none), else ""."""
-    if v.__class__ in _OWN:
+    if not _converts(v):
         return ""
-    try:
-        if _own_value(v, ".") is v:
-            return ""
-    except (ValueError, ArithmeticError):
-        pass
     return (
         f" ({type(v).__name__} values are converted for a relation whose first "
         "row holds one; this relation's held none: give each source's rows "

@@ -681,6 +681,16 @@ def _power(x, y):
         ) from None
 
 
+def _overlay(string, r, start, n):
+    """OVERLAY(string PLACING r FROM start FOR n) as DuckDB: the characters
+    before `start` (1-based; none for start <= 1), r, then those from
+    start + n on (from the first where that is <= 1); n < 0 stands for r's
+    length, as does a missing FOR."""
+    if n < 0:
+        n = len(r)
+    return string[: max(start - 1, 0)] + r + string[max(start - 1 + n, 0) :]
+
+
 def _lpad(string, width, fill):
     """LPAD as DuckDB: `string` cut or padded on the left with `fill`
     (repeated) to `width` characters; an error when padding is needed and

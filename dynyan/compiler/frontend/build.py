@@ -130,9 +130,12 @@ class SelectBuilder:
                     "NOT EXISTS (… NOT EXISTS (… = outer.x)) for 'all of')",
                     node,
                 )
-            raise unsupported(
-                f"{type(node).__name__} expressions are not supported", node
+            what = (  # a function by its SQL name (TO_CHAR), else its kind
+                node.sql_name()
+                if isinstance(node, exp.Func)
+                else f"{type(node).__name__} expressions"
             )
+            raise unsupported(f"{what} is not supported", node)
         ir = convert(self, node)
         if isinstance(ir, Op):
             typed(self.type_of, ir, node)

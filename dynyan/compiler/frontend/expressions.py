@@ -644,15 +644,18 @@ def _glob(fe, node):
 
 
 def _regexp(fe, node):
-    """REGEXP_MATCHES(s, p[, 'i']) and `s ~ p` (p matches a part of s),
-    REGEXP_FULL_MATCH(s, p) and `s SIMILAR TO p` (all of s), with DuckDB's
-    RE2 syntax for a constant p, as a Python pattern searched for."""
+    """REGEXP_MATCHES(s, p[, 'i']), `s ~ p` and `s ~* p` (p matches a part
+    of s; ~* ignoring case), REGEXP_FULL_MATCH(s, p) and `s SIMILAR TO p`
+    (all of s), with DuckDB's RE2 syntax for a constant p, as a Python
+    pattern searched for."""
     name = _REGEXP_NAMES[type(node)]
     pattern = fe.expr(node.expression)
     if not (isinstance(pattern, Lit) and isinstance(pattern.value, str)):
         raise unsupported(f"{name} needs a string literal pattern", node)
     flag = node.args.get("flag")
-    options = fe.expr(flag) if flag is not None else Lit("")
+    partial = isinstance(node, (exp.RegexpLike, exp.RegexpILike))
+    ignore_case = isinstance(node, exp.RegexpILike)
+    options = fe.expr(flag) if flag is not None else Lit("i" if ignore_case else "")
     if not (isinstance(options, Lit) and options.value in ("", "c", "i")):
         raise unsupported(
             f"{name}: of the options only 'i' (ignore case) and 'c' are supported",
@@ -662,7 +665,7 @@ def _regexp(fe, node):
         regex = python_regex(pattern.value)
     except ValueError as err:
         raise unsupported(f"{name}: {err}", node) from None
-    if not isinstance(node, exp.RegexpLike):  # the whole string
+    if not partial:  # the whole string
         regex = rf"\A(?:{regex})\Z"
         try:
             re.compile(regex)
@@ -717,6 +720,17 @@ def _regexp_extract(fe, node):
     return Op("regexp_extract", (fe.expr(node.this), Lit(regex), group))
 
 
+def _overlay(fe, node):
+    """OVERLAY(s PLACING r FROM start [FOR n]): s with its n characters from
+    `start` replaced by r; without FOR (or n < 0, as DuckDB) n is r's length."""
+    count = node.args.get("for_")
+    args = (node.this, node.expression, node.args["from_"])
+    return Op(
+        "overlay",
+        tuple(fe.expr(a) for a in args) + (fe.expr(count) if count else Lit(-1),),
+    )
+
+
 def _python_rewrite(rewrite: str, groups: int) -> str:
     """RE2's replacement (\\0 … \\9 the groups, \\\\ a backslash) for re.sub."""
     out, i = [], 0
@@ -739,6 +753,7 @@ def _python_rewrite(rewrite: str, groups: int) -> str:
 
 _REGEXP_NAMES = {
     exp.RegexpLike: "REGEXP_MATCHES",
+    exp.RegexpILike: "~*",
     exp.RegexpFullMatch: "REGEXP_FULL_MATCH",
     exp.SimilarTo: "SIMILAR TO",
 }
@@ -1950,6 +1965,7 @@ CONVERTERS: dict[type, Callable] = {
     exp.Like: _like,
     exp.ILike: _like,
     exp.RegexpLike: _regexp,
+    exp.RegexpILike: _regexp,
     exp.RegexpFullMatch: _regexp,
     exp.SimilarTo: _regexp,
     exp.RegexpReplace: _regexp_replace,
@@ -1980,6 +1996,7 @@ CONVERTERS: dict[type, Callable] = {
     exp.Right: lambda fe, node: Op(
         "right", (fe.expr(node.this), fe.expr(node.expression))
     ),
+    exp.Overlay: _overlay,
     exp.StrPosition: _strpos,
     exp.TimestampTrunc: _date_trunc,
     exp.TimeToStr: _strftime,

@@ -392,6 +392,7 @@ _STRING_FUNCTIONS = {
     "rtrim": ("RTRIM", ("str", "str"), "str"),
     "lpad": ("LPAD", ("str", "int", "str"), "str"),
     "rpad": ("RPAD", ("str", "int", "str"), "str"),
+    "overlay": ("OVERLAY", ("str", "str", "int", "int"), "str"),
     "repeat": ("REPEAT", ("str", "int"), "str"),
     "split_part": ("SPLIT_PART", ("str", "str", "int"), "str"),
     "split_count": ("STRING_SPLIT", ("str", "str"), "int"),
