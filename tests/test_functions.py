@@ -225,6 +225,13 @@ CASES = {
         "LPAD(r.s, 0, '')",
     ],
     "rpad": ["RPAD(r.s, 4, 'xy')", "RPAD(r.t, r.b, '.')"],
+    "to_single": [
+        "CAST(r.a AS REAL) / 3",
+        "r.p::FLOAT * 1.1",  # a DECIMAL and a DECIMAL literal cast to REAL
+        "CAST(r.b AS FLOAT4) - r.a",
+        "CAST(r.p AS REAL) % 0.7",
+        "-CAST(r.a AS REAL) / 7 = -CAST(r.a AS REAL) / 7.0",
+    ],
     "overlay": [
         "OVERLAY(r.s PLACING 'xy' FROM 2 FOR 1)",
         "OVERLAY(r.s PLACING r.t FROM r.b)",  # 0 and -4: before the start

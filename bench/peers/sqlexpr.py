@@ -23,6 +23,7 @@ import itertools
 from fractions import Fraction
 import math
 import re
+import struct
 import unicodedata
 
 from dynyan.compiler.frontend.types import DATE_PART_OPS, TIME_PART_OPS
@@ -493,6 +494,17 @@ def sql_pad(left: bool, s, width, fill):
     return pad + s if left else s + pad
 
 
+def sql_to_single(x, cast=False):
+    """A REAL: the 4-byte float C's conversion gives; beyond their range
+    ±inf (arithmetic) or an error (a CAST)."""
+    try:
+        return struct.unpack("f", struct.pack("f", x))[0]
+    except OverflowError:
+        if cast:
+            raise ValueError(f"CAST of {x} to REAL is out of range") from None
+        return math.copysign(math.inf, x)
+
+
 def sql_overlay(s, r, start, n):
     """OVERLAY(s PLACING r FROM start FOR n): SUBSTRING(s, 1, start - 1) ||
     r || SUBSTRING(s, start + n), a negative n read as r's length."""
@@ -940,6 +952,7 @@ _STRICT_CALLS = {
     "lpad": ("_sql_pad", (True,)),
     "rpad": ("_sql_pad", (False,)),
     "overlay": ("_sql_overlay", ()),
+    "to_single": ("_sql_to_single", ()),
     "repeat": ("_sql_repeat", ()),
     "split_part": ("_sql_split_part", ()),
     "printf_value": ("_sql_printf_value", ()),
@@ -1064,6 +1077,7 @@ HELPERS = {
     "_sql_pad": sql_pad,
     "_sql_repeat": sql_repeat,
     "_sql_overlay": sql_overlay,
+    "_sql_to_single": sql_to_single,
     "_sql_split_part": sql_split_part,
     "_sql_reverse": sql_reverse,
     "_sql_chr": sql_chr,

@@ -128,6 +128,7 @@ SCALARS = {
         Scalar("round", "_round({0})", helper="_round", variadic=True),
         Scalar("to_decimal", "_round({0})", helper="_round", variadic=True),
         Scalar("to_int", "_to_int({0})", helper="_to_int", variadic=True),
+        Scalar("to_single", "_to_single({0})", helper="_to_single", variadic=True),
         Scalar("sqrt", "_sqrt({0})", helper="_sqrt"),
         Scalar("trim", "{0}.strip(' ')"),
         Scalar("replace", "_replace({0}, {1}, {2})", helper="_replace"),

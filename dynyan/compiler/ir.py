@@ -148,6 +148,9 @@ FUNCTIONS = {
     "to_decimal",  # CAST(DOUBLE or DECIMAL AS DECIMAL(p, s)): (x, Lit(s)[, Lit(exact)]), as round
     "to_int",  # CAST(DOUBLE AS INTEGER), halves to even (a DECIMAL: of its round)
     "to_float",  # CAST(number AS DOUBLE), and an INTEGER among DOUBLE results
+    # (x[, Lit(True): a CAST, out of range an error]): REAL arithmetic's
+    # rounding to the nearest 4-byte float (beyond their range ±inf)
+    "to_single",
     # a float SUM's term split (Aggregate.nonfinite): its finite part (0
     # when it is not), and whether it is +inf, -inf, NaN
     "finite_part",

@@ -40,6 +40,7 @@ HELPERS = (
     Helper("_substr", "sqlfuncs", "_substr"),
     Helper("_round", "sqlfuncs", "_round"),
     Helper("_to_int", "sqlfuncs", "_to_int"),
+    Helper("_to_single", "sqlfuncs", "_to_single"),
     Helper("_sqrt", "sqlfuncs", "_sqrt"),
     Helper("_finite_part", "sqlfuncs", "_finite_part"),
     Helper("_exact", "sqlfuncs", "_exact"),

@@ -112,6 +112,20 @@ def _to_int(x, low=None, high=None):
     return x
 
 
+def _to_single(x, cast=False):
+    """`x` as a REAL (FLOAT) value of DuckDB's: the nearest 4-byte float
+    (`_single`). Beyond their range ±inf, as REAL arithmetic overflows; an
+    error for a CAST (`cast`), as DuckDB's. NULL in, NULL out."""
+    if x is None:
+        return None
+    single = _single(x)
+    if single is None:
+        if cast:
+            raise ValueError(f"CAST of {x} to REAL is out of range")
+        return math.copysign(math.inf, x)
+    return single
+
+
 def _sqrt(x):
     """SQRT as DuckDB: NaN below zero (and of NaN). NULL in, NULL out."""
     if x is None:

@@ -31,7 +31,7 @@ from ..ir import (
 )
 from ..functions import DISTINCT_SUM_KINDS, MULTISET_KINDS, PICK_KINDS
 from .diagnostics import DIALECT, sql_error, unsupported
-from .expressions import CONVERTERS
+from .expressions import CONVERTERS, is_single, single_arith
 from .types import check_condition, coerce_literals, infer_type, typed
 
 # MEDIAN(x), QUANTILE_CONT(x, q), QUANTILE_DISC(x, q) (PERCENTILE_… WITHIN
@@ -199,6 +199,16 @@ class Grouping:
         """Decimal digits an expression over groups holds exactly: a key's,
         a SUM's, MIN's or MAX's of a DECIMAL argument (AVG is a DOUBLE)."""
         return exact_digits(e, self._leaf_digits)
+
+    def single_leaf(self, e) -> bool:
+        """Whether `e` over groups is a REAL (`expressions.is_single`): a
+        REAL key, or a value picked (MIN, MAX, ARG_MAX, …) of a REAL."""
+        if isinstance(e, GroupKey):
+            return is_single(self.fe, self.keys[e.index])
+        if isinstance(e, AggRef):
+            if self.aggregates[e.index].kind in (*PICKS, *PICK_KINDS):
+                return is_single(self.fe, self._argument(e.index))
+        return False
 
     def _leaf_digits(self, e) -> int | None:
         if isinstance(e, GroupKey):
@@ -734,10 +744,22 @@ class _OverGroups:
         self.expr = self.column = g.convert
         self.type_of = g.type_of
         self.digits_of = g.digits_of
+        self.single_leaf = g.single_leaf
 
 
 def _grouped_binary(op: str) -> Callable:
     return lambda g, node: Op(op, (g.convert(node.this), g.convert(node.expression)))
+
+
+def _grouped_arith(op: str) -> Callable:
+    """`op` over groups; REAL arithmetic where DuckDB's is, SUM(x)::REAL / n."""
+
+    def convert(g, node):
+        left, right = g.convert(node.this), g.convert(node.expression)
+        single = single_arith(_OverGroups(g), op, left, right)
+        return Op(op, (left, right)) if single is None else single
+
+    return convert
 
 
 def _grouped_comparison(op: str) -> Callable:
@@ -754,9 +776,9 @@ _GROUPED_CONVERTERS: dict[type, Callable] = {
     # MAX(d) + INTERVAL 1 DAY
     exp.Add: lambda g, node: CONVERTERS[exp.Add](_OverGroups(g), node),
     exp.Sub: lambda g, node: CONVERTERS[exp.Sub](_OverGroups(g), node),
-    exp.Mul: _grouped_binary("mul"),
-    exp.Div: _grouped_binary("div"),
-    exp.Mod: _grouped_binary("mod"),
+    exp.Mul: _grouped_arith("mul"),
+    exp.Div: _grouped_arith("div"),
+    exp.Mod: _grouped_arith("mod"),
     exp.EQ: _grouped_comparison("eq"),
     exp.NEQ: _grouped_comparison("ne"),
     exp.LT: _grouped_comparison("lt"),

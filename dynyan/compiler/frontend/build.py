@@ -212,6 +212,10 @@ class SelectBuilder:
         `_ExprError` for operands that do not fit (see `_op_type`)."""
         return infer_type(e, self.leaf_type)
 
+    def single_leaf(self, e) -> bool:
+        """Whether leaf `e` is a REAL (`expressions.is_single`): a REAL column."""
+        return isinstance(e, Ref) and e.column in self.atom_relations[e.atom].singles
+
     def digits_of(self, e) -> int | None:
         """Decimal digits `e` holds exactly (a DECIMAL's scale), None for a
         DOUBLE."""

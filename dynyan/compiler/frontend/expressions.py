@@ -24,6 +24,7 @@ from ..functions import STRFTIME_CODES, STRPTIME_CODES
 from ..ir import C_MATH, TRIGONOMETRY, Lit, Op, Ref
 from .diagnostics import sql_error, unsupported
 from .statements import TYPES, declared_scale
+from .statements import _single as single_type
 from .types import (
     PARSERS,
     TIME_PART_OPS,
@@ -38,7 +39,63 @@ from .types import (
 
 
 def _binary(op: str) -> Callable:
-    return lambda fe, node: _arith(op, fe.expr(node.this), fe.expr(node.expression))
+    return lambda fe, node: _typed_arith(
+        fe, op, fe.expr(node.this), fe.expr(node.expression)
+    )
+
+
+def _typed_arith(fe, op: str, left, right):
+    """`_arith`, or REAL arithmetic (`single_arith`) where DuckDB's is."""
+    single = single_arith(fe, op, left, right)
+    return _arith(op, left, right) if single is None else single
+
+
+def single_arith(fe, op: str, left, right):
+    """`left op right` in DuckDB's REAL (4-byte float) arithmetic, where an
+    operand is a REAL and none a DOUBLE: the others cast to REAL and the
+    result rounded to one, as DuckDB computes it (in doubles, then rounded:
+    for + - * / as exact as in 4-byte floats, 53 bits being more than
+    2 * 24 + 2). None where the arithmetic is not a REAL's."""
+    operands = (left, right)
+    if op not in ("add", "sub", "mul", "div", "mod") or not any(
+        is_single(fe, x) for x in operands
+    ):
+        return None
+    if any(_is_double(fe, x) for x in operands):
+        return None
+    left, right = (x if is_single(fe, x) else _to_single(x) for x in operands)
+    return Op("to_single", (_arith(op, left, right),))
+
+
+def is_single(fe, e) -> bool:
+    """Whether `e` is a REAL (FLOAT) value: a CAST to REAL, REAL arithmetic,
+    or a leaf `fe.single_leaf` says is (a table's REAL column; over groups
+    a REAL key, MIN or MAX of a REAL). (Through an inner view a REAL is
+    read as a DOUBLE.)"""
+    if isinstance(e, Op):
+        if e.op in ("neg", "abs"):
+            return is_single(fe, e.args[0])
+        if e.op in ("pair", "keyed_pair", "ordered_pair"):  # ARG_MAX's (key, value)
+            return is_single(fe, e.args[1])
+        return e.op == "to_single"
+    leaf = getattr(fe, "single_leaf", None)
+    return leaf is not None and leaf(e)
+
+
+def _is_double(fe, e) -> bool:
+    """Whether `e` is a DOUBLE: a float that is neither a REAL nor a DECIMAL."""
+    if fe.type_of(e) != "float" or is_single(fe, e):
+        return False
+    return fe.digits_of(e) is None
+
+
+def _to_single(e):
+    """`e`, a number, as a REAL (a literal now)."""
+    if isinstance(e, Lit) and type(e.value) in (int, float):
+        single = sqlfuncs._single(e.value)
+        if single is not None:
+            return Lit(single)
+    return Op("to_single", (e,))
 
 
 def _arith(op: str, left, right):
@@ -105,6 +162,15 @@ def _cast(fe, node: exp.Cast):
         if isinstance(inner, Lit):
             return Lit(inner.value.time())
         return Op("to_time", (inner,))
+    if source in ("int", "float") and single_type(node.to):  # to REAL
+        if is_single(fe, inner):
+            return inner
+        if isinstance(inner, Lit):
+            single = sqlfuncs._single(inner.value)
+            if single is None:
+                raise sql_error(f"CAST of {inner.value} to REAL is out of range", node)
+            return Lit(single)
+        return Op("to_single", (inner, Lit(True)))  # out of range: an error
     if source == "float" and wanted in ("int", "float") and target != "DOUBLE":
         return _cast_number(fe, inner, node.to)
     if wanted == "int" == source and target in ("TINYINT", "SMALLINT", "UBIGINT"):
@@ -461,7 +527,9 @@ def _shift(fe, node, sign: int):
             if isinstance(a, Lit) and isinstance(b, Lit):
                 return Lit((a.value - b.value).days)
             return Op("days_between", (a, b))
-        return _arith("add" if sign > 0 else "sub", *_timestamps(fe, a, b, sign))
+        return _typed_arith(
+            fe, "add" if sign > 0 else "sub", *_timestamps(fe, a, b, sign)
+        )
     date = fe.expr(left)
     if fe.type_of(date) == "interval":  # INTERVAL ± INTERVAL
         return Op("add" if sign > 0 else "sub", (date, _interval_value(fe, right)))
@@ -552,15 +620,12 @@ def _comparison(op: str) -> Callable:
 
 
 def _as_single(fe, column, value):
-    """`value`, a DOUBLE literal compared with a REAL (FLOAT) column, as the
-    4-byte float DuckDB casts it to (`x = 0.1` holds for the 0.1 such a
-    column keeps); anything else unchanged."""
+    """`value`, a DOUBLE literal compared with a REAL (FLOAT) column or
+    value, as the 4-byte float DuckDB casts it to (`x = 0.1` holds for the
+    0.1 such a column keeps); anything else unchanged."""
     if not (isinstance(value, Lit) and type(value.value) is float):
         return value
-    relations = getattr(fe, "atom_relations", None)
-    if not isinstance(column, Ref) or relations is None:
-        return value
-    if column.column not in relations[column.atom].singles:
+    if not is_single(fe, column):
         return value
     single = sqlfuncs._single(value.value)
     return value if single is None else Lit(single)
@@ -1943,7 +2008,7 @@ CONVERTERS: dict[type, Callable] = {
     exp.Mul: lambda fe, node: (
         _interval_times(fe, node, found)
         if (found := _interval_multiple(node)) is not None
-        else _arith("mul", fe.expr(node.this), fe.expr(node.expression))
+        else _typed_arith(fe, "mul", fe.expr(node.this), fe.expr(node.expression))
     ),
     exp.Div: _binary("div"),
     exp.Mod: _binary("mod"),

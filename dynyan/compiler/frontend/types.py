@@ -182,6 +182,9 @@ def op_type(e: Op, types: list) -> str | None:
     if op == "round":
         need(NUMERIC, "ROUND needs a number", 0)
         return types[0]
+    if op == "to_single":
+        need(NUMERIC, "a REAL needs a number", 0)
+        return "float"
     if op in ("to_decimal", "to_int"):
         need(NUMERIC, "CAST to a number needs a number", 0)
         return "float" if op == "to_decimal" else "int"
