@@ -232,6 +232,12 @@ CASES = {
         "CAST(r.p AS REAL) % 0.7",
         "-CAST(r.a AS REAL) / 7 = -CAST(r.a AS REAL) / 7.0",
     ],
+    "real_to_str": [
+        "CAST(CAST(r.p AS REAL) AS VARCHAR)",
+        "CAST(CAST(r.a AS REAL) / 3 AS VARCHAR)",
+        "CAST(r.p AS REAL) * 3 || 'x'",
+        "CONCAT(CAST(r.b AS FLOAT4) / 7, '')",
+    ],
     "overlay": [
         "OVERLAY(r.s PLACING 'xy' FROM 2 FOR 1)",
         "OVERLAY(r.s PLACING r.t FROM r.b)",  # 0 and -4: before the start

@@ -505,6 +505,17 @@ def sql_to_single(x, cast=False):
         return math.copysign(math.inf, x)
 
 
+def sql_real_text(x):
+    """A REAL as VARCHAR: the shortest decimal whose 4-byte float is x's."""
+    if not math.isfinite(x):
+        return repr(x)
+    for places in range(1, 18):
+        text = f"{x:.{places}g}"
+        if sql_to_single(float(text)) == x:
+            return repr(float(text))
+    return repr(x)
+
+
 def sql_overlay(s, r, start, n):
     """OVERLAY(s PLACING r FROM start FOR n): SUBSTRING(s, 1, start - 1) ||
     r || SUBSTRING(s, start + n), a negative n read as r's length."""
@@ -953,6 +964,7 @@ _STRICT_CALLS = {
     "rpad": ("_sql_pad", (False,)),
     "overlay": ("_sql_overlay", ()),
     "to_single": ("_sql_to_single", ()),
+    "real_to_str": ("_sql_real_text", ()),
     "repeat": ("_sql_repeat", ()),
     "split_part": ("_sql_split_part", ()),
     "printf_value": ("_sql_printf_value", ()),
@@ -1078,6 +1090,7 @@ HELPERS = {
     "_sql_repeat": sql_repeat,
     "_sql_overlay": sql_overlay,
     "_sql_to_single": sql_to_single,
+    "_sql_real_text": sql_real_text,
     "_sql_split_part": sql_split_part,
     "_sql_reverse": sql_reverse,
     "_sql_chr": sql_chr,

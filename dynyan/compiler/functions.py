@@ -136,6 +136,7 @@ SCALARS = {
         Scalar("right", "_right({0}, {1})", helper="_right"),
         Scalar("strpos", "({0}.find({1}) + 1)"),
         Scalar("to_str", "_to_str({0})", helper="_to_str", variadic=True),
+        Scalar("real_to_str", "_real_text({0})", helper="_real_text"),
         Scalar("greatest", "_greatest({0})", helper="_greatest", variadic=True),
         Scalar("least", "_least({0})", helper="_least", variadic=True),
         Scalar("upper", "_upper({0})", helper="_upper"),

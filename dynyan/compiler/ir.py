@@ -134,6 +134,7 @@ FUNCTIONS = {
     "right",  # (string, n): the last n characters (n < 0: all but the first -n)
     "strpos",  # (string, part): 1-based position of its first occurrence, 0 if none
     "to_str",  # CAST(x AS VARCHAR) (x[, the DECIMAL's scale])
+    "real_to_str",  # CAST(x AS VARCHAR) of a REAL: its shortest digits as a REAL
     "to_timestamp",  # CAST(DATE AS TIMESTAMP): its midnight
     "to_date",  # CAST(TIMESTAMP AS DATE)
     "days_between",  # DATE - DATE: days

@@ -55,6 +55,7 @@ HELPERS = (
     Helper("_right", "sqlfuncs", "_right"),
     Helper("_overlay", "sqlfuncs", "_overlay"),
     Helper("_to_str", "sqlfuncs", "_to_str"),
+    Helper("_real_text", "sqlfuncs", "_real_text"),
     Helper("_upper", "sqlfuncs", "_upper"),
     Helper("_lower", "sqlfuncs", "_lower"),
     Helper("_greatest", "sqlfuncs", "_greatest"),

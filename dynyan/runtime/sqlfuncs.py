@@ -261,6 +261,18 @@ def _to_str(value, scale=None):
     return text.rstrip("0") if getattr(value, "microsecond", 0) else text
 
 
+def _real_text(v):
+    """CAST of a REAL to VARCHAR as DuckDB spells it: the fewest digits that
+    read back as the same 4-byte float, written as a DOUBLE's (0.1 for the
+    0.100000001490116… a REAL keeps, 1e+20)."""
+    if v - v == 0:  # finite (inf and nan are spelt as a DOUBLE's)
+        for digits in range(1, 10):  # 9 always do
+            shorter = float(f"{v:.{digits}g}")
+            if _single(shorter) == v:
+                return repr(shorter)
+    return repr(v)
+
+
 def _date_trunc(unit, date):
     """DATE_TRUNC of a DATE: the first day of its year, quarter, month or
     ISO week (a Monday), or the day itself; of a TIMESTAMP the first instant

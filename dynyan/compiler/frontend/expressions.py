@@ -77,9 +77,24 @@ def is_single(fe, e) -> bool:
             return is_single(fe, e.args[0])
         if e.op in ("pair", "keyed_pair", "ordered_pair"):  # ARG_MAX's (key, value)
             return is_single(fe, e.args[1])
+        if e.op == "nullif":
+            return is_single(fe, e.args[0])
+        if e.op in ("case", "coalesce", "greatest", "least"):  # `widen`ed to REALs
+            results = e.args[1::2] + e.args[-1:] if e.op == "case" else e.args
+            known = [a for a in results if not (isinstance(a, Lit) and a.value is None)]
+            return any(is_single(fe, a) for a in known) and all(
+                _single_or_literal(fe, a) for a in known
+            )
         return e.op == "to_single"
     leaf = getattr(fe, "single_leaf", None)
     return leaf is not None and leaf(e)
+
+
+def _single_or_literal(fe, e) -> bool:
+    """Whether `e` is a REAL or a number literal a REAL holds exactly."""
+    if isinstance(e, Lit) and type(e.value) in (int, float):
+        return sqlfuncs._single(e.value) == e.value
+    return is_single(fe, e)
 
 
 def _is_double(fe, e) -> bool:
@@ -91,6 +106,8 @@ def _is_double(fe, e) -> bool:
 
 def _to_single(e):
     """`e`, a number, as a REAL (a literal now)."""
+    if isinstance(e, Op) and e.op == "to_single":
+        return e
     if isinstance(e, Lit) and type(e.value) in (int, float):
         single = sqlfuncs._single(e.value)
         if single is not None:
@@ -179,6 +196,8 @@ def _cast(fe, node: exp.Cast):
         return _as_float(inner) if wanted == "float" else inner
     if wanted == "str" and source in ("int", "bool", "date", "timestamp", "time"):
         return Op("to_str", (inner,))
+    if wanted == "str" and is_single(fe, inner):
+        return Op("real_to_str", (inner,))
     if wanted == "str" and source == "float" and isinstance(inner, Ref):
         return _column_text(fe, inner)
     if wanted == "str" and isinstance(inner, Op) and _of_doubles(fe, inner):
@@ -187,8 +206,9 @@ def _cast(fe, node: exp.Cast):
         return Op("to_int", (inner,))
     if wanted == "bool" and source in ("int", "float"):  # non-zero is true
         return Op("ne", (inner, Lit(0)))
+    kind = "REAL" if is_single(fe, inner) else _SQL_TYPES.get(source, "NULL")
     raise unsupported(
-        f"CAST of a {_SQL_TYPES.get(source, 'NULL')} to {node.to.sql()} is not "
+        f"CAST of a {kind} to {node.to.sql()} is not "
         "supported; supported: between numbers, DATE and TIMESTAMP, a string "
         "literal to DATE or TIMESTAMP, an INTEGER, BOOLEAN, DATE or TIMESTAMP "
         "or a DOUBLE or DECIMAL column to VARCHAR",
@@ -337,8 +357,17 @@ def _as_float(e):
 
 def widen(fe, values: list) -> list:
     """Values that make one result (CASE branches, COALESCE operands): when
-    one is a DOUBLE the INTEGER ones are cast to it, as SQL does."""
+    one is a DOUBLE the INTEGER ones are cast to it, as SQL does; when one
+    is a REAL and none a DOUBLE, the other numbers are cast to REAL."""
     types = [fe.type_of(v) for v in values]
+    numbers = [v for v, t in zip(values, types) if t in ("int", "bool", "float")]
+    if any(is_single(fe, v) for v in numbers) and not any(
+        _is_double(fe, v) for v in numbers
+    ):
+        return [
+            _to_single(v) if t in ("int", "bool", "float") else v
+            for v, t in zip(values, types)
+        ]
     if "float" not in types:
         return values
     return [_as_float(v) if t in ("int", "bool") else v for v, t in zip(values, types)]
@@ -1256,6 +1285,8 @@ def _as_text(fe, value, node, name: str):
         if isinstance(value, Lit):
             return Lit(_to_str(value.value))
         return Op("to_str", (value,))
+    if kind == "float" and is_single(fe, value):
+        return Op("real_to_str", (value,))
     if kind == "float" and isinstance(value, Ref):
         return _column_text(fe, value)
     if isinstance(value, Op) and _of_doubles(fe, value):
@@ -1515,6 +1546,8 @@ def _rounding(op: str) -> Callable:
         value = fe.expr(node.this)
         if fe.type_of(value) == "int":
             return _as_float(value)
+        if is_single(fe, value):  # a REAL (a whole one holds exactly)
+            return Op("to_single", (Op(op, (value,)),))
         exact = fe.digits_of(value) if fe.type_of(value) == "float" else None
         if exact == 0:
             return value
@@ -1531,6 +1564,8 @@ def _trunc(fe, node: exp.Trunc):
     if not (isinstance(digits, Lit) and type(digits.value) is int):
         raise unsupported("TRUNC needs an integer literal for its digits", node)
     value = fe.expr(node.this)
+    if is_single(fe, value):  # a REAL's, rounded to one
+        return Op("to_single", (Op("trunc", (value, digits)),))
     kind = fe.type_of(value)
     exact = fe.digits_of(value) if kind == "float" else None
     if (kind == "int" and digits.value >= 0) or (
@@ -1729,6 +1764,8 @@ def _round(fe, node):
     if not (isinstance(digits, Lit) and type(digits.value) is int):
         raise unsupported("ROUND needs an integer literal for its digits", node)
     value = fe.expr(node.this)
+    if is_single(fe, value):  # a REAL's, rounded to one
+        return Op("to_single", (Op("round", (value, digits)),))
     exact = fe.digits_of(value) if fe.type_of(value) == "float" else None
     return Op("round", (value, digits) + (() if exact is None else (Lit(exact),)))
 

@@ -249,6 +249,9 @@ def op_type(e: Op, types: list) -> str | None:
     if op == "strpos":
         need({"str"}, "STRPOS needs strings", 0, 1)
         return "int"
+    if op == "real_to_str":
+        need({"float"}, "a REAL's text needs a REAL", 0)
+        return "str"
     if op == "to_str":
         return "str"
     if op == "to_float":
