@@ -1971,6 +1971,43 @@ def aggregate_arithmetic(g):
     g.q.items = keys + [Part(f"SUM({x}) {op} COUNT(*)", frozenset({b.alias}))]
 
 
+@production("select", weight=0.0)
+def real_arithmetic(g):
+    """REAL (DuckDB's FLOAT, a 4-byte float) values as people write them:
+    x::FLOAT / y over rows, SUM(x)::FLOAT / COUNT(*) over groups, ROUND,
+    CASE and the text of a REAL (weight 0 unless given)."""
+    nums = [e for e in _everything(g) if e[1] in ("int", "dec")]
+    if not nums:
+        return False
+    (x, _, a), (y, _, b) = g.choice(nums), g.choice(nums)
+    op = g.choice(["+", "-", "*", "/"])
+    if g.chance(0.5):  # over groups
+        ref, _, k = g.choice(_everything(g))
+        keys = [Part(ref, frozenset({k.alias}))] if g.chance(0.6) else []
+        g.q.grouped = True
+        g.q.group_by = keys
+        value = g.choice(
+            [
+                f"SUM({x})::FLOAT {op} COUNT(*)",
+                f"COUNT({x})::FLOAT / COUNT(*)",
+                f"MAX(CAST({x} AS REAL)) {op} 3",
+                f"ROUND(AVG({x})::FLOAT, 2)",
+            ]
+        )
+        g.q.items = keys + [Part(value, frozenset({a.alias}))]
+        return None
+    value = g.choice(
+        [
+            f"{x}::FLOAT {op} {y}",
+            f"CAST({x} AS REAL) * 1.1 - 0.2",
+            f"ROUND(CAST({x} AS REAL) / 3, 2)",
+            f"CASE WHEN {y} > 0 THEN CAST({x} AS FLOAT4) ELSE 0.1 END / 7",
+            f"CAST(CAST({x} AS REAL) / 7 AS VARCHAR)",
+        ]
+    )
+    g.q.items = _pick_columns(g, 2) + [Part(value, frozenset({a.alias, b.alias}))]
+
+
 @production("select", weight=0.7)
 def aggregate_of_nan_producing(g):
     """SUM/AVG/MIN/MAX of x / y: ±inf and NaN entering and leaving a sum."""

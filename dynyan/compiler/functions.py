@@ -31,7 +31,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..runtime import sqlfuncs
+from ..runtime import inline, sqlfuncs
 from .ir import C_MATH, TRIGONOMETRY
 
 
@@ -326,6 +326,7 @@ MULTISET_KINDS = (
 )
 
 #: The runtime helpers by name, as peers call them.
+SQLFUNCS_HELPERS = tuple(h for h in inline.HELPERS if h.module == "sqlfuncs")
 HELPERS: dict[str, Callable] = {
     s.helper: getattr(sqlfuncs, s.helper) for s in SCALARS.values() if s.helper
 } | {f"_{kind}": getattr(sqlfuncs, f"_{kind}") for kind in QUANTILE_KINDS}
@@ -334,8 +335,11 @@ HELPERS: dict[str, Callable] = {
 def peer_namespace(constants=()) -> dict:
     """Globals for code a peer renders with `render.Expressions`: the
     helpers, the modules rendered code names, and the expressions'
-    `constants` ((name, source) pairs: compiled LIKE patterns)."""
-    ns = {**HELPERS, "datetime": datetime, "re": re}
+    `constants` ((name, source) pairs: compiled LIKE patterns). Besides the
+    functions' helpers, rendered code calls others of `sqlfuncs` itself
+    (`_nan_key` in a comparison of quotients): all of them."""
+    ns = {h.name: getattr(sqlfuncs, h.source_name) for h in SQLFUNCS_HELPERS}
+    ns |= {**HELPERS, "datetime": datetime, "re": re}
     for name, source in constants:
         ns[name] = eval(source, ns)  # re.compile(<literal>), see Expressions._like
     return ns
