@@ -66,6 +66,7 @@ from ..context import (
     sql_conjuncts,
 )
 from ..diagnostics import unsupported
+from ..expressions import is_single
 from ..types import infer_type, lit_type
 from .scalar_reduction import reduce_to_read_keys
 from .window_aggregates import never_null
@@ -535,7 +536,10 @@ def virtual(
     types = tuple(t or "float" for t in output_types(query))  # NULL: any type
     scales = output_scales(query, types)
     guard = len(columns) - 1 if count is not None else None
-    ctx.relations[name] = Relation(name, columns, types, scales, guard=guard)
+    singles = output_singles(query)
+    ctx.relations[name] = Relation(
+        name, columns, types, scales, guard=guard, singles=singles
+    )
     ctx.subqueries.append((name, query))
     return name, query
 
@@ -883,6 +887,46 @@ def output_scales(query: Query | SetQuery, types) -> tuple[int | None, ...]:
         0 if t == "int" else query_digits(query, o.expr)
         for t, o in zip(types, query.outputs)
     )
+
+
+def output_singles(query: Query | SetQuery) -> tuple[int, ...]:
+    """The output columns of `query` that are REALs (DuckDB's 4-byte floats:
+    a REAL column, MIN/MAX of one, REAL arithmetic), so that the query
+    reading them computes with them as DuckDB does (`expressions.is_single`);
+    none of a set operation or a window view (read as DOUBLEs)."""
+    if not isinstance(query, Query):
+        return ()
+    leaves = _QuerySingles(query)
+    return tuple(i for i, o in enumerate(query.outputs) if is_single(leaves, o.expr))
+
+
+class _QuerySingles:
+    """`expressions.is_single`'s leaves of a compiled query: its variables
+    and aggregates."""
+
+    def __init__(self, query: Query):
+        self.query = query
+
+    def single_leaf(self, e) -> bool:
+        if isinstance(e, Var):
+            found = column_of(self.query, e.name)
+            if found is not None:
+                return found[1] in found[0].singles
+            computed = [
+                x for a in self.query.atoms for v, x in a.derived if v == e.name
+            ]
+            return bool(computed) and is_single(self, computed[0])
+        if isinstance(e, Ref) and 0 <= e.atom < len(self.query.atoms):
+            # a column of an atom's row (in a computed variable)
+            rel = self.query.relation(self.query.atoms[e.atom].relation)
+            return e.column in rel.singles
+        if isinstance(e, AggRef):
+            agg = self.query.aggregates[e.index]
+            if agg.kind not in PICKS:
+                return False
+            arg = agg.computed if agg.computed is not None else Var(agg.arg)
+            return is_single(self, arg)
+        return False
 
 
 def _null_column(query: Query | SetQuery, i: int) -> bool:
