@@ -56,29 +56,29 @@ def single_arith(fe, op: str, left, right):
     result rounded to one, as DuckDB computes it (in doubles, then rounded:
     for + - * / as exact as in 4-byte floats, 53 bits being more than
     2 * 24 + 2). None where the arithmetic is not a REAL's."""
-    operands = (left, right)
-    if op not in ("add", "sub", "mul", "div", "mod") or not any(
-        is_single(fe, x) for x in operands
+    if op not in ("add", "sub", "mul", "div", "mod"):
+        return None
+    singles = [is_single(fe, x) for x in (left, right)]
+    if not any(singles) or any(
+        _is_double(fe, x) for x, single in zip((left, right), singles) if not single
     ):
         return None
-    if any(_is_double(fe, x) for x in operands):
-        return None
-    left, right = (x if is_single(fe, x) else _to_single(x) for x in operands)
+    left, right = (
+        x if single else _to_single(x) for x, single in zip((left, right), singles)
+    )
     return Op("to_single", (_arith(op, left, right),))
 
 
 def is_single(fe, e) -> bool:
     """Whether `e` is a REAL (FLOAT) value: a CAST to REAL, REAL arithmetic,
-    or a leaf `fe.single_leaf` says is (a table's REAL column; over groups
-    a REAL key, MIN or MAX of a REAL). (Through an inner view a REAL is
-    read as a DOUBLE.)"""
+    or a leaf `fe.single_leaf` says is (a table's or derived table's REAL
+    column; over groups a REAL key, MIN or MAX of a REAL). (A set operation's
+    or a window function's view gives DOUBLEs.)"""
     if isinstance(e, Op):
-        if e.op in ("neg", "abs"):
+        if e.op in ("neg", "abs", "nullif"):
             return is_single(fe, e.args[0])
         if e.op in ("pair", "keyed_pair", "ordered_pair"):  # ARG_MAX's (key, value)
             return is_single(fe, e.args[1])
-        if e.op == "nullif":
-            return is_single(fe, e.args[0])
         if e.op in ("case", "coalesce", "greatest", "least"):  # `widen`ed to REALs
             results = e.args[1::2] + e.args[-1:] if e.op == "case" else e.args
             known = [a for a in results if not (isinstance(a, Lit) and a.value is None)]
