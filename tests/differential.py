@@ -35,6 +35,7 @@ Usage from a REPL, to reproduce a failure::
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import decimal
 import functools
@@ -104,6 +105,7 @@ class ColumnInfo:
     scale: int | None = None  # decimal places for DECIMAL(p, s)
     sql_type: str = ""  # DuckDB's name for the declared type
     notnull: bool = False  # declared NOT NULL or PRIMARY KEY: never gets a NULL
+    spelt: str = ""  # the name as CREATE TABLE writes it (DuckDB's result names)
 
 
 @functools.cache
@@ -193,7 +195,8 @@ class QuerySpec:
             for coldef in schema.expressions:
                 if not isinstance(coldef, exp.ColumnDef):
                     continue
-                cols.append(_column_info(coldef, name))
+                info = _column_info(coldef, name)
+                cols.append(dataclasses.replace(info, spelt=coldef.name))
             tables[tname] = cols
             if tree.find(exp.PrimaryKey, exp.PrimaryKeyColumnConstraint):
                 primary[tname] = list(relation(tree).key)  # the compiler's reading
@@ -215,10 +218,7 @@ class QuerySpec:
         for tname, cols in tables.items():
             described = types[tname]
             tables[tname] = [
-                ColumnInfo(
-                    c.name, c.kind, c.scale, described[c.name.lower()], c.notnull
-                )
-                for c in cols
+                dataclasses.replace(c, sql_type=described[c.name.lower()]) for c in cols
             ]
 
         relations: list[str] = []
@@ -928,11 +928,12 @@ class DuckMirror:
         for tname in spec.relations:
             cols = spec.tables[tname]
             casts = ", ".join(
-                f'CAST("{c.name}" AS {c.sql_type}) AS "{c.name}"' for c in cols
+                f'CAST("{c.name}" AS {c.sql_type}) AS "{c.spelt or c.name}"'
+                for c in cols
             )
             select = f'SELECT {casts} FROM "_src_{tname}"'
             if self.prepared:
-                decls = ", ".join(f'"{c.name}" {c.sql_type}' for c in cols)
+                decls = ", ".join(f'"{c.spelt or c.name}" {c.sql_type}' for c in cols)
                 self.con.execute(f'CREATE TABLE "{tname}" ({decls})')
                 self._fill[tname] = f'INSERT INTO "{tname}" {select}'
             else:
@@ -1326,6 +1327,10 @@ class ViewChecker:
         cols = getattr(self.view, "COLUMNS", None)
         if cols is None or len(tuple(cols)) != len(desc):
             ctx.fail(f"View.COLUMNS = {cols!r}, expected {len(desc)} columns")
+        for i, (name, *_) in enumerate(desc):  # spelt as DuckDB spells it
+            mine = tuple(cols)[i]
+            if mine != name and mine.lower() == name.lower():
+                ctx.fail(f"View.COLUMNS[{i}] = {mine!r}, DuckDB names it {name!r}")
         aliases = self.spec.select_aliases
         if not any(  # items that stand for several columns: `*`, COLUMNS(…)
             isinstance(e, exp.Star)

@@ -824,6 +824,9 @@ class Query:
     # aggregate whose values are never read): the View takes their updates,
     # checks them and keeps nothing else (the outermost query only).
     unread: tuple[Relation, ...] = ()
+    # the visible outputs' names as DuckDB spells them (the outermost query
+    # only; default: the outputs' own, in lower case)
+    names: tuple[str, ...] = ()
 
     @property
     def visible_outputs(self) -> tuple[Output, ...]:

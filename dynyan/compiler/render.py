@@ -3375,7 +3375,9 @@ def render_module(
         "complexity": complexity(plan),
         "relations": relations,
         "reporting": reporting,
-        "columns": tuple_literal([py(o.name) for o in query.visible_outputs]),
+        "columns": tuple_literal(
+            [py(n) for n in query.names or [o.name for o in query.visible_outputs]]
+        ),
         "ordering": ordering,
         # pull mode: an ORDER BY kept beside the result (not the root's own
         # order) takes the changes when the result is read

@@ -156,6 +156,9 @@ def parse_query(
         for name in dict.fromkeys(named)
         if name in program.relations and name not in read
     ]
+    names = tuple(program.spellings.get(o.name, o.name) for o in query.visible_outputs)
+    if names != tuple(o.name for o in query.visible_outputs):
+        query = replace(query, names=names)
     return replace(query, unread=tuple(unread)) if unread else query
 
 

@@ -81,6 +81,8 @@ class Program:
     relations: dict[str, Relation]
     query: exp.Query
     views: dict[str, exp.Expression] = field(default_factory=dict)
+    # a result column's name (lower case) -> as DuckDB spells it (`spellings`)
+    spellings: dict[str, str] = field(default_factory=dict)
 
 
 def read_program(sql: str, schema: str | None = None) -> Program:
@@ -146,7 +148,34 @@ def read_program(sql: str, schema: str | None = None) -> Program:
         raise unsupported(
             "the file holds several queries; write one SELECT per file", queries[1]
         )
-    return Program(relations, queries[0], views)
+    schema_statements = parse_statements(schema, "the schema") if schema else []
+    names = spellings([*schema_statements, *statements], queries[0])
+    return Program(relations, queries[0], views, names)
+
+
+def spellings(statements: list[exp.Expression], query: exp.Query) -> dict[str, str]:
+    """Result column names (read in lower case everywhere) -> as DuckDB
+    names them: an alias of the outermost SELECT as written, else the name
+    as its definition spells it (CREATE TABLE, an alias in the query or a
+    view, a derived table's column list); a name defined in two spellings
+    stays in lower case."""
+    defined: dict[str, set[str]] = {}
+    for stmt in statements:
+        for node in stmt.find_all(exp.ColumnDef, exp.Alias, exp.TableAlias):
+            if isinstance(node, exp.TableAlias):
+                names = [c.name for c in node.columns]
+            else:
+                names = [node.alias if isinstance(node, exp.Alias) else node.name]
+            for name in names:
+                defined.setdefault(name.lower(), set()).add(name)
+    known = {low: next(iter(s)) for low, s in defined.items() if len(s) == 1}
+    outermost = query
+    while isinstance(outermost, (exp.SetOperation, exp.Subquery)):
+        outermost = outermost.this  # a set operation is named by its left side
+    for item in outermost.expressions if isinstance(outermost, exp.Select) else ():
+        if isinstance(item, exp.Alias):
+            known[item.alias.lower()] = item.alias
+    return known
 
 
 # statements of a schema script that change neither a table's rows nor

@@ -11,7 +11,8 @@
   (false sorts before true); `COUNT_IF(c)` -> `SUM(CAST(c AS INTEGER))` (DuckDB's: NULL where
   no condition is true or false).
 - `PERCENTILE_CONT(q) WITHIN GROUP (ORDER BY x)` (and _DISC) ->
-  `QUANTILE_CONT(x, q)`; DuckDB's `QUANTILE(x, q)` -> `QUANTILE_DISC(x, q)`.
+  `QUANTILE_CONT(x, q)`; DuckDB's `QUANTILE(x, q)` -> `QUANTILE_DISC(x, q)`
+  (APPROX_QUANTILE, an estimate, is refused).
 - `MIN(DISTINCT x)`, `MAX(DISTINCT x)` -> `MIN(x)`, `MAX(x)`: the
   smallest value is the smallest of the distinct values.
 - `GROUP BY ALL` (DuckDB) -> GROUP BY every SELECT item without an
@@ -91,6 +92,13 @@ def aggregate_spellings(tree: exp.Expression, ctx: Context) -> exp.Expression:
     for node in list(tree.find_all(exp.Filter)):
         node.replace(_filtered(node))
     for node in list(tree.find_all(exp.Quantile)):
+        if isinstance(node, exp.ApproxQuantile):
+            raise unsupported(
+                "APPROX_QUANTILE is not supported: DuckDB's is an estimate (a "
+                "t-digest) that a view cannot reproduce; QUANTILE_CONT(x, q) "
+                "and QUANTILE_DISC(x, q) are exact",
+                node,
+            )
         q = node.args.get("quantile")
         node.replace(exp.PercentileDisc(this=node.this.copy(), expression=q.copy()))
     for node in list(tree.find_all(exp.WithinGroup)):
