@@ -1820,31 +1820,67 @@ def group_by_columns(g):
     _group(g, [Part(ref, frozenset({a.alias})) for ref, _, a in picked])
 
 
+def _grouped_by_columns(g) -> list:
+    """GROUP BY one or two of the query's columns; all its columns."""
+    every = _everything(g)
+    keys = g.rng.sample(every, min(len(every), g.rng.randint(1, 2)))
+    g.q.grouped = True
+    g.q.group_by = [Part(ref, frozenset({a.alias})) for ref, _, a in keys]
+    return every
+
+
+def _order_way(g) -> str:
+    """An ORDER BY key's direction and NULLs, as people leave them out."""
+    return g.choice(["", " DESC"]) + g.choice(["", "", " NULLS FIRST", " NULLS LAST"])
+
+
+def _maybe_filtered(g, every: list, sql: str, aliases: set) -> Part:
+    """The aggregate `sql`, FILTER (WHERE y > n) at times."""
+    nums = [e for e in every if e[1] in ("int", "dec")]
+    if nums and g.chance(0.3):
+        y, _, c = g.choice(nums)
+        sql += f" FILTER (WHERE {y} > {g.rng.randint(0, 5)})"
+        aliases = aliases | {c.alias}
+    return Part(sql, frozenset(aliases))
+
+
 @production("select", weight=0)  # drawn with --weight: earlier seeds keep their queries
 def ordered_pick_per_key(g):
     """GROUP BY columns with FIRST/LAST(x ORDER BY k [DESC] [NULLS …], x …)
     [FILTER (WHERE …)]: the x of an order's first or last row per group (the
     latest value as people write it), the order ending on x itself, so rows
     tied on every key give the same x and DuckDB's pick is the view's."""
-    every = _everything(g)
-    keys = g.rng.sample(every, min(len(every), g.rng.randint(1, 2)))
-    g.q.grouped = True
-    g.q.group_by = [Part(ref, frozenset({a.alias})) for ref, _, a in keys]
+    every = _grouped_by_columns(g)
     picks = []
     for _ in range(g.rng.randint(1, 2)):
         (x, _, a), (k, _, b) = g.choice(every), g.choice(every)
-        way = g.choice(["", " DESC"]) + g.choice(
-            ["", "", " NULLS FIRST", " NULLS LAST"]
-        )
+        way = _order_way(g)
         sql = f"{g.choice(['FIRST', 'LAST'])}({x} ORDER BY {k}{way}, {x}{way})"
-        nums = [e for e in every if e[1] in ("int", "dec")]
-        if nums and g.chance(0.3):
-            y, _, c = g.choice(nums)
-            sql += f" FILTER (WHERE {y} > {g.rng.randint(0, 5)})"
-            picks.append(Part(sql, frozenset({a.alias, b.alias, c.alias})))
-        else:
-            picks.append(Part(sql, frozenset({a.alias, b.alias})))
+        picks.append(_maybe_filtered(g, every, sql, {a.alias, b.alias}))
     g.q.items = list(g.q.group_by) + picks
+
+
+@production("select", weight=0)  # drawn with --weight: earlier seeds keep their queries
+def list_per_key(g):
+    """GROUP BY columns with ARRAY_AGG/LIST([DISTINCT] x ORDER BY [k …,] x …)
+    [FILTER (WHERE …)]: every value of a group in an order (the history of
+    a key as people write it), the order ending on x itself, so rows tied on
+    every key are equal elements and DuckDB's list is the view's."""
+    every = _grouped_by_columns(g)
+    lists = []
+    for _ in range(g.rng.randint(1, 2)):
+        (x, _, a), (k, _, b) = g.choice(every), g.choice(every)
+        way = _order_way(g)
+        name = g.choice(["ARRAY_AGG", "LIST"])
+        if g.chance(0.25):
+            sql, aliases = f"{name}(DISTINCT {x} ORDER BY {x}{way})", {a.alias}
+        else:
+            sql, aliases = f"{name}({x} ORDER BY {k}{way}, {x}{way})", {
+                a.alias,
+                b.alias,
+            }
+        lists.append(_maybe_filtered(g, every, sql, aliases))
+    g.q.items = list(g.q.group_by) + lists
 
 
 @production("select", weight=0)  # drawn with --weight: earlier seeds keep their queries

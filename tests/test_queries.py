@@ -89,6 +89,7 @@ _STAND_IN = {
     str: "",
     datetime.date: datetime.date(2000, 1, 1),
     bool: False,
+    tuple: (),
     object: None,
 }
 

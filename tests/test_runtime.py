@@ -134,11 +134,12 @@ def make(kind, mode, trust=False):
     return view, rec
 
 
-def populate(view):
-    """A small database in which every query kind has a non-empty result."""
-    view.update("s", [(1, 20, "x"), (1, 25, "y"), (2, 30, "x"), (3, 4, "z")])
+def populate(view, s="s", r="r"):
+    """A small database in which every query kind has a non-empty result
+    (`s`, `r`: the relations' names as the calls spell them)."""
+    view.update(s, [(1, 20, "x"), (1, 25, "y"), (2, 30, "x"), (3, 4, "z")])
     view.update(
-        "r",
+        r,
         [
             (5, 1, "n1", 12.5),
             (6, 1, "n2", 15.0),
@@ -147,7 +148,7 @@ def populate(view):
         ],
         [1, 2, 1, 1],
     )
-    view.insert("r", (3, 3, "n4", 9.0))
+    view.insert(r, (3, 3, "n4", 9.0))
 
 
 def result(view):
@@ -227,18 +228,7 @@ def test_a_relation_named_in_another_case_is_that_relation(mode, trust):
     as DuckDB's `INSERT INTO R` is; an unknown name is still refused."""
     spelt, lower = make("spj", mode, trust), make("spj", mode, trust)
     populate(lower[0])
-    spelt[0].update("S", [(1, 20, "x"), (1, 25, "y"), (2, 30, "x"), (3, 4, "z")])
-    spelt[0].update(
-        "R",
-        [
-            (5, 1, "n1", 12.5),
-            (6, 1, "n2", 15.0),
-            (7, 2, "n1", 11.0),
-            (8, 9, "n3", 30.0),
-        ],
-        [1, 2, 1, 1],
-    )
-    spelt[0].insert("R", (3, 3, "n4", 9.0))
+    populate(spelt[0], "S", "R")
     for view, _ in (spelt, lower):
         view.delete("R" if view is spelt[0] else "r", (6, 1, "n2", 15.0))
     assert Counter(spelt[0].rows()) == Counter(lower[0].rows())
@@ -1123,7 +1113,7 @@ def test_generated_fq4_rejects_and_keeps_state():
     for call in [
         lambda: view.delete("supplier", supplier[:-1]),
         lambda: view.update("lineitem", [line, line, line], [-1, -1, -1]),
-        lambda: view.insert("LINEITEM", line),
+        lambda: view.insert("lineitems", line),
         lambda: view.update("partsupp", [partsupp, partsupp], [1, 1.0]),
     ]:
         with pytest.raises(err):

@@ -1185,6 +1185,33 @@ def sql_string_agg(counts, separator, distinct, descending):
 HELPERS["_sql_string_agg"] = sql_string_agg
 
 
+def sql_array_agg(counts, distinct, descending):
+    """ARRAY_AGG([DISTINCT] x ORDER BY …) over a multiset of the pairs
+    ((order keys, x IS NULL), x) (pair -> count): their x's sorted by the
+    pairs, as a tuple; NULL when it is empty."""
+    pairs = sorted(counts, reverse=descending)
+    if not distinct:
+        pairs = [p for p in pairs for _ in range(counts[p])]
+    return tuple(p[1] for p in pairs) if pairs else None
+
+
+HELPERS["_sql_array_agg"] = sql_array_agg
+
+
+def sql_ordered_pair(value, *keyed):
+    """The entry a group sorts for FIRST/LAST(x ORDER BY …) and ARRAY_AGG:
+    ((k1's NULL rank, k1, …, x IS NULL), x) from k1, flag1, k2, flag2, …,
+    never NULL; a NULL key ranks after the others where its flag is true
+    and is never compared with a value."""
+    parts = []
+    for key, flag in zip(keyed[::2], keyed[1::2]):
+        parts += [(key is None) == flag, key]
+    return (tuple(parts) + (value is None,), value)
+
+
+HELPERS["_sql_ordered_pair"] = sql_ordered_pair
+
+
 def sql_regexp_extract(regex, string, group):
     """REGEXP_EXTRACT: the match's group, '' where there is none."""
     found = regex.search(string)
@@ -1386,6 +1413,10 @@ class SQLPython:
             return self._strict(
                 [self.value(a, env) for a in args], lambda t: f"({t[0]}, {t[1]})"
             )
+        if op == "ordered_pair":  # FIRST/LAST's and ARRAY_AGG's sort entry
+            keyed = [args[0], args[2], *args[3:]]  # k1, flag1, k2, flag2, …
+            parts = [self.value(args[1], env), *(self.value(a, env) for a in keyed)]
+            return f"_sql_ordered_pair({', '.join(parts)})"
         raise NotImplementedError(f"operator {op} in the IVM baseline")
 
     def _operands(self, parts: list[str], test: str = "is None"):

@@ -307,9 +307,10 @@ STRPTIME_CODES = "YymdjHIMSfgbBaAp%"
 # (top_cut: no SQL function, the threshold of a top-n, passes/top_rows.py)
 QUANTILE_KINDS = ("quantile_cont", "quantile_disc", "top_cut")
 # the aggregates that read every value of their argument in order
-RANKED_KINDS = (*QUANTILE_KINDS, "string_agg")
+RANKED_KINDS = (*QUANTILE_KINDS, "string_agg", "array_agg")
 # ... or its distinct values in order
-ORDERED_KINDS = (*RANKED_KINDS, "string_agg_distinct")
+DISTINCT_ORDERED_KINDS = ("string_agg_distinct", "array_agg_distinct")
+ORDERED_KINDS = (*RANKED_KINDS, *DISTINCT_ORDERED_KINDS)
 # SUM/AVG(DISTINCT x): the sum of the multiset's keys, kept as they come
 # and go (DECIMAL keys scaled to integers, so the sum is exact)
 DISTINCT_SUM_KINDS = ("sum_distinct", "avg_distinct")
@@ -358,7 +359,7 @@ AGGREGATES = (
     "count_distinct",
     *DISTINCT_SUM_KINDS,
     *(kind for kind in RANKED_KINDS if kind != "top_cut"),
-    "string_agg_distinct",
+    *DISTINCT_ORDERED_KINDS,
 )
 
 
@@ -389,6 +390,10 @@ def aggregate_value(
     cheaper test that there is no non-NULL argument, if the system has one
     (default `nonnull == 0`)."""
     empty = empty or f"{nonnull} == 0"
+    if kind in ("array_agg", "array_agg_distinct"):
+        # the sorted pairs' values (`aggregates._ordered_pair`), a tuple
+        pairs = f"reversed({ranked})" if descending else ranked
+        return f"(None if {empty} else tuple([pair[1] for pair in {pairs}]))"
     if keyed:  # STRING_AGG(x ORDER BY k): the sorted (k, x) pairs' x's
         return (
             f"(None if {empty} else _string_agg_keyed({ranked}, {separator!r}, "

@@ -106,6 +106,7 @@ _KNOWN_QUERY_FIELDS = {
     "subqueries",
     "residual",
     "null_safe",  # NULL keys hash to one partition like any value
+    "names",  # the result columns' spelling: the same in every partition
 }
 _KNOWN_ATOM_FIELDS = {
     "alias",

@@ -28,6 +28,7 @@ from ..resources import resource_text
 from ..runtime import inline
 from . import functions
 from .functions import (
+    DISTINCT_ORDERED_KINDS,
     DISTINCT_SUM_KINDS,
     ORDERED_KINDS,
     PICK_KINDS,
@@ -2674,7 +2675,7 @@ def _group_slots(query, expressions: Expressions) -> dict:
             "max",
             *PICK_KINDS,
             "count_distinct",
-            "string_agg_distinct",
+            *DISTINCT_ORDERED_KINDS,
         ):
             key = "multiset " + x
             if key not in where:
@@ -2693,7 +2694,7 @@ def _group_slots(query, expressions: Expressions) -> dict:
                 )
             if agg.kind != "count_distinct":  # in order
                 multisets[where[key]]["sorted"] = True
-            if agg.kind == "string_agg_distinct":  # reads the keys in order
+            if agg.kind in DISTINCT_ORDERED_KINDS:  # reads the keys in order
                 multisets[where[key]]["keys"] = True
             slot[i] = ("multiset", where[key])
         else:
@@ -2809,7 +2810,7 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
                 continue
             if agg.kind in ORDERED_KINDS:
                 # the key once (a quantile, the distinct ones), or per row
-                many = agg.kind == "string_agg"
+                many = agg.kind in ("string_agg", "array_agg")
                 values.append(
                     value(
                         ranked=f"[{local}] * {count}" if many else f"({local},)",
@@ -2829,7 +2830,7 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
             values.append(_distinct_sum(agg, slots, i, nonnull))
         elif agg.kind in ORDERED_KINDS:
             ms = f"e[{slots['slot'][i]}]"
-            distinct = agg.kind == "string_agg_distinct"  # a SortedDict's keys
+            distinct = agg.kind in DISTINCT_ORDERED_KINDS  # a SortedDict's keys
             values.append(
                 value(
                     ranked=f"{ms}.keys()" if distinct else ms,
@@ -4579,7 +4580,10 @@ def _nan_free(query) -> bool:
         return channel == 0 or query.channels[channel - 1].scale is not None
 
     def aggregate(a) -> bool:
-        if a.kind in ("count", "count_distinct", "string_agg", "string_agg_distinct"):
+        # (ARRAY_AGG's values: columns, never NaN, or refused where they may be)
+        if a.kind in ("count", "count_distinct", "string_agg", "array_agg"):
+            return True
+        if a.kind in DISTINCT_ORDERED_KINDS:
             return True
         if a.kind == "quantile_cont" and a.scale is not None:  # a DECIMAL's
             return True

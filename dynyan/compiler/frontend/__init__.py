@@ -22,7 +22,7 @@ from dataclasses import replace
 from sqlglot import exp
 
 from ...errors import PaddedLeafUnplaced
-from ..ir import Query, SetQuery, WindowFunction, WindowQuery, base_relations
+from ..ir import AggRef, Query, SetQuery, WindowFunction, WindowQuery, base_relations
 from .build import SelectBuilder
 from .context import NATIVE, Context
 from .diagnostics import DIALECT, unsupported
@@ -156,10 +156,31 @@ def parse_query(
         for name in dict.fromkeys(named)
         if name in program.relations and name not in read
     ]
+    _check_list_order(query)
     names = tuple(program.spellings.get(o.name, o.name) for o in query.visible_outputs)
     if names != tuple(o.name for o in query.visible_outputs):
         query = replace(query, names=names)
     return replace(query, unread=tuple(unread)) if unread else query
+
+
+def _check_list_order(query: Query) -> None:
+    """Refuse an order over a LIST (ARRAY_AGG's value, a tuple whose NULL
+    elements Python cannot compare; LIMIT without ORDER BY orders by every
+    column)."""
+    if query.ordering is None:
+        return
+    lists = {
+        i
+        for i, o in enumerate(query.outputs)
+        if isinstance(o.expr, AggRef)
+        and query.aggregates[o.expr.index].kind.startswith("array_agg")
+    }
+    if any(key.position in lists for key in query.ordering.keys):
+        implied = " (LIMIT without ORDER BY orders by every column)"
+        raise unsupported(
+            "ORDER BY a LIST (ARRAY_AGG's value) is not supported"
+            + (implied if query.ordering.implied else "")
+        )
 
 
 def compile_select(tree: exp.Expression, ctx: Context) -> Query | SetQuery:

@@ -59,6 +59,7 @@ KEPT = (
     *QUANTILES,
     TopCut,
     exp.GroupConcat,
+    exp.ArrayAgg,
 )
 AGGREGATES = (exp.Count, exp.Sum, exp.Avg, *KEPT)
 _DISTINCT_KINDS = {
@@ -233,6 +234,8 @@ class Grouping:
                 return self.fe.type_of(self._argument(e.index))
             if kind.startswith("string_agg"):
                 return "str"
+            if kind.startswith("array_agg"):
+                return "list"
             if kind in ("sum", "sum_distinct"):  # SUM of integers is an integer
                 arg = self._argument(e.index)
                 return "int" if self.fe.type_of(arg) in ("int", "bool") else "float"
@@ -265,6 +268,8 @@ class Grouping:
                 arg_node, kind, options = None, _PICK_NAMES[type(node)], {}
             elif isinstance(node, (exp.First, exp.Last)):
                 arg_node, kind, options = None, self._ordered_pick(node), {}
+            elif isinstance(node, exp.ArrayAgg):
+                arg_node, kind, options = None, *self._array_agg(node)
             else:
                 arg_node = node.this.expressions[0] if distinct else node.this
                 kind = _DISTINCT_KINDS[type(node)] if distinct else node.sql_name()
@@ -272,7 +277,7 @@ class Grouping:
             if kind == "count_distinct" and isinstance(arg_node, exp.Tuple):
                 # COUNT(DISTINCT (a, b)): the distinct rows, NULLs in them too
                 arg = Op("row", tuple(self.fe.expr(e) for e in arg_node.expressions))
-            elif isinstance(node, (exp.First, exp.Last)):
+            elif isinstance(node, (exp.First, exp.Last, exp.ArrayAgg)):
                 arg = self._ordered_pair(node, kind)
             else:
                 arg = self._pair(node) if arg_node is None else self.fe.expr(arg_node)
@@ -374,9 +379,41 @@ class Grouping:
         descending = bool(keys[0].args.get("desc")) != isinstance(node, exp.Last)
         return "arg_max" if descending else "arg_min"
 
+    def _array_agg(self, node: exp.ArrayAgg) -> tuple[str, dict]:
+        """ARRAY_AGG/LIST([DISTINCT] x ORDER BY k1 [DESC], …)'s kind and
+        options: a group keeps the pairs `_ordered_pair` makes (a NULL x is
+        an element, as DuckDB's), sorted, and its value is their x's in that
+        order (reversed for descending keys), a tuple. Rows tied on every
+        key: in the order of their x, where SQL takes any. Unordered, the
+        elements come in an order no view can reproduce; DISTINCT is ordered
+        by its argument (DuckDB's rule)."""
+        order = node.this
+        if not isinstance(order, exp.Order):
+            raise unsupported(
+                "ARRAY_AGG/LIST is supported with an ORDER BY, ARRAY_AGG(x "
+                "ORDER BY k [DESC][, …]): unordered, its elements come in an "
+                "arbitrary order",
+                node,
+            )
+        keys = order.expressions
+        if len({bool(k.args.get("desc")) for k in keys}) != 1:
+            raise unsupported(
+                "ARRAY_AGG ordered by keys of both directions is not supported "
+                "(ORDER BY a, b or ORDER BY a DESC, b DESC)",
+                node,
+            )
+        distinct = isinstance(order.this, exp.Distinct)
+        if distinct and [k.this for k in keys] != order.this.expressions:
+            raise unsupported(
+                "ARRAY_AGG(DISTINCT x …) is supported ordered by x alone", node
+            )
+        kind = "array_agg_distinct" if distinct else "array_agg"
+        return kind, {"descending": bool(keys[0].args.get("desc"))}
+
     def _ordered_pair(self, node: exp.First | exp.Last, kind: str) -> Op:
         """FIRST/LAST(x ORDER BY k1, …)'s argument (`kind`: `_ordered_pick`'s,
-        whose extreme picks the first row): ((k1 IS NULL) is f1,
+        whose extreme picks the first row; ARRAY_AGG's, whose sorted entries
+        are read in order or reversed): ((k1 IS NULL) is f1,
         k1, …, x IS NULL), x), never NULL (FIRST keeps a NULL x, and NULL
         keys sort where the ORDER BY puts them, DuckDB: last). The flags
         rank a NULL key above the others where it comes last under MIN, or
@@ -384,13 +421,19 @@ class Grouping:
         on every key: the least (greatest) x, where SQL takes any. (FILTER:
         `_aggregate` makes the pair NULL where its condition is not TRUE.)"""
         order, last = node.this, isinstance(node, exp.Last)
+        if kind.startswith("array_agg"):  # read from the least pair, or reversed
+            descending = bool(order.expressions[0].args.get("desc"))
+            kind = "arg_max" if descending else "arg_min"
+        value_node = order.this
+        if isinstance(value_node, exp.Distinct):  # ARRAY_AGG(DISTINCT x ORDER BY x)
+            (value_node,) = value_node.expressions
         flags, keys = [], []
         for k in order.expressions:
             key = _sortable(self.fe.expr(k.this), "ordered by a key", node)
             nulls_first = bool(k.args.get("nulls_first")) != last
             flags.append(nulls_first if kind == "arg_max" else not nulls_first)
             keys.append(key)
-        value = _sortable(self.fe.expr(order.this), "of a value", node)
+        value = _sortable(self.fe.expr(value_node), "of a value", node)
         rest = [a for key, flag in zip(keys[1:], flags[1:]) for a in (key, Lit(flag))]
         return Op("ordered_pair", (keys[0], value, Lit(flags[0]), *rest))
 

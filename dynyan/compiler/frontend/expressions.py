@@ -198,6 +198,9 @@ def _cast(fe, node: exp.Cast):
         return Op("to_str", (inner,))
     if wanted == "str" and is_single(fe, inner):
         return Op("real_to_str", (inner,))
+    text = _decimal_text(fe, inner, node.this) if wanted == "str" else None
+    if text is not None:
+        return text
     if wanted == "str" and source == "float" and isinstance(inner, Ref):
         return _column_text(fe, inner)
     if wanted == "str" and isinstance(inner, Op) and _of_doubles(fe, inner):
@@ -207,11 +210,15 @@ def _cast(fe, node: exp.Cast):
     if wanted == "bool" and source in ("int", "float"):  # non-zero is true
         return Op("ne", (inner, Lit(0)))
     kind = "REAL" if is_single(fe, inner) else _SQL_TYPES.get(source, "NULL")
+    if source == "float" and kind != "REAL":
+        kind = "DOUBLE or DECIMAL"
     raise unsupported(
         f"CAST of a {kind} to {node.to.sql()} is not "
         "supported; supported: between numbers, DATE and TIMESTAMP, a string "
-        "literal to DATE or TIMESTAMP, an INTEGER, BOOLEAN, DATE or TIMESTAMP "
-        "or a DOUBLE or DECIMAL column to VARCHAR",
+        "literal to DATE or TIMESTAMP, an INTEGER, BOOLEAN, DATE or TIMESTAMP, "
+        "a DOUBLE or DECIMAL column, arithmetic of DOUBLEs, or a DECIMAL "
+        "expression without a division (its literals written without trailing "
+        "zeros: 1.5, not 1.50) to VARCHAR",
         node,
     )
 
@@ -1287,6 +1294,9 @@ def _as_text(fe, value, node, name: str):
         return Op("to_str", (value,))
     if kind == "float" and is_single(fe, value):
         return Op("real_to_str", (value,))
+    text = _decimal_text(fe, value, node)
+    if text is not None:
+        return text
     if kind == "float" and isinstance(value, Ref):
         return _column_text(fe, value)
     if isinstance(value, Op) and _of_doubles(fe, value):
@@ -1295,9 +1305,10 @@ def _as_text(fe, value, node, name: str):
         raise unsupported(f"{name} of a {_SQL_TYPES[kind]} is not supported", node)
     if kind not in ("str", None):
         raise unsupported(
-            f"{name} of a DOUBLE or DECIMAL expression is not supported (DuckDB's "
-            "spelling of a number as text; of a column it is, or CAST it to "
-            "INTEGER first)",
+            f"{name} of a DOUBLE or DECIMAL expression is not supported here "
+            "(DuckDB's spelling of a number as text: of a column, arithmetic of "
+            "DOUBLEs or a DECIMAL expression without a division, its literals "
+            "written without trailing zeros, it is; or CAST it to INTEGER first)",
             node,
         )
     return value
@@ -1310,6 +1321,40 @@ def _pipe(fe, node):
     repr)."""
     sides = (node.this, node.expression)
     return Op("concat", tuple(_as_text(fe, fe.expr(s), s, "||") for s in sides))
+
+
+def _decimal_text(fe, value, node: exp.Expression):
+    """A DECIMAL expression as VARCHAR (None if `value` is none): every
+    digit of the scale DuckDB's type of it has (`price * 2` 25.00, `price *
+    1.5` 18.750, `SUM(price)`, ROUND(x, 1), CEIL, MIN/MAX), which is the
+    digits `digits_of` counts (a product's scales summed, the larger of a
+    sum's, ROUND's n where smaller) while every number literal in it is
+    written with the digits its value needs (1.5; 1.50 and 1.0 have a
+    scale their values do not tell, so are refused); a literal alone is
+    spelt as written."""
+    if fe.type_of(value) != "float" or is_single(fe, value):
+        return None
+    if isinstance(node, exp.Literal) and not node.is_string:
+        text = node.name  # DuckDB's DECIMAL literal: as written (1.50)
+        return Lit(text) if re.fullmatch(r"\d+\.\d+", text) else None
+    scale = fe.digits_of(value)
+    if isinstance(node, exp.Cast) and node.to.this.name == "DECIMAL":
+        scale = declared_scale(node.to)  # its type's, whatever the value needs
+        node = node.this
+    if scale is None or any(
+        isinstance(c, exp.Cast) and c.to.this.name == "DECIMAL"
+        for c in node.find_all(exp.Cast)
+    ):  # (a CAST to DECIMAL inside: a scale the value may not tell)
+        return None
+    for literal in node.find_all(exp.Literal):
+        text = literal.name
+        if literal.is_string or re.fullmatch(r"\d+", text):
+            continue
+        written = re.fullmatch(r"\d*\.(\d*)", text)
+        needed = repr(float(text)).split(".")[1].rstrip("0") if written else None
+        if written is None or len(written[1]) != len(needed):
+            return None
+    return Op("to_str", (value, Lit(scale)))
 
 
 def _of_doubles(fe, e) -> bool:

@@ -99,7 +99,13 @@ def infer_type(e, leaf: Callable) -> str | None:
     of `e`, whose non-operator leaves `leaf` types."""
     if not isinstance(e, Op):
         return leaf(e)
-    return op_type(e, [infer_type(a, leaf) for a in e.args])
+    types = [infer_type(a, leaf) for a in e.args]
+    if "list" in types:
+        raise ExprError(
+            "a LIST (ARRAY_AGG's value) is supported as a result column only, "
+            "not inside an expression"
+        )
+    return op_type(e, types)
 
 
 def typed(type_of: Callable, e, node: exp.Expression) -> str | None:

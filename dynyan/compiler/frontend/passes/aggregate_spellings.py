@@ -58,6 +58,9 @@ _COMPOSED = {
 
 
 def aggregate_spellings(tree: exp.Expression, ctx: Context) -> exp.Expression:
+    for node in tree.find_all(exp.ArrayAgg):  # its value is a result column only
+        if isinstance(node.find_ancestor(exp.Window, exp.Select), exp.Window):
+            raise unsupported("ARRAY_AGG/LIST over a window is not supported", node)
     for node in list(tree.find_all(exp.Anonymous)):
         name = node.name.upper()
         if _COMPOSED.get(name) == len(node.expressions):
@@ -159,9 +162,10 @@ def _filtered(node: exp.Filter) -> exp.Expression:
         raise unsupported("FILTER is supported on aggregates", node)
     agg = agg.copy()
     arg = agg.this
-    whole = (isinstance(agg, (exp.First, exp.Last)) and isinstance(arg, exp.Order)) or (
-        isinstance(arg, exp.Distinct) and isinstance(arg.expressions[0], exp.Tuple)
-    )
+    whole = (
+        isinstance(agg, (exp.First, exp.Last, exp.ArrayAgg))
+        and isinstance(arg, exp.Order)
+    ) or (isinstance(arg, exp.Distinct) and isinstance(arg.expressions[0], exp.Tuple))
     if whole and isinstance(node.parent, exp.Window):
         raise unsupported(
             f"{agg.sql_name()} … FILTER (WHERE …) over a window is not supported", node

@@ -18,8 +18,6 @@ from .window_aggregates import function_refusal, in_select_list
 # maintained view could agree with a database run after run).
 _PICKS = {
     exp.Mode: "among values as frequent as each other it picks any",
-    exp.ArrayAgg: "its value is a LIST, a type views do not hold; STRING_AGG(x, "
-    "sep ORDER BY x) is supported",
 }
 # SELECT clauses refused wherever they appear: clause -> how to name it.
 _REFUSED = {
@@ -139,7 +137,8 @@ def check_supported(tree: exp.Expression, ctx: Context) -> exp.Expression:
                 "AVG, AVG(DISTINCT x), MIN, MAX, ARG_MIN, ARG_MAX, VARIANCE, STDDEV, CORR, COVAR_POP, "
                 "COVAR_SAMP, REGR_SLOPE (and the other REGR_*), SKEWNESS, KURTOSIS, "
                 "KURTOSIS_POP, MEDIAN, QUANTILE_CONT, QUANTILE_DISC, "
-                "STRING_AGG(x, sep ORDER BY x), FIRST(x ORDER BY k), LAST(x ORDER BY k)",
+                "STRING_AGG(x, sep ORDER BY x), ARRAY_AGG(x ORDER BY k), "
+                "FIRST(x ORDER BY k), LAST(x ORDER BY k)",
                 node,
             )
         if isinstance(node.this, exp.Distinct) and not isinstance(

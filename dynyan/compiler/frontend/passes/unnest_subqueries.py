@@ -965,6 +965,11 @@ def output_type(query: Query, expr) -> str:
                 return "int"
             if agg.kind.startswith("string_agg"):
                 return "str"
+            if agg.kind.startswith("array_agg"):  # what a subquery's view holds
+                raise unsupported(
+                    "ARRAY_AGG/LIST is supported in the outermost SELECT list "
+                    "only (its value, a LIST, is no column of a subquery's view)"
+                )
             if agg.kind == "sum_distinct":  # an INTEGER's is an integer
                 return "int" if agg.scale == 0 else "float"
             if agg.kind in PICKS and agg.computed is not None:
