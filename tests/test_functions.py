@@ -949,8 +949,12 @@ AGG_SQL = {
         "STRING_AGG(r.s, ', ' ORDER BY r.s)",
         "STRING_AGG(r.a ORDER BY r.a DESC)",
         "STRING_AGG(r.d, ';' ORDER BY r.d)",
+        "STRING_AGG(CAST(r.p AS VARCHAR), ',' ORDER BY r.p)",  # a DECIMAL's text
     ],
-    "string_agg_distinct": ["STRING_AGG(DISTINCT r.a, '|' ORDER BY r.a)"],
+    "string_agg_distinct": [
+        "STRING_AGG(DISTINCT r.a, '|' ORDER BY r.a)",
+        "STRING_AGG(DISTINCT r.p * 2, '|' ORDER BY r.p * 2 DESC)",  # 4.10, not 4.1
+    ],
     "array_agg": [  # ordered to the last key, so tied rows are equal elements
         "ARRAY_AGG(r.a ORDER BY r.b, r.a)",
         "LIST(r.s ORDER BY r.s DESC)",

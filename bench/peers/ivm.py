@@ -700,7 +700,7 @@ def _compile_ivm(query: Query, push: bool, tests: dict | None = None):
                 s = f"p[{computed[i][0]}]" if i in computed else f"p[{ms_pos[a.arg]}]"
                 value = (
                     f"_sql_string_agg({s}, {a.separator!r}, "
-                    f"{a.kind == 'string_agg_distinct'}, {a.descending})"
+                    f"{a.kind == 'string_agg_distinct'}, {a.descending}, {a.scale})"
                 )
             elif a.kind.startswith("array_agg"):
                 s = f"p[{computed[i][0]}]" if i in computed else f"p[{ms_pos[a.arg]}]"

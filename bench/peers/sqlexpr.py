@@ -1171,15 +1171,17 @@ def sql_top_cut(counts, place, descending):
 HELPERS["_sql_top_cut"] = sql_top_cut
 
 
-def sql_string_agg(counts, separator, distinct, descending):
+def sql_string_agg(counts, separator, distinct, descending, scale=None):
     """STRING_AGG([DISTINCT] x, separator ORDER BY x [DESC]) over a multiset
-    of values (value -> count): NULL when it is empty."""
+    of values (value -> count): NULL when it is empty (`scale`: a DECIMAL's)."""
     values = sorted(counts, reverse=descending)
     if not distinct:
         values = [v for v in values for _ in range(counts[v])]
     if not values:
         return None
-    return separator.join(v if isinstance(v, str) else sql_to_str(v) for v in values)
+    return separator.join(
+        v if isinstance(v, str) else sql_to_str(v, scale) for v in values
+    )
 
 
 HELPERS["_sql_string_agg"] = sql_string_agg

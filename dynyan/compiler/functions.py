@@ -403,7 +403,9 @@ def aggregate_value(
         # every value (each distinct one) in order, cast to VARCHAR if it
         # is no string, joined
         values = f"reversed({ranked})" if descending else ranked
-        if as_text:
+        if as_text and scale is not None:  # a DECIMAL's every digit
+            values = f"(_to_str(v, {scale}) for v in {values})"
+        elif as_text:
             values = f"map(_to_str, {values})"
         return f"(None if {empty} else {separator!r}.join({values}))"
     if kind == "quantile_cont":

@@ -289,7 +289,10 @@ class Grouping:
             if kind in DISTINCT_SUM_KINDS:
                 arg, options["scale"] = self._distinct_sum(arg, node)
             elif isinstance(node, exp.GroupConcat):
-                options["cast_text"] = self._text_type(arg, node) != "str"
+                text_kind, digits = self._text_type(arg, node, keyed=by is not None)
+                options["cast_text"] = text_kind != "str"
+                if digits is not None:  # a DECIMAL's text: every digit of its scale
+                    options["scale"] = digits
             elif isinstance(node, TopCut):
                 options["place"] = int(node.expression.name)
                 options["descending"] = bool(node.args.get("descending"))
@@ -546,17 +549,25 @@ class Grouping:
         nulls_high = bool(by.args.get("nulls_first")) == bool(by.args.get("desc"))
         return Op("keyed_pair", (key, value, Lit(nulls_high)))
 
-    def _text_type(self, arg, node) -> str:
+    def _text_type(self, arg, node, keyed: bool) -> tuple[str, int | None]:
         """The type of STRING_AGG's argument, one whose VARCHAR text is
-        DuckDB's (not a DOUBLE or DECIMAL: their digits differ)."""
+        DuckDB's, and a DECIMAL's scale (its text shows every digit of it;
+        ordered by itself, not by another key). A DOUBLE's or REAL's digits
+        are not known surely."""
         kind = self.fe.type_of(arg)
+        if kind == "float" and not keyed and not is_single(self.fe, arg):
+            digits = self.fe.digits_of(arg)
+            if digits is not None:
+                return kind, digits
         if kind not in ("str", "int", "bool", "date", "timestamp", "time"):
+            named = "DOUBLE or DECIMAL" if kind == "float" else kind or "NULL"
             raise unsupported(
-                f"STRING_AGG of a {kind or 'NULL'} is not supported (of strings, "
-                "integers, booleans, dates, timestamps and times)",
+                f"STRING_AGG of a {named} is not supported (of strings, "
+                "integers, booleans, dates, timestamps, times, and a DECIMAL "
+                "ordered by itself)",
                 node,
             )
-        return kind
+        return kind, None
 
     def _computed(self, kind: str, arg, text: str, node, **options) -> AggRef:
         """An aggregate whose argument is computed on each row of the
