@@ -314,6 +314,24 @@ CASES = {
         "FMOD(r.x, 1e-300)",  # 1e300 / 1e-300 beyond the doubles: -inf
     ],
     "factorial": ["FACTORIAL(ABS(r.b))", "FACTORIAL(r.a + 10)"],
+    # shifts and BIT_COUNT over their type's bits (INTEGER 32, BIGINT 64, …)
+    "shift_left": [
+        "ABS(r.a) << ABS(r.b)",
+        "r.k << 28",
+        "CAST(ABS(r.a) AS BIGINT) << 40",
+        "0 << (r.k + 40)",
+    ],
+    "shift_right": [
+        "r.a >> 1",
+        "r.a >> r.b",  # a negative n: 0
+        "r.a >> 40",  # beyond an INTEGER's 32 bits: 0, also of -7
+        "CAST(r.a AS BIGINT) >> 40",  # -1 of -7
+    ],
+    "bit_count": [
+        "BIT_COUNT(r.a)",
+        "BIT_COUNT(CAST(r.a AS TINYINT))",
+        "BIT_COUNT(CAST(r.a AS BIGINT) * 3)",
+    ],
     "signbit": ["SIGNBIT(r.x)", "SIGNBIT(r.x * -1)", "SIGNBIT(-r.x / 4)"],
     "time_bucket": [
         "TIME_BUCKET(INTERVAL '15 minutes', r.ts)",
@@ -773,6 +791,9 @@ def test_try_cast_of_text_agrees_with_duckdb(target, system):
         ),
         ("FACTORIAL(CAST(s AS INTEGER))", ["0", "-1"], "factorial of a negative"),
         ("FACTORIAL(CAST(s AS INTEGER))", ["33", "34"], "out of range"),
+        ("CAST(s AS INTEGER) << 31", ["0", "1"], "Overflow in left shift"),
+        ("CAST(s AS INTEGER) << 2", ["1", "-1"], "negative"),
+        ("CAST(s AS SMALLINT) << 16", ["0", "1"], "out of range"),
     ],
 )
 def test_run_time_errors_are_duckdbs(value, words, error):

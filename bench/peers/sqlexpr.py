@@ -464,6 +464,30 @@ def _floored(x, y):
     return math.inf if (x > 0) == (math.copysign(1, y) > 0) else -math.inf
 
 
+def sql_shift_left(x, n, bits):
+    """x << n of `bits`-bit INTEGERs: x * 2**n, an error as DuckDB's where x
+    or n is negative, n is the width or more (x not 0) or it overflows."""
+    if x < 0 or n < 0:
+        raise ValueError(f"Out of Range: left-shift of {x} by {n}")
+    if n >= bits:
+        if x:
+            raise ValueError(f"Out of Range: Left-shift value {n} is out of range")
+        return 0
+    if x * 2**n > 2 ** (bits - 1) - 1:
+        raise ValueError(f"Out of Range: Overflow in left shift ({x} << {n})")
+    return x * 2**n
+
+
+def sql_shift_right(x, n, bits):
+    """x >> n of `bits`-bit INTEGERs: floor(x / 2**n); 0 for n out of range."""
+    return x // 2**n if 0 <= n < bits else 0
+
+
+def sql_bit_count(x, bits):
+    """The ones of x in `bits`-bit two's complement."""
+    return format(x % 2**bits, "b").count("1")
+
+
 def sql_factorial(n):
     if n < 0 or n > 33:
         raise ValueError(f"FACTORIAL({n}): out of range")
@@ -990,6 +1014,9 @@ _STRICT_CALLS = {
     "fdiv": ("_sql_fdiv", ()),
     "fmod": ("_sql_fmod", ()),
     "factorial": ("_sql_factorial", ()),
+    "shift_left": ("_sql_shift_left", ()),
+    "shift_right": ("_sql_shift_right", ()),
+    "bit_count": ("_sql_bit_count", ()),
     "signbit": ("_sql_signbit", ()),
     "ascii": ("(lambda s: ord(s[:1]) if s else 0)", ()),
     "unicode": ("(lambda s: ord(s[:1]) if s else -1)", ()),
@@ -1101,6 +1128,9 @@ HELPERS = {
     "_sql_fdiv": sql_fdiv,
     "_sql_fmod": sql_fmod,
     "_sql_factorial": sql_factorial,
+    "_sql_shift_left": sql_shift_left,
+    "_sql_shift_right": sql_shift_right,
+    "_sql_bit_count": sql_bit_count,
     "_sql_signbit": sql_signbit,
     "_sql_printf_value": sql_printf_value,
     "_sql_printf_fixed": sql_printf_fixed,

@@ -177,6 +177,9 @@ FUNCTIONS = {
     "bit_and",  # &, |, XOR of INTEGERs
     "bit_or",
     "bit_xor",
+    "shift_left",  # (x, n, bits): << and >> of `bits`-bit INTEGERs, as DuckDB
+    "shift_right",
+    "bit_count",  # (x, bits): the ones of a `bits`-bit INTEGER
     "ln",
     "log10",
     "log2",
@@ -459,6 +462,10 @@ class Relation:
     # The positions of its REAL (FLOAT, FLOAT4) columns: DuckDB keeps their
     # values as 4-byte floats, and so does the view (`_singles`).
     singles: tuple[int, ...] = ()
+    # Per column: the bits of a signed INTEGER type (TINYINT 8 … HUGEINT
+    # 128), else None; () where not known (a subquery's view): what << and
+    # BIT_COUNT read (DuckDB's results depend on the width).
+    bits: tuple[int | None, ...] = ()
 
     def __str__(self) -> str:
         cols = ", ".join(
@@ -690,6 +697,7 @@ INTEGER_OPS = frozenset(
         *("strpos", "length", "ascii", "sign", "gcd", "lcm", "intdiv"),
         *("unicode", "octet_length", "levenshtein", "hamming", "split_count"),
         *("bit_and", "bit_or", "bit_xor", "factorial"),
+        *("shift_left", "shift_right", "bit_count"),
     }
 )
 

@@ -678,6 +678,52 @@ def _factorial(n):
     return math.factorial(n)
 
 
+def _shift_left(x, n, bits):
+    """x << n of `bits`-bit signed INTEGERs as DuckDB: an error for a
+    negative x or n, for n of the width or more (but of 0) and where the
+    result overflows. NULL in, NULL out.
+
+    >>> _shift_left(3, 4, 32), _shift_left(0, 40, 32)
+    (48, 0)
+    """
+    if x is None or n is None:
+        return None
+    if x < 0:
+        raise ValueError(f"Out of Range: Cannot left-shift negative number {x}")
+    if n < 0:
+        raise ValueError(f"Out of Range: Cannot left-shift by negative number {n}")
+    if n >= bits:
+        if x == 0:
+            return 0
+        raise ValueError(f"Out of Range: Left-shift value {n} is out of range")
+    if n and x >= 1 << (bits - n - 1):
+        raise ValueError(f"Out of Range: Overflow in left shift ({x} << {n})")
+    return x << n
+
+
+def _shift_right(x, n, bits):
+    """x >> n of `bits`-bit INTEGERs as DuckDB: 0 for n negative or of the
+    width or more, else arithmetic (a negative x stays negative). NULL in,
+    NULL out.
+
+    >>> _shift_right(-8, 1, 32), _shift_right(-8, 32, 32)
+    (-4, 0)
+    """
+    if x is None or n is None:
+        return None
+    return 0 if n < 0 or n >= bits else x >> n
+
+
+def _bit_count(x, bits):
+    """BIT_COUNT of a `bits`-bit INTEGER: the ones of its two's complement
+    (-1 of an INTEGER: 32). NULL in, NULL out.
+
+    >>> _bit_count(5, 32), _bit_count(-1, 8)
+    (2, 8)
+    """
+    return None if x is None else bin(x & ((1 << bits) - 1)).count("1")
+
+
 def _exp(x):
     """EXP as DuckDB: inf beyond the doubles."""
     try:

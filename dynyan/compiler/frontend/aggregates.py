@@ -201,6 +201,22 @@ class Grouping:
         a SUM's, MIN's or MAX's of a DECIMAL argument (AVG is a DOUBLE)."""
         return exact_digits(e, self._leaf_digits)
 
+    def int_bits(self, e) -> int | None:
+        """The bits of the INTEGER type of `e` over groups (`expressions.
+        _int_width`): a key's or MIN's or MAX's of a column, COUNT's 64 (a
+        BIGINT)."""
+        if isinstance(e, GroupKey):
+            inner = self.keys[e.index]
+        elif isinstance(e, AggRef) and self.aggregates[e.index].kind in ("min", "max"):
+            inner = self._argument(e.index)
+        elif isinstance(e, AggRef):
+            kind = self.aggregates[e.index].kind
+            return 64 if kind in ("count", "count_distinct") else None
+        else:
+            return None
+        bits = getattr(self.fe, "int_bits", None)
+        return None if bits is None or isinstance(inner, Op) else bits(inner)
+
     def single_leaf(self, e) -> bool:
         """Whether `e` over groups is a REAL (`expressions.is_single`): a
         REAL key, or a value picked (MIN, MAX, ARG_MAX, …) of a REAL."""
@@ -799,6 +815,7 @@ class _OverGroups:
         self.type_of = g.type_of
         self.digits_of = g.digits_of
         self.single_leaf = g.single_leaf
+        self.int_bits = g.int_bits
 
 
 def _grouped_binary(op: str) -> Callable:

@@ -216,6 +216,14 @@ class SelectBuilder:
         """Whether leaf `e` is a REAL (`expressions.is_single`): a REAL column."""
         return isinstance(e, Ref) and e.column in self.atom_relations[e.atom].singles
 
+    def int_bits(self, e) -> int | None:
+        """The bits of leaf `e`'s signed INTEGER type (a table's column; a
+        subquery's view's: not known, None)."""
+        if isinstance(e, Ref):
+            bits = self.atom_relations[e.atom].bits
+            return bits[e.column] if e.column < len(bits) else None
+        return None
+
     def digits_of(self, e) -> int | None:
         """Decimal digits `e` holds exactly (a DECIMAL's scale), None for a
         DOUBLE."""

@@ -23,7 +23,7 @@ from ...runtime.sqlfuncs import _to_str
 from ..functions import STRFTIME_CODES, STRPTIME_CODES
 from ..ir import C_MATH, TRIGONOMETRY, Lit, Op, Ref
 from .diagnostics import sql_error, unsupported
-from .statements import TYPES, declared_scale
+from .statements import INTEGER_BITS, TYPES, declared_scale
 from .statements import _single as single_type
 from .types import (
     PARSERS,
@@ -1792,6 +1792,77 @@ def _last_day(fe, node: exp.LastDay):
     return Op("last_day", (fe.expr(node.this),))
 
 
+_UNKNOWN_WIDTH = (
+    "{} of an INTEGER expression is supported where its type's width is "
+    "known (a column, a literal, a CAST: DuckDB's result depends on it): "
+    "CAST it, CAST(x AS BIGINT)"
+)
+
+
+# INTEGER operators whose type is their operands' common one (the widest)
+_INTEGER_ARITHMETIC = (
+    *(exp.Add, exp.Sub, exp.Mul, exp.Mod, exp.IntDiv, exp.Neg, exp.Abs),
+    *(exp.BitwiseAnd, exp.BitwiseOr, exp.BitwiseXor),
+    *(exp.BitwiseLeftShift, exp.BitwiseRightShift),
+)
+
+
+def _int_width(fe, node: exp.Expression) -> int | str | None:
+    """The bits of an INTEGER expression's type as DuckDB types it: a
+    column's declared type, a CAST's, arithmetic's widest operand's;
+    "literal" for an integer literal (it takes the other operand's type);
+    None where not known."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Literal) and not node.is_string and node.is_int:
+        return "literal"
+    if isinstance(node, exp.Cast):
+        return INTEGER_BITS.get(node.to.this.name)
+    if isinstance(node, _INTEGER_ARITHMETIC):
+        sides = [_int_width(fe, a) for a in (node.this, node.expression) if a]
+        if None in sides:
+            return None
+        known = [w for w in sides if w != "literal"]
+        return max(known) if known else "literal"
+    e = fe.expr(node)
+    int_bits = getattr(fe, "int_bits", None)
+    return None if int_bits is None or isinstance(e, Op) else int_bits(e)
+
+
+def _int_literals(node: exp.Expression) -> list[int]:
+    """The integer literals in `node` (as written, signs aside)."""
+    return [
+        int(n.name) for n in node.find_all(exp.Literal) if not n.is_string and n.is_int
+    ]
+
+
+def _literal_bits(value: int) -> int:
+    """An integer literal's bits: DuckDB's INTEGER, or BIGINT, HUGEINT."""
+    return next(b for b in (32, 64, 128) if -(2 ** (b - 1)) <= value < 2 ** (b - 1))
+
+
+def _bit_shift(fe, node: exp.Expression, op: str) -> Op:
+    """`x << n`, `x >> n` of INTEGERs, as DuckDB over their common type's
+    bits (a literal takes the other operand's; of two literals, INTEGER
+    where both fit): an error where << overflows or shifts by too much."""
+    x, n = fe.expr(node.this), fe.expr(node.expression)
+    widths = [_int_width(fe, side) for side in (node.this, node.expression)]
+    if None in widths:
+        raise unsupported(
+            _UNKNOWN_WIDTH.format("<<" if op == "shift_left" else ">>"), node
+        )
+    known = [w for w in widths if w != "literal"]
+    literals = [v for side in (node.this, node.expression) for v in _int_literals(side)]
+    bits = max(known) if known else max(map(_literal_bits, literals), default=32)
+    if any(not -(2 ** (bits - 1)) <= v < 2 ** (bits - 1) for v in literals):
+        raise unsupported(
+            f"a literal beyond the other operand's {bits}-bit INTEGER type in a "
+            "shift is not supported (CAST the operand)",
+            node,
+        )
+    return Op(op, (x, n, Lit(bits)))
+
+
 def _unary(op: str) -> Callable:
     return lambda fe, node: Op(op, (fe.expr(node.this),))
 
@@ -2009,6 +2080,13 @@ def _function(fe, node: exp.Anonymous):
         if len(args) == 2:
             op = "gcd" if name.startswith("g") else "lcm"
             return Op(op, (fe.expr(args[0]), fe.expr(args[1])))
+    if name == "bit_count" and len(args) == 1:
+        x, width = fe.expr(args[0]), _int_width(fe, args[0])
+        if width == "literal":  # DuckDB's INTEGER, or BIGINT where it needs one
+            width = max(map(_literal_bits, _int_literals(args[0])), default=32)
+        if width is None:
+            raise unsupported(_UNKNOWN_WIDTH.format("BIT_COUNT"), node)
+        return Op("bit_count", (x, Lit(width)))
     if name in ("epoch_us", "epoch_ns") and len(args) == 1:
         return _epoch_units(fe, fe.expr(args[0]), EPOCH_UNITS[name])
     if name == "isfinite" and len(args) == 1:
@@ -2228,6 +2306,8 @@ CONVERTERS: dict[type, Callable] = {
     exp.BitwiseXor: lambda fe, node: Op(
         "bit_xor", (fe.expr(node.this), fe.expr(node.expression))
     ),
+    exp.BitwiseLeftShift: lambda fe, node: _bit_shift(fe, node, "shift_left"),
+    exp.BitwiseRightShift: lambda fe, node: _bit_shift(fe, node, "shift_right"),
     exp.Glob: _glob,
     exp.Ascii: _unary("ascii"),
     exp.Unicode: _unary("unicode"),

@@ -450,7 +450,7 @@ def relation(create: exp.Create) -> Relation:
             "only CREATE TABLE name (column type, ...) is supported", create
         )
     name = schema.this.name.lower()
-    columns, types, scales, notnull, singles = [], [], [], [], []
+    columns, types, scales, notnull, singles, bits = [], [], [], [], [], []
     key_columns: set[str] = set()  # of PRIMARY KEY (...) or a column's PRIMARY KEY
     for col in schema.expressions:
         if isinstance(col, exp.Identifier):
@@ -462,7 +462,7 @@ def relation(create: exp.Create) -> Relation:
             continue
         kind = col.args.get("kind")
         type_name = kind.this.name if kind is not None else None
-        serial = kind is not None and kind.sql().upper() in _SERIALS
+        serial = _SERIALS.get(kind.sql().upper()) if kind is not None else None
         if serial:  # PostgreSQL's auto-numbered INTEGER, never NULL
             kind, type_name = exp.DataType.build("INT"), "INT"
         if type_name not in TYPES and type_name not in UNREAD_TYPES:
@@ -479,7 +479,8 @@ def relation(create: exp.Create) -> Relation:
             held = f" COLLATE {collation}" if collation else ""
             types.append(UNREAD + kind.sql(dialect="duckdb") + held)
         scales.append(declared_scale(kind))
-        notnull.append(serial or _declared_notnull(col))
+        bits.append(serial or INTEGER_BITS.get(type_name))
+        notnull.append(bool(serial) or _declared_notnull(col))
         if _single(kind):
             singles.append(len(columns) - 1)
         if any(
@@ -504,6 +505,7 @@ def relation(create: exp.Create) -> Relation:
         tuple(notnull) if any(notnull) else (),
         key=tuple(c for c in columns if c in key_columns),
         singles=tuple(singles),
+        bits=tuple(bits),
     )
 
 
@@ -516,8 +518,16 @@ def _single(kind: exp.DataType | None) -> bool:
     return not params or not params[0].name.isdigit() or int(params[0].name) <= 24
 
 
+# the signed INTEGER types' widths (what << and BIT_COUNT of a column read)
+INTEGER_BITS = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "BIGINT": 64, "INT128": 128}
+
 # PostgreSQL's SERIAL types: INTEGERs numbered by a sequence
-_SERIALS = {"SERIAL", "SERIAL2", "SERIAL4", "SERIAL8", "SMALLSERIAL", "BIGSERIAL"}
+# (name -> the bits of its INTEGER type)
+_SERIALS = {
+    **dict.fromkeys(("SERIAL", "SERIAL4"), 32),
+    **dict.fromkeys(("SERIAL2", "SMALLSERIAL"), 16),
+    **dict.fromkeys(("SERIAL8", "BIGSERIAL"), 64),
+}
 # collations that compare strings as views do, by code point
 _PLAIN_COLLATIONS = {"default", "c", "posix", "binary", "ucs_basic"}
 

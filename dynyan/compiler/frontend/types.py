@@ -170,6 +170,12 @@ def op_type(e: Op, types: list) -> str | None:
     if op == "factorial":
         need({"int"}, "FACTORIAL needs an INTEGER", 0)
         return "int"
+    if op in ("shift_left", "shift_right"):
+        need({"int"}, f"{'<<' if op == 'shift_left' else '>>'} needs integers", 0, 1)
+        return "int"
+    if op == "bit_count":
+        need({"int"}, "BIT_COUNT needs an INTEGER", 0)
+        return "int"
     if op in ("bit_and", "bit_or", "bit_xor"):
         need({"int"}, f"{_BITWISE[op]} needs integers", 0, 1)
         return "int"
