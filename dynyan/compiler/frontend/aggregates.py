@@ -205,13 +205,13 @@ class Grouping:
         """The bits of the INTEGER type of `e` over groups (`expressions.
         _int_width`): a key's or MIN's or MAX's of a column, COUNT's 64 (a
         BIGINT)."""
-        if isinstance(e, GroupKey):
-            inner = self.keys[e.index]
-        elif isinstance(e, AggRef) and self.aggregates[e.index].kind in ("min", "max"):
-            inner = self._argument(e.index)
-        elif isinstance(e, AggRef):
+        if isinstance(e, AggRef):
             kind = self.aggregates[e.index].kind
-            return 64 if kind in ("count", "count_distinct") else None
+            if kind not in ("min", "max"):
+                return 64 if kind in ("count", "count_distinct") else None
+            inner = self._argument(e.index)
+        elif isinstance(e, GroupKey):
+            inner = self.keys[e.index]
         else:
             return None
         bits = getattr(self.fe, "int_bits", None)

@@ -196,15 +196,13 @@ def _cast(fe, node: exp.Cast):
         return _as_float(inner) if wanted == "float" else inner
     if wanted == "str" and source in ("int", "bool", "date", "timestamp", "time"):
         return Op("to_str", (inner,))
-    if wanted == "str" and is_single(fe, inner):
-        return Op("real_to_str", (inner,))
-    text = _decimal_text(fe, inner, node.this) if wanted == "str" else None
+    text = (
+        _number_text(fe, inner, node.this)
+        if (wanted, source) == ("str", "float")
+        else None
+    )
     if text is not None:
         return text
-    if wanted == "str" and source == "float" and isinstance(inner, Ref):
-        return _column_text(fe, inner)
-    if wanted == "str" and isinstance(inner, Op) and _of_doubles(fe, inner):
-        return Op("to_str", (inner,))  # its shortest repr, as DuckDB's
     if wanted == "int" and source == "bool":
         return Op("to_int", (inner,))
     if wanted == "bool" and source in ("int", "float"):  # non-zero is true
@@ -1285,22 +1283,16 @@ def _column_text(fe, column: Ref) -> Op:
 
 def _as_text(fe, value, node, name: str):
     """An argument of CONCAT, CONCAT_WS or || as VARCHAR: an INTEGER,
-    BOOLEAN, DATE, TIMESTAMP, TIME, DOUBLE or DECIMAL column, or a DOUBLE
-    expression (`_of_doubles`) as DuckDB spells it (a NULL stays NULL)."""
+    BOOLEAN, DATE, TIMESTAMP or TIME, or a number `_number_text` spells, as
+    DuckDB spells it (a NULL stays NULL)."""
     kind = fe.type_of(value)
     if kind in ("int", "bool", "date", "timestamp", "time"):
         if isinstance(value, Lit):
             return Lit(_to_str(value.value))
         return Op("to_str", (value,))
-    if kind == "float" and is_single(fe, value):
-        return Op("real_to_str", (value,))
-    text = _decimal_text(fe, value, node)
+    text = _number_text(fe, value, node) if kind == "float" else None
     if text is not None:
         return text
-    if kind == "float" and isinstance(value, Ref):
-        return _column_text(fe, value)
-    if isinstance(value, Op) and _of_doubles(fe, value):
-        return Op("to_str", (value,))  # its shortest repr, as DuckDB's
     if kind in ("timestamptz", "interval"):
         raise unsupported(f"{name} of a {_SQL_TYPES[kind]} is not supported", node)
     if kind not in ("str", None):
@@ -1321,6 +1313,24 @@ def _pipe(fe, node):
     repr)."""
     sides = (node.this, node.expression)
     return Op("concat", tuple(_as_text(fe, fe.expr(s), s, "||") for s in sides))
+
+
+def _number_text(fe, value, node: exp.Expression):
+    """A REAL, DECIMAL or DOUBLE `value` (a float, written as `node`) as VARCHAR, as
+    DuckDB spells it: a REAL by its fewest digits, a DECIMAL expression with
+    every digit of its scale (`_decimal_text`), a DOUBLE column or
+    arithmetic of DOUBLEs by its shortest repr; None where DuckDB's
+    spelling is not known surely."""
+    if is_single(fe, value):
+        return Op("real_to_str", (value,))
+    text = _decimal_text(fe, value, node)
+    if text is not None:
+        return text
+    if isinstance(value, Ref):
+        return _column_text(fe, value)
+    if isinstance(value, Op) and _of_doubles(fe, value):
+        return Op("to_str", (value,))  # its shortest repr, as DuckDB's
+    return None
 
 
 def _decimal_text(fe, value, node: exp.Expression):
@@ -1836,9 +1846,16 @@ def _int_literals(node: exp.Expression) -> list[int]:
     ]
 
 
-def _literal_bits(value: int) -> int:
-    """An integer literal's bits: DuckDB's INTEGER, or BIGINT, HUGEINT."""
-    return next(b for b in (32, 64, 128) if -(2 ** (b - 1)) <= value < 2 ** (b - 1))
+def _literals_bits(node: exp.Expression) -> int:
+    """The bits of an expression of integer literals alone: DuckDB's
+    INTEGER, or BIGINT, HUGEINT where a literal needs one."""
+    return max(
+        (
+            next(b for b in (32, 64, 128) if -(2 ** (b - 1)) <= v < 2 ** (b - 1))
+            for v in _int_literals(node)
+        ),
+        default=32,
+    )
 
 
 def _bit_shift(fe, node: exp.Expression, op: str) -> Op:
@@ -1853,7 +1870,7 @@ def _bit_shift(fe, node: exp.Expression, op: str) -> Op:
         )
     known = [w for w in widths if w != "literal"]
     literals = [v for side in (node.this, node.expression) for v in _int_literals(side)]
-    bits = max(known) if known else max(map(_literal_bits, literals), default=32)
+    bits = max(known) if known else _literals_bits(node)
     if any(not -(2 ** (bits - 1)) <= v < 2 ** (bits - 1) for v in literals):
         raise unsupported(
             f"a literal beyond the other operand's {bits}-bit INTEGER type in a "
@@ -2083,7 +2100,7 @@ def _function(fe, node: exp.Anonymous):
     if name == "bit_count" and len(args) == 1:
         x, width = fe.expr(args[0]), _int_width(fe, args[0])
         if width == "literal":  # DuckDB's INTEGER, or BIGINT where it needs one
-            width = max(map(_literal_bits, _int_literals(args[0])), default=32)
+            width = _literals_bits(args[0])
         if width is None:
             raise unsupported(_UNKNOWN_WIDTH.format("BIT_COUNT"), node)
         return Op("bit_count", (x, Lit(width)))

@@ -88,7 +88,8 @@ class Program:
 def read_program(sql: str, schema: str | None = None) -> Program:
     """Split `sql` (and the optional schema text) into a `Program`."""
     statements = parse_statements(sql, "the query")
-    relations = parse_schema(schema) if schema else {}
+    schema_statements = parse_statements(schema, "the schema") if schema else []
+    relations = schema_relations(schema_statements)
     views: dict[str, exp.Expression] = {}
     queries = []
     for stmt in statements:
@@ -148,7 +149,6 @@ def read_program(sql: str, schema: str | None = None) -> Program:
         raise unsupported(
             "the file holds several queries; write one SELECT per file", queries[1]
         )
-    schema_statements = parse_statements(schema, "the schema") if schema else []
     names = spellings([*schema_statements, *statements], queries[0])
     return Program(relations, queries[0], views, names)
 
@@ -585,8 +585,13 @@ def declared_scale(kind: exp.DataType) -> int | None:
 
 def parse_schema(text: str) -> dict[str, Relation]:
     """Relations declared by the CREATE TABLE statements in `text`."""
+    return schema_relations(parse_statements(text, "the schema"))
+
+
+def schema_relations(statements: list[exp.Expression]) -> dict[str, Relation]:
+    """Relations declared by the CREATE TABLE statements of a schema."""
     relations: dict[str, Relation] = {}
-    for stmt in parse_statements(text, "the schema"):
+    for stmt in statements:
         if isinstance(stmt, exp.Create) and (stmt.kind or "").upper() == "TABLE":
             rel = relation(stmt)
             if rel.name in relations:
