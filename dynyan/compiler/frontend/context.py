@@ -182,6 +182,17 @@ def from_aliases(select: exp.Select) -> set[str]:
     return {(item.alias or item.name).lower() for item in from_items(select)}
 
 
+def reads_outer(inner: exp.Select) -> bool:
+    """Whether a (qualified) subquery reads a column of an enclosing query
+    (its nested subqueries' own columns aside)."""
+    local = from_aliases(inner)
+    for column in inner.find_all(exp.Column):
+        owner = column.find_ancestor(exp.Select)
+        if owner is inner and column.table and column.table.lower() not in local:
+            return True
+    return False
+
+
 # `a op b` is `b op' a`
 SWAPPED = {exp.LT: exp.GT, exp.LTE: exp.GTE, exp.GT: exp.LT, exp.GTE: exp.LTE}
 

@@ -24,7 +24,7 @@ NULL where x is NULL or a y is (`COUNT(*) > COUNT(y)`), else ALL's TRUE or
 ANY's FALSE. A row of values `(a, b) = ANY (SELECT x, y …)` is `IN`
 everywhere (no other comparison of a row is read). `x IN (SELECT MAX(y)
 …)`, a subquery of one aggregate without GROUP BY (one row, always), is the
-comparison `x = (SELECT MAX(y) …)`.
+comparison `x = (SELECT MAX(y) …)`, and so is `x op ANY/ALL` of it anywhere.
 
 >>> import sqlglot
 >>> from dynyan.compiler.frontend.context import Context
@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ..context import SWAPPED, Context, from_aliases, sql_conjuncts
+from ..context import SWAPPED, Context, from_aliases, reads_outer, sql_conjuncts
 from ..diagnostics import unsupported
 
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE)
@@ -77,6 +77,8 @@ def quantified_subqueries(tree: exp.Expression, ctx: Context) -> exp.Expression:
                     comparison,
                 )
             comparison.replace(_in(comparison.this, query, comparison))
+        elif _one_row(query):  # ANY and ALL of one value: the comparison
+            node.replace(exp.Subquery(this=query))
         elif _conjunct_of_where(comparison):
             comparison.replace(_exists(comparison, query, every, made))
         else:
@@ -274,6 +276,13 @@ def _rows(query: exp.Expression, n: int) -> tuple[exp.Select, exp.Expression]:
         raise unsupported("ANY/ALL needs a subquery of one column", query)
     inner = query.copy()
     if isinstance(inner, exp.SetOperation) or _needs_derived(inner):
+        if isinstance(inner, exp.Select) and reads_outer(inner):
+            raise unsupported(
+                "ANY/ALL over a correlated subquery that groups, aggregates or "
+                "is DISTINCT is not supported (one aggregate without GROUP BY "
+                "is: the comparison with it)",
+                query,
+            )
         alias = f"__q{n}"
         name = inner.named_selects[0]
         base = exp.select("1").from_(

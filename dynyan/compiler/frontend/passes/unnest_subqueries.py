@@ -63,6 +63,7 @@ from ..context import (
     Context,
     PendingTest,
     from_aliases,
+    reads_outer,
     sql_conjuncts,
 )
 from ..diagnostics import unsupported
@@ -212,7 +213,7 @@ def _membership(select, where, node, ctx: Context) -> exp.Select:
             test = exp.Exists(this=_row_not_in(inner, outer, select, ctx))
             anchor.replace(exp.Not(this=test))
             return _membership(select, where, test, ctx)
-        if _reads_outer(inner):
+        if reads_outer(inner):
             exists = exp.Exists(this=_correlated_in(inner, outer, negated, node))
             node.replace(exists)
             return _membership(select, where, exists, ctx)
@@ -259,6 +260,8 @@ def _membership(select, where, node, ctx: Context) -> exp.Select:
             ]
         )
     else:
+        if _aggregates_all(node.this):
+            return _aggregate_exists(select, node, anchor, negated, ctx)
         bounded = bounded_exists(node.this)
         if bounded is not None:
             subquery, value, op = bounded
@@ -392,6 +395,84 @@ _BOUNDS = {
     exp.GT: ("lt", exp.Max),
     exp.GTE: ("le", exp.Max),
 }
+
+
+def _aggregates_all(inner: exp.Expression) -> bool:
+    """Whether a subquery aggregates its whole input into one row: an
+    aggregate (outside a window) or HAVING, and no GROUP BY."""
+    if not isinstance(inner, exp.Select) or inner.args.get("group"):
+        return False
+    return inner.args.get("having") is not None or any(
+        agg.find_ancestor(exp.Window) is None
+        for e in inner.expressions
+        for agg in e.find_all(exp.AggFunc)
+    )
+
+
+def _aggregate_exists(select, node, anchor, negated: bool, ctx) -> exp.Select:
+    """`EXISTS (SELECT SUM(c) … [HAVING h])` without GROUP BY: an aggregate
+    of the whole input has one row even over no rows (SUM NULL, COUNT 0),
+    so the EXISTS holds unless HAVING drops that row. Without HAVING it is
+    TRUE; with it, the test of h on the subquery's aggregates for the outer
+    row (a scalar test: `(SELECT CASE WHEN h THEN 1 ELSE 0 END …) = 1`, or,
+    where h compares its aggregates with the outer row, that comparison
+    with the aggregate side as the scalar subquery)."""
+    inner = node.this
+    for arg in ("limit", "offset", "qualify"):
+        if inner.args.get(arg) is not None:
+            raise unsupported(
+                f"{arg.upper()} in an EXISTS over an aggregate without GROUP BY",
+                inner.args[arg],
+            )
+    having = inner.args.get("having")
+    if having is None:
+        anchor.replace(exp.false() if negated else exp.true())
+        return select
+    scalar = inner.copy()
+    scalar.set("having", None)
+    scalar.set("distinct", None)
+    cond = having.this.unnest()
+    local = from_aliases(inner)
+
+    def outer_columns(e: exp.Expression) -> bool:
+        return any(c.table.lower() not in local for c in e.find_all(exp.Column))
+
+    if not outer_columns(cond):
+        flag = exp.Case(
+            ifs=[exp.If(this=cond.copy(), true=exp.Literal.number(1))],
+            default=exp.Literal.number(0),
+        )
+        scalar.set("expressions", [flag])
+        value, op = exp.Literal.number(1), "eq"
+    else:
+        ops = _COMPARISONS.get(type(cond))
+        sides = (cond.this, cond.expression) if ops is not None else ()
+        if ops is None or not any(
+            side.find(exp.AggFunc) is not None and not outer_columns(side)
+            for side in sides
+        ):
+            raise unsupported(
+                "an EXISTS over an aggregate whose HAVING reads the outer query "
+                "must compare the aggregates (one side) with the outer row's "
+                "values (the other)",
+                having,
+            )
+        on_left = cond.this.find(exp.AggFunc) is not None and not outer_columns(
+            cond.this
+        )
+        aggregated, value = sides if on_left else sides[::-1]
+        if value.find(exp.AggFunc) is not None:
+            raise unsupported(
+                "an EXISTS over an aggregate whose HAVING reads the outer query "
+                "must compare the aggregates (one side) with the outer row's "
+                "values (the other)",
+                having,
+            )
+        scalar.set("expressions", [aggregated.copy()])
+        op = ops[1] if on_left else ops[0]
+    _scalar_test(ctx, scalar, value, op, anchor, node, negated=negated)
+    anchor.replace(exp.true())
+    return select
 
 
 def bounded_exists(inner: exp.Expression):
@@ -671,6 +752,26 @@ def _decorrelate(inner: exp.Expression):
             if is_inner(col):
                 col.replace(exp.column(f"k{columns.index(col) + 1}", table=INNER))
         inner_cols = columns
+    if inner.args.get("group") is not None and inner_cols:
+        # a group of the subquery holds one value of each correlated column
+        # for an outer row: grouped by them too, its groups are the outer
+        # row's own
+        local = from_aliases(inner)
+        having = inner.args.get("having")
+        if others or any(
+            c.table.lower() not in local
+            for c in (having.find_all(exp.Column) if having is not None else ())
+        ):
+            raise unsupported(
+                "EXISTS (SELECT … GROUP BY …) may refer to the outer query only "
+                "by `inner column = outer column` conditions of its WHERE",
+                inner,
+            )
+        group = inner.args["group"]
+        known = {e.sql() for e in group.expressions}
+        for col in inner_cols:
+            if col.sql() not in known:
+                group.append("expressions", col.copy())
     if inner_cols:
         inner.set(
             "expressions",
@@ -804,17 +905,6 @@ def _empty_value(query: Query, expr, node):
         "a scalar subquery's value must be arithmetic over aggregates and " "constants",
         node,
     )
-
-
-def _reads_outer(inner: exp.Select) -> bool:
-    """Whether a (qualified) subquery reads a column of an enclosing query
-    (its nested subqueries' own columns aside)."""
-    local = from_aliases(inner)
-    for column in inner.find_all(exp.Column):
-        owner = column.find_ancestor(exp.Select)
-        if owner is inner and column.table and column.table.lower() not in local:
-            return True
-    return False
 
 
 def _correlated_in(
