@@ -21,7 +21,8 @@ which the later passes take as any other:
 join is maintained as any other (IEDyn): a change of `s` updates the
 values of the outer keys whose range it falls in. A NULL key or bound
 meets no row, as the comparison it stands for. Taken for COUNT, SUM, MIN
-and MAX (not DISTINCT) of a subquery without GROUP BY, whose correlation
+and MAX (not DISTINCT, but for `COUNT(DISTINCT v)` of the bounded inner
+column v: top-N distinct values per group) of a subquery without GROUP BY, whose correlation
 is `inner column = outer column` pairs and one `<`, `<=`, `>` or `>=`
 between an inner and an outer column, every outer column of one table or
 derived table of the enclosing SELECT. Runs after `qualify_names`.
@@ -65,7 +66,7 @@ def _banded(inner, select: exp.Select, alias: str) -> exp.Expression | None:
     if any(inner.args.get(arg) for arg in shaped):
         return None
     value = inner.expressions[0].unalias()
-    if type(value) not in _COMBINE or isinstance(value.this, exp.Distinct):
+    if type(value) not in _COMBINE:
         return None
     if value.find(exp.Subquery, exp.Window) is not None:
         return None
@@ -84,6 +85,8 @@ def _banded(inner, select: exp.Select, alias: str) -> exp.Expression | None:
     elif is_inner(b) and not is_inner(a):
         v, w, kind = b, a, SWAPPED[type(bound)]
     else:
+        return None
+    if isinstance(value.this, exp.Distinct) and not _distinct_bound(value, v):
         return None
     outer_columns = [o for _, o in pairs] + [w]
     source = _source(select, {c.table.lower() for c in outer_columns})
@@ -149,6 +152,16 @@ def _banded(inner, select: exp.Select, alias: str) -> exp.Expression | None:
     if isinstance(value, exp.Count):  # over no rows: 0
         out = exp.Coalesce(this=out, expressions=[exp.Literal.number(0)])
     return out
+
+
+def _distinct_bound(value: exp.Expression, v: exp.Column) -> bool:
+    """`COUNT(DISTINCT v)` of the bounded column itself: each value of v is
+    a group of its own, counted once, so the count over a range is the SUM
+    of the groups' (the distinct salaries above one's own: its place by
+    DENSE_RANK). Any other DISTINCT aggregate counts a value in several
+    groups."""
+    (only,) = value.this.expressions or [None]
+    return isinstance(value, exp.Count) and only is not None and only == v
 
 
 def _source(select: exp.Select, aliases: set[str]) -> exp.Expression | None:

@@ -122,13 +122,18 @@ def _in_flag(select: exp.Select, node: exp.In, n: int):
     """(the LEFT JOIN, its flag column) for an uncorrelated `x IN (SELECT
     y …)` in a positive place, or None."""
     query = node.args.get("query")
-    if query is None or not isinstance(node.this, exp.Column):
-        return None
+    columns = list(node.this.find_all(exp.Column))
+    if (
+        query is None
+        or not columns
+        or node.this.find(exp.Query, exp.AggFunc, exp.Window, exp.Tuple) is not None
+    ):
+        return None  # a value of this row's columns (`x`, `x + 1`)
     inner = query.this if isinstance(query, exp.Subquery) else query
     name = _single_output(inner)
-    if name is None or correlated(inner) or not own_columns(select, [node.this]):
+    if name is None or correlated(inner) or not own_columns(select, columns):
         return None
-    if _outside_aggregates(node, select) and not _group_keys_only(select, [node.this]):
+    if _outside_aggregates(node, select) and not _group_keys_only(select, columns):
         return None
     alias, source = f"__in{n}", f"__s{n}"
     values = (

@@ -31,7 +31,8 @@ table, a cost per change that grows with it, and the subquery is
 refused.
 
 In EXISTS, LIMIT n ≥ 1 without OFFSET changes nothing and is dropped.
-Refused: LIMIT without ORDER BY (any rows), over DISTINCT, beside QUALIFY,
+Uncorrelated over DISTINCT rows, they are the groups of its items.
+Refused: LIMIT without ORDER BY (any rows), over DISTINCT correlated, beside QUALIFY,
 uncorrelated over rows that nothing bounds (above), or correlated otherwise
 than by `inner column = outer expression` in WHERE of a query that does not
 aggregate. Runs after
@@ -74,8 +75,10 @@ def subquery_limits(tree: exp.Expression, ctx: Context) -> exp.Expression:
                 for arg in ("order", "limit", "offset"):
                     select.set(arg, None)
                 continue
-        _refuse_others(select)
         outer = _outer_columns(select, ctx)
+        if not outer:
+            _distinct_as_groups(select)
+        _refuse_others(select)
         if not outer:
             if not is_grouped(select) and not _cheap(select, first, count, ctx):
                 raise unsupported(
@@ -104,6 +107,24 @@ def _bounds(select: exp.Select) -> tuple[int, int | None]:
         else:
             raise unsupported(f"{arg.upper()} in a subquery needs a constant", node)
     return values[0] or 0, values[1]
+
+
+def _distinct_as_groups(select: exp.Select) -> None:
+    """`SELECT DISTINCT a, b … ORDER BY … LIMIT n` keeps n of the distinct
+    rows, the groups of `GROUP BY a, b` (the second highest salary:
+    `SELECT DISTINCT salary … ORDER BY salary DESC LIMIT 1 OFFSET 1`)."""
+    distinct = select.args.get("distinct")
+    if (
+        distinct is None
+        or distinct.args.get("on") is not None
+        or is_grouped(select)
+        or any(isinstance(e, exp.Star) for e in select.expressions)
+    ):
+        return
+    select.set("distinct", None)
+    select.set(
+        "group", exp.Group(expressions=[e.unalias().copy() for e in select.expressions])
+    )
 
 
 def _refuse_others(select: exp.Select) -> None:
