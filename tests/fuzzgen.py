@@ -1240,6 +1240,45 @@ def _where_exists(g, atom, t: str, s, condition: str) -> None:
     )
 
 
+@production("subquery", weight=0)
+def exists_over_aggregate(g, atom):
+    """`[NOT] EXISTS (SELECT COUNT(*)/SUM(v) … WHERE i = o [HAVING …])`, an
+    aggregate without GROUP BY (one row even over no input), its HAVING on
+    the aggregates or comparing them with the outer row; or `… GROUP BY c
+    HAVING COUNT(*)/SUM(v) > n`; at times ORed with a comparison. Weight 0
+    unless given (earlier seeds draw the queries they drew)."""
+    ref = g.col(atom, ("int",))
+    if ref is None:
+        return False
+    t, s, inner = _inner(g, atom)
+    value = g.col(s, ("int",))
+    aggregate = g.choice(["COUNT(*)", f"SUM({value[0]})", f"MAX({value[0]})"])
+    n = g.literal("int")
+    op = g.choice([">", ">=", "<", "=", "<>"])
+    shape = g.choice(["none", "having", "outer", "grouped"])
+    own = f"{inner[0]} = {ref[0]}{_inner_filter(g, s)}"
+    if shape == "none":
+        body = f"SELECT {aggregate} FROM {t} {s.alias} WHERE {own}"
+    elif shape == "having":
+        body = f"SELECT 1 FROM {t} {s.alias} WHERE {own} HAVING {aggregate} {op} {n}"
+    elif shape == "outer":
+        other = g.col(atom, ("int",))
+        body = (
+            f"SELECT {aggregate} FROM {t} {s.alias} WHERE {own} "
+            f"HAVING {aggregate} {op} {other[0]}"
+        )
+    else:
+        body = (
+            f"SELECT {value[0]} FROM {t} {s.alias} WHERE {own} "
+            f"GROUP BY {value[0]} HAVING {aggregate} {op} {n}"
+        )
+    neg = "NOT " if g.chance(0.4) else ""
+    test = f"{neg}EXISTS ({body})"
+    if shape in ("none", "having") and g.chance(0.3):  # a value, not a conjunct
+        test = f"({ref[0]} > {g.literal('int')} OR {test})"
+    g.q.where.append(Part(test, frozenset({atom.alias})))
+
+
 @production("subquery", weight=0.6)
 def exists_other_value(g, atom):
     """`[NOT] EXISTS (… WHERE [i = o AND] i2 <> o2 [AND filter])`: another

@@ -1538,8 +1538,12 @@ def _inner_columns_read(plan: Plan) -> dict[str, set[int]]:
     row can check a delete for all of them."""
     out: dict[str, set[int]] = {}
     for sub in _inner_plans(plan):
+        # its own inner views' results are its own (their names may be
+        # another view's too)
+        own = {name for name, _ in getattr(sub.query, "subqueries", ())}
         for rel, cols in _columns_read(sub.query).items():
-            out.setdefault(rel, set()).update(cols)
+            if rel not in own:
+                out.setdefault(rel, set()).update(cols)
         for rel, cols in _inner_columns_read(sub).items():
             out.setdefault(rel, set()).update(cols)
     return out

@@ -42,6 +42,7 @@ from sqlglot import exp
 
 from ..context import SWAPPED, Context, from_aliases, reads_outer, sql_conjuncts
 from ..diagnostics import unsupported
+from .unnest_subqueries import aggregate_exists_value
 
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE)
 
@@ -86,6 +87,10 @@ def quantified_subqueries(tree: exp.Expression, ctx: Context) -> exp.Expression:
     for node in list(tree.find_all(exp.Exists)):
         test = node.parent if isinstance(node.parent, exp.Not) else node
         if not _conjunct_of_where(test):
+            counted = aggregate_exists_value(node)
+            if counted is not None:
+                node.replace(counted)
+                continue
             banded = _banded_exists(node)
             if banded is not None:
                 node.replace(banded)

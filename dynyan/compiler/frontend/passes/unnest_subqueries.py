@@ -409,6 +409,34 @@ def _aggregates_all(inner: exp.Expression) -> bool:
     )
 
 
+def aggregate_exists_value(node: exp.Exists) -> exp.Expression | None:
+    """`EXISTS (SELECT SUM(c) … [HAVING h])` without GROUP BY as a value
+    anywhere (the SELECT list, under OR or NOT): TRUE without HAVING, else
+    `(SELECT CASE WHEN h THEN 1 ELSE 0 END …) = 1`, a scalar subquery of
+    its aggregates (see `_aggregate_exists`); None for any other EXISTS or
+    a HAVING that reads the outer query."""
+    inner = node.this
+    if not _aggregates_all(inner) or any(
+        inner.args.get(arg) is not None for arg in ("limit", "offset", "qualify")
+    ):
+        return None
+    having = inner.args.get("having")
+    if having is None:
+        return exp.true()
+    local = from_aliases(inner)
+    if any(c.table.lower() not in local for c in having.find_all(exp.Column)):
+        return None
+    scalar = inner.copy()
+    scalar.set("having", None)
+    scalar.set("distinct", None)
+    flag = exp.Case(
+        ifs=[exp.If(this=having.this.unnest().copy(), true=exp.Literal.number(1))],
+        default=exp.Literal.number(0),
+    )
+    scalar.set("expressions", [flag])
+    return exp.EQ(this=exp.Subquery(this=scalar), expression=exp.Literal.number(1))
+
+
 def _aggregate_exists(select, node, anchor, negated: bool, ctx) -> exp.Select:
     """`EXISTS (SELECT SUM(c) … [HAVING h])` without GROUP BY: an aggregate
     of the whole input has one row even over no rows (SUM NULL, COUNT 0),
