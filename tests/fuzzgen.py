@@ -1923,6 +1923,29 @@ def list_per_key(g):
 
 
 @production("select", weight=0)  # drawn with --weight: earlier seeds keep their queries
+def bits_per_key(g):
+    """GROUP BY columns with BIT_OR/BIT_AND/BIT_XOR(x) of an INTEGER column
+    or an expression of one (negatives too) [FILTER (WHERE …)], at times in
+    HAVING."""
+    every = _grouped_by_columns(g)
+    ints = [e for e in every if e[1] == "int"]
+    if not ints:
+        return False
+    folds = []
+    for _ in range(g.rng.randint(1, 3)):
+        x, _, a = g.choice(ints)
+        arg = g.choice([x, f"{x} - {g.rng.randint(1, 4)}", f"{x} * 3"])
+        name = g.choice(["BIT_OR", "BIT_AND", "BIT_XOR"])
+        folds.append(_maybe_filtered(g, every, f"{name}({arg})", {a.alias}))
+    g.q.items = list(g.q.group_by) + folds
+    if g.chance(0.3):
+        x, _, a = g.choice(ints)
+        g.q.having.append(
+            Part(f"BIT_OR({x}) > {g.rng.randint(0, 6)}", frozenset({a.alias}))
+        )
+
+
+@production("select", weight=0)  # drawn with --weight: earlier seeds keep their queries
 def having_over_the_total(g):
     """GROUP BY columns HAVING SUM(x) * k > (SELECT SUM(x) [- SUM(y)] FROM …
     WHERE …) over the query's own FROM and WHERE, word for word (TPC-H Q11's

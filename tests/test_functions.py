@@ -982,6 +982,10 @@ AGG_SQL = {
         "ARRAY_AGG(r.d ORDER BY r.p NULLS FIRST, r.d)",
     ],
     "array_agg_distinct": ["LIST(DISTINCT r.a ORDER BY r.a DESC)"],
+    # group 3's two copies of 5: XOR 0, OR and AND 5
+    "bit_or_agg": ["BIT_OR(r.a)", "BIT_OR(r.b - 3)"],
+    "bit_and_agg": ["BIT_AND(r.a)", "BIT_AND(r.a) FILTER (WHERE r.b > 1)"],
+    "bit_xor_agg": ["BIT_XOR(r.a)", "BIT_XOR(r.b * r.a)"],
 }
 
 

@@ -708,6 +708,9 @@ def _compile_ivm(query: Query, push: bool, tests: dict | None = None):
                     f"_sql_array_agg({s}, "
                     f"{a.kind == 'array_agg_distinct'}, {a.descending})"
                 )
+            elif a.kind in functions.BIT_KINDS:
+                s = f"p[{computed[i][0]}]" if i in computed else f"p[{ms_pos[a.arg]}]"
+                value = f"_sql_bits({s}, {a.kind!r})"
             elif a.kind in DISTINCT_SUM_KINDS:
                 s = f"p[{computed[i][0]}]" if i in computed else f"p[{ms_pos[a.arg]}]"
                 average = a.kind == "avg_distinct"

@@ -19,7 +19,9 @@ import calendar
 import datetime
 import decimal
 import hashlib
+import functools
 import itertools
+import operator
 from fractions import Fraction
 import math
 import re
@@ -1215,6 +1217,23 @@ def sql_string_agg(counts, separator, distinct, descending, scale=None):
 
 
 HELPERS["_sql_string_agg"] = sql_string_agg
+
+
+def sql_bits(counts, kind):
+    """BIT_OR/BIT_AND/BIT_XOR of a multiset of INTEGERs (value -> count):
+    OR and AND of the distinct values, XOR of those counted an odd number of
+    times; NULL when it is empty."""
+    if not counts:
+        return None
+    if kind == "bit_xor_agg":
+        return functools.reduce(
+            operator.xor, (v for v, n in counts.items() if n % 2), 0
+        )
+    op = operator.or_ if kind == "bit_or_agg" else operator.and_
+    return functools.reduce(op, counts)
+
+
+HELPERS["_sql_bits"] = sql_bits
 
 
 def sql_array_agg(counts, distinct, descending):

@@ -309,10 +309,18 @@ STRPTIME_CODES = "YymdjHIMSfgbBaAp%"
 
 # (top_cut: no SQL function, the threshold of a top-n, passes/top_rows.py)
 QUANTILE_KINDS = ("quantile_cont", "quantile_disc", "top_cut")
+# BIT_OR, BIT_AND (of the distinct values) and BIT_XOR (of every value,
+# copies too) of INTEGERs, folded over the group's values when read
+BIT_KINDS = ("bit_or_agg", "bit_and_agg", "bit_xor_agg")
 # the aggregates that read every value of their argument in order
-RANKED_KINDS = (*QUANTILE_KINDS, "string_agg", "array_agg")
+RANKED_KINDS = (*QUANTILE_KINDS, "string_agg", "array_agg", "bit_xor_agg")
 # ... or its distinct values in order
-DISTINCT_ORDERED_KINDS = ("string_agg_distinct", "array_agg_distinct")
+DISTINCT_ORDERED_KINDS = (
+    "string_agg_distinct",
+    "array_agg_distinct",
+    "bit_or_agg",
+    "bit_and_agg",
+)
 ORDERED_KINDS = (*RANKED_KINDS, *DISTINCT_ORDERED_KINDS)
 # SUM/AVG(DISTINCT x): the sum of the multiset's keys, kept as they come
 # and go (DECIMAL keys scaled to integers, so the sum is exact)
@@ -393,6 +401,8 @@ def aggregate_value(
     cheaper test that there is no non-NULL argument, if the system has one
     (default `nonnull == 0`)."""
     empty = empty or f"{nonnull} == 0"
+    if kind in BIT_KINDS:
+        return f"(None if {empty} else _{kind}({ranked}))"
     if kind in ("array_agg", "array_agg_distinct"):
         # the sorted pairs' values (`aggregates._ordered_pair`), a tuple
         pairs = f"reversed({ranked})" if descending else ranked

@@ -28,6 +28,7 @@ from ..resources import resource_text
 from ..runtime import inline
 from . import functions
 from .functions import (
+    BIT_KINDS,
     DISTINCT_ORDERED_KINDS,
     DISTINCT_SUM_KINDS,
     ORDERED_KINDS,
@@ -2614,7 +2615,7 @@ def _group_slots(query, expressions: Expressions) -> dict:
     multisets, sums, slot = [], [], {}
     where: dict[str, int] = {}  # argument (its Python) -> slot
     for i, agg in enumerate(query.aggregates):
-        if agg.kind in QUANTILE_KINDS:
+        if agg.kind in (*QUANTILE_KINDS, *BIT_KINDS):
             expressions.helpers.add(agg.kind)
         if agg.keyed:
             expressions.helpers.add("string_agg_keyed")
@@ -2814,7 +2815,7 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
                 continue
             if agg.kind in ORDERED_KINDS:
                 # the key once (a quantile, the distinct ones), or per row
-                many = agg.kind in ("string_agg", "array_agg")
+                many = agg.kind in ("string_agg", "array_agg", "bit_xor_agg")
                 values.append(
                     value(
                         ranked=f"[{local}] * {count}" if many else f"({local},)",
@@ -4586,6 +4587,8 @@ def _nan_free(query) -> bool:
     def aggregate(a) -> bool:
         # (ARRAY_AGG's values: columns, never NaN, or refused where they may be)
         if a.kind in ("count", "count_distinct", "string_agg", "array_agg"):
+            return True
+        if a.kind in BIT_KINDS:  # of INTEGERs
             return True
         if a.kind in DISTINCT_ORDERED_KINDS:
             return True

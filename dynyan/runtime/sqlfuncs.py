@@ -446,6 +446,43 @@ def _quantile_disc(values, q):
     return values[max(math.ceil(n * q) - 1, 0)]
 
 
+def _bit_or_agg(values):
+    """BIT_OR of INTEGER `values` (at least one): Python's | of two's
+    complement integers is DuckDB's over the type's bits.
+
+    >>> _bit_or_agg([1, 4, 4]), _bit_or_agg([-8, 3])
+    (5, -5)
+    """
+    out = 0
+    for v in values:
+        out |= v
+    return out
+
+
+def _bit_and_agg(values):
+    """BIT_AND of INTEGER `values` (at least one).
+
+    >>> _bit_and_agg([7, 13]), _bit_and_agg([-1, 6])
+    (5, 6)
+    """
+    out = -1
+    for v in values:
+        out &= v
+    return out
+
+
+def _bit_xor_agg(values):
+    """BIT_XOR of INTEGER `values` (at least one), every copy counted.
+
+    >>> _bit_xor_agg([5, 3, 3]), _bit_xor_agg([-2, 1])
+    (5, -1)
+    """
+    out = 0
+    for v in values:
+        out ^= v
+    return out
+
+
 def _top_cut(values, place, descending):
     """The value at `place` (from 1) of the sorted `values` read in the
     order (from the end where `descending`), or the last one when there are

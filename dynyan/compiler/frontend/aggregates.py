@@ -29,7 +29,7 @@ from ..ir import (
     may_be_nonfinite,
     refs,
 )
-from ..functions import DISTINCT_SUM_KINDS, MULTISET_KINDS, PICK_KINDS
+from ..functions import BIT_KINDS, DISTINCT_SUM_KINDS, MULTISET_KINDS, PICK_KINDS
 from .diagnostics import DIALECT, sql_error, unsupported
 from .expressions import CONVERTERS, is_single, single_arith
 from .types import check_condition, coerce_literals, infer_type, typed
@@ -60,6 +60,9 @@ KEPT = (
     TopCut,
     exp.GroupConcat,
     exp.ArrayAgg,
+    exp.BitwiseOrAgg,
+    exp.BitwiseAndAgg,
+    exp.BitwiseXorAgg,
 )
 AGGREGATES = (exp.Count, exp.Sum, exp.Avg, *KEPT)
 _DISTINCT_KINDS = {
@@ -68,6 +71,11 @@ _DISTINCT_KINDS = {
     exp.Avg: "avg_distinct",
 }
 _PICK_NAMES = {exp.ArgMin: "arg_min", exp.ArgMax: "arg_max"}
+_BIT_NAMES = {
+    exp.BitwiseOrAgg: "bit_or_agg",
+    exp.BitwiseAndAgg: "bit_and_agg",
+    exp.BitwiseXorAgg: "bit_xor_agg",
+}
 _QUANTILE_NAMES = {
     exp.Median: "MEDIAN",
     exp.PercentileCont: "QUANTILE_CONT",
@@ -207,7 +215,7 @@ class Grouping:
         BIGINT)."""
         if isinstance(e, AggRef):
             kind = self.aggregates[e.index].kind
-            if kind not in ("min", "max"):
+            if kind not in ("min", "max", *BIT_KINDS):
                 return 64 if kind in ("count", "count_distinct") else None
             inner = self._argument(e.index)
         elif isinstance(e, GroupKey):
@@ -233,7 +241,7 @@ class Grouping:
         if not isinstance(e, AggRef):
             return self.fe.digits_of(e)
         agg = self.aggregates[e.index]
-        if agg.kind in ("count", "count_distinct"):
+        if agg.kind in ("count", "count_distinct", *BIT_KINDS):
             return 0
         if agg.kind == "quantile_cont":  # a DECIMAL's (else a DOUBLE)
             return agg.scale
@@ -255,7 +263,9 @@ class Grouping:
             if kind in ("sum", "sum_distinct"):  # SUM of integers is an integer
                 arg = self._argument(e.index)
                 return "int" if self.fe.type_of(arg) in ("int", "bool") else "float"
-            return "int" if kind in ("count", "count_distinct") else "float"
+            if kind in ("count", "count_distinct", *BIT_KINDS):
+                return "int"
+            return "float"
         return self.fe.leaf_type(e)
 
     def _argument(self, index: int):
@@ -286,6 +296,8 @@ class Grouping:
                 arg_node, kind, options = None, self._ordered_pick(node), {}
             elif isinstance(node, exp.ArrayAgg):
                 arg_node, kind, options = None, *self._array_agg(node)
+            elif isinstance(node, tuple(_BIT_NAMES)):
+                arg_node, kind, options = node.this, _BIT_NAMES[type(node)], {}
             else:
                 arg_node = node.this.expressions[0] if distinct else node.this
                 kind = _DISTINCT_KINDS[type(node)] if distinct else node.sql_name()
@@ -302,6 +314,12 @@ class Grouping:
                 arg = Op("case", (self.fe.expr(where), arg, Lit(None)))
             if by is not None:
                 arg = self._keyed_pair(by, arg, node)
+            if kind in BIT_KINDS and self.fe.type_of(arg) != "int":
+                raise unsupported(
+                    f"{node.sql(dialect=DIALECT).split('(')[0]} takes an INTEGER "
+                    f"argument, got {self.fe.type_of(arg)}",
+                    node,
+                )
             if kind in DISTINCT_SUM_KINDS:
                 arg, options["scale"] = self._distinct_sum(arg, node)
             elif isinstance(node, exp.GroupConcat):

@@ -138,7 +138,7 @@ def check_supported(tree: exp.Expression, ctx: Context) -> exp.Expression:
                 "COVAR_SAMP, REGR_SLOPE (and the other REGR_*), SKEWNESS, KURTOSIS, "
                 "KURTOSIS_POP, MEDIAN, QUANTILE_CONT, QUANTILE_DISC, "
                 "STRING_AGG(x, sep ORDER BY x), ARRAY_AGG(x ORDER BY k), "
-                "FIRST(x ORDER BY k), LAST(x ORDER BY k)",
+                "FIRST(x ORDER BY k), LAST(x ORDER BY k), BIT_AND, BIT_OR, BIT_XOR",
                 node,
             )
         if isinstance(node.this, exp.Distinct) and not isinstance(
