@@ -423,18 +423,58 @@ def aggregate_exists_value(node: exp.Exists) -> exp.Expression | None:
     having = inner.args.get("having")
     if having is None:
         return exp.true()
-    local = from_aliases(inner)
-    if any(c.table.lower() not in local for c in having.find_all(exp.Column)):
+    if _reads_outside(inner, having):
         return None
+    return exp.EQ(
+        this=exp.Subquery(this=_having_flag(inner)), expression=exp.Literal.number(1)
+    )
+
+
+def _reads_outside(inner: exp.Select, e: exp.Expression) -> bool:
+    """Whether `e`, a part of subquery `inner`, reads an outer column."""
+    local = from_aliases(inner)
+    return any(c.table.lower() not in local for c in e.find_all(exp.Column))
+
+
+def _aggregates_of(inner: exp.Select, value: exp.Expression) -> exp.Select:
+    """Subquery `inner` selecting `value` (over its aggregates) instead,
+    without its HAVING."""
     scalar = inner.copy()
     scalar.set("having", None)
     scalar.set("distinct", None)
+    scalar.set("expressions", [value.copy()])
+    return scalar
+
+
+def _compared_aggregates(inner: exp.Select, cond: exp.Expression):
+    """(the side over the subquery's aggregates, the other, the test `other
+    op aggregates`) of a comparison in its HAVING whose other side reads the
+    outer row and no aggregate; None for any other condition."""
+    ops = _COMPARISONS.get(type(cond))
+    if ops is None:
+        return None
+    left, right = cond.this, cond.expression
+
+    def aggregates(e: exp.Expression) -> bool:
+        return e.find(exp.AggFunc) is not None and not _reads_outside(inner, e)
+
+    if aggregates(left) and right.find(exp.AggFunc) is None:
+        return left, right, ops[1]
+    if aggregates(right) and left.find(exp.AggFunc) is None:
+        return right, left, ops[0]
+    return None
+
+
+def _having_flag(inner: exp.Select) -> exp.Select:
+    """`SELECT CASE WHEN h THEN 1 ELSE 0 END …` of a subquery with HAVING h:
+    whether HAVING keeps its one row (NULL as FALSE)."""
     flag = exp.Case(
-        ifs=[exp.If(this=having.this.unnest().copy(), true=exp.Literal.number(1))],
+        ifs=[
+            exp.If(this=inner.args["having"].this.unnest(), true=exp.Literal.number(1))
+        ],
         default=exp.Literal.number(0),
     )
-    scalar.set("expressions", [flag])
-    return exp.EQ(this=exp.Subquery(this=scalar), expression=exp.Literal.number(1))
+    return _aggregates_of(inner, flag)
 
 
 def _aggregate_exists(select, node, anchor, negated: bool, ctx) -> exp.Select:
@@ -456,48 +496,20 @@ def _aggregate_exists(select, node, anchor, negated: bool, ctx) -> exp.Select:
     if having is None:
         anchor.replace(exp.false() if negated else exp.true())
         return select
-    scalar = inner.copy()
-    scalar.set("having", None)
-    scalar.set("distinct", None)
     cond = having.this.unnest()
-    local = from_aliases(inner)
-
-    def outer_columns(e: exp.Expression) -> bool:
-        return any(c.table.lower() not in local for c in e.find_all(exp.Column))
-
-    if not outer_columns(cond):
-        flag = exp.Case(
-            ifs=[exp.If(this=cond.copy(), true=exp.Literal.number(1))],
-            default=exp.Literal.number(0),
-        )
-        scalar.set("expressions", [flag])
-        value, op = exp.Literal.number(1), "eq"
+    if not _reads_outside(inner, cond):
+        scalar, value, op = _having_flag(inner), exp.Literal.number(1), "eq"
     else:
-        ops = _COMPARISONS.get(type(cond))
-        sides = (cond.this, cond.expression) if ops is not None else ()
-        if ops is None or not any(
-            side.find(exp.AggFunc) is not None and not outer_columns(side)
-            for side in sides
-        ):
+        compared = _compared_aggregates(inner, cond)
+        if compared is None:
             raise unsupported(
                 "an EXISTS over an aggregate whose HAVING reads the outer query "
                 "must compare the aggregates (one side) with the outer row's "
                 "values (the other)",
                 having,
             )
-        on_left = cond.this.find(exp.AggFunc) is not None and not outer_columns(
-            cond.this
-        )
-        aggregated, value = sides if on_left else sides[::-1]
-        if value.find(exp.AggFunc) is not None:
-            raise unsupported(
-                "an EXISTS over an aggregate whose HAVING reads the outer query "
-                "must compare the aggregates (one side) with the outer row's "
-                "values (the other)",
-                having,
-            )
-        scalar.set("expressions", [aggregated.copy()])
-        op = ops[1] if on_left else ops[0]
+        aggregated, value, op = compared
+        scalar = _aggregates_of(inner, aggregated)
     _scalar_test(ctx, scalar, value, op, anchor, node, negated=negated)
     anchor.replace(exp.true())
     return select
@@ -784,12 +796,8 @@ def _decorrelate(inner: exp.Expression):
         # a group of the subquery holds one value of each correlated column
         # for an outer row: grouped by them too, its groups are the outer
         # row's own
-        local = from_aliases(inner)
         having = inner.args.get("having")
-        if others or any(
-            c.table.lower() not in local
-            for c in (having.find_all(exp.Column) if having is not None else ())
-        ):
+        if others or (having is not None and _reads_outside(inner, having)):
             raise unsupported(
                 "EXISTS (SELECT … GROUP BY …) may refer to the outer query only "
                 "by `inner column = outer column` conditions of its WHERE",
