@@ -53,6 +53,7 @@ import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
+from dynyan.compiler.frontend.duckdb_names import duckdb_name
 from dynyan.compiler.frontend.passes.pivots import statement as pivot_statement
 from dynyan.compiler.frontend.statements import relation
 
@@ -1339,17 +1340,25 @@ class ViewChecker:
         cols = getattr(self.view, "COLUMNS", None)
         if cols is None or len(tuple(cols)) != len(desc):
             ctx.fail(f"View.COLUMNS = {cols!r}, expected {len(desc)} columns")
-        for i, (name, *_) in enumerate(desc):  # spelt as DuckDB spells it
-            mine = tuple(cols)[i]  # (an expression's text is the view's own)
-            if mine != name and mine.lower() == name.lower() and "(" not in name:
-                ctx.fail(f"View.COLUMNS[{i}] = {mine!r}, DuckDB names it {name!r}")
-        aliases = self.spec.select_aliases
-        if not any(  # items that stand for several columns: `*`, COLUMNS(…)
+        select = sqlglot.parse_one(self.spec.select_sql, read="duckdb")
+        items = select.expressions if isinstance(select, exp.Select) else []
+        several = any(  # items that stand for several columns: `*`, COLUMNS(…)
             isinstance(e, exp.Star)
             or (isinstance(e, exp.Column) and e.is_star)
             or e.find(exp.Columns) is not None
-            for e in sqlglot.parse_one(self.spec.select_sql, read="duckdb").expressions
-        ):
+            for e in items
+        )
+        for i, (name, *_) in enumerate(desc):  # spelt as DuckDB spells it
+            mine = tuple(cols)[i]
+            # an unnamed expression: DuckDB's printing where the view is sure
+            # of it, else (`upper(s)`) the view's own text
+            sure = not several and i < len(items) and duckdb_name(items[i])
+            if mine != name and (
+                sure or (mine.lower() == name.lower() and "(" not in name)
+            ):
+                ctx.fail(f"View.COLUMNS[{i}] = {mine!r}, DuckDB names it {name!r}")
+        aliases = self.spec.select_aliases
+        if not several:
             for i, alias in enumerate(aliases):
                 if alias is not None and tuple(cols)[i].lower() != alias.lower():
                     ctx.fail(

@@ -556,6 +556,7 @@ def partial_query(query: Query) -> tuple[Query, PartialLayout]:
         aggregates=aggregates,
         having=None,
         sql=query.sql,
+        names=(),  # its own outputs, named by themselves
     )
     layout = PartialLayout(len(query.group_vars), distinct_args, width, extremes)
     return partial, layout

@@ -19,6 +19,7 @@ from sqlglot.errors import ParseError, SqlglotError, TokenError
 from ...errors import SqlError, UnsupportedQueryError
 from ..ir import Relation
 from .diagnostics import DIALECT, sql_error, unsupported
+from .duckdb_names import duckdb_name
 from .passes.pivots import statement as pivot_statement
 
 # sqlglot warns before falling back to parsing a statement it does not know
@@ -157,8 +158,9 @@ def spellings(statements: list[exp.Expression], query: exp.Query) -> dict[str, s
     """Result column names (read in lower case everywhere) -> as DuckDB
     names them: an alias of the outermost SELECT as written, else the name
     as its definition spells it (CREATE TABLE, an alias in the query or a
-    view, a derived table's column list); a name defined in two spellings
-    stays in lower case."""
+    view, a derived table's column list), an unnamed expression as DuckDB
+    prints it where that is sure (`duckdb_names`); a name defined in two
+    spellings stays in lower case."""
     defined: dict[str, set[str]] = {}
     for stmt in statements:
         for node in stmt.find_all(exp.ColumnDef, exp.Alias, exp.TableAlias):
@@ -175,6 +177,9 @@ def spellings(statements: list[exp.Expression], query: exp.Query) -> dict[str, s
     for item in outermost.expressions if isinstance(outermost, exp.Select) else ():
         if isinstance(item, exp.Alias):
             known[item.alias.lower()] = item.alias
+        elif not isinstance(item, exp.Column) and duckdb_name(item) is not None:
+            # an unnamed item: named by its text (`name_outputs`)
+            known[item.sql(dialect=DIALECT).lower()] = duckdb_name(item)
     return known
 
 
