@@ -48,6 +48,7 @@ from .passes.merge_projections import merge_projections
 from .passes.name_outputs import name_outputs
 from .passes.native_windows import native_windows
 from .passes.named_windows import named_windows
+from .passes.nested_joins import nested_joins
 from .passes.null_treatment import null_treatment
 from .passes.order_limit import order_limit
 from .passes.outer_joins import UNPADDED, outer_joins, unpadded
@@ -73,6 +74,7 @@ from .statements import parse_schema, read_program
 
 # Over the whole query, once, in this order.
 TREE_PASSES = (
+    nested_joins,  # FROM r JOIN (s JOIN t ON …) ON … -> the joins of the FROM
     values_tables,  # VALUES in FROM -> a table of constant rows
     inline_views,  # WITH and CREATE VIEW -> derived tables
     pivots,  # PIVOT -> a grouped SELECT with FILTERs, UNPIVOT -> a UNION ALL
