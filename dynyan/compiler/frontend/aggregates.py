@@ -316,7 +316,7 @@ class Grouping:
                 arg = self._keyed_pair(by, arg, node)
             if kind in BIT_KINDS and self.fe.type_of(arg) != "int":
                 raise unsupported(
-                    f"{node.sql(dialect=DIALECT).split('(')[0]} takes an INTEGER "
+                    f"{kind.removesuffix('_agg').upper()} takes an INTEGER "
                     f"argument, got {self.fe.type_of(arg)}",
                     node,
                 )

@@ -177,9 +177,10 @@ def spellings(statements: list[exp.Expression], query: exp.Query) -> dict[str, s
     for item in outermost.expressions if isinstance(outermost, exp.Select) else ():
         if isinstance(item, exp.Alias):
             known[item.alias.lower()] = item.alias
-        elif not isinstance(item, exp.Column) and duckdb_name(item) is not None:
-            # an unnamed item: named by its text (`name_outputs`)
-            known[item.sql(dialect=DIALECT).lower()] = duckdb_name(item)
+        elif not isinstance(item, exp.Column):
+            printed = duckdb_name(item)
+            if printed is not None:  # an unnamed item: named by its text
+                known[item.sql(dialect=DIALECT).lower()] = printed
     return known
 
 

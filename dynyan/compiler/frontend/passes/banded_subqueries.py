@@ -160,8 +160,7 @@ def _distinct_bound(value: exp.Expression, v: exp.Column) -> bool:
     of the groups' (the distinct salaries above one's own: its place by
     DENSE_RANK). Any other DISTINCT aggregate counts a value in several
     groups."""
-    (only,) = value.this.expressions or [None]
-    return isinstance(value, exp.Count) and only is not None and only == v
+    return isinstance(value, exp.Count) and value.this.expressions == [v]
 
 
 def _source(select: exp.Select, aliases: set[str]) -> exp.Expression | None:

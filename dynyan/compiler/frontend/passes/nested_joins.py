@@ -49,8 +49,8 @@ def nested_joins(tree: exp.Expression, ctx: Context) -> exp.Expression:
                 last.set("on", exp.and_(*both))
                 last.set("kind", None)
             flat += nested
-        if joins or flat:
-            select.set("joins", flat or None)
+        if joins:
+            select.set("joins", flat)
     return tree
 
 
